@@ -1,0 +1,9 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { editorSchemas } from "../src/harness/json-schema.ts";
+
+const dir = join(import.meta.dirname, "..", "schemas");
+for (const [name, schema] of Object.entries(editorSchemas())) {
+  writeFileSync(join(dir, name), `${JSON.stringify(schema, null, 2)}\n`);
+  console.log(`wrote schemas/${name}`);
+}

@@ -1,0 +1,54 @@
+import type { Command } from "commander";
+import { ExitCode, HoneError } from "../../errors.ts";
+import { checkEndpoint } from "../../model/check.ts";
+import { OFFLINE_MODEL_ID, startOfflineServer } from "../../model/offline/server.ts";
+import { addModelOptions, modelSettingsFrom } from "../model-options.ts";
+import { printJson } from "../output.ts";
+
+export function registerModels(program: Command): void {
+  const models = program.command("models").description("check model endpoints");
+  const check = models
+    .command("check")
+    .description("list an endpoint's models and make one tiny tool-calling request")
+    .option("--json", "print the report as JSON");
+  addModelOptions(check).action(async (opts) => {
+    const s = modelSettingsFrom(opts);
+    let baseUrl = s.baseUrl;
+    let stop: (() => Promise<void>) | undefined;
+    if (!baseUrl && s.model === OFFLINE_MODEL_ID) {
+      const server = await startOfflineServer();
+      baseUrl = server.url;
+      stop = server.close;
+    }
+    if (!baseUrl || !s.model) throw new HoneError("usage", "give --base-url and --model (or --model offline)");
+    try {
+      const report = await checkEndpoint({ baseUrl, model: s.model, dialect: s.dialect, apiKeyEnv: s.apiKeyEnv });
+      if (opts.json) printJson(report);
+      else {
+        process.stdout.write(`${baseUrl} · ${s.model}\n`);
+        for (const step of report.steps) process.stdout.write(`  ${step.ok ? "ok  " : "FAIL"}  ${step.step}: ${step.detail}\n`);
+        process.stdout.write(report.ok ? "ready\n" : "not ready\n");
+      }
+      process.exitCode = report.ok ? ExitCode.ok : ExitCode.endpoint;
+    } finally {
+      await stop?.();
+    }
+  });
+}
+
+export function registerServeOffline(program: Command): void {
+  program
+    .command("serve-offline")
+    .description("serve the built-in offline model (a deterministic simulator) on loopback")
+    .option("--port <n>", "port (0 picks a free one)", Number, 8000)
+    .option("--latency-ms <ms>", "added latency per chat completion", Number, 0)
+    .action(async (opts) => {
+      const server = await startOfflineServer({ port: opts.port, latencyMs: opts.latencyMs });
+      process.stdout.write(`offline model serving at ${server.url} (model id "${OFFLINE_MODEL_ID}"); Ctrl-C stops it\n`);
+      await new Promise<void>((resolve) => {
+        const stop = () => server.close().then(resolve);
+        process.once("SIGINT", stop);
+        process.once("SIGTERM", stop);
+      });
+    });
+}

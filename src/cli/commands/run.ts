@@ -1,0 +1,70 @@
+import type { Command } from "commander";
+import { ExitCode } from "../../errors.ts";
+import { DEFAULT_HARNESS, runHarness } from "../../loop/run.ts";
+import { addModelOptions, modelSettingsFrom } from "../model-options.ts";
+import { formatScore, isTty, printJson } from "../output.ts";
+
+export function registerRun(program: Command): void {
+  const cmd = program
+    .command("run")
+    .description("run one harness on one discovery task: a budgeted search by the executor model")
+    .requiredOption("--task <id|folder>", "a built-in task id (see `hone tasks`) or a task folder")
+    .option("--harness <dir>", "harness package directory", DEFAULT_HARNESS)
+    .option("--max-evals <n>", "evaluator calls for the rollout (default: the task's budget)", Number)
+    .option("--out <dir>", "run directory to create (default runs/run-<task>-<time>)")
+    .option("--seed <n>", "sampling seed", Number, 0)
+    .option("--time-limit <seconds>", "wall-clock limit for the rollout", Number)
+    .option("--json", "print the result as JSON only");
+  addModelOptions(cmd).action(async (opts) => {
+    const settings = modelSettingsFrom(opts);
+    const live = !opts.json;
+    const result = await runHarness(opts.harness, opts.task, {
+      ...settings,
+      maxEvals: opts.maxEvals,
+      outDir: opts.out,
+      seed: opts.seed,
+      timeLimitSec: opts.timeLimit,
+      onEvent: live ? (e) => printEvent(e) : undefined,
+    });
+    if (opts.json) {
+      printJson({
+        status: result.status,
+        best_score: result.bestScore ?? null,
+        start_score: result.startScore ?? null,
+        improved: result.improved,
+        evaluations: result.evaluations,
+        usage: result.usage,
+        out_dir: result.outDir,
+      });
+    } else {
+      const o = result.outcome;
+      process.stdout.write(
+        `\n${result.status === "completed" ? "done" : "FAILED"} (${o.stopReason}${o.error ? `: ${o.error}` : ""})\n` +
+          `  start score  ${formatScore(result.startScore)}\n` +
+          `  best score   ${formatScore(result.bestScore)}${result.improved ? "  (improved)" : ""}\n` +
+          `  evaluations  ${o.evaluations.used}/${o.evaluations.budget} (${o.evaluations.invalid} invalid)\n` +
+          `  model calls  ${o.usage.model_calls}, ${o.usage.total_tokens} tokens, ${o.usage.seconds.toFixed(1)} s\n` +
+          `  written to   ${result.outDir}\n`,
+      );
+    }
+    process.exitCode = result.status === "completed" ? ExitCode.ok : ExitCode.runFailed;
+  });
+}
+
+function printEvent(e: Record<string, unknown>): void {
+  if (e.type === "rollout_start") {
+    const s = e.start_score as number | null;
+    process.stdout.write(
+      `rollout on ${(e.task as { id: string }).id} with ${e.model}; start score ${formatScore(s)}; budget ${e.max_evals}\n`,
+    );
+  } else if (e.type === "evaluation") {
+    const mark = e.improved ? " new best" : "";
+    const what = e.valid ? formatScore(e.score as number) : `invalid: ${String(e.reason).slice(0, 100)}`;
+    const line = `  eval ${String(e.index).padStart(3)}  ${what}${mark}`;
+    process.stdout.write(isTty() ? `${line}\n` : `${line}\n`);
+  } else if (e.type === "model_error") {
+    process.stdout.write(`  model error: ${e.message}\n`);
+  } else if (e.type === "middleware") {
+    process.stdout.write(`  [${e.middleware}] ${e.note}\n`);
+  }
+}

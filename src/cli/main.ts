@@ -1,0 +1,28 @@
+import { Command, CommanderError } from "commander";
+import { ExitCode } from "../errors.ts";
+import { registerModels, registerServeOffline } from "./commands/models.ts";
+import { registerRun } from "./commands/run.ts";
+import { registerTasks } from "./commands/tasks.ts";
+import { reportError } from "./output.ts";
+
+const program = new Command()
+  .name("hone")
+  .description("Learn an agent's harness around a frozen model: run, measure, improve.")
+  .version("0.1.0")
+  .showHelpAfterError()
+  .exitOverride();
+
+registerRun(program);
+registerTasks(program);
+registerModels(program);
+registerServeOffline(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) {
+    process.exitCode = err.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+  } else {
+    process.exitCode = reportError(err);
+  }
+}

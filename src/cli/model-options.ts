@@ -1,0 +1,33 @@
+import { type Command, Option } from "commander";
+import type { ModelSettings } from "../model/resolve.ts";
+
+/** The flags that point a role at a model; shared by run, eval, optimize and models check. */
+export function addModelOptions(cmd: Command, prefix = ""): Command {
+  const p = prefix ? `${prefix}-` : "";
+  return cmd
+    .option(`--${p}model <id>`, "model id on the endpoint, or `offline` for the built-in simulator")
+    .option(`--${p}base-url <url>`, "OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
+    .addOption(
+      new Option(`--${p}dialect <dialect>`, "request dialect: vllm (local servers) or openai (hosted APIs)").choices([
+        "vllm",
+        "openai",
+      ]),
+    )
+    .option(`--${p}api-key-env <name>`, "environment variable holding the API key (default OPENAI_API_KEY)")
+    .option(`--${p}keep-sampling`, "with --dialect openai: send temperature/top_p anyway")
+    .option(`--${p}offline-latency-ms <ms>`, "added latency per call of the offline model", Number);
+}
+
+const camel = (s: string) => s.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+
+export function modelSettingsFrom(opts: Record<string, unknown>, prefix = ""): Partial<ModelSettings> {
+  const get = (name: string) => opts[camel(prefix ? `${prefix}-${name}` : name)];
+  return {
+    model: get("model") as string | undefined,
+    baseUrl: get("base-url") as string | undefined,
+    dialect: get("dialect") as ModelSettings["dialect"],
+    apiKeyEnv: get("api-key-env") as string | undefined,
+    keepSampling: get("keep-sampling") as boolean | undefined,
+    offlineLatencyMs: get("offline-latency-ms") as number | undefined,
+  };
+}

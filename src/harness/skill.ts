@@ -1,0 +1,32 @@
+import { readFileSync } from "node:fs";
+import { basename, dirname } from "node:path";
+import { parse as parseYaml } from "yaml";
+import { harnessError, zodIssues } from "../errors.ts";
+import { skillFrontmatterSchema } from "./schema.ts";
+import type { Skill } from "./types.ts";
+
+const FRONTMATTER = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$/;
+
+/** Reads a SKILL.md per the Agent Skills spec: YAML frontmatter with name and description, then the body. */
+export function loadSkill(file: string): Skill {
+  const text = readFileSync(file, "utf8");
+  const m = FRONTMATTER.exec(text);
+  if (!m) throw harnessError(file, undefined, "must start with YAML frontmatter between --- lines holding name and description");
+  let meta: unknown;
+  try {
+    meta = parseYaml(m[1] ?? "");
+  } catch (err) {
+    throw harnessError(file, "frontmatter", `is not valid YAML: ${(err as Error).message}`);
+  }
+  const r = skillFrontmatterSchema.safeParse(meta ?? {});
+  if (!r.success) {
+    const first = zodIssues(r.error.issues)[0];
+    throw harnessError(file, first?.field, first?.message ?? "invalid frontmatter");
+  }
+  const folder = basename(dirname(file));
+  if (r.data.name !== folder)
+    throw harnessError(file, "name", `is "${r.data.name}" but the skill's folder is "${folder}"; they must match`);
+  const body = (m[2] ?? "").trim();
+  if (body.length === 0) throw harnessError(file, "body", "the skill has no body after its frontmatter");
+  return { name: r.data.name, description: r.data.description.trim(), body, file };
+}

@@ -1,0 +1,46 @@
+import type { Sampling } from "../model/types.ts";
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  /** `builtin` tools are hone's own; `custom` tools are generated code in custom_tools/<name>.js. */
+  kind: "builtin" | "custom";
+  file: string;
+  source?: string;
+}
+
+export interface Skill {
+  name: string;
+  description: string;
+  body: string;
+  file: string;
+}
+
+export interface MiddlewareConfig {
+  /** For built-ins the name after `hone:`; for generated middleware its file stem. */
+  name: string;
+  kind: "builtin" | "custom";
+  params: Record<string, unknown>;
+  file?: string;
+  source?: string;
+}
+
+/** A loaded, validated harness package. */
+export interface Harness {
+  dir: string;
+  name: string;
+  description?: string;
+  systemPrompt: string;
+  maxIterations: number;
+  timeoutSec: number;
+  sampling: Sampling;
+  defaults: { model?: string; baseUrl?: string; apiKeyEnv?: string };
+  tools: ToolSpec[];
+  skills: Skill[];
+  middlewares: MiddlewareConfig[];
+  stopTools: string[];
+  /** sha256 over every file of the package (path and bytes), for measurement identity. */
+  contentHash: string;
+  files: string[];
+}

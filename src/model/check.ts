@@ -1,0 +1,100 @@
+import { ModelError } from "./errors.ts";
+import { type EndpointOptions, OpenAICompatibleModel } from "./openai-compatible.ts";
+
+export interface CheckReport {
+  ok: boolean;
+  baseUrl: string;
+  model: string;
+  models?: string[];
+  steps: { step: string; ok: boolean; detail: string }[];
+}
+
+/** `hone models check`: list the endpoint's models, then make one tiny tool-calling request. */
+export async function checkEndpoint(opts: EndpointOptions, env: NodeJS.ProcessEnv = process.env): Promise<CheckReport> {
+  const client = new OpenAICompatibleModel({ ...opts, timeoutMs: opts.timeoutMs ?? 30_000 }, env);
+  const report: CheckReport = { ok: false, baseUrl: opts.baseUrl, model: opts.model, steps: [] };
+  try {
+    report.models = await client.listModels();
+    const listed = report.models.includes(opts.model);
+    report.steps.push({
+      step: "list models",
+      ok: listed,
+      detail: listed
+        ? `${report.models.length} model(s); "${opts.model}" is served`
+        : `"${opts.model}" is not among the served models: ${report.models.slice(0, 20).join(", ") || "(none)"}`,
+    });
+    if (!listed) return report;
+  } catch (err) {
+    report.steps.push({ step: "list models", ok: false, detail: err instanceof ModelError ? err.message : String(err) });
+    return report;
+  }
+  try {
+    const res = await client.complete({
+      messages: [
+        { role: "system", content: 'You are a connectivity check. Call the tool ping with the argument word set to "pong".' },
+        { role: "user", content: "Call ping now." },
+      ],
+      tools: [
+        {
+          type: "function",
+          function: {
+            name: "ping",
+            description: "Answer a connectivity check.",
+            parameters: { type: "object", properties: { word: { type: "string" } }, required: ["word"] },
+          },
+        },
+      ],
+      tool_choice: "required",
+      sampling: { max_tokens: 64, temperature: 0 },
+    });
+    const call = res.message.tool_calls[0];
+    if (!call) {
+      report.steps.push({
+        step: "tool call",
+        ok: false,
+        detail:
+          "the model answered without a tool call; tool calling may be off (vLLM: --enable-auto-tool-choice --tool-call-parser <parser>)",
+      });
+      return report;
+    }
+    let parsed = true;
+    try {
+      JSON.parse(call.function.arguments || "{}");
+    } catch {
+      parsed = false;
+    }
+    report.steps.push({
+      step: "tool call",
+      ok: parsed,
+      detail: parsed
+        ? `called ${call.function.name} in ${Math.round(res.latency_ms)} ms (${res.usage.total_tokens} tokens)`
+        : `called ${call.function.name} but its arguments are not valid JSON: ${call.function.arguments.slice(0, 200)}`,
+    });
+    report.ok = parsed;
+  } catch (err) {
+    report.steps.push({ step: "tool call", ok: false, detail: err instanceof ModelError ? err.message : String(err) });
+  }
+  return report;
+}
+
+/**
+ * Before a run writes anything: is the endpoint there and does it take our key? A server without a model list
+ * (404) passes; an unreachable endpoint, a refused key or a model the list does not contain fails.
+ */
+export async function preflight(opts: EndpointOptions, env: NodeJS.ProcessEnv = process.env): Promise<ModelError | undefined> {
+  const client = new OpenAICompatibleModel({ ...opts, timeoutMs: 15_000 }, env);
+  try {
+    const models = await client.listModels();
+    if (models.length > 0 && !models.includes(opts.model)) {
+      return new ModelError(
+        "unknown_model",
+        `${opts.baseUrl} does not serve model "${opts.model}"; it serves ${models.slice(0, 10).join(", ")}`,
+        { url: opts.baseUrl },
+      );
+    }
+  } catch (err) {
+    if (err instanceof ModelError && (err.kind === "unreachable" || err.kind === "unauthorized" || err.kind === "timeout"))
+      return err;
+  }
+  return undefined;
+}

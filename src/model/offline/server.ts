@@ -1,0 +1,141 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { ChatMessage, ChatRequest, Sampling, ToolDefinition } from "../types.ts";
+import { offlineReply } from "./policy.ts";
+import "./roles.ts";
+
+export const OFFLINE_MODEL_ID = "offline";
+
+export interface OfflineServerOptions {
+  port?: number;
+  host?: string;
+  /** Added latency per chat completion, for benchmarks and demos. */
+  latencyMs?: number;
+}
+
+export interface OfflineServer {
+  /** Base URL including `/v1`. */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+const approxTokens = (s: string) => Math.ceil(s.length / 4);
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function openAiError(res: ServerResponse, status: number, message: string, type: string): void {
+  sendJson(res, status, { error: { message, type, param: null, code: status } });
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Reads an OpenAI chat-completions body back into hone's request shape. */
+export function requestFromBody(body: Record<string, unknown>): ChatRequest {
+  const sampling: Sampling = {};
+  for (const k of ["temperature", "top_p", "top_k", "seed"] as const) {
+    if (typeof body[k] === "number") sampling[k] = body[k] as number;
+  }
+  const maxTokens = body.max_tokens ?? body.max_completion_tokens;
+  if (typeof maxTokens === "number") sampling.max_tokens = maxTokens;
+  return {
+    messages: body.messages as ChatMessage[],
+    tools: Array.isArray(body.tools) ? (body.tools as ToolDefinition[]) : undefined,
+    sampling,
+  };
+}
+
+function completion(body: Record<string, unknown>): Record<string, unknown> {
+  const request = requestFromBody(body);
+  const reply = offlineReply(request);
+  const promptTokens = approxTokens(JSON.stringify(request.messages));
+  const completionTokens =
+    approxTokens(reply.content ?? "") + reply.tool_calls.reduce((n, c) => n + approxTokens(c.function.arguments) + 4, 0);
+  return {
+    id: `chatcmpl-offline-${promptTokens}-${completionTokens}`,
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model: OFFLINE_MODEL_ID,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: "assistant",
+          content: reply.content,
+          ...(reply.tool_calls.length ? { tool_calls: reply.tool_calls } : {}),
+        },
+        finish_reason: reply.tool_calls.length ? "tool_calls" : "stop",
+        logprobs: null,
+      },
+    ],
+    usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
+  };
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse, latencyMs: number): Promise<void> {
+  const path = (req.url ?? "/").split("?")[0];
+  if (req.method === "GET" && path === "/v1/models") {
+    sendJson(res, 200, { object: "list", data: [{ id: OFFLINE_MODEL_ID, object: "model", created: 0, owned_by: "hone" }] });
+    return;
+  }
+  if (req.method !== "POST" || path !== "/v1/chat/completions") {
+    openAiError(res, 404, `no route ${req.method} ${path}`, "NotFoundError");
+    return;
+  }
+  let body: Record<string, unknown>;
+  try {
+    body = JSON.parse(await readBody(req));
+  } catch {
+    openAiError(res, 400, "request body is not valid JSON", "BadRequestError");
+    return;
+  }
+  if (body.model !== OFFLINE_MODEL_ID) {
+    openAiError(res, 404, `The model \`${String(body.model)}\` does not exist.`, "NotFoundError");
+    return;
+  }
+  if (!Array.isArray(body.messages) || body.messages.length === 0) {
+    openAiError(res, 400, "messages must be a non-empty array", "BadRequestError");
+    return;
+  }
+  if (body.stream === true) {
+    openAiError(res, 400, "the offline model does not stream", "BadRequestError");
+    return;
+  }
+  const answer = completion(body);
+  if (latencyMs > 0) await new Promise((r) => setTimeout(r, latencyMs));
+  sendJson(res, 200, answer);
+}
+
+/** Starts the offline model on loopback. Port 0 picks a free port. */
+export async function startOfflineServer(opts: OfflineServerOptions = {}): Promise<OfflineServer> {
+  const latency = opts.latencyMs ?? 0;
+  const server: Server = createServer((req, res) => {
+    handle(req, res, latency).catch((err) =>
+      openAiError(res, 500, `offline model failed: ${String(err)}`, "InternalServerError"),
+    );
+  });
+  server.keepAliveTimeout = 60_000;
+  const host = opts.host ?? "127.0.0.1";
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(opts.port ?? 0, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${host}:${port}/v1`,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

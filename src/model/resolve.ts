@@ -1,0 +1,56 @@
+import type { Dialect } from "./dialect.ts";
+import { OFFLINE_MODEL_ID, startOfflineServer } from "./offline/server.ts";
+import { OpenAICompatibleModel } from "./openai-compatible.ts";
+import { defaultRetryPolicy, type RetryPolicy, withRetries } from "./retry.ts";
+import type { ChatModel } from "./types.ts";
+
+export interface ModelSettings {
+  /** Model id on the endpoint, or `offline` for the built-in simulator. */
+  model: string;
+  baseUrl?: string;
+  dialect?: Dialect;
+  apiKeyEnv?: string;
+  keepSampling?: boolean;
+  timeoutMs?: number;
+  /** Added latency per call of the in-process offline model. */
+  offlineLatencyMs?: number;
+  retry?: Partial<RetryPolicy>;
+}
+
+export interface ResolvedModel {
+  model: ChatModel;
+  /** The endpoint actually called (for the offline model, its loopback URL). */
+  baseUrl: string;
+  modelName: string;
+  offline: boolean;
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the ChatModel for a role. `--model offline` without a base URL starts the offline model in-process on
+ * loopback, so the same HTTP client, retries and records run as with a real endpoint.
+ */
+export async function resolveModel(s: ModelSettings): Promise<ResolvedModel> {
+  const retry = { ...defaultRetryPolicy, ...s.retry };
+  if (s.model === OFFLINE_MODEL_ID && !s.baseUrl) {
+    const server = await startOfflineServer({ latencyMs: s.offlineLatencyMs });
+    const client = new OpenAICompatibleModel({ baseUrl: server.url, model: OFFLINE_MODEL_ID, dialect: "vllm" }, {});
+    return {
+      model: withRetries(client, retry),
+      baseUrl: server.url,
+      modelName: OFFLINE_MODEL_ID,
+      offline: true,
+      close: () => server.close(),
+    };
+  }
+  if (!s.baseUrl) throw new Error("a base URL is needed for a model other than `offline`");
+  const client = new OpenAICompatibleModel({
+    baseUrl: s.baseUrl,
+    model: s.model,
+    dialect: s.dialect,
+    apiKeyEnv: s.apiKeyEnv,
+    keepSampling: s.keepSampling,
+    timeoutMs: s.timeoutMs,
+  });
+  return { model: withRetries(client, retry), baseUrl: s.baseUrl, modelName: s.model, offline: false, close: async () => {} };
+}

@@ -1,0 +1,50 @@
+import { ModelError } from "./errors.ts";
+import type { ChatModel, ChatRequest, ChatResponse } from "./types.ts";
+
+export interface RetryPolicy {
+  /** Total attempts, first included. */
+  maxAttempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** Uniform random in [0,1); injectable so tests are deterministic. */
+  random?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+  onRetry?: (info: { attempt: number; delayMs: number; error: ModelError }) => void;
+}
+
+export const defaultRetryPolicy: RetryPolicy = { maxAttempts: 5, baseDelayMs: 500, maxDelayMs: 20_000 };
+
+/** Exponential backoff with full jitter, honouring a server's Retry-After when it asks for longer. */
+export function backoffDelay(attempt: number, policy: RetryPolicy, retryAfterMs?: number): number {
+  const cap = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
+  const jittered = cap * (policy.random ?? Math.random)();
+  return Math.min(policy.maxDelayMs, Math.max(jittered, retryAfterMs ?? 0));
+}
+
+const realSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Bounded retries on 429, 5xx, timeouts, dropped connections and empty completions; other errors pass through. */
+export function withRetries(model: ChatModel, policy: RetryPolicy = defaultRetryPolicy): ChatModel {
+  return {
+    id: model.id,
+    async complete(request: ChatRequest, signal?: AbortSignal): Promise<ChatResponse> {
+      const started = performance.now();
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const res = await model.complete(request, signal);
+          return { ...res, attempts: attempt, latency_ms: performance.now() - started };
+        } catch (err) {
+          if (!(err instanceof ModelError) || !err.retryable || attempt >= policy.maxAttempts || signal?.aborted) {
+            if (err instanceof ModelError && err.retryable && attempt >= policy.maxAttempts) {
+              throw new ModelError(err.kind, `${err.message} (gave up after ${attempt} attempts)`, err);
+            }
+            throw err;
+          }
+          const delayMs = backoffDelay(attempt, policy, err.retryAfterMs);
+          policy.onRetry?.({ attempt, delayMs, error: err });
+          await (policy.sleep ?? realSleep)(delayMs);
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,179 @@
+import type { Harness, Skill } from "../harness/types.ts";
+import { ModelError } from "../model/errors.ts";
+import {
+  addUsage,
+  type ChatMessage,
+  type ChatModel,
+  type Sampling,
+  type ToolDefinition,
+  type Usage,
+  zeroUsage,
+} from "../model/types.ts";
+import type { TrajectorySink } from "../store/trajectory.ts";
+import { type Environment, type ToolOutcome, toolError } from "./environment.ts";
+import { type LoopView, type Middleware, MiddlewareChain, type MiddlewareNote } from "./middleware.ts";
+
+export type StopReason = "finish" | "budget_spent" | "iteration_cap" | "time_limit" | "model_stopped" | "model_error";
+
+export interface AgentLoopOptions {
+  harness: Pick<Harness, "systemPrompt" | "maxIterations" | "skills" | "stopTools">;
+  model: ChatModel;
+  env: Environment;
+  tools: ToolDefinition[];
+  taskMessage: string;
+  sampling: Sampling;
+  middlewares: Middleware[];
+  trajectory: TrajectorySink;
+  budget: () => LoopView["budget"];
+  /** Absolute time (performance.now()) after which the rollout stops. */
+  deadline: number;
+  /** Consecutive text-only replies tolerated before the loop stops. */
+  maxNudges?: number;
+}
+
+export interface AgentLoopResult {
+  stopReason: StopReason;
+  iterations: number;
+  modelCalls: number;
+  usage: Usage;
+  error?: string;
+  messages: ChatMessage[];
+}
+
+export function systemMessage(systemPrompt: string, skills: readonly Skill[], canLoadSkills: boolean): string {
+  if (skills.length === 0 || !canLoadSkills) return systemPrompt;
+  const index = skills.map((s) => `- \`${s.name}\`: ${s.description}`).join("\n");
+  return `${systemPrompt}\n\n## Available skills (load one with load_skill)\n${index}`;
+}
+
+function parseArgs(raw: string): Record<string, unknown> | string {
+  if (raw.trim() === "") return {};
+  try {
+    const v = JSON.parse(raw);
+    if (v === null || typeof v !== "object" || Array.isArray(v)) return "the arguments must be a JSON object";
+    return v as Record<string, unknown>;
+  } catch (err) {
+    return `the arguments are not valid JSON (${(err as Error).message}); send one JSON object`;
+  }
+}
+
+/** The agent loop: model call, middleware, tool dispatch, until a stop condition. Every step goes to the trajectory. */
+export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult> {
+  const toolNames = new Set(o.tools.map((t) => t.function.name));
+  const messages: ChatMessage[] = [
+    { role: "system", content: systemMessage(o.harness.systemPrompt, o.harness.skills, toolNames.has("load_skill")) },
+    { role: "user", content: o.taskMessage },
+  ];
+  const chain = new MiddlewareChain(o.middlewares);
+  const usage = zeroUsage();
+  const result = (stopReason: StopReason, iterations: number, modelCalls: number, error?: string): AgentLoopResult => ({
+    stopReason,
+    iterations,
+    modelCalls,
+    usage,
+    error,
+    messages,
+  });
+  const flushNotes = (notes: MiddlewareNote[], iteration: number) => {
+    for (const n of notes) o.trajectory.write({ type: "middleware", iteration, ...n });
+    notes.length = 0;
+  };
+  const notes: MiddlewareNote[] = [];
+  let nudges = 0;
+  let modelCalls = 0;
+
+  for (let iteration = 1; iteration <= o.harness.maxIterations; iteration++) {
+    if (performance.now() >= o.deadline) return result("time_limit", iteration - 1, modelCalls);
+    const view = (): LoopView => ({ iteration, messages, budget: o.budget() });
+    const appended = await chain.beforeModel(view(), notes);
+    messages.push(...appended);
+    for (const m of appended)
+      o.trajectory.write({ type: "message", iteration, role: m.role, content: m.content, source: "middleware" });
+    flushNotes(notes, iteration);
+
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), Math.max(0, o.deadline - performance.now()));
+    let response: Awaited<ReturnType<ChatModel["complete"]>>;
+    try {
+      response = await o.model.complete({ messages: [...messages], tools: o.tools, sampling: o.sampling }, controller.signal);
+    } catch (err) {
+      clearTimeout(timer);
+      if (controller.signal.aborted) return result("time_limit", iteration - 1, modelCalls);
+      const message = err instanceof ModelError ? err.message : String(err);
+      o.trajectory.write({ type: "model_error", iteration, kind: err instanceof ModelError ? err.kind : "unknown", message });
+      return result("model_error", iteration - 1, modelCalls, message);
+    }
+    clearTimeout(timer);
+    modelCalls++;
+    addUsage(usage, response.usage);
+    o.trajectory.write({
+      type: "model_call",
+      iteration,
+      latency_ms: Math.round(response.latency_ms * 1000) / 1000,
+      attempts: response.attempts,
+      usage: response.usage,
+      finish_reason: response.finish_reason,
+      cached: response.cached ?? false,
+    });
+    const calls = response.message.tool_calls;
+    messages.push({ role: "assistant", content: response.message.content, ...(calls.length ? { tool_calls: calls } : {}) });
+    o.trajectory.write({ type: "assistant", iteration, content: response.message.content, tool_calls: calls });
+    await chain.afterModel(view(), response, notes);
+    flushNotes(notes, iteration);
+
+    if (calls.length === 0) {
+      if (nudges >= (o.maxNudges ?? 2)) return result("model_stopped", iteration, modelCalls);
+      nudges++;
+      const nudge = "Reply with a tool call. Use the tools to make progress, and call finish when you are done.";
+      messages.push({ role: "user", content: nudge });
+      o.trajectory.write({ type: "message", iteration, role: "user", content: nudge, source: "runtime" });
+      continue;
+    }
+    nudges = 0;
+
+    let stop = false;
+    for (const call of calls) {
+      const name = call.function.name;
+      const parsed = parseArgs(call.function.arguments);
+      o.trajectory.write({ type: "tool_call", iteration, id: call.id, name, arguments: call.function.arguments });
+      let outcome: ToolOutcome;
+      if (typeof parsed === "string") {
+        outcome = toolError(parsed);
+      } else if (!toolNames.has(name)) {
+        outcome = toolError(`there is no tool named "${name}"; the tools are ${[...toolNames].join(", ")}`);
+      } else {
+        const before = await chain.beforeTool(view(), { name, args: parsed }, notes);
+        outcome = before.output !== undefined ? { output: before.output } : await dispatch(o, before.call.name, before.call.args);
+        const output = await chain.afterTool(view(), before.call, outcome.output, notes);
+        outcome = { ...outcome, output };
+      }
+      flushNotes(notes, iteration);
+      messages.push({ role: "tool", tool_call_id: call.id, content: outcome.output });
+      o.trajectory.write({
+        type: "tool_result",
+        iteration,
+        id: call.id,
+        name,
+        output: outcome.output,
+        error: outcome.error ?? false,
+      });
+      if (outcome.stop || o.harness.stopTools.includes(name)) stop = true;
+    }
+    if (stop) return result("finish", iteration, modelCalls);
+    if (o.env.exhausted()) return result("budget_spent", iteration, modelCalls);
+  }
+  return result("iteration_cap", o.harness.maxIterations, modelCalls);
+}
+
+async function dispatch(o: AgentLoopOptions, name: string, args: Record<string, unknown>): Promise<ToolOutcome> {
+  if (name === "load_skill") {
+    const skill = o.harness.skills.find((s) => s.name === args.name);
+    if (!skill)
+      return toolError(
+        `no skill named "${String(args.name)}"; the skills are ${o.harness.skills.map((s) => s.name).join(", ") || "none"}`,
+      );
+    return { output: `# Skill: ${skill.name}\n\n${skill.body}` };
+  }
+  if (!o.env.implements(name)) return toolError(`the tool "${name}" is not available for this task`);
+  return o.env.call(name, args);
+}

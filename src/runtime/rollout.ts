@@ -1,0 +1,162 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Harness } from "../harness/types.ts";
+import type { ChatModel, Usage } from "../model/types.ts";
+import { writeFileAtomic, writeJsonAtomic } from "../store/atomic.ts";
+import type { TrajectorySink } from "../store/trajectory.ts";
+import type { DiscoveryTask } from "../task/discovery-task.ts";
+import type { Evaluation } from "../task/evaluation.ts";
+import { runAgentLoop, type StopReason } from "./agent-loop.ts";
+import { DiscoveryEnvironment, type Evaluate, type EvaluationRecord } from "./discovery-env.ts";
+import { toToolDefinition } from "./environment.ts";
+import type { Middleware } from "./middleware.ts";
+import { builtinMiddlewares, type MiddlewareHost } from "./middlewares/index.ts";
+
+export interface RolloutOptions {
+  harness: Harness;
+  task: DiscoveryTask;
+  model: ChatModel;
+  evaluate: Evaluate;
+  maxEvals: number;
+  seed: number;
+  trajectory: TrajectorySink;
+  /** Where programs, result.json and best_program are written; omit to keep everything in memory. */
+  outDir?: string;
+  startProgram?: string;
+  startEvaluation?: Evaluation;
+  timeLimitSec?: number;
+  /** Builds middleware that hone does not provide itself (generated code); built-ins are handled here. */
+  customMiddleware?: (config: Harness["middlewares"][number], host: MiddlewareHost, env: DiscoveryEnvironment) => Middleware;
+  customTools?: (
+    env: DiscoveryEnvironment,
+  ) => Map<string, (args: Record<string, unknown>) => Promise<{ output: string; error?: boolean }>>;
+}
+
+export interface RolloutOutcome {
+  status: "completed" | "failed";
+  stopReason: StopReason;
+  error?: string;
+  startScore?: number;
+  bestScore?: number;
+  bestProgram: string;
+  improved: boolean;
+  bestEvaluationIndex?: number;
+  evaluations: { used: number; valid: number; invalid: number; budget: number };
+  usage: Usage & { model_calls: number; seconds: number };
+  iterations: number;
+}
+
+export function taskMessage(task: DiscoveryTask, start: Evaluation | undefined, maxEvals: number): string {
+  const lines = [`# Task\n\n${task.description}\n`];
+  if (start?.valid) lines.push(`Starting score: ${start.score} (${task.metric}, ${task.direction})`);
+  else if (start) lines.push(`The starting program is invalid: ${start.reason}`);
+  lines.push(`Budget: ${maxEvals} evaluator calls (evaluate_program).`);
+  if (task.reference) lines.push(`Best known value: ${task.reference.value}.`);
+  lines.push("\nBegin by looking at the program with view_program.");
+  return lines.join("\n");
+}
+
+function buildMiddlewares(o: RolloutOptions, env: DiscoveryEnvironment): Middleware[] {
+  const host: MiddlewareHost = { revertToBest: () => env.revertToBest(), bestScore: () => env.best?.score };
+  return o.harness.middlewares.map((m) => {
+    if (m.kind === "builtin") return builtinMiddlewares[m.name as keyof typeof builtinMiddlewares](m.params, host);
+    if (!o.customMiddleware) throw new Error(`middleware ${m.name} is generated code and no sandbox was given`);
+    return o.customMiddleware(m, host, env);
+  });
+}
+
+/** One rollout: the harness drives the model through a budgeted search on the task; the best valid program wins. */
+export async function runRollout(o: RolloutOptions): Promise<RolloutOutcome> {
+  const started = performance.now();
+  const startProgram = o.startProgram ?? o.task.seedProgram;
+  const programsDir = o.outDir ? join(o.outDir, "programs") : undefined;
+  if (programsDir) mkdirSync(programsDir, { recursive: true });
+  const onEvaluation = (r: EvaluationRecord) => {
+    const file = programsDir ? `programs/${String(r.index).padStart(4, "0")}${o.task.programExtension}` : undefined;
+    if (programsDir && file && o.outDir) writeFileSync(join(o.outDir, file), r.program);
+    const e = r.evaluation;
+    o.trajectory.write({
+      type: "evaluation",
+      index: r.index,
+      valid: e.valid,
+      score: e.valid ? e.score : null,
+      reason: e.reason,
+      improved: r.improved,
+      metrics: e.metrics,
+      seconds: Math.round(e.seconds * 1000) / 1000,
+      program_sha256: r.programSha,
+      program_file: file,
+      stderr: e.artifacts.stderr?.slice(-2000),
+    });
+  };
+  const env = new DiscoveryEnvironment({
+    task: o.task,
+    startProgram,
+    startEvaluation: o.startEvaluation,
+    maxEvals: o.maxEvals,
+    evaluate: o.evaluate,
+    onEvaluation,
+  });
+  const custom = o.customTools?.(env);
+  const customEnv = custom
+    ? {
+        implements: (t: string) => custom.has(t) || env.implements(t),
+        call: (t: string, a: Record<string, unknown>) => custom.get(t)?.(a) ?? env.call(t, a),
+        exhausted: () => env.exhausted(),
+      }
+    : env;
+  const timeLimitSec = o.timeLimitSec ?? o.harness.timeoutSec;
+  o.trajectory.write({
+    type: "rollout_start",
+    harness: { name: o.harness.name, content_hash: o.harness.contentHash },
+    task: { id: o.task.id, metric: o.task.metric, direction: o.task.direction },
+    model: o.model.id,
+    seed: o.seed,
+    max_evals: o.maxEvals,
+    time_limit_sec: timeLimitSec,
+    start_score: o.startEvaluation?.valid ? o.startEvaluation.score : null,
+  });
+  const loop = await runAgentLoop({
+    harness: o.harness,
+    model: o.model,
+    env: customEnv,
+    tools: o.harness.tools.map(toToolDefinition),
+    taskMessage: taskMessage(o.task, o.startEvaluation, o.maxEvals),
+    sampling: { ...o.harness.sampling, seed: o.harness.sampling.seed ?? o.seed },
+    middlewares: buildMiddlewares(o, env),
+    trajectory: o.trajectory,
+    budget: () => ({ used: env.used, left: env.left, total: env.total }),
+    deadline: started + timeLimitSec * 1000,
+  });
+  const valid = env.records.filter((r) => r.evaluation.valid).length;
+  const startScore = o.startEvaluation?.valid ? o.startEvaluation.score : undefined;
+  const outcome: RolloutOutcome = {
+    status: loop.stopReason === "model_error" ? "failed" : "completed",
+    stopReason: loop.stopReason,
+    error: loop.error,
+    startScore,
+    bestScore: env.best?.score,
+    bestProgram: env.best?.program ?? startProgram,
+    improved: env.best !== undefined && env.best.index > 0,
+    bestEvaluationIndex: env.best && env.best.index > 0 ? env.best.index : undefined,
+    evaluations: { used: env.used, valid, invalid: env.used - valid, budget: o.maxEvals },
+    usage: { ...loop.usage, model_calls: loop.modelCalls, seconds: (performance.now() - started) / 1000 },
+    iterations: loop.iterations,
+  };
+  o.trajectory.write({
+    type: "rollout_end",
+    status: outcome.status,
+    stop_reason: outcome.stopReason,
+    error: outcome.error,
+    best_score: outcome.bestScore ?? null,
+    improved: outcome.improved,
+    evaluations: outcome.evaluations,
+    usage: outcome.usage,
+  });
+  if (o.outDir) writeFileAtomic(join(o.outDir, `best_program${o.task.programExtension}`), outcome.bestProgram);
+  return outcome;
+}
+
+export function writeResult(outDir: string, value: unknown): void {
+  writeJsonAtomic(join(outDir, "result.json"), value);
+}

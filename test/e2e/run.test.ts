@@ -1,0 +1,124 @@
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { hone } from "../helpers/cli.ts";
+import { copyOf, edit, INITIAL_HARNESS, makeTask, tempDir } from "../helpers/fixtures.ts";
+
+const SECRET = "sk-e2e-secret-value-0123456789";
+
+function allFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? allFiles(join(dir, e.name)) : [join(dir, e.name)],
+  );
+}
+
+describe("hone run (CLI, offline model)", () => {
+  it("beats the seed program within 20 evaluations and writes a complete run directory", async () => {
+    const out = join(tempDir(), "cp");
+    const r = await hone(["run", "--task", "circle-packing", "--model", "offline", "--max-evals", "20", "--out", out, "--json"], {
+      env: { OPENAI_API_KEY: SECRET },
+    });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const printed = JSON.parse(r.stdout);
+    const result = JSON.parse(readFileSync(join(out, "result.json"), "utf8"));
+    expect(result.status).toBe("completed");
+    expect(result.start_score).toBeCloseTo(0.9597642, 6);
+    expect(result.best_score).toBeGreaterThan(result.start_score);
+    expect(result.evaluations.used).toBeLessThanOrEqual(20);
+    expect(printed.best_score).toBe(result.best_score);
+    expect(result.usage.model_calls).toBeGreaterThan(0);
+    expect(result.usage.total_tokens).toBeGreaterThan(0);
+
+    const events = readFileSync(join(out, "trajectory.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(events[0].type).toBe("rollout_start");
+    expect(events.at(-1).type).toBe("rollout_end");
+    const modelCalls = events.filter((e) => e.type === "model_call");
+    expect(modelCalls.every((e) => e.usage.total_tokens > 0 && e.latency_ms > 0)).toBe(true);
+    const evaluations = events.filter((e) => e.type === "evaluation");
+    const bestEval = evaluations.filter((e) => e.valid).reduce((a, b) => (b.score > a.score ? b : a));
+    expect(bestEval.score).toBe(result.best_score);
+    expect(readFileSync(join(out, "best_program.py"), "utf8")).toBe(readFileSync(join(out, bestEval.program_file), "utf8"));
+
+    for (const f of allFiles(out)) expect(readFileSync(f, "utf8"), f).not.toContain(SECRET);
+  });
+
+  it("refuses a bad harness package with exit 3, the file and field, and writes nothing", async () => {
+    const bad = copyOf(INITIAL_HARNESS);
+    edit(join(bad, "agent.yaml"), (t) => t.replace("max_iterations: 80", "max_iterations: -2"));
+    const out = join(tempDir(), "never");
+    const r = await hone(["run", "--harness", bad, "--task", "circle-packing", "--model", "offline", "--out", out]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/agent.yaml \(max_iterations\)/);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it("refuses a bad task folder with exit 4 and writes nothing", async () => {
+    const task = makeTask("def evaluate(program_path):\n    return {}\n", { seed: "X = 1\n" });
+    const out = join(tempDir(), "never");
+    const r = await hone(["run", "--task", task, "--model", "offline", "--out", out]);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(/initial_program.py \(EVOLVE-BLOCK\): the program has no editable region/);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it("refuses an unknown task id with exit 4 and the list of built-ins", async () => {
+    const r = await hone(["run", "--task", "no-such-task", "--model", "offline"]);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(/no built-in task "no-such-task".*circle-packing/);
+  });
+
+  it("says when the evaluator itself is broken (exit 8)", async () => {
+    const task = makeTask("def evaluate(program_path):\n    raise RuntimeError('evaluator bug')\n");
+    const out = join(tempDir(), "never");
+    const r = await hone(["run", "--task", task, "--model", "offline", "--out", out]);
+    expect(r.code).toBe(8);
+    expect(r.stderr).toMatch(/evaluator failed on the seed program.*RuntimeError: evaluator bug/);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it("fails fast on an unreachable endpoint with exit 6 and writes nothing", async () => {
+    const out = join(tempDir(), "never");
+    const r = await hone(
+      ["run", "--task", "circle-packing", "--base-url", "http://127.0.0.1:9/v1", "--model", "x", "--out", out],
+      { env: { OPENAI_API_KEY: SECRET } },
+    );
+    expect(r.code).toBe(6);
+    expect(r.stderr).toMatch(/cannot reach http:\/\/127.0.0.1:9\/v1/);
+    expect(r.stderr).not.toContain(SECRET);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it("exits 2 on a usage error", async () => {
+    const r = await hone(["run", "--model", "offline"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--task/);
+  });
+});
+
+describe("hone tasks and hone models check", () => {
+  it("lists the built-in tasks", async () => {
+    const r = await hone(["tasks", "--json"]);
+    expect(r.code).toBe(0);
+    const tasks = JSON.parse(r.stdout);
+    expect(tasks.find((t: { id: string }) => t.id === "circle-packing")).toMatchObject({
+      direction: "maximize",
+      best_known: 2.635977,
+    });
+  });
+
+  it("checks the offline model end to end", async () => {
+    const r = await hone(["models", "check", "--model", "offline"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/ok\s+tool call: called ping/);
+  });
+
+  it("reports an unreachable endpoint with exit 6", async () => {
+    const r = await hone(["models", "check", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"]);
+    expect(r.code).toBe(6);
+    expect(r.stdout).toMatch(/FAIL\s+list models: cannot reach/);
+  });
+});
