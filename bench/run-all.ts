@@ -1,9 +1,11 @@
 // npm run bench: every benchmark, each printing its figures side by side in one run.
+import { benchSandbox } from "./sandbox.ts";
 import { benchStepOverhead } from "./step-overhead.ts";
 
 const only = process.argv[2];
 const benches: Record<string, () => Promise<void>> = {
   "step-overhead": benchStepOverhead,
+  sandbox: benchSandbox,
 };
 for (const [name, run] of Object.entries(benches)) {
   if (only && only !== name) continue;

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from "commander";
 import { ExitCode } from "../errors.ts";
+import { registerHarness } from "./commands/harness.ts";
 import { registerModels, registerServeOffline } from "./commands/models.ts";
 import { registerRun } from "./commands/run.ts";
 import { registerTasks } from "./commands/tasks.ts";
@@ -15,6 +16,7 @@ const program = new Command()
 registerRun(program);
 registerTasks(program);
 registerModels(program);
+registerHarness(program);
 registerServeOffline(program);
 
 try {

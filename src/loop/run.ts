@@ -1,11 +1,12 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
-import { loadHarness } from "../harness/package.ts";
 import type { Harness } from "../harness/types.ts";
 import { preflight } from "../model/check.ts";
 import { type ModelSettings, resolveModel } from "../model/resolve.ts";
 import { type RolloutOutcome, runRollout, writeResult } from "../runtime/rollout.ts";
+import { prepareHarness } from "../sandbox/check.ts";
+import { generatedCodeHost } from "../sandbox/generated-code.ts";
 import { JsonlTrajectory } from "../store/trajectory.ts";
 import { resolveTask } from "../task/builtin.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
@@ -20,7 +21,6 @@ export interface RunHarnessOptions extends Partial<ModelSettings> {
   timeLimitSec?: number;
   /** Called with each trajectory event, for live progress. */
   onEvent?: (event: Record<string, unknown>) => void;
-  loadHarness?: (dir: string) => Harness;
 }
 
 export interface RunHarnessResult {
@@ -50,8 +50,8 @@ export async function runHarness(
   taskRef: string | DiscoveryTask,
   opts: RunHarnessOptions = {},
 ): Promise<RunHarnessResult> {
-  const harness = (opts.loadHarness ?? loadHarness)(harnessDir);
   const task = typeof taskRef === "string" ? resolveTask(taskRef) : taskRef;
+  const harness: Harness = await prepareHarness(harnessDir, { task });
   const outDir = resolve(opts.outDir ?? defaultOutDir(task.id));
   if (existsSync(outDir) && readdirSync(outDir).length > 0) {
     throw new HoneError("usage", `${outDir} already exists and is not empty; choose another --out`);
@@ -104,6 +104,20 @@ export async function runHarness(
       outDir: partial,
       startEvaluation: start,
       timeLimitSec: opts.timeLimitSec,
+      generatedCode: (env, t) =>
+        generatedCodeHost(
+          harness.tools,
+          env,
+          {
+            id: task.id,
+            description: task.description,
+            metric: task.metric,
+            direction: task.direction,
+            reference: task.reference?.value ?? null,
+          },
+          t,
+          { seed },
+        ),
     });
     jsonl.close();
     writeResult(partial, {

@@ -64,9 +64,13 @@ export const nodeFetch: typeof fetch = (input, init) =>
 function plainHeaders(h: HeadersInit | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   if (!h) return out;
-  if (h instanceof Headers) h.forEach((v, k) => (out[k] = v));
-  else if (Array.isArray(h)) for (const [k, v] of h) out[k.toLowerCase()] = v;
-  else for (const [k, v] of Object.entries(h)) if (v !== undefined && v !== null) out[k.toLowerCase()] = String(v);
+  if (h instanceof Headers) {
+    for (const [k, v] of h) out[k] = v;
+  } else if (Array.isArray(h)) {
+    for (const [k, v] of h) out[k.toLowerCase()] = v;
+  } else {
+    for (const [k, v] of Object.entries(h)) if (v !== undefined && v !== null) out[k.toLowerCase()] = String(v);
+  }
   return out;
 }
 

@@ -121,6 +121,11 @@ export class DiscoveryEnvironment implements Environment {
     }
   }
 
+  /** Evaluates the current program without charging the budget or touching the best; generated tools' probe(). */
+  async probe(): Promise<Evaluation> {
+    return this.opts.evaluate(this.program);
+  }
+
   /** Charges one evaluation and returns the JSON the executor sees. */
   async evaluateCurrent(): Promise<{ record: EvaluationRecord; summary: Record<string, unknown> } | undefined> {
     if (this.left === 0) return undefined;

@@ -8,7 +8,7 @@ import type { DiscoveryTask } from "../task/discovery-task.ts";
 import type { Evaluation } from "../task/evaluation.ts";
 import { runAgentLoop, type StopReason } from "./agent-loop.ts";
 import { DiscoveryEnvironment, type Evaluate, type EvaluationRecord } from "./discovery-env.ts";
-import { toToolDefinition } from "./environment.ts";
+import { type Environment, type ToolOutcome, toToolDefinition } from "./environment.ts";
 import type { Middleware } from "./middleware.ts";
 import { builtinMiddlewares, type MiddlewareHost } from "./middlewares/index.ts";
 
@@ -25,11 +25,15 @@ export interface RolloutOptions {
   startProgram?: string;
   startEvaluation?: Evaluation;
   timeLimitSec?: number;
-  /** Builds middleware that hone does not provide itself (generated code); built-ins are handled here. */
-  customMiddleware?: (config: Harness["middlewares"][number], host: MiddlewareHost, env: DiscoveryEnvironment) => Middleware;
-  customTools?: (
-    env: DiscoveryEnvironment,
-  ) => Map<string, (args: Record<string, unknown>) => Promise<{ output: string; error?: boolean }>>;
+  /** Hosts the harness's generated tools and middleware (the sandbox); required when the harness carries any. */
+  generatedCode?: (env: DiscoveryEnvironment, trajectory: TrajectorySink) => GeneratedCode;
+}
+
+/** What the sandbox provides to a rollout: generated tools by name, generated middleware, and cleanup. */
+export interface GeneratedCode {
+  tools: Map<string, (args: Record<string, unknown>) => Promise<ToolOutcome>>;
+  middleware(config: Harness["middlewares"][number]): Middleware;
+  dispose(): void;
 }
 
 export interface RolloutOutcome {
@@ -56,13 +60,24 @@ export function taskMessage(task: DiscoveryTask, start: Evaluation | undefined, 
   return lines.join("\n");
 }
 
-function buildMiddlewares(o: RolloutOptions, env: DiscoveryEnvironment): Middleware[] {
+function buildMiddlewares(o: RolloutOptions, env: DiscoveryEnvironment, generated: GeneratedCode | undefined): Middleware[] {
   const host: MiddlewareHost = { revertToBest: () => env.revertToBest(), bestScore: () => env.best?.score };
   return o.harness.middlewares.map((m) => {
     if (m.kind === "builtin") return builtinMiddlewares[m.name as keyof typeof builtinMiddlewares](m.params, host);
-    if (!o.customMiddleware) throw new Error(`middleware ${m.name} is generated code and no sandbox was given`);
-    return o.customMiddleware(m, host, env);
+    if (!generated) throw new Error(`middleware ${m.name} is generated code and no sandbox was given`);
+    return generated.middleware(m);
   });
+}
+
+/** The discovery environment with the generated tools added in front of it. */
+function withGeneratedTools(env: DiscoveryEnvironment, generated: GeneratedCode | undefined): Environment {
+  if (!generated || generated.tools.size === 0) return env;
+  const tools = generated.tools;
+  return {
+    implements: (t) => tools.has(t) || env.implements(t),
+    call: (t, a) => tools.get(t)?.(a) ?? env.call(t, a),
+    exhausted: () => env.exhausted(),
+  };
 }
 
 /** One rollout: the harness drives the model through a budgeted search on the task; the best valid program wins. */
@@ -97,14 +112,10 @@ export async function runRollout(o: RolloutOptions): Promise<RolloutOutcome> {
     evaluate: o.evaluate,
     onEvaluation,
   });
-  const custom = o.customTools?.(env);
-  const customEnv = custom
-    ? {
-        implements: (t: string) => custom.has(t) || env.implements(t),
-        call: (t: string, a: Record<string, unknown>) => custom.get(t)?.(a) ?? env.call(t, a),
-        exhausted: () => env.exhausted(),
-      }
-    : env;
+  const hasGenerated = o.harness.tools.some((t) => t.kind === "custom") || o.harness.middlewares.some((m) => m.kind === "custom");
+  if (hasGenerated && !o.generatedCode)
+    throw new Error(`the harness ${o.harness.name} carries generated code and no sandbox was given`);
+  const generated = hasGenerated ? o.generatedCode?.(env, o.trajectory) : undefined;
   const timeLimitSec = o.timeLimitSec ?? o.harness.timeoutSec;
   o.trajectory.write({
     type: "rollout_start",
@@ -119,15 +130,15 @@ export async function runRollout(o: RolloutOptions): Promise<RolloutOutcome> {
   const loop = await runAgentLoop({
     harness: o.harness,
     model: o.model,
-    env: customEnv,
+    env: withGeneratedTools(env, generated),
     tools: o.harness.tools.map(toToolDefinition),
     taskMessage: taskMessage(o.task, o.startEvaluation, o.maxEvals),
     sampling: { ...o.harness.sampling, seed: o.harness.sampling.seed ?? o.seed },
-    middlewares: buildMiddlewares(o, env),
+    middlewares: buildMiddlewares(o, env, generated),
     trajectory: o.trajectory,
     budget: () => ({ used: env.used, left: env.left, total: env.total }),
     deadline: started + timeLimitSec * 1000,
-  });
+  }).finally(() => generated?.dispose());
   const valid = env.records.filter((r) => r.evaluation.valid).length;
   const startScore = o.startEvaluation?.valid ? o.startEvaluation.score : undefined;
   const outcome: RolloutOutcome = {

@@ -122,3 +122,44 @@ describe("hone tasks and hone models check", () => {
     expect(r.stdout).toMatch(/FAIL\s+list models: cannot reach/);
   });
 });
+
+describe("hone harness check and generated code on the offline model", () => {
+  it("accepts the example package and runs it, using its generated tool and middleware", async () => {
+    const check = await hone(["harness", "check", "harnesses/examples/generated-code", "--task", "circle-packing"]);
+    expect(check.code).toBe(0);
+    expect(check.stdout).toMatch(/2 generated/);
+    expect(check.stdout).toMatch(/accepted/);
+    const out = join(tempDir(), "gen");
+    const r = await hone([
+      "run",
+      "--harness",
+      "harnesses/examples/generated-code",
+      "--task",
+      "circle-packing",
+      "--model",
+      "offline",
+      "--max-evals",
+      "10",
+      "--out",
+      out,
+      "--json",
+    ]);
+    expect(r.code).toBe(0);
+    const events = readFileSync(join(out, "trajectory.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(events.filter((e) => e.type === "tool_result" && e.name === "evaluate_block" && !e.error).length).toBeGreaterThan(0);
+    expect(events.some((e) => e.type === "middleware" && e.middleware === "halfway_note")).toBe(true);
+    expect(JSON.parse(r.stdout).best_score).toBeGreaterThan(JSON.parse(r.stdout).start_score);
+  });
+
+  it("refuses a package whose generated code the gate rejects, with exit 3 and the rule", async () => {
+    const dir = copyOf("harnesses/examples/generated-code");
+    edit(join(dir, "custom_tools/evaluate_block.js"), () => "function run(ctx) { return process.env; }\n");
+    const r = await hone(["harness", "check", dir, "--json"]);
+    expect(r.code).toBe(3);
+    const report = JSON.parse(r.stdout);
+    expect(report.problems[0].message).toMatch(/evaluate_block.js:1:28: \[unknown-global\]/);
+  });
+});

@@ -5,6 +5,7 @@ import { dirname, join, resolve } from "node:path";
 export const ROOT = resolve(import.meta.dirname, "..", "..");
 export const INITIAL_HARNESS = join(ROOT, "harnesses", "initial");
 export const CIRCLE_PACKING = join(ROOT, "tasks", "circle-packing");
+export const GENERATED_HARNESS = join(ROOT, "harnesses", "examples", "generated-code");
 
 export function tempDir(prefix = "hone-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));

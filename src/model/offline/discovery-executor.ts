@@ -47,8 +47,23 @@ export function decideDiscoveryStep(request: ChatRequest): Decision {
   let best: Scored | undefined = statedStartScore(request, hints, startBlock);
   let lastWasEdit = false;
   let editAttempts = 0;
+  const combined = hints.combined_tool && toolNames.has(hints.combined_tool) ? hints.combined_tool : undefined;
+  const record = (block: string, text: string | undefined) => {
+    const r = jsonResult(text);
+    if (!r) return;
+    if (r.direction === "minimize") direction = "minimize";
+    if (typeof r.evaluations_left === "number") evaluationsLeft = r.evaluations_left;
+    if (r.valid === true && typeof r.score === "number") {
+      const better = !best || (direction === "maximize" ? r.score > best.score : r.score < best.score);
+      if (better) best = { block, score: r.score };
+    }
+  };
   for (const c of calls) {
-    if (c.name === "edit_program") {
+    if (combined && c.name === combined) {
+      editAttempts++;
+      lastWasEdit = false;
+      if (!c.failed && typeof c.args.block === "string") record(c.args.block, c.result);
+    } else if (c.name === "edit_program") {
       editAttempts++;
       if (!c.failed && typeof c.args.block === "string") {
         current = c.args.block;
@@ -56,14 +71,7 @@ export function decideDiscoveryStep(request: ChatRequest): Decision {
       }
     } else if (c.name === "evaluate_program") {
       lastWasEdit = false;
-      const r = jsonResult(c.result);
-      if (!r) continue;
-      if (r.direction === "minimize") direction = "minimize";
-      if (typeof r.evaluations_left === "number") evaluationsLeft = r.evaluations_left;
-      if (r.valid === true && typeof r.score === "number") {
-        const better = !best || (direction === "maximize" ? r.score > best.score : r.score < best.score);
-        if (better) best = { block: current, score: r.score };
-      }
+      record(current, c.result);
     }
   }
 
@@ -74,7 +82,7 @@ export function decideDiscoveryStep(request: ChatRequest): Decision {
   const seed = request.sampling?.seed ?? 0;
   const random = rng(seedFrom(seed, editAttempts, best.block));
   const temperature = request.sampling?.temperature ?? 1;
-  return { name: "edit_program", args: { block: perturbBlock(best.block, random, temperature, hints) } };
+  return { name: combined ?? "edit_program", args: { block: perturbBlock(best.block, random, temperature, hints) } };
 }
 
 /** The starting score, when the task message states it as `starting score: X` and no hint asks to re-measure. */

@@ -14,6 +14,8 @@ export interface Hints {
   load_skills: boolean;
   /** Evaluate the starting program first instead of trusting the stated score (default false). */
   evaluate_first: boolean;
+  /** A tool taking { block } that edits and evaluates in one call; used instead of edit + evaluate when offered. */
+  combined_tool: string;
 }
 
 export const defaultHints: Hints = {
@@ -22,6 +24,7 @@ export const defaultHints: Hints = {
   min_step: 0.002,
   load_skills: true,
   evaluate_first: false,
+  combined_tool: "",
 };
 
 const HINT_LINE = /hone-hint:\s*([a-z_]+)\s*=\s*([^\s,;]+)/g;
@@ -33,7 +36,9 @@ export function parseHints(texts: readonly string[]): Hints {
       const key = m[1] as keyof Hints;
       const raw = m[2] ?? "";
       if (!(key in out)) continue;
-      if (typeof out[key] === "boolean") {
+      if (typeof out[key] === "string") {
+        if (/^[a-z][a-z0-9_]{2,31}$/.test(raw)) (out as unknown as Record<string, unknown>)[key] = raw;
+      } else if (typeof out[key] === "boolean") {
         (out as unknown as Record<string, unknown>)[key] = raw === "true" || raw === "1" || raw === "yes";
       } else {
         const n = Number(raw);

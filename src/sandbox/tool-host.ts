@@ -1,0 +1,60 @@
+import type { DiscoveryEnvironment } from "../runtime/discovery-env.ts";
+import type { TrajectorySink } from "../store/trajectory.ts";
+import { EditError } from "../task/evolve-block.ts";
+import type { ToolHost } from "./isolate.ts";
+
+export interface TaskInputs {
+  id: string;
+  description: string;
+  metric: string;
+  direction: string;
+  reference: number | null;
+}
+
+/**
+ * What a generated tool's ctx reaches in a discovery rollout: the current program (read), stageEdit through the
+ * EVOLVE-block rules, probe (validity only, outside the budget, at most `maxProbes` per rollout), evaluate (charged,
+ * the same summary evaluate_program returns) and read-only task inputs.
+ */
+export function discoveryToolHost(
+  env: DiscoveryEnvironment,
+  task: TaskInputs,
+  trajectory: TrajectorySink,
+  maxProbes: number,
+): ToolHost {
+  let probes = 0;
+  return {
+    taskJson: JSON.stringify({ ...task, budget: { total: env.total } }),
+    program: () => env.program,
+    stage(editJson: string): string {
+      let edit: unknown;
+      try {
+        edit = JSON.parse(editJson);
+      } catch {
+        return JSON.stringify({ ok: false, error: "the edit is not JSON" });
+      }
+      if (!edit || typeof edit !== "object")
+        return JSON.stringify({ ok: false, error: "stageEdit takes { edits } or { block }" });
+      try {
+        const next = env.applyEdit(edit as Record<string, unknown>);
+        env.program = next;
+        trajectory.write({ type: "staged_edit", lines: next.split("\n").length });
+        return JSON.stringify({ ok: true });
+      } catch (err) {
+        if (err instanceof EditError) return JSON.stringify({ ok: false, error: err.message });
+        throw err;
+      }
+    },
+    async probe(): Promise<string> {
+      if (probes >= maxProbes) return JSON.stringify({ error: `probe limit (${maxProbes} per rollout) reached` });
+      probes++;
+      const e = await env.probe();
+      trajectory.write({ type: "probe", valid: e.valid, reason: e.reason });
+      return JSON.stringify({ valid: e.valid, reason: e.reason ?? null });
+    },
+    async evaluate(): Promise<string> {
+      const done = await env.evaluateCurrent();
+      return JSON.stringify(done ? done.summary : { error: `the evaluator budget (${env.total} calls) is spent` });
+    },
+  };
+}
