@@ -1,11 +1,13 @@
 // npm run bench: every benchmark, each printing its figures side by side in one run.
 import { benchSandbox } from "./sandbox.ts";
 import { benchStepOverhead } from "./step-overhead.ts";
+import { benchWarmPool } from "./warm-pool.ts";
 
 const only = process.argv[2];
 const benches: Record<string, () => Promise<void>> = {
   "step-overhead": benchStepOverhead,
   sandbox: benchSandbox,
+  "warm-pool": benchWarmPool,
 };
 for (const [name, run] of Object.entries(benches)) {
   if (only && only !== name) continue;

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from "commander";
 import { ExitCode } from "../errors.ts";
+import { registerEvaluate } from "./commands/evaluate.ts";
 import { registerHarness } from "./commands/harness.ts";
 import { registerModels, registerServeOffline } from "./commands/models.ts";
 import { registerRun } from "./commands/run.ts";
@@ -17,6 +18,7 @@ registerRun(program);
 registerTasks(program);
 registerModels(program);
 registerHarness(program);
+registerEvaluate(program);
 registerServeOffline(program);
 
 try {

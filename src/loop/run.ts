@@ -11,14 +11,22 @@ import { JsonlTrajectory } from "../store/trajectory.ts";
 import { resolveTask } from "../task/builtin.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import { evaluateProgram } from "../task/evaluator.ts";
+import { EvaluatorPool } from "../task/evaluator-pool.ts";
+import { isolationNotice } from "../task/python-env.ts";
 
 export const DEFAULT_HARNESS = resolve(dirname(new URL(import.meta.url).pathname), "..", "..", "harnesses", "initial");
 
 export interface RunHarnessOptions extends Partial<ModelSettings> {
+  /** A folder of task folders (with an optional tasks.yaml) to look task ids up in; default HONE_TASKS. */
+  tasksDir?: string;
+  /** Evaluate in a warm evaluator pool (default) or spawn a fresh interpreter per evaluation. */
+  warmPool?: boolean;
   maxEvals?: number;
   outDir?: string;
   seed?: number;
   timeLimitSec?: number;
+  /** Called once with a plain note when evaluated programs cannot be fully isolated here. */
+  onNotice?: (text: string) => void;
   /** Called with each trajectory event, for live progress. */
   onEvent?: (event: Record<string, unknown>) => void;
 }
@@ -50,7 +58,7 @@ export async function runHarness(
   taskRef: string | DiscoveryTask,
   opts: RunHarnessOptions = {},
 ): Promise<RunHarnessResult> {
-  const task = typeof taskRef === "string" ? resolveTask(taskRef) : taskRef;
+  const task = typeof taskRef === "string" ? await resolveTask(taskRef, opts.tasksDir) : taskRef;
   const harness: Harness = await prepareHarness(harnessDir, { task });
   const outDir = resolve(opts.outDir ?? defaultOutDir(task.id));
   if (existsSync(outDir) && readdirSync(outDir).length > 0) {
@@ -72,8 +80,20 @@ export async function runHarness(
     if (problem) throw new HoneError("endpoint", `${problem.message} (nothing was written)`);
   }
 
-  const start = await evaluateProgram(task, task.seedProgram);
+  const notice = isolationNotice();
+  if (notice) opts.onNotice?.(notice);
+  const pool = opts.warmPool === false ? undefined : await EvaluatorPool.start(task, { size: 1 });
+  const evaluate = (program: string) => (pool ? pool.evaluate(program) : evaluateProgram(task, program));
+  const closePool = () => pool?.close();
+  let start: Awaited<ReturnType<typeof evaluate>>;
+  try {
+    start = await evaluate(task.seedProgram);
+  } catch (err) {
+    closePool();
+    throw err;
+  }
   if (!start.valid && start.reason && /raised|without a result|has no "/.test(start.reason)) {
+    closePool();
     throw new HoneError(
       "evaluatorFailed",
       `the evaluator failed on the seed program ${task.seedPath}: ${start.reason}. Fix ${task.evaluatorPath} (run \`hone evaluate --task ${task.id} ${task.seedPath}\` to see it).`,
@@ -97,7 +117,7 @@ export async function runHarness(
       harness,
       task,
       model: resolved.model,
-      evaluate: (p) => evaluateProgram(task, p),
+      evaluate,
       maxEvals,
       seed,
       trajectory,
@@ -163,6 +183,7 @@ export async function runHarness(
     rmSync(partial, { recursive: true, force: true });
     throw err;
   } finally {
+    closePool();
     await resolved.close();
   }
 }

@@ -19,12 +19,21 @@ export function listBuiltinTasks(): DiscoveryTask[] {
   return builtinTaskIds().map((id) => loadTaskFolder(join(BUILTIN_TASKS_DIR, id), { id }));
 }
 
-/** `--task` takes a built-in id or a path to a task folder. */
-export function resolveTask(ref: string): DiscoveryTask {
+/**
+ * `--task` takes a path to a task folder, an id from the registry (`--tasks-dir` or HONE_TASKS: a folder of task
+ * folders with an optional tasks.yaml), or a built-in id.
+ */
+export async function resolveTask(ref: string, tasksDir = process.env.HONE_TASKS): Promise<DiscoveryTask> {
   if (ref.includes("/") || ref.startsWith(".") || existsSync(ref)) return loadTaskFolder(ref);
+  if (tasksDir) {
+    const { readRegistry, loadEntry } = await import("./registry.ts");
+    const entry = readRegistry(tasksDir).find((e) => e.id === ref);
+    if (entry) return loadEntry(entry);
+  }
   if (builtinTaskIds().includes(ref)) return loadTaskFolder(join(BUILTIN_TASKS_DIR, ref), { id: ref });
+  const where = tasksDir ? ` and none in ${tasksDir}` : "";
   throw new HoneError(
     "badTask",
-    `no built-in task "${ref}" and no folder at that path; \`hone tasks\` lists the built-in tasks (${builtinTaskIds().join(", ")})`,
+    `no built-in task "${ref}"${where} and no folder at that path; \`hone tasks\` lists the built-in tasks (${builtinTaskIds().join(", ")})`,
   );
 }

@@ -27,6 +27,13 @@ export interface DiscoveryTask {
   pythonPath: string[];
   env: Record<string, string>;
   domain?: string;
+  /** Where the task and its reference value come from, and the evaluator's rules in words (hone tasks show). */
+  source?: string;
+  rules?: string;
+  /** OpenEvolve cascade: evaluate_stage1/2/3 run in turn while combined_score clears each threshold. */
+  cascade: { enabled: boolean; thresholds: number[] };
+  /** Modules the warm program zygote imports up front (default numpy). */
+  programPreload: string[];
   /** Strings that must never appear in a harness (hidden data, marked secrets); the evaluator source is added at load. */
   secrets: string[];
 }
@@ -52,13 +59,23 @@ export const honeTaskSchema = z
     env: z.record(z.string(), z.string()).default({}),
     domain: z.string().optional(),
     secrets: z.array(z.string().min(8)).default([]),
+    program_preload: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_.]*$/)).default(["numpy"]),
+    source: z.string().optional(),
+    rules: z.string().optional(),
   })
   .strict();
 
 const configSchema = z
   .object({
     prompt: z.object({ system_message: z.string().optional() }).passthrough().optional(),
-    evaluator: z.object({ timeout: z.number().positive().optional() }).passthrough().optional(),
+    evaluator: z
+      .object({
+        timeout: z.number().positive().optional(),
+        cascade_evaluation: z.boolean().optional(),
+        cascade_thresholds: z.array(z.number()).optional(),
+      })
+      .passthrough()
+      .optional(),
   })
   .passthrough();
 
@@ -139,5 +156,9 @@ export function loadTaskFolder(dirArg: string, overrides: { id?: string } = {}):
     env: hone.env,
     domain: hone.domain,
     secrets: [evaluatorSource, ...hone.secrets],
+    cascade: { enabled: config.evaluator?.cascade_evaluation ?? false, thresholds: config.evaluator?.cascade_thresholds ?? [] },
+    programPreload: hone.program_preload,
+    source: hone.source,
+    rules: hone.rules,
   };
 }

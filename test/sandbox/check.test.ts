@@ -92,7 +92,7 @@ describe("hone harness check", () => {
   it("leak guard refuses a package carrying the evaluator's source", async () => {
     const dir = copyOf(INITIAL_HARNESS);
     const evaluator = readFileSync(task.evaluatorPath, "utf8");
-    const line = evaluator.split("\n").find((l) => l.includes("def check(centers, radii"));
+    const line = evaluator.split("\n").find((l) => l.includes("def evaluate(program_path, n=N"));
     edit(join(dir, "prompt.md"), (t) => `${t}\nThe checker starts with: ${line}\n`);
     const r = await checkHarness(dir, { task });
     expect(r.problems.find((p) => p.check === "leak")?.message).toMatch(/contains a line of the evaluator's source/);

@@ -12,7 +12,7 @@ export function registerHarness(program: Command): void {
     .option("--task <id|folder>", "also run the leak guard against this task's evaluator and secrets")
     .option("--json", "print the report as JSON")
     .action(async (dir: string, opts) => {
-      const task = opts.task ? resolveTask(opts.task) : undefined;
+      const task = opts.task ? await resolveTask(opts.task) : undefined;
       const report = await checkHarness(dir, { task });
       if (opts.json) {
         printJson({

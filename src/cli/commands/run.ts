@@ -14,6 +14,8 @@ export function registerRun(program: Command): void {
     .option("--out <dir>", "run directory to create (default runs/run-<task>-<time>)")
     .option("--seed <n>", "sampling seed", Number, 0)
     .option("--time-limit <seconds>", "wall-clock limit for the rollout", Number)
+    .option("--tasks-dir <dir>", "a folder of task folders with an optional tasks.yaml")
+    .option("--cold", "spawn a fresh interpreter per evaluation instead of the warm evaluator pool")
     .option("--json", "print the result as JSON only");
   addModelOptions(cmd).action(async (opts) => {
     const settings = modelSettingsFrom(opts);
@@ -24,6 +26,9 @@ export function registerRun(program: Command): void {
       outDir: opts.out,
       seed: opts.seed,
       timeLimitSec: opts.timeLimit,
+      tasksDir: opts.tasksDir,
+      warmPool: !opts.cold,
+      onNotice: (text) => process.stderr.write(`${text}\n`),
       onEvent: live ? (e) => printEvent(e) : undefined,
     });
     if (opts.json) {

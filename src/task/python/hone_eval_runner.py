@@ -1,10 +1,13 @@
-"""Runs one evaluator call for hone in its own process and writes the result as JSON.
+"""Runs evaluator calls for hone and writes each result as JSON.
 
-Usage: hone_eval_runner.py EVALUATOR_PATH PROGRAM_PATH RESULT_PATH MEMORY_MB
+Cold use (one evaluation per process):
+    hone_eval_runner.py EVALUATOR_PATH PROGRAM_PATH RESULT_PATH MEMORY_MB CASCADE_JSON
 
 The evaluator's `evaluate(program_path)` may return a dict of metrics or an object with `metrics` and
-`artifacts` (OpenEvolve's EvaluationResult). Non-finite floats are written as {"__nonfinite__": "nan"} so that
-JSON stays valid and hone can refuse them explicitly. The result file is written only at the end, atomically.
+`artifacts` (OpenEvolve's EvaluationResult). With a cascade ({"enabled": true, "thresholds": [...]}) and
+`evaluate_stage1/2/3` defined, stages run in turn while combined_score clears each threshold, as OpenEvolve does.
+Non-finite floats are written as {"__nonfinite__": "nan"} so hone can refuse them explicitly. The result file is
+written once, at the end, atomically. hone_pool.py imports this module and forks per evaluation.
 """
 import importlib.util
 import json
@@ -39,6 +42,8 @@ def clean(value, depth=0):
         if math.isinf(value):
             return {"__nonfinite__": "inf" if value > 0 else "-inf"}
         return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
     if hasattr(value, "item") and callable(value.item):
         try:
             return clean(value.item(), depth + 1)
@@ -61,6 +66,41 @@ def split_result(result):
     raise TypeError("evaluate() returned %s; expected a dict of metrics or an object with .metrics" % type(result).__name__)
 
 
+def load_evaluator(path):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    spec = importlib.util.spec_from_file_location("hone_task_evaluator", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if not hasattr(module, "evaluate") and not hasattr(module, "evaluate_stage1"):
+        raise AttributeError("the evaluator defines no evaluate(program_path) function")
+    return module
+
+
+def _score(metrics):
+    v = metrics.get("combined_score")
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+        return float(v)
+    nums = [float(x) for x in metrics.values() if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)]
+    return sum(nums) / len(nums) if nums else 0.0
+
+
+def run_evaluation(module, program_path, cascade):
+    """The metrics and artifacts of one evaluation, running cascade stages when configured and defined."""
+    stages = [getattr(module, "evaluate_stage%d" % i, None) for i in (1, 2, 3)]
+    if cascade.get("enabled") and callable(stages[0]):
+        thresholds = list(cascade.get("thresholds") or [])
+        metrics, artifacts = {}, {}
+        for i, stage in enumerate(s for s in stages if callable(s)):
+            m, a = split_result(stage(program_path))
+            metrics.update(m)
+            artifacts.update(a)
+            metrics["cascade_stage"] = i + 1
+            if i < len(thresholds) and _score(m) < thresholds[i]:
+                break
+        return metrics, artifacts
+    return split_result(module.evaluate(program_path))
+
+
 def write(path, payload):
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
@@ -68,25 +108,22 @@ def write(path, payload):
     os.replace(tmp, path)
 
 
-def main():
-    evaluator_path, program_path, result_path, memory_mb = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-    limit_memory(memory_mb)
-    sys.path.insert(0, os.path.dirname(os.path.abspath(evaluator_path)))
+def evaluate_to_file(module_or_path, program_path, result_path, cascade):
     try:
-        spec = importlib.util.spec_from_file_location("hone_task_evaluator", evaluator_path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        if not hasattr(module, "evaluate"):
-            raise AttributeError("the evaluator defines no evaluate(program_path) function")
-        metrics, artifacts = split_result(module.evaluate(program_path))
+        module = load_evaluator(module_or_path) if isinstance(module_or_path, str) else module_or_path
+        metrics, artifacts = run_evaluation(module, program_path, cascade)
         write(result_path, {"metrics": clean(metrics), "artifacts": clean(artifacts)})
+        return 0
     except MemoryError:
         write(result_path, {"error": "the evaluator ran out of memory"})
-        sys.exit(1)
+        return 1
     except BaseException:
         write(result_path, {"error": traceback.format_exc(limit=8)[-4000:]})
-        sys.exit(1)
+        return 1
 
 
 if __name__ == "__main__":
-    main()
+    evaluator_path, program_path, result_path, memory_mb = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    cascade = json.loads(sys.argv[5]) if len(sys.argv) > 5 else {}
+    limit_memory(memory_mb)
+    sys.exit(evaluate_to_file(evaluator_path, program_path, result_path, cascade))

@@ -1,0 +1,39 @@
+import { readFileSync } from "node:fs";
+import type { Command } from "commander";
+import { ExitCode, HoneError } from "../../errors.ts";
+import { resolveTask } from "../../task/builtin.ts";
+import { evaluateProgram } from "../../task/evaluator.ts";
+import { isolationNotice } from "../../task/python-env.ts";
+import { formatScore, printJson } from "../output.ts";
+
+export function registerEvaluate(program: Command): void {
+  program
+    .command("evaluate <program>")
+    .description("evaluate one program on a task, exactly as a rollout would")
+    .requiredOption("--task <id|folder>", "a task id or folder")
+    .option("--tasks-dir <dir>", "a folder of task folders with an optional tasks.yaml")
+    .option("--timeout <seconds>", "per-evaluation limit (default: the task's)", Number)
+    .option("--json", "print the evaluation as JSON")
+    .action(async (programFile: string, opts) => {
+      const task = await resolveTask(opts.task, opts.tasksDir);
+      let text: string;
+      try {
+        text = readFileSync(programFile, "utf8");
+      } catch {
+        throw new HoneError("usage", `cannot read the program ${programFile}`);
+      }
+      const notice = isolationNotice();
+      if (notice) process.stderr.write(`${notice}\n`);
+      const e = await evaluateProgram(task, text, { timeoutSec: opts.timeout });
+      if (opts.json) printJson({ task: task.id, metric: task.metric, direction: task.direction, ...e });
+      else {
+        process.stdout.write(
+          e.valid ? `valid: ${task.metric} = ${formatScore(e.score)} (${task.direction})\n` : `invalid: ${e.reason}\n`,
+        );
+        for (const [k, v] of Object.entries(e.metrics))
+          if (k !== task.metric && typeof v !== "object") process.stdout.write(`  ${k}: ${v}\n`);
+        process.stdout.write(`  ${e.seconds.toFixed(2)} s\n`);
+      }
+      process.exitCode = e.valid ? ExitCode.ok : ExitCode.runFailed;
+    });
+}

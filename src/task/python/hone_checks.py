@@ -1,0 +1,170 @@
+"""Checks and exact recomputations shared by hone's built-in task evaluators, written from the published rules.
+
+Every function recomputes from the program's raw output and never trusts a value the program reports.
+"""
+from fractions import Fraction
+
+import numpy as np
+
+GEOMETRY_TOL = 1e-12
+
+
+class Invalid(Exception):
+    """The program's output breaks a rule of the task; the message says which."""
+
+
+def invalid(reason):
+    return {"combined_score": 0.0, "validity": 0.0, "error": str(reason)[:500]}
+
+
+# ---- circle packing -------------------------------------------------------------------------------------------
+
+def check_packing(centers, radii, n, tol=GEOMETRY_TOL):
+    """Raises Invalid unless n circles lie inside the unit square without overlaps (tolerance tol)."""
+    if centers.shape != (n, 2):
+        raise Invalid("centers must have shape (%d, 2), got %s" % (n, centers.shape))
+    if radii.shape != (n,):
+        raise Invalid("radii must have shape (%d,), got %s" % (n, radii.shape))
+    if not (np.all(np.isfinite(centers)) and np.all(np.isfinite(radii))):
+        raise Invalid("centers and radii must be finite numbers")
+    if np.any(radii < 0):
+        raise Invalid("radii must be non-negative")
+    low = centers - radii[:, None]
+    high = centers + radii[:, None]
+    if np.any(low < -tol) or np.any(high > 1 + tol):
+        i = int(np.argmax(np.maximum(-low, high - 1).max(axis=1)))
+        raise Invalid("circle %d is not inside the unit square" % i)
+    for i in range(n - 1):
+        gaps = np.sqrt(np.sum((centers[i + 1:] - centers[i]) ** 2, axis=1)) - (radii[i + 1:] + radii[i])
+        if np.min(gaps) < -tol:
+            j = i + 1 + int(np.argmin(gaps))
+            raise Invalid("circles %d and %d overlap by %.3g" % (i, j, -float(np.min(gaps))))
+
+
+# ---- sequences (Erdos, autocorrelation) -----------------------------------------------------------------------
+
+def sequence(value, name="the sequence", max_len=200_000):
+    """A 1-D float array from the program's output: non-empty, numbers only (no bools, complex or NaN markers)."""
+    if isinstance(value, list) and len(value) > 0 and isinstance(value[0], list):
+        value = value[0]
+    if not isinstance(value, list) or len(value) == 0:
+        raise Invalid("%s must be a non-empty list of numbers" % name)
+    if len(value) > max_len:
+        raise Invalid("%s has %d values; at most %d are allowed" % (name, len(value), max_len))
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise Invalid("%s must contain only real numbers (found %s)" % (name, "a non-finite value" if isinstance(v, dict) else type(v).__name__))
+    a = np.asarray(value, dtype=np.float64)
+    if not np.all(np.isfinite(a)):
+        raise Invalid("%s must be finite" % name)
+    return a
+
+
+def autoconvolution(a):
+    """a * a (full, length 2n-1): exact direct sum for short inputs, a float64 FFT for long ones."""
+    n = len(a)
+    if n <= 4096:
+        return np.convolve(a, a)
+    size = 1 << (2 * n - 1).bit_length()
+    spectrum = np.fft.rfft(a, size)
+    return np.fft.irfft(spectrum * spectrum, size)[: 2 * n - 1]
+
+
+def first_autocorrelation(a):
+    """C1 = 2n * max(a*a) / (sum a)^2 for a non-negative step function with n steps on [-1/4, 1/4]."""
+    if np.any(a < 0):
+        raise Invalid("heights must be non-negative")
+    peak = float(np.max(a))
+    if peak <= 0:
+        raise Invalid("heights must not all be zero")
+    b = a / peak  # scale-invariant; avoids the underflow-to-zero cheat (values around 1e-161)
+    total = float(np.sum(b))
+    if total < 1e-9:
+        raise Invalid("the function's integral is too small to measure")
+    return 2 * len(b) * float(np.max(autoconvolution(b))) / total**2
+
+
+def second_autocorrelation(a):
+    """C2 = ||f*f||_2^2 / (||f*f||_1 ||f*f||_inf), with f*f piecewise linear on 2n+1 points over [-1/2, 1/2]."""
+    if np.any(a < 0):
+        raise Invalid("heights must be non-negative")
+    peak = float(np.max(a))
+    if peak <= 0:
+        raise Invalid("heights must not all be zero")
+    c = autoconvolution(a / peak)
+    c = np.maximum(c, 0.0)  # FFT round-off only; a*a of a non-negative sequence is non-negative
+    m = len(c)
+    h = 1.0 / (m + 1)
+    y = np.concatenate(([0.0], c, [0.0]))
+    l2sq = float(np.sum(h / 3 * (y[:-1] ** 2 + y[:-1] * y[1:] + y[1:] ** 2)))
+    l1 = float(np.sum(np.abs(c))) / (m + 1)
+    linf = float(np.max(np.abs(c)))
+    if l1 <= 0 or linf <= 0:
+        raise Invalid("the autoconvolution is zero")
+    return l2sq / (l1 * linf)
+
+
+def erdos_overlap(h, sum_tol=1e-3):
+    """C5 for a step function h on [0, 2] with values in [0, 1] and integral 1 (rescaled exactly to 1)."""
+    n = len(h)
+    dx = 2.0 / n
+    if np.any(h < 0) or np.any(h > 1):
+        raise Invalid("h must take values in [0, 1]")
+    integral = float(np.sum(h)) * dx
+    if abs(integral - 1.0) > sum_tol:
+        raise Invalid("the integral of h must be 1 (got %.6g)" % integral)
+    h = h / integral
+    if np.any(h > 1):
+        raise Invalid("h exceeds 1 once its integral is made exactly 1")
+    overlap = np.correlate(h, 1.0 - h, mode="full") if n <= 4096 else _fft_correlate(h, 1.0 - h)
+    return float(np.max(overlap)) * dx
+
+
+def _fft_correlate(x, y):
+    n = len(x)
+    size = 1 << (2 * n - 1).bit_length()
+    r = np.fft.irfft(np.fft.rfft(x, size) * np.fft.rfft(y[::-1], size), size)[: 2 * n - 1]
+    return r
+
+
+# ---- exact determinants ---------------------------------------------------------------------------------------
+
+def exact_abs_det(rows):
+    """|det M| of an integer matrix by Bareiss fraction-free elimination (exact, Python integers)."""
+    m = [list(r) for r in rows]
+    n = len(m)
+    sign = 1
+    prev = 1
+    for k in range(n - 1):
+        if m[k][k] == 0:
+            swap = next((i for i in range(k + 1, n) if m[i][k] != 0), None)
+            if swap is None:
+                return 0
+            m[k], m[swap] = m[swap], m[k]
+            sign = -sign
+        for i in range(k + 1, n):
+            for j in range(k + 1, n):
+                m[i][j] = (m[i][j] * m[k][k] - m[i][k] * m[k][j]) // prev
+        prev = m[k][k]
+    return abs(m[n - 1][n - 1])
+
+
+def pm_one_matrix(value, n):
+    """An n x n matrix whose every entry is exactly +1 or -1 (ints or floats equal to them)."""
+    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], list) and len(value[0]) == n and isinstance(value[0][0], list):
+        value = value[0]
+    if not isinstance(value, list) or len(value) != n or any(not isinstance(r, list) or len(r) != n for r in value):
+        raise Invalid("the matrix must be %d x %d" % (n, n))
+    rows = []
+    for r in value:
+        row = []
+        for v in r:
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v not in (1, -1):
+                raise Invalid("every entry must be exactly +1 or -1")
+            row.append(int(v))
+        rows.append(row)
+    return rows
+
+
+def ratio(numerator, denominator):
+    return float(Fraction(numerator, denominator))

@@ -1,0 +1,21 @@
+"""Evaluator for the Hadamard maximal determinant problem of order 29, written for hone from the published rules.
+
+run_code() returns (M,). M must be 29 x 29 with every entry exactly +1 or -1. |det M| is computed exactly with
+Bareiss fraction-free elimination on Python integers and divided by 1270698346568170340352 = 2^29 * 7^12 * 171,
+so the best known matrix (det 2^34 * 5 * 7^12) scores 160/171 = 0.935673.
+"""
+from hone_checks import Invalid, exact_abs_det, invalid, pm_one_matrix, ratio
+from hone_runtime import ProgramError, run_program
+
+N = 29
+DENOMINATOR = 1270698346568170340352
+
+
+def evaluate(program_path):
+    try:
+        out = run_program(program_path, "run_code", timeout=300)
+        rows = pm_one_matrix(out, N)
+    except (ProgramError, Invalid) as exc:
+        return invalid(exc)
+    det = exact_abs_det(rows)
+    return {"combined_score": ratio(det, DENOMINATOR), "abs_det": str(det), "validity": 1.0}

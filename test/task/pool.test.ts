@@ -1,0 +1,161 @@
+import { existsSync, readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BUILTIN_TASKS_DIR } from "../../src/task/builtin.ts";
+import { type DiscoveryTask, loadTaskFolder } from "../../src/task/discovery-task.ts";
+import { evaluateProgram } from "../../src/task/evaluator.ts";
+import { EvaluatorPool } from "../../src/task/evaluator-pool.ts";
+import { isolationSupport } from "../../src/task/python-env.ts";
+import { makeTask, tempDir } from "../helpers/fixtures.ts";
+
+const task = (id: string) => loadTaskFolder(`${BUILTIN_TASKS_DIR}/${id}`, { id });
+
+describe("warm evaluator pool", () => {
+  it.each(["circle-packing", "autocorrelation-c2", "hadamard-29", "prism", "txn-scheduling"])(
+    "gives the same metrics as a cold run, bit for bit (%s)",
+    async (id) => {
+      const t = task(id);
+      const variants = [
+        t.seedProgram,
+        t.seedProgram.replace(/0\.3\b/, "0.31").replace(/0\.5\b/, "0.52"),
+        t.seedProgram.replace("# EVOLVE-BLOCK-END", "raise ValueError('x')\n# EVOLVE-BLOCK-END"),
+      ];
+      const pool = await EvaluatorPool.start(t, { size: 1 });
+      try {
+        for (const program of variants) {
+          const cold = await evaluateProgram(t, program);
+          const warm = await pool.evaluate(program);
+          expect(JSON.stringify(warm.metrics)).toBe(JSON.stringify(cold.metrics));
+          expect(warm.valid).toBe(cold.valid);
+          expect(warm.score).toBe(cold.score);
+        }
+      } finally {
+        pool.close();
+      }
+    },
+  );
+
+  it("isolates evaluations: module state changed by one evaluation is not seen by the next", async () => {
+    const t = loadTaskFolder(
+      makeTask("COUNT = [0]\ndef evaluate(program_path):\n    COUNT[0] += 1\n    return {'combined_score': float(COUNT[0])}\n"),
+    );
+    const pool = await EvaluatorPool.start(t, { size: 1 });
+    try {
+      const scores = [];
+      for (let i = 0; i < 3; i++) scores.push((await pool.evaluate(t.seedProgram)).score);
+      expect(scores).toEqual([1, 1, 1]);
+    } finally {
+      pool.close();
+    }
+  });
+
+  it("kills a hanging evaluation's process group at the timeout and keeps serving", async () => {
+    const t = loadTaskFolder(
+      makeTask(
+        "import subprocess, time\ndef evaluate(program_path):\n    if 'HANG' in open(program_path).read():\n        subprocess.Popen(['sleep', '300'])\n        time.sleep(300)\n    return {'combined_score': 1.0}\n",
+        { timeout: 1.5 },
+      ),
+    );
+    const pool = await EvaluatorPool.start(t, { size: 1 });
+    try {
+      const hung = await pool.evaluate(t.seedProgram.replace("X = 1.0", "X = 1.0  # HANG"));
+      expect(hung).toMatchObject({ valid: false, timedOut: true });
+      expect(await pool.evaluate(t.seedProgram)).toMatchObject({ valid: true, score: 1 });
+    } finally {
+      pool.close();
+    }
+  });
+
+  it("reports an evaluator that fails to import with exit-8 semantics", async () => {
+    const t = loadTaskFolder(makeTask("import no_such_module_xyz\ndef evaluate(program_path):\n    return {}\n"));
+    await expect(EvaluatorPool.start(t, { size: 1 })).rejects.toThrow(/failed to load: ModuleNotFoundError/);
+  });
+});
+
+describe("evaluated programs are untrusted (cold and warm)", () => {
+  let server: ReturnType<typeof createServer>;
+  let port = 0;
+  let connections = 0;
+  beforeAll(async () => {
+    server = createServer((s) => {
+      connections++;
+      s.end("secret");
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+    port = (server.address() as { port: number }).port;
+  });
+  afterAll(() => server.close());
+
+  /** A task whose evaluator scores whatever the program's run() returns, run in hone_runtime's isolated process. */
+  const probeTask = (): DiscoveryTask =>
+    loadTaskFolder(
+      makeTask(
+        "from hone_runtime import run_program, ProgramError\nSTATE = {'secret': 'evaluator-only'}\ndef evaluate(program_path):\n    try:\n        out = run_program(program_path, 'run', timeout=20)\n    except ProgramError as e:\n        return {'combined_score': 0.0, 'validity': 0.0, 'error': str(e)}\n    return {'combined_score': 1.0, 'validity': 1.0, 'seen': str(out)[:300]}\n",
+        { seed: "# EVOLVE-BLOCK-START\nX = 1\n# EVOLVE-BLOCK-END\ndef run():\n    return 1\n" },
+      ),
+    );
+  const program = (body: string) => `# EVOLVE-BLOCK-START\nX = 1\n# EVOLVE-BLOCK-END\ndef run():\n${body}\n`;
+  const both = async (t: DiscoveryTask, p: string) => {
+    const pool = await EvaluatorPool.start(t, { size: 1 });
+    try {
+      return [await evaluateProgram(t, p), await pool.evaluate(p)];
+    } finally {
+      pool.close();
+    }
+  };
+  const bwrap = isolationSupport().bwrap;
+
+  it("sees no API keys or other secrets in its environment", async () => {
+    process.env.OPENAI_API_KEY = "sk-must-not-reach-programs";
+    try {
+      for (const e of await both(
+        probeTask(),
+        program("    import os\n    return sorted(k for k in os.environ if 'KEY' in k or 'SECRET' in k or 'TOKEN' in k)"),
+      )) {
+        expect(e.metrics.seen).toBe("[]");
+      }
+    } finally {
+      delete process.env.OPENAI_API_KEY;
+    }
+  });
+
+  it("cannot reach the evaluator's state (it runs in another process)", async () => {
+    for (const e of await both(probeTask(), program("    import sys\n    return [m for m in sys.modules if 'evaluator' in m]")))
+      expect(e.metrics.seen).toBe("[]");
+  });
+
+  it.skipIf(!bwrap)("has no network, not even loopback", async () => {
+    const before = connections;
+    const p = program(
+      `    import socket\n    try:\n        socket.create_connection(('127.0.0.1', ${port}), timeout=2).recv(10)\n        return 'connected'\n    except OSError as e:\n        return 'blocked'`,
+    );
+    for (const e of await both(probeTask(), p)) expect(e.metrics.seen).toBe("blocked");
+    expect(connections).toBe(before);
+  });
+
+  it.skipIf(!bwrap)("cannot write outside its scratch directory", async () => {
+    const target = `${tempDir()}/escaped.txt`;
+    const p = program(
+      `    try:\n        open(${JSON.stringify(target)}, 'w').write('x')\n        return 'wrote'\n    except OSError:\n        return 'refused'`,
+    );
+    for (const e of await both(probeTask(), p)) expect(e.metrics.seen).toBe("refused");
+    expect(existsSync(target)).toBe(false);
+  });
+
+  it.skipIf(!bwrap)("cannot read the task folder (hidden data, the evaluator)", async () => {
+    const t = probeTask();
+    const p = program(`    import os\n    return os.listdir(${JSON.stringify(t.dir)})`);
+    for (const e of await both(t, p)) expect(e.metrics.seen).toBe("[]");
+    expect(readFileSync(t.evaluatorPath, "utf8")).toContain("STATE");
+  });
+
+  it("is killed at its own timeout, children included", async () => {
+    const p = program("    import subprocess, time\n    subprocess.Popen(['sleep', '300'])\n    time.sleep(300)");
+    const t = loadTaskFolder(
+      makeTask(
+        "from hone_runtime import run_program, ProgramError\ndef evaluate(program_path):\n    try:\n        run_program(program_path, 'run', timeout=1)\n    except ProgramError as e:\n        return {'combined_score': 0.0, 'validity': 0.0, 'error': str(e)}\n    return {'combined_score': 1.0}\n",
+      ),
+    );
+    for (const e of await both(t, p)) expect(e.reason).toMatch(/did not return within 1 s/);
+  });
+});
