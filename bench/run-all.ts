@@ -1,4 +1,5 @@
 // npm run bench: every benchmark, each printing its figures side by side in one run.
+import { benchRolloutConcurrency } from "./rollout-concurrency.ts";
 import { benchSandbox } from "./sandbox.ts";
 import { benchStepOverhead } from "./step-overhead.ts";
 import { benchWarmPool } from "./warm-pool.ts";
@@ -8,6 +9,7 @@ const benches: Record<string, () => Promise<void>> = {
   "step-overhead": benchStepOverhead,
   sandbox: benchSandbox,
   "warm-pool": benchWarmPool,
+  "rollout-concurrency": benchRolloutConcurrency,
 };
 for (const [name, run] of Object.entries(benches)) {
   if (only && only !== name) continue;

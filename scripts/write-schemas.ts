@@ -1,6 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { editorSchemas } from "../src/harness/json-schema.ts";
+import { editorSchemas } from "../src/schemas.ts";
 
 const dir = join(import.meta.dirname, "..", "schemas");
 for (const [name, schema] of Object.entries(editorSchemas())) {

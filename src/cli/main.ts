@@ -2,7 +2,9 @@ import { Command, CommanderError } from "commander";
 import { ExitCode } from "../errors.ts";
 import { registerEvaluate } from "./commands/evaluate.ts";
 import { registerHarness } from "./commands/harness.ts";
+import { registerLog } from "./commands/log.ts";
 import { registerModels, registerServeOffline } from "./commands/models.ts";
+import { registerOptimize } from "./commands/optimize.ts";
 import { registerRun } from "./commands/run.ts";
 import { registerTasks } from "./commands/tasks.ts";
 import { reportError } from "./output.ts";
@@ -19,6 +21,8 @@ registerTasks(program);
 registerModels(program);
 registerHarness(program);
 registerEvaluate(program);
+registerOptimize(program);
+registerLog(program);
 registerServeOffline(program);
 
 try {

@@ -1,27 +1,54 @@
 import { z } from "zod";
 
+/** Ranges of hone's built-in middleware parameters, shared by package validation and HarnessSpec validation. */
+const fields = {
+  budget_reminder: {
+    from_calls_left: z.number().int().min(1).max(10_000),
+    message: z.string().min(1).max(2000),
+  },
+  stall_restart: {
+    after_evaluations: z.number().int().min(1).max(10_000),
+    max_restarts: z.number().int().min(0).max(1000),
+  },
+  long_tool_output: {
+    max_chars: z.number().int().min(200).max(1_000_000),
+    head_chars: z.number().int().min(50).max(1_000_000),
+    tail_chars: z.number().int().min(50).max(1_000_000),
+  },
+} as const;
+
+const headTailFit = (p: { head_chars: number; tail_chars: number; max_chars: number }) =>
+  p.head_chars + p.tail_chars < p.max_chars;
+
 /** Parameters of hone's built-in middlewares, validated when a package loads so errors name the field. */
 export const builtinMiddlewareParams = {
   budget_reminder: z
     .object({
-      from_calls_left: z.number().int().min(1).max(10_000).default(5),
-      message: z.string().min(1).max(2000).default("Budget: {left} evaluator call(s) left. Keep the best program in mind."),
+      from_calls_left: fields.budget_reminder.from_calls_left.default(5),
+      message: fields.budget_reminder.message.default("Budget: {left} evaluator call(s) left. Keep the best program in mind."),
     })
     .strict(),
   stall_restart: z
     .object({
-      after_evaluations: z.number().int().min(1).max(10_000).default(6),
-      max_restarts: z.number().int().min(0).max(1000).default(2),
+      after_evaluations: fields.stall_restart.after_evaluations.default(6),
+      max_restarts: fields.stall_restart.max_restarts.default(2),
     })
     .strict(),
   long_tool_output: z
     .object({
-      max_chars: z.number().int().min(200).max(1_000_000).default(8000),
-      head_chars: z.number().int().min(50).max(1_000_000).default(4000),
-      tail_chars: z.number().int().min(50).max(1_000_000).default(2000),
+      max_chars: fields.long_tool_output.max_chars.default(8000),
+      head_chars: fields.long_tool_output.head_chars.default(4000),
+      tail_chars: fields.long_tool_output.tail_chars.default(2000),
     })
     .strict()
-    .refine((p) => p.head_chars + p.tail_chars < p.max_chars, { message: "head_chars + tail_chars must be less than max_chars" }),
+    .refine(headTailFit, { message: "head_chars + tail_chars must be less than max_chars" }),
+} as const;
+
+/** The same parameters, each optional: what a HarnessSpec may change (checked again after merging). */
+export const builtinMiddlewarePatches = {
+  budget_reminder: z.object(fields.budget_reminder).partial().strict(),
+  stall_restart: z.object(fields.stall_restart).partial().strict(),
+  long_tool_output: z.object(fields.long_tool_output).partial().strict(),
 } as const;
 
 export type BuiltinMiddlewareName = keyof typeof builtinMiddlewareParams;

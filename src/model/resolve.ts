@@ -1,5 +1,6 @@
 import type { Dialect } from "./dialect.ts";
-import { OFFLINE_MODEL_ID, startOfflineServer } from "./offline/server.ts";
+import { OFFLINE_MODEL_ID } from "./offline/server.ts";
+import { startOfflineServerThread } from "./offline/threaded.ts";
 import { OpenAICompatibleModel } from "./openai-compatible.ts";
 import { defaultRetryPolicy, type RetryPolicy, withRetries } from "./retry.ts";
 import type { ChatModel } from "./types.ts";
@@ -33,7 +34,7 @@ export interface ResolvedModel {
 export async function resolveModel(s: ModelSettings): Promise<ResolvedModel> {
   const retry = { ...defaultRetryPolicy, ...s.retry };
   if (s.model === OFFLINE_MODEL_ID && !s.baseUrl) {
-    const server = await startOfflineServer({ latencyMs: s.offlineLatencyMs });
+    const server = await startOfflineServerThread({ latencyMs: s.offlineLatencyMs });
     const client = new OpenAICompatibleModel({ baseUrl: server.url, model: OFFLINE_MODEL_ID, dialect: "vllm" }, {});
     return {
       model: withRetries(client, retry),

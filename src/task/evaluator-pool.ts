@@ -70,42 +70,26 @@ class LineProcess {
 function zygoteCommand(python: string, root: string, sock: string, task: DiscoveryTask): [string, string[]] {
   const args = [join(PYTHON_DIR, "hone_program_zygote.py"), sock, join(root, "programs"), task.programPreload.join(",")];
   if (!isolationSupport().bwrap) return [python, args];
-  const keep = ["PATH", "LANG", "OPENBLAS_CORETYPE"].flatMap((k) =>
-    process.env[k] ? ["--setenv", k, process.env[k] as string] : [],
-  );
-  return [
-    "bwrap",
-    [
-      "--unshare-net",
-      "--unshare-pid",
-      "--die-with-parent",
-      "--new-session",
-      "--ro-bind",
-      "/",
-      "/",
-      "--dev",
-      "/dev",
-      "--proc",
-      "/proc",
-      "--tmpfs",
-      "/tmp",
-      "--tmpfs",
-      task.dir,
-      "--bind",
-      root,
-      root,
-      "--clearenv",
-      ...keep,
-      "--setenv",
-      "OMP_NUM_THREADS",
-      "1",
-      "--setenv",
-      "OPENBLAS_NUM_THREADS",
-      "1",
-      python,
-      ...args,
-    ],
+  const keep = ["PATH", "LANG", "OPENBLAS_CORETYPE"]
+    .filter((k) => process.env[k])
+    .map((k) => ["--setenv", k, process.env[k] as string]);
+  const groups: string[][] = [
+    ["--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session"],
+    ["--ro-bind", "/", "/"],
+    ["--dev", "/dev"],
+    ["--proc", "/proc"],
+    ["--tmpfs", "/tmp"],
+    ["--tmpfs", task.dir],
+    ["--bind", root, root],
+    // hone's own Python files stay visible even when hone itself lives under /tmp (a CI clone, say).
+    ["--ro-bind", PYTHON_DIR, PYTHON_DIR],
+    ["--clearenv"],
+    ...keep,
+    ["--setenv", "OMP_NUM_THREADS", "1"],
+    ["--setenv", "OPENBLAS_NUM_THREADS", "1"],
+    [python, ...args],
   ];
+  return ["bwrap", groups.flat()];
 }
 
 export interface PoolOptions {

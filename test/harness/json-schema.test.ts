@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { editorSchemas } from "../../src/harness/json-schema.ts";
+import { editorSchemas } from "../../src/schemas.ts";
 import { INITIAL_HARNESS, ROOT } from "../helpers/fixtures.ts";
 
 describe("editor JSON Schemas", () => {

@@ -1,2 +1,2 @@
 // Registers the offline model's roles beyond the discovery executor; each role is one module and one line here.
-export {};
+import "./proposer-role.ts";

@@ -1,10 +1,12 @@
 import { z } from "zod";
-import { agentSchema, toolFileSchema } from "./schema.ts";
+import { agentSchema, toolFileSchema } from "./harness/schema.ts";
+import { optimizeConfigSchema } from "./loop/optimize-config.ts";
 
 /** JSON Schemas for editors, generated from the zod schemas (written to schemas/ by `npm run schema`). */
 export function editorSchemas(): Record<string, unknown> {
   return {
     "agent.schema.json": { ...z.toJSONSchema(agentSchema, { io: "input" }), title: "hone harness agent.yaml" },
     "tool.schema.json": { ...z.toJSONSchema(toolFileSchema, { io: "input" }), title: "hone harness tools/<name>.tool.yaml" },
+    "optimize.schema.json": { ...z.toJSONSchema(optimizeConfigSchema, { io: "input" }), title: "hone optimize --config file" },
   };
 }

@@ -1,0 +1,103 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import type { Command } from "commander";
+import { HoneError } from "../../errors.ts";
+import { openDb } from "../../store/db.ts";
+import { HarnessRepo } from "../../store/git.ts";
+import { formatScore, printJson } from "../output.ts";
+
+function openRun(dir: string) {
+  if (!existsSync(join(dir, "hone.db"))) throw new HoneError("usage", `${dir} is not a run directory (no hone.db)`);
+  return { db: openDb(join(dir, "hone.db"), { readonly: true }), repo: new HarnessRepo(join(dir, "harnesses.git")) };
+}
+
+interface CandidateRow {
+  id: string;
+  round: number;
+  slot: number;
+  status: string;
+  commit_sha: string | null;
+  parent_commit: string;
+  score: number | null;
+  reward: number | null;
+  advantage: number | null;
+  changed: string | null;
+  gate_error: string | null;
+}
+
+export function registerLog(program: Command): void {
+  program
+    .command("log <run-dir>")
+    .description("the lineage of an optimize run: rounds, candidates, scores, rewards, the incumbent's path")
+    .option("--json", "print as JSON")
+    .action((dir: string, opts) => {
+      const { db, repo } = openRun(dir);
+      const main = repo.resolve("refs/heads/main");
+      const rounds = db
+        .prepare("SELECT round, incumbent_commit, incumbent_score, best_score, moved FROM rounds ORDER BY round")
+        .all() as {
+        round: number;
+        incumbent_commit: string;
+        incumbent_score: number | null;
+        best_score: number | null;
+        moved: number;
+      }[];
+      const cands = db.prepare("SELECT * FROM candidates ORDER BY round, slot").all() as CandidateRow[];
+      db.close();
+      if (opts.json) {
+        printJson({ main, rounds, candidates: cands.map((c) => ({ ...c, changed: JSON.parse(c.changed ?? "[]") })) });
+        return;
+      }
+      const lines: string[] = [];
+      for (const r of rounds) {
+        lines.push(
+          `round ${r.round}  incumbent ${formatScore(r.incumbent_score)} @ ${r.incumbent_commit.slice(0, 10)}  best ${formatScore(r.best_score)}${r.moved ? "  → moved" : ""}`,
+        );
+        for (const c of cands.filter((x) => x.round === r.round)) {
+          const mark =
+            c.commit_sha && c.commit_sha === main
+              ? "*"
+              : c.commit_sha && repo.isAncestor(c.commit_sha, main ?? c.commit_sha)
+                ? "+"
+                : " ";
+          const what =
+            c.status === "invalid"
+              ? `invalid: ${(c.gate_error ?? "").slice(0, 90)}`
+              : (JSON.parse(c.changed ?? "[]") as string[]).join(", ") || "(seed)";
+          lines.push(
+            `  ${mark} ${c.id.padEnd(9)} ${c.status.padEnd(8)} ${formatScore(c.score).padStart(9)}  reward ${c.reward === null ? "   -" : c.reward.toFixed(2).padStart(5)}  ${c.commit_sha?.slice(0, 10) ?? "-".padEnd(10)}  ${what}`,
+          );
+        }
+      }
+      lines.push("", "* = current incumbent (refs/heads/main), + = on its lineage");
+      process.stdout.write(`${lines.join("\n")}\n`);
+    });
+
+  program
+    .command("diff <run-dir> <candidate> [other]")
+    .description("what changed between a candidate and its parent, or between two candidates (ids like r01-k2, or commits)")
+    .action((dir: string, a: string, b: string | undefined) => {
+      const { db, repo } = openRun(dir);
+      const commitOf = (x: string) => {
+        const row = db.prepare("SELECT commit_sha, parent_commit FROM candidates WHERE id = ?").get(x) as
+          | { commit_sha: string | null; parent_commit: string }
+          | undefined;
+        if (row) {
+          if (!row.commit_sha) throw new HoneError("usage", `candidate ${x} was invalid and has no harness version`);
+          return { commit: row.commit_sha, parent: row.parent_commit };
+        }
+        const sha = repo.resolve(x);
+        if (!sha) throw new HoneError("usage", `no candidate or commit "${x}" in ${dir}; \`hone log ${dir}\` lists them`);
+        return { commit: sha, parent: sha };
+      };
+      const first = commitOf(a);
+      const from = b ? first.commit : first.parent;
+      const to = b ? commitOf(b).commit : first.commit;
+      db.close();
+      if (from === to) {
+        process.stdout.write("no differences (the seed harness has no parent)\n");
+        return;
+      }
+      process.stdout.write(`${repo.diff(from, to)}\n`);
+    });
+}

@@ -1,0 +1,103 @@
+import type { Command } from "commander";
+import { ExitCode, HoneError } from "../../errors.ts";
+import { type OptimizeEvent, type OptimizeSettings, optimize } from "../../loop/optimize.ts";
+import { type OptimizeConfig, optimizeConfigSchema, readOptimizeConfig, settingsFromConfig } from "../../loop/optimize-config.ts";
+import { resolveTask } from "../../task/builtin.ts";
+import { addModelOptions, modelSettingsFrom } from "../model-options.ts";
+import { formatScore, isTty, printJson, table } from "../output.ts";
+import { OptimizeProgress } from "../progress.ts";
+
+export function registerOptimize(program: Command): void {
+  const cmd = program
+    .command("optimize")
+    .description("learn the harness at test time: propose, gate, roll out, reward, ratchet; every candidate kept")
+    .option("--task <id|folder>", "a built-in task id or a task folder")
+    .option("--config <file>", "options from a YAML file (schemas/optimize.schema.json); flags override it")
+    .option("--resume <run-dir>", "continue a stopped run (its stored options; --rounds and --concurrency may change)")
+    .option("--seed-harness <dir>", "the harness to start from (default harnesses/initial)")
+    .option("--proposer-harness <dir>", "the proposer's own harness (default harnesses/proposer)")
+    .option("--rounds <n>", "rounds of proposals after the seed round", Number)
+    .option("--proposals <k>", "harness specs per round", Number)
+    .option("--max-evals <n>", "evaluator calls per rollout (default: the task's budget)", Number)
+    .option("--concurrency <n>", "rollouts at once", Number)
+    .option("--paired", "pair each candidate with a rollout of its parent at the same seed (causal credit)")
+    .option("--seed <n>", "run seed", Number)
+    .option("--learning <mode>", "proposer learning: context (default) or lora")
+    .option("--tasks-dir <dir>", "a folder of task folders with an optional tasks.yaml")
+    .option("--cold", "spawn a fresh interpreter per evaluation instead of the warm pool")
+    .option("--out <dir>", "run directory (default runs/opt-<task>-<time>)")
+    .option("--json", "print the final summary as JSON only");
+  addModelOptions(cmd, "executor");
+  addModelOptions(cmd, "proposer");
+  cmd.action(async (opts) => {
+    let config: OptimizeConfig | undefined;
+    if (opts.config) config = readOptimizeConfig(opts.config);
+    const taskRef = opts.task ?? config?.task;
+    if (!taskRef && !opts.resume) throw new HoneError("usage", "give --task (or task: in --config), or --resume a run");
+    const base = config ?? optimizeConfigSchema.parse({ task: taskRef ?? "resume" });
+    const task = taskRef && !opts.resume ? await resolveTask(taskRef, opts.tasksDir ?? base.tasks_dir) : undefined;
+    const s: OptimizeSettings = settingsFromConfig(base, task?.budget.maxEvals ?? 10);
+    if (opts.task) s.task = opts.task;
+    if (opts.seedHarness) s.seedHarness = opts.seedHarness;
+    if (opts.proposerHarness) s.proposerHarness = opts.proposerHarness;
+    if (opts.rounds !== undefined) s.rounds = opts.rounds;
+    if (opts.proposals !== undefined) s.proposalsPerRound = opts.proposals;
+    if (opts.maxEvals !== undefined) s.maxMetricCalls = opts.maxEvals;
+    if (opts.concurrency !== undefined) s.concurrency = opts.concurrency;
+    if (opts.paired) s.paired = true;
+    if (opts.seed !== undefined) s.seed = opts.seed;
+    if (opts.tasksDir) s.tasksDir = opts.tasksDir;
+    if (opts.cold) s.warmPool = false;
+    if (opts.learning) {
+      if (opts.learning !== "context" && opts.learning !== "lora") throw new HoneError("usage", "--learning is context or lora");
+      if (opts.learning === "lora" && !s.learning.lora)
+        throw new HoneError("usage", "--learning lora needs learning.lora.trainer_command in --config");
+      s.learning.mode = opts.learning;
+    }
+    const clean = (m: Record<string, unknown>) => Object.fromEntries(Object.entries(m).filter(([, v]) => v !== undefined));
+    s.executor = { ...s.executor, ...clean(modelSettingsFrom(opts, "executor")) } as OptimizeSettings["executor"];
+    s.proposer = { ...s.proposer, ...clean(modelSettingsFrom(opts, "proposer")) } as OptimizeSettings["proposer"];
+    for (const [role, m] of [
+      ["executor", s.executor],
+      ["proposer", s.proposer],
+    ] as const) {
+      if (m.model !== "offline" && !m.baseUrl)
+        throw new HoneError(
+          "usage",
+          `--${role}-base-url is needed for the ${role} model "${m.model}" (or use --${role} offline)`,
+        );
+    }
+    const stamp = new Date().toISOString().replace(/[:.]/g, "-").replace("T", "_").slice(0, 19);
+    const outDir = opts.resume ?? opts.out ?? base.out ?? `runs/opt-${task?.id ?? "task"}-${stamp}`;
+    const progress = opts.json ? undefined : new OptimizeProgress(isTty());
+    const result = await optimize(s, {
+      outDir,
+      resume: Boolean(opts.resume),
+      overrides: { rounds: opts.rounds, concurrency: opts.concurrency },
+      onEvent: (e: OptimizeEvent) => progress?.on(e),
+    });
+    progress?.end();
+    if (opts.json) {
+      printJson({
+        run_dir: result.runDir,
+        best_score: result.bestScore,
+        start_score: result.startScore,
+        best_harness: result.bestHarnessPath,
+        rounds: result.rounds,
+      });
+    } else {
+      const rows = result.rounds.map((r) => [
+        r.round,
+        formatScore(r.incumbentScore),
+        formatScore(r.bestScore),
+        r.moved ? "yes" : "no",
+        r.candidates.map((c) => (c.status === "invalid" ? "x" : c.reward === null ? "-" : c.reward.toFixed(2))).join(" ") || "-",
+      ]);
+      process.stdout.write(`\n${table(["round", "incumbent at start", "best this round", "moved", "rewards"], rows)}\n`);
+      process.stdout.write(
+        `\nbest ${formatScore(result.bestScore)} (start ${formatScore(result.startScore)})\n  harness  ${result.bestHarnessPath}\n  records  ${result.runDir}/hone.db · lineage: npx hone log ${result.runDir}\n`,
+      );
+    }
+    process.exitCode = ExitCode.ok;
+  });
+}

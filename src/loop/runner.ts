@@ -1,0 +1,142 @@
+import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { loadHarness } from "../harness/package.ts";
+import type { Harness } from "../harness/types.ts";
+import type { ChatModel } from "../model/types.ts";
+import { type RolloutOutcome, runRollout, writeResult } from "../runtime/rollout.ts";
+import { gateGeneratedCode } from "../sandbox/check.ts";
+import { generatedCodeHost } from "../sandbox/generated-code.ts";
+import { JsonlTrajectory } from "../store/trajectory.ts";
+import type { DiscoveryTask } from "../task/discovery-task.ts";
+import type { Evaluation } from "../task/evaluation.ts";
+
+/** One rollout to run: everything needed, nothing secret. Serializable, so distributed runners can ship it. */
+export interface RolloutJob {
+  id: string;
+  harnessDir: string;
+  startProgram: string;
+  startEvaluation: Evaluation;
+  seed: number;
+  maxEvals: number;
+  /** Where the rollout's artifacts go; it appears only when the rollout has finished. */
+  outDir: string;
+}
+
+export interface RolloutJobResult {
+  id: string;
+  outcome?: RolloutOutcome;
+  error?: string;
+}
+
+/** Jobs in, results out as they finish. The local pool is the default; BullMQ and Slurm sit behind the same contract. */
+export interface Runner {
+  run(jobs: RolloutJob[]): AsyncIterable<RolloutJobResult>;
+  close(): Promise<void>;
+}
+
+export interface LocalRunnerOptions {
+  task: DiscoveryTask;
+  model: ChatModel;
+  evaluate: (program: string) => Promise<Evaluation>;
+  concurrency: number;
+  timeLimitSec?: number;
+  onEvent?: (jobId: string, event: Record<string, unknown>) => void;
+}
+
+/** Loads and gates a package once per directory: package directories do not change while a run uses them. */
+export class HarnessCache {
+  private readonly loaded = new Map<string, Harness>();
+  get(dir: string): Harness {
+    let h = this.loaded.get(dir);
+    if (!h) {
+      h = loadHarness(dir, { generatedCode: gateGeneratedCode });
+      this.loaded.set(dir, h);
+    }
+    return h;
+  }
+}
+
+/** Runs one job in this process: load and gate the package, roll out, write artifacts under a .partial name. */
+export async function runJob(
+  job: RolloutJob,
+  o: Omit<LocalRunnerOptions, "concurrency">,
+  cache = new HarnessCache(),
+): Promise<RolloutJobResult> {
+  const partial = `${job.outDir}.partial`;
+  rmSync(partial, { recursive: true, force: true });
+  mkdirSync(partial, { recursive: true });
+  const jsonl = new JsonlTrajectory(join(partial, "trajectory.jsonl"));
+  try {
+    const harness = cache.get(job.harnessDir);
+    const task = o.task;
+    const outcome = await runRollout({
+      harness,
+      task,
+      model: o.model,
+      evaluate: o.evaluate,
+      maxEvals: job.maxEvals,
+      seed: job.seed,
+      trajectory: {
+        write: (e) => {
+          jsonl.write(e);
+          o.onEvent?.(job.id, e);
+        },
+      },
+      outDir: partial,
+      startProgram: job.startProgram,
+      startEvaluation: job.startEvaluation,
+      timeLimitSec: o.timeLimitSec,
+      generatedCode: (env, t) =>
+        generatedCodeHost(
+          harness.tools,
+          env,
+          {
+            id: task.id,
+            description: task.description,
+            metric: task.metric,
+            direction: task.direction,
+            reference: task.reference?.value ?? null,
+          },
+          t,
+          { seed: job.seed },
+        ),
+    });
+    jsonl.close();
+    writeResult(partial, { job: job.id, seed: job.seed, ...outcome, bestProgram: undefined });
+    rmSync(job.outDir, { recursive: true, force: true });
+    mkdirSync(dirname(job.outDir), { recursive: true });
+    renameSync(partial, job.outDir);
+    return { id: job.id, outcome };
+  } catch (err) {
+    jsonl.close();
+    return { id: job.id, error: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+/** The local pool: up to `concurrency` rollouts at once in this process, results yielded as each finishes. */
+export class LocalRunner implements Runner {
+  private readonly cache = new HarnessCache();
+  constructor(private readonly o: LocalRunnerOptions) {}
+
+  async *run(jobs: RolloutJob[]): AsyncIterable<RolloutJobResult> {
+    const queue = [...jobs];
+    const running = new Map<string, Promise<RolloutJobResult>>();
+    const start = () => {
+      while (running.size < Math.max(1, this.o.concurrency) && queue.length > 0) {
+        const job = queue.shift() as RolloutJob;
+        running.set(job.id, runJob(job, this.o, this.cache));
+      }
+    };
+    start();
+    while (running.size > 0) {
+      const done = await Promise.race([...running.values()]);
+      running.delete(done.id);
+      start();
+      yield done;
+    }
+  }
+
+  async close(): Promise<void> {}
+}
+
+export const jobFinished = (outDir: string) => existsSync(join(outDir, "result.json"));

@@ -1,0 +1,70 @@
+import type { Db } from "../store/db.ts";
+
+interface Row {
+  round: number;
+  slot: number;
+  status: string;
+  changed: string | null;
+  reward: number | null;
+  score: number | null;
+  gate_error: string | null;
+  spec: string | null;
+}
+
+const fmt = (x: number | null | undefined) => (x === null || x === undefined ? "-" : Number(x.toPrecision(6)).toString());
+
+/**
+ * The proposer's experience digest (`context` learning): which spec changes went with which rewards, the best and
+ * worst specs so far, gate failures and why, and how the incumbent moved, kept within a token budget (4
+ * characters a token). The best spec is also given as JSON on one line, so it can be built on directly.
+ */
+export function experienceDigest(
+  db: Db,
+  runId: string,
+  opts: { tokenBudget: number; metric: string; direction: string },
+): string {
+  const rows = db
+    .prepare(
+      "SELECT round, slot, status, changed, reward, score, gate_error, spec FROM candidates WHERE run_id = ? AND round > 0 ORDER BY round, slot",
+    )
+    .all(runId) as Row[];
+  const rounds = db
+    .prepare("SELECT round, incumbent_score, best_score, moved FROM rounds WHERE run_id = ? ORDER BY round")
+    .all(runId) as {
+    round: number;
+    incumbent_score: number | null;
+    best_score: number | null;
+    moved: number;
+  }[];
+  if (rows.length === 0 && rounds.length <= 1) return "No experience yet: this is the first round of proposals.";
+  const scored = rows.filter((r) => r.reward !== null && r.status !== "invalid");
+  const byReward = [...scored].sort((a, b) => (b.reward as number) - (a.reward as number));
+  const line = (r: Row) =>
+    `- r${r.round}#${r.slot} reward ${fmt(r.reward)}, ${opts.metric} ${fmt(r.score)}: ${(JSON.parse(r.changed ?? "[]") as string[]).join(", ") || "(nothing)"}`;
+  const sections: string[][] = [];
+  sections.push([
+    `Incumbent ${opts.metric} by round (${opts.direction}): ${rounds.map((r) => `r${r.round} ${fmt(r.incumbent_score)}${r.moved ? "*" : ""}`).join(" → ")} (* = the incumbent moved)`,
+  ]);
+  const best = byReward[0];
+  if (best?.spec) sections.push([`best_spec_json: ${best.spec}`]);
+  sections.push(["Best specs so far:", ...byReward.slice(0, 5).map(line)]);
+  sections.push(["Worst specs so far:", ...byReward.slice(-3).reverse().map(line)]);
+  const failures = rows.filter((r) => r.status === "invalid" || r.status === "repaired");
+  if (failures.length)
+    sections.push([
+      "Rejected or repaired proposals and why:",
+      ...failures.slice(-6).map((r) => `- r${r.round}#${r.slot} ${r.status}: ${(r.gate_error ?? "").slice(0, 300)}`),
+    ]);
+  sections.push(["All changes tried, in order:", ...rows.map(line)]);
+  const budget = opts.tokenBudget * 4;
+  const out: string[] = [];
+  let used = 0;
+  for (const s of sections) {
+    for (const l of s) {
+      if (used + l.length + 1 > budget) return [...out, "(digest cut to its token budget)"].join("\n");
+      out.push(l);
+      used += l.length + 1;
+    }
+  }
+  return out.join("\n");
+}

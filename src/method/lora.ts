@@ -1,0 +1,126 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { HoneError } from "../errors.ts";
+import type { ModelSettings } from "../model/resolve.ts";
+import type { Db } from "../store/db.ts";
+
+export interface LoraSettings {
+  /** Shell command that trains an adapter; it reads HONE_LORA_* variables (see below). */
+  trainerCommand: string;
+  /** The base model the adapter is trained on (passed to the trainer). */
+  baseModel?: string;
+  /** Name prefix for loaded adapters; the round number is appended. */
+  adapterPrefix?: string;
+  /** Seconds the trainer may run. */
+  timeoutSec?: number;
+}
+
+/**
+ * `lora` proposer learning, after each round:
+ *
+ * 1. writes `lora/round-NN.jsonl`, one line per proposal slot of the round:
+ *    {"round", "slot", "prompt": [chat messages the proposer saw], "completion": the slot's spec as JSON text,
+ *     "advantage": its advantage, "reward": its reward};
+ * 2. runs the configured trainer command with HONE_LORA_DATA (that file), HONE_LORA_OUTPUT_DIR (where the adapter must
+ *    be written), HONE_LORA_BASE_MODEL, HONE_LORA_ROUND and HONE_LORA_PREVIOUS_ADAPTER (empty in round 1);
+ * 3. loads the adapter into the proposer's vLLM server with POST {base_url}/load_lora_adapter
+ *    {"lora_name", "lora_path"} (the server needs VLLM_ALLOW_RUNTIME_LORA_UPDATING=True) and returns its name, which
+ *    is the proposer's model from the next round.
+ */
+export async function loraStep(
+  db: Db,
+  runId: string,
+  round: number,
+  runDir: string,
+  s: LoraSettings,
+  proposer: Partial<ModelSettings>,
+): Promise<string | undefined> {
+  const prompt = (
+    db.prepare("SELECT proposer_prompt FROM rounds WHERE run_id = ? AND round = ?").get(runId, round) as
+      | { proposer_prompt: string | null }
+      | undefined
+  )?.proposer_prompt;
+  const rows = db
+    .prepare("SELECT slot, spec, reward, advantage FROM candidates WHERE run_id = ? AND round = ? ORDER BY slot")
+    .all(runId, round) as {
+    slot: number;
+    spec: string | null;
+    reward: number | null;
+    advantage: number | null;
+  }[];
+  if (!prompt || rows.length === 0) return undefined;
+  const dir = resolve(runDir, "lora");
+  mkdirSync(dir, { recursive: true });
+  const data = join(dir, `round-${String(round).padStart(2, "0")}.jsonl`);
+  writeFileSync(
+    data,
+    `${rows.map((r) => JSON.stringify({ round, slot: r.slot, prompt: JSON.parse(prompt), completion: r.spec ?? "", advantage: r.advantage ?? 0, reward: r.reward ?? 0 })).join("\n")}\n`,
+  );
+  const name = adapterName(s, round);
+  const output = join(dir, name);
+  const previous = round > 1 ? join(dir, adapterName(s, round - 1)) : "";
+  const r = spawnSync("sh", ["-c", s.trainerCommand], {
+    env: {
+      ...process.env,
+      HONE_LORA_DATA: data,
+      HONE_LORA_OUTPUT_DIR: output,
+      HONE_LORA_BASE_MODEL: s.baseModel ?? proposer.model ?? "",
+      HONE_LORA_ROUND: String(round),
+      HONE_LORA_PREVIOUS_ADAPTER: existsSync(previous) ? previous : "",
+    },
+    encoding: "utf8",
+    timeout: (s.timeoutSec ?? 3600) * 1000,
+  });
+  if (r.status !== 0)
+    throw new HoneError(
+      "runFailed",
+      `the LoRA trainer command failed in round ${round} (exit ${r.status}): ${(r.stderr || r.stdout || "").trim().slice(-500)}`,
+    );
+  if (!existsSync(output))
+    throw new HoneError("runFailed", `the LoRA trainer did not write an adapter to ${output} (HONE_LORA_OUTPUT_DIR)`);
+  await loadAdapter(name, output, proposer);
+  db.prepare("UPDATE rounds SET proposer_model = ? WHERE run_id = ? AND round = ?").run(name, runId, round + 1);
+  return name;
+}
+
+export const adapterName = (s: LoraSettings, round: number) =>
+  `${s.adapterPrefix ?? "hone-proposer"}-r${String(round).padStart(2, "0")}`;
+
+/** POST {base_url}/load_lora_adapter; an adapter the server already has counts as loaded. */
+export async function loadAdapter(name: string, path: string, proposer: Partial<ModelSettings>): Promise<void> {
+  if (!proposer.baseUrl) throw new HoneError("usage", "lora learning needs the proposer on a vLLM server (--proposer-base-url)");
+  const url = `${proposer.baseUrl.replace(/\/$/, "")}/load_lora_adapter`;
+  const key = process.env[proposer.apiKeyEnv ?? "OPENAI_API_KEY"];
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}) },
+    body: JSON.stringify({ lora_name: name, lora_path: path }),
+  }).catch((err: Error) => {
+    throw new HoneError("endpoint", `cannot reach ${url} to load the adapter: ${err.message}`);
+  });
+  const text = await res.text();
+  if (!res.ok && !/already been loaded/i.test(text)) {
+    throw new HoneError(
+      "endpoint",
+      `${url} refused the adapter ${name} (HTTP ${res.status}): ${text.slice(0, 300)}. Start vLLM with VLLM_ALLOW_RUNTIME_LORA_UPDATING=True and --enable-lora.`,
+    );
+  }
+}
+
+/** On resume: the adapter trained after the last finished round, loaded again if the server lost it. */
+export async function resumeAdapter(
+  runDir: string,
+  s: LoraSettings,
+  lastFinishedRound: number,
+  proposer: Partial<ModelSettings>,
+): Promise<string | undefined> {
+  for (let r = lastFinishedRound; r >= 1; r--) {
+    const path = resolve(runDir, "lora", adapterName(s, r));
+    if (existsSync(path)) {
+      await loadAdapter(adapterName(s, r), path, proposer);
+      return adapterName(s, r);
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,58 @@
+import Database from "better-sqlite3";
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+  id TEXT PRIMARY KEY, kind TEXT NOT NULL, created_at TEXT NOT NULL, status TEXT NOT NULL,
+  config TEXT NOT NULL, summary TEXT, finished_at TEXT
+);
+CREATE TABLE IF NOT EXISTS rounds (
+  run_id TEXT NOT NULL, round INTEGER NOT NULL, status TEXT NOT NULL,
+  incumbent_commit TEXT NOT NULL, incumbent_score REAL, best_score REAL, moved INTEGER NOT NULL DEFAULT 0,
+  proposer_model TEXT, proposer_prompt TEXT, proposer_completion TEXT,
+  started_at TEXT NOT NULL, finished_at TEXT, PRIMARY KEY (run_id, round)
+);
+CREATE TABLE IF NOT EXISTS candidates (
+  id TEXT PRIMARY KEY, run_id TEXT NOT NULL, round INTEGER NOT NULL, slot INTEGER NOT NULL,
+  parent_commit TEXT NOT NULL, commit_sha TEXT, ref TEXT, content_hash TEXT,
+  spec TEXT, changed TEXT, status TEXT NOT NULL, gate_error TEXT, repaired INTEGER NOT NULL DEFAULT 0,
+  reward REAL, advantage REAL, score REAL
+);
+CREATE TABLE IF NOT EXISTS rollouts (
+  id TEXT PRIMARY KEY, run_id TEXT NOT NULL, round INTEGER NOT NULL, candidate_id TEXT NOT NULL,
+  kind TEXT NOT NULL, seed INTEGER NOT NULL, status TEXT NOT NULL, stop_reason TEXT, error TEXT,
+  start_score REAL, best_score REAL, improved INTEGER, evals_used INTEGER, evals_invalid INTEGER,
+  prompt_tokens INTEGER, completion_tokens INTEGER, model_calls INTEGER, seconds REAL, dir TEXT,
+  best_program TEXT, finished_at TEXT
+);
+CREATE TABLE IF NOT EXISTS evaluations (
+  rollout_id TEXT NOT NULL, idx INTEGER NOT NULL, valid INTEGER NOT NULL, score REAL, reason TEXT,
+  program_sha TEXT NOT NULL, seconds REAL, PRIMARY KEY (rollout_id, idx)
+);
+CREATE TABLE IF NOT EXISTS model_calls (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, role TEXT NOT NULL, rollout_id TEXT, round INTEGER,
+  latency_ms REAL, prompt_tokens INTEGER, completion_tokens INTEGER, attempts INTEGER, cached INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS candidates_round ON candidates (run_id, round);
+CREATE INDEX IF NOT EXISTS rollouts_round ON rollouts (run_id, round);
+CREATE INDEX IF NOT EXISTS model_calls_rollout ON model_calls (rollout_id);
+`;
+
+export const SCHEMA_VERSION = "1";
+
+export type Db = Database.Database;
+
+/** Opens (creating if needed) a run's hone.db: SQLite in WAL mode, synchronous FULL so a kill never loses a commit. */
+export function openDb(path: string, opts: { readonly?: boolean } = {}): Db {
+  const db = new Database(path, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false });
+  if (!opts.readonly) {
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = FULL");
+    db.pragma("busy_timeout = 5000");
+    db.exec(SCHEMA);
+    db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)").run(SCHEMA_VERSION);
+  }
+  return db;
+}
+
+export const now = () => new Date().toISOString();

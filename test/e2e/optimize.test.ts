@@ -1,0 +1,207 @@
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { HarnessRepo } from "../../src/store/git.ts";
+import { hone } from "../helpers/cli.ts";
+import { ROOT, tempDir } from "../helpers/fixtures.ts";
+
+const ARGS = [
+  "optimize",
+  "--task",
+  "circle-packing",
+  "--executor-model",
+  "offline",
+  "--proposer-model",
+  "offline",
+  "--rounds",
+  "3",
+  "--proposals",
+  "4",
+  "--max-evals",
+  "10",
+];
+
+function records(dir: string) {
+  const db = new Database(join(dir, "hone.db"), { readonly: true });
+  const rounds = db
+    .prepare("SELECT round, incumbent_commit, incumbent_score, best_score, moved FROM rounds ORDER BY round")
+    .all() as { round: number; incumbent_commit: string; incumbent_score: number; best_score: number; moved: number }[];
+  const candidates = db
+    .prepare("SELECT id, status, commit_sha, score, reward, advantage, changed FROM candidates ORDER BY id")
+    .all() as {
+    id: string;
+    status: string;
+    commit_sha: string | null;
+    score: number | null;
+    reward: number | null;
+    advantage: number | null;
+  }[];
+  const rollouts = db
+    .prepare("SELECT id, candidate_id, seed, status, best_score, evals_used FROM rollouts ORDER BY id")
+    .all() as { id: string; evals_used: number }[];
+  const evaluations = db.prepare("SELECT COUNT(*) AS n FROM evaluations").get() as { n: number };
+  const run = db.prepare("SELECT status, summary FROM runs").get() as { status: string; summary: string };
+  db.close();
+  return { rounds, candidates, rollouts, evaluations: evaluations.n, run };
+}
+
+describe("hone optimize (CLI, offline executor and proposer)", () => {
+  it("three rounds beat the round-0 harness, the ratchet never goes back, and every number traces to hone.db and git", async () => {
+    const out = join(tempDir(), "cp");
+    const r = await hone([...ARGS, "--out", out, "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const summary = JSON.parse(r.stdout);
+    const rec = records(out);
+    expect(rec.run.status).toBe("finished");
+    const round0Best = rec.rounds[0]?.best_score as number;
+    expect(summary.best_score).toBeGreaterThan(round0Best);
+    const incumbents = [...rec.rounds.map((x) => x.incumbent_score), summary.best_score];
+    for (let i = 1; i < incumbents.length; i++) expect(incumbents[i]).toBeGreaterThanOrEqual(incumbents[i - 1] as number);
+
+    // The printed summary is the records: rounds, candidates, rewards.
+    expect(summary.rounds.map((x: { incumbentScore: number }) => x.incumbentScore)).toEqual(
+      rec.rounds.map((x) => x.incumbent_score),
+    );
+    const repo = new HarnessRepo(join(out, "harnesses.git"));
+    const main = repo.resolve("refs/heads/main") as string;
+    expect(JSON.parse(readFileSync(join(out, "best", "meta.json"), "utf8")).commit).toBe(main);
+    for (const c of rec.candidates) {
+      if (c.status === "invalid") expect(c.commit_sha).toBeNull();
+      else expect(repo.resolve(`refs/candidates/${c.id}`)).toBe(c.commit_sha);
+    }
+    // The incumbent moved only by fast-forward: every round's incumbent is an ancestor of main.
+    for (const x of rec.rounds) expect(repo.isAncestor(x.incumbent_commit, main)).toBe(true);
+    // Each rollout used at most the budget and its evaluations are all recorded.
+    expect(rec.rollouts.every((x) => x.evals_used <= 10)).toBe(true);
+    expect(rec.evaluations).toBe(rec.rollouts.reduce((a, x) => a + x.evals_used, 0));
+    expect(readFileSync(join(out, "best_program.py"), "utf8")).toContain("EVOLVE-BLOCK-START");
+
+    // best/ is a package that runs again.
+    const again = await hone([
+      "run",
+      "--harness",
+      join(out, "best"),
+      "--task",
+      "circle-packing",
+      "--model",
+      "offline",
+      "--max-evals",
+      "4",
+      "--out",
+      join(tempDir(), "again"),
+      "--json",
+    ]);
+    expect(again.code, again.stderr).toBe(0);
+
+    // log and diff read the same records.
+    const log = await hone(["log", out]);
+    expect(log.stdout).toMatch(/round 3/);
+    const moved = rec.candidates.find((c) => c.commit_sha === main);
+    if (moved && moved.id !== "r00-seed") {
+      const diff = await hone(["diff", out, moved.id]);
+      expect(diff.stdout).toMatch(/^diff --git/m);
+    }
+  });
+
+  it("resumes after kill -9 at any point and reaches the same final state as an uninterrupted run", async () => {
+    const small = [
+      "optimize",
+      "--task",
+      "circle-packing",
+      "--rounds",
+      "2",
+      "--proposals",
+      "3",
+      "--max-evals",
+      "6",
+      "--seed",
+      "5",
+    ];
+    const reference = join(tempDir(), "ref");
+    expect((await hone([...small, "--out", reference, "--json"])).code).toBe(0);
+    const want = records(reference);
+    for (const killAfterMs of [700, 1500, 2300, 3100]) {
+      const out = join(tempDir(), `kill-${killAfterMs}`);
+      const child = spawn(process.execPath, [join(ROOT, "bin", "hone.js"), ...small, "--out", out, "--json"], {
+        cwd: ROOT,
+        stdio: "ignore",
+      });
+      await new Promise((r) => setTimeout(r, killAfterMs));
+      child.kill("SIGKILL");
+      await new Promise((r) => child.on("close", r));
+      if (!existsSync(join(out, "hone.db"))) continue;
+      const resumed = await hone(["optimize", "--resume", out, "--json"]);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      const got = records(out);
+      expect(got.candidates).toEqual(want.candidates);
+      expect(
+        got.rounds.map(({ round, incumbent_commit, incumbent_score, moved }) => ({
+          round,
+          incumbent_commit,
+          incumbent_score,
+          moved,
+        })),
+      ).toEqual(
+        want.rounds.map(({ round, incumbent_commit, incumbent_score, moved }) => ({
+          round,
+          incumbent_commit,
+          incumbent_score,
+          moved,
+        })),
+      );
+      expect(got.rollouts.map((x) => x.id)).toEqual(want.rollouts.map((x) => x.id));
+      expect(got.evaluations).toBe(want.evaluations);
+      expect(JSON.parse(got.run.summary).best_commit).toBe(JSON.parse(want.run.summary).best_commit);
+    }
+  });
+
+  it("pairs each candidate with its parent at the same seed with --paired", async () => {
+    const out = join(tempDir(), "paired");
+    const r = await hone([
+      "optimize",
+      "--task",
+      "circle-packing",
+      "--rounds",
+      "1",
+      "--proposals",
+      "2",
+      "--max-evals",
+      "4",
+      "--paired",
+      "--out",
+      out,
+      "--json",
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const db = new Database(join(out, "hone.db"), { readonly: true });
+    const rows = db.prepare("SELECT id, candidate_id, kind, seed FROM rollouts WHERE round = 1 ORDER BY id").all() as {
+      id: string;
+      candidate_id: string;
+      kind: string;
+      seed: number;
+    }[];
+    db.close();
+    const parents = rows.filter((x) => x.kind === "parent");
+    expect(parents.length).toBe(rows.filter((x) => x.kind === "candidate").length);
+    for (const p of parents)
+      expect(p.seed).toBe(rows.find((x) => x.kind === "candidate" && x.candidate_id === p.candidate_id)?.seed);
+  });
+
+  it("reads its options from a config file, refuses a bad one with the field, and refuses an existing --out", async () => {
+    const dir = tempDir();
+    const cfg = join(dir, "hone.yaml");
+    writeFileSync(cfg, "task: circle-packing\nrounds: 1\nproposals: 2\nmax_evals: 4\nout: ./run\n");
+    const r = await hone(["optimize", "--config", cfg, "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).run_dir).toBe(join(dir, "run"));
+    writeFileSync(cfg, "task: circle-packing\nrounds: zero\n");
+    const bad = await hone(["optimize", "--config", cfg]);
+    expect(bad.code).toBe(5);
+    expect(bad.stderr).toMatch(/hone.yaml \(rounds\)/);
+    const again = await hone(["optimize", "--task", "circle-packing", "--out", join(dir, "run")]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/already exists/);
+  });
+});

@@ -1,0 +1,89 @@
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { DEFAULT_PROPOSER_HARNESS, optimize } from "../../src/loop/optimize.ts";
+import { DEFAULT_HARNESS } from "../../src/loop/run.ts";
+import { startFakeVllm } from "../helpers/fake-vllm.ts";
+import { tempDir } from "../helpers/fixtures.ts";
+
+let close: (() => Promise<void>) | undefined;
+afterEach(async () => close?.());
+
+describe("lora proposer learning (fake vLLM, fake trainer)", () => {
+  it("writes each round's group, runs the trainer, loads the adapter and proposes with it next round", async () => {
+    const vllm = await startFakeVllm("qwen-base");
+    close = vllm.close;
+    const dir = tempDir();
+    const trainer = join(dir, "train.sh");
+    const seen = join(dir, "trainer-saw.txt");
+    writeFileSync(
+      trainer,
+      `#!/bin/sh\nset -e\necho "$HONE_LORA_ROUND $HONE_LORA_BASE_MODEL $(wc -l < "$HONE_LORA_DATA") prev=$HONE_LORA_PREVIOUS_ADAPTER" >> ${seen}\nmkdir -p "$HONE_LORA_OUTPUT_DIR"\necho '{"r": 8}' > "$HONE_LORA_OUTPUT_DIR/adapter_config.json"\n`,
+    );
+    const out = join(dir, "run");
+    const result = await optimize(
+      {
+        task: "circle-packing",
+        seedHarness: DEFAULT_HARNESS,
+        proposerHarness: DEFAULT_PROPOSER_HARNESS,
+        executor: { model: "offline" },
+        proposer: { model: "qwen-base", baseUrl: vllm.url },
+        rounds: 2,
+        proposalsPerRound: 3,
+        maxMetricCalls: 4,
+        concurrency: 3,
+        paired: false,
+        seed: 1,
+        warmPool: true,
+        learning: { mode: "lora", digestTokens: 1000, lora: { trainerCommand: `sh ${trainer}`, baseModel: "qwen-base" } },
+      },
+      { outDir: out },
+    );
+    expect(result.bestScore).not.toBeNull();
+    const group = readFileSync(join(out, "lora", "round-01.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(group).toHaveLength(3);
+    for (const g of group) {
+      expect(g).toHaveProperty("advantage");
+      expect(g.prompt[0].role).toBe("system");
+      expect(typeof g.completion).toBe("string");
+    }
+    expect(group.reduce((a, g) => a + g.advantage, 0)).toBeCloseTo(0, 9);
+    expect(readFileSync(seen, "utf8").trim().split("\n")).toEqual([
+      "1 qwen-base 3 prev=",
+      `2 qwen-base 3 prev=${join(out, "lora", "hone-proposer-r01")}`,
+    ]);
+    expect(vllm.loads.map((l) => l.lora_name)).toEqual(["hone-proposer-r01", "hone-proposer-r02"]);
+    expect(existsSync(vllm.loads[0]?.lora_path as string)).toBe(true);
+    // Round 1 proposed with the base model, round 2 with the adapter trained on round 1.
+    expect(vllm.chatModels[0]).toBe("qwen-base");
+    expect(vllm.chatModels.at(-1)).toBe("hone-proposer-r01");
+  });
+
+  it("stops with a clear error when the trainer fails", async () => {
+    const vllm = await startFakeVllm("qwen-base");
+    close = vllm.close;
+    await expect(
+      optimize(
+        {
+          task: "circle-packing",
+          seedHarness: DEFAULT_HARNESS,
+          proposerHarness: DEFAULT_PROPOSER_HARNESS,
+          executor: { model: "offline" },
+          proposer: { model: "qwen-base", baseUrl: vllm.url },
+          rounds: 1,
+          proposalsPerRound: 2,
+          maxMetricCalls: 3,
+          concurrency: 2,
+          paired: false,
+          seed: 1,
+          warmPool: true,
+          learning: { mode: "lora", digestTokens: 1000, lora: { trainerCommand: "echo out of GPU memory >&2; exit 3" } },
+        },
+        { outDir: join(tempDir(), "run") },
+      ),
+    ).rejects.toThrow(/LoRA trainer command failed in round 1 \(exit 3\): out of GPU memory/);
+  });
+});
