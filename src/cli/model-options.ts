@@ -4,6 +4,7 @@ import type { ModelSettings } from "../model/resolve.ts";
 /** The flags that point a role at a model; shared by run, eval, optimize and models check. */
 export function addModelOptions(cmd: Command, prefix = ""): Command {
   const p = prefix ? `${prefix}-` : "";
+  if (prefix) cmd.option(`--${prefix} <id>`, `shorthand for --${prefix}-model`);
   return cmd
     .option(`--${p}model <id>`, "model id on the endpoint, or `offline` for the built-in simulator")
     .option(`--${p}base-url <url>`, "OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
@@ -23,7 +24,7 @@ const camel = (s: string) => s.replace(/-([a-z])/g, (_, c: string) => c.toUpperC
 export function modelSettingsFrom(opts: Record<string, unknown>, prefix = ""): Partial<ModelSettings> {
   const get = (name: string) => opts[camel(prefix ? `${prefix}-${name}` : name)];
   return {
-    model: get("model") as string | undefined,
+    model: (get("model") ?? (prefix ? opts[camel(prefix)] : undefined)) as string | undefined,
     baseUrl: get("base-url") as string | undefined,
     dialect: get("dialect") as ModelSettings["dialect"],
     apiKeyEnv: get("api-key-env") as string | undefined,
