@@ -1,3 +1,5 @@
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -6,5 +8,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Tests get a cache of their own, never the user's.
+    env: { HONE_CACHE_DIR: join(tmpdir(), `hone-test-cache-${process.pid}`) },
   },
 });

@@ -1,4 +1,5 @@
 // npm run bench: every benchmark, each printing its figures side by side in one run.
+import { benchReplay } from "./replay.ts";
 import { benchRolloutConcurrency } from "./rollout-concurrency.ts";
 import { benchSandbox } from "./sandbox.ts";
 import { benchStepOverhead } from "./step-overhead.ts";
@@ -10,6 +11,7 @@ const benches: Record<string, () => Promise<void>> = {
   sandbox: benchSandbox,
   "warm-pool": benchWarmPool,
   "rollout-concurrency": benchRolloutConcurrency,
+  replay: benchReplay,
 };
 for (const [name, run] of Object.entries(benches)) {
   if (only && only !== name) continue;

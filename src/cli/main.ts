@@ -5,6 +5,8 @@ import { registerHarness } from "./commands/harness.ts";
 import { registerLog } from "./commands/log.ts";
 import { registerModels, registerServeOffline } from "./commands/models.ts";
 import { registerOptimize } from "./commands/optimize.ts";
+import { registerReceipt } from "./commands/receipt.ts";
+import { registerReplay } from "./commands/replay.ts";
 import { registerRun } from "./commands/run.ts";
 import { registerTasks } from "./commands/tasks.ts";
 import { reportError } from "./output.ts";
@@ -23,6 +25,8 @@ registerHarness(program);
 registerEvaluate(program);
 registerOptimize(program);
 registerLog(program);
+registerReplay(program);
+registerReceipt(program);
 registerServeOffline(program);
 
 try {

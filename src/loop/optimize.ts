@@ -1,8 +1,9 @@
-import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { stringify as toYaml } from "yaml";
 import { HoneError } from "../errors.ts";
 import { applySpec, SpecError } from "../harness/compile.ts";
+import { contentHash } from "../harness/files.ts";
 import { loadHarness } from "../harness/package.ts";
 import { changedFields, type HarnessSpec } from "../harness/spec.ts";
 import type { Harness } from "../harness/types.ts";
@@ -10,7 +11,9 @@ import { experienceDigest } from "../method/digest.ts";
 import { type LoraSettings, loraStep, resumeAdapter } from "../method/lora.ts";
 import { propose } from "../method/proposer.ts";
 import { advantages, gapReward, REWARD_MIN } from "../method/reward.ts";
+import { type CacheMode, defaultCachePath, ResponseStore, withCache } from "../model/cache.ts";
 import { seedFrom } from "../model/offline/rng.ts";
+import { OpenAICompatibleModel } from "../model/openai-compatible.ts";
 import { type ModelSettings, type ResolvedModel, resolveModel } from "../model/resolve.ts";
 import { checkHarness, gateGeneratedCode } from "../sandbox/check.ts";
 import { type Db, now, openDb } from "../store/db.ts";
@@ -21,6 +24,8 @@ import { type Evaluation, isBetter } from "../task/evaluation.ts";
 import { evaluateProgram } from "../task/evaluator.ts";
 import { EvaluatorPool } from "../task/evaluator-pool.ts";
 import { isolationNotice } from "../task/python-env.ts";
+import { EvaluationRecords, recordingEvaluator } from "../task/recorded-evaluations.ts";
+import { HONE_VERSION, type IdentityParts } from "./identity.ts";
 import { finishedRolloutIds, recordRollout, rolloutDirFinished, roundRollouts } from "./rollout-records.ts";
 import { DEFAULT_HARNESS } from "./run.ts";
 import { LocalRunner, type RolloutJob, type Runner } from "./runner.ts";
@@ -43,6 +48,10 @@ export interface OptimizeSettings {
   warmPool: boolean;
   timeLimitSec?: number;
   learning: { mode: "context" | "lora"; digestTokens: number; lora?: LoraSettings };
+  /** Request cache: off, read-write (default) or replay; `dir` holds the shared cache (default ~/.cache/hone). */
+  cache?: { mode: CacheMode; dir?: string };
+  /** For `hone replay`: the recorded run whose model calls and evaluations this run reproduces. */
+  replayOf?: string;
 }
 
 export type OptimizeEvent =
@@ -114,6 +123,27 @@ class RunContext {
     readonly emit: (e: OptimizeEvent) => void,
     readonly close: () => Promise<void>,
   ) {}
+  identityBase: Omit<IdentityParts, "sampling" | "harness"> | undefined;
+}
+
+/** A model served only from records: no endpoint is contacted; an unrecorded request is an error. */
+function replayModel(m: OptimizeSettings["executor"], cache: { read: ResponseStore[]; write: ResponseStore[] }): ResolvedModel {
+  const client = new OpenAICompatibleModel(
+    {
+      baseUrl: "http://replay.invalid/v1",
+      model: m.model,
+      dialect: m.model === "offline" ? "vllm" : m.dialect,
+      keepSampling: m.keepSampling,
+    },
+    {},
+  );
+  return {
+    model: withCache(client, { mode: "replay", ...cache }),
+    baseUrl: "replay",
+    modelName: m.model,
+    offline: m.model === "offline",
+    close: async () => {},
+  };
 }
 
 async function open(
@@ -125,21 +155,55 @@ async function open(
 ): Promise<RunContext> {
   const task = await resolveTask(settings.task, settings.tasksDir);
   const proposerHarness = loadHarness(settings.proposerHarness);
-  const db = openDb(join(runDir, "hone.db"));
-  // The run's row comes first, so a run killed at any later point can be resumed from its stored options.
-  db.prepare("INSERT OR IGNORE INTO runs (id, kind, created_at, status, config) VALUES ('run', 'optimize', ?, 'running', ?)").run(
-    now(),
-    JSON.stringify(settings),
-  );
+  // hone.db appears with the run's row already in it (built under another name, then renamed), so a run killed at
+  // any point either has nothing to resume or can be resumed from its stored options.
+  const dbPath = join(runDir, "hone.db");
+  if (!existsSync(dbPath)) {
+    const fresh = openDb(`${dbPath}.new`);
+    const insert =
+      "INSERT OR IGNORE INTO runs (id, kind, created_at, status, config) VALUES ('run', 'optimize', ?, 'running', ?)";
+    fresh.prepare(insert).run(now(), JSON.stringify(settings));
+    fresh.close();
+    renameSync(`${dbPath}.new`, dbPath);
+  }
+  const db = openDb(dbPath);
   const repo = resolved(join(runDir, "harnesses.git"));
   const notice = isolationNotice();
   if (notice) emit({ type: "notice", text: notice });
-  const pool = settings.warmPool
-    ? await EvaluatorPool.start(task, { size: Math.min(4, Math.max(1, settings.concurrency)) })
-    : undefined;
-  const evaluate = (p: string) => (pool ? pool.evaluate(p) : evaluateProgram(task, p));
-  const executor = await resolveModel(settings.executor as ModelSettings);
-  const proposer = await resolveModel(settings.proposer as ModelSettings);
+
+  // Every model call and evaluation of the run is recorded in its hone.db, so the run can be replayed.
+  const mode: CacheMode = settings.cache?.mode ?? "read-write";
+  const runCalls = new ResponseStore(join(runDir, "hone.db"));
+  const shared =
+    mode === "off"
+      ? undefined
+      : new ResponseStore(settings.cache?.dir ? join(settings.cache.dir, "requests.db") : defaultCachePath());
+  const source = settings.replayOf ? new ResponseStore(join(resolve(settings.replayOf), "hone.db")) : undefined;
+  const read = [runCalls, source, shared].filter((x): x is ResponseStore => x !== undefined);
+  const write = [runCalls, mode === "read-write" ? shared : undefined].filter((x): x is ResponseStore => x !== undefined);
+  const evaluations = new EvaluationRecords(join(runDir, "hone.db"));
+  const sourceEvaluations = settings.replayOf ? new EvaluationRecords(join(resolve(settings.replayOf), "hone.db")) : undefined;
+  let pool: EvaluatorPool | undefined;
+  const live = async (p: string) => {
+    if (!settings.warmPool) return evaluateProgram(task, p);
+    pool ??= await EvaluatorPool.start(task, { size: Math.min(4, Math.max(1, settings.concurrency)) });
+    return pool.evaluate(p);
+  };
+  const taskHash = contentHash(task.dir);
+  const evaluate = recordingEvaluator(
+    live,
+    taskHash,
+    evaluations,
+    mode === "replay" ? [evaluations, ...(sourceEvaluations ? [sourceEvaluations] : [])] : [],
+  );
+
+  const cached = async (m: OptimizeSettings["executor"]): Promise<ResolvedModel> => {
+    if (mode === "replay") return replayModel(m, { read, write });
+    const r = await resolveModel(m as ModelSettings);
+    return { ...r, model: withCache(r.model, { mode, read, write }) };
+  };
+  const executor = await cached(settings.executor);
+  const proposer = await cached(settings.proposer);
   const runId = "run";
   const runner =
     makeRunner?.({ task, settings, runDir }) ??
@@ -167,10 +231,23 @@ async function open(
       await runner.close();
       pool?.close();
       await executor.close();
-      await proposer.close();
+      await ctx.proposer.close();
+      for (const s of [runCalls, shared, source]) s?.close();
+      evaluations.close();
+      sourceEvaluations?.close();
       db.close();
     },
   );
+  ctx.identityBase = {
+    task: { id: task.id, content: taskHash, metric: task.metric, direction: task.direction },
+    executor: {
+      endpoint: settings.executor.model === "offline" ? "offline" : (settings.executor.baseUrl ?? ""),
+      model: settings.executor.model,
+      dialect: settings.executor.dialect ?? "vllm",
+    },
+    budget: { maxEvals: settings.maxMetricCalls, timeoutSec: task.timeoutSec },
+    hone: HONE_VERSION,
+  };
   emit({ type: "start", runDir, resumed, task: task.id, rounds: settings.rounds });
   return ctx;
 }
@@ -211,7 +288,7 @@ export async function optimize(settingsIn: OptimizeSettings, o: OptimizeOptions)
       ...JSON.parse(row.config),
       ...Object.fromEntries(Object.entries(o.overrides ?? {}).filter(([, v]) => v !== undefined)),
     };
-  } else if (existsSync(runDir) && readdirSync(runDir).length > 0) {
+  } else if (existsSync(runDir) && readdirSync(runDir).some((f) => !f.startsWith("hone.db.new"))) {
     throw new HoneError("usage", `${runDir} already exists and is not empty; choose another --out, or --resume it`);
   }
   // Check the seed package (and the task) before creating anything.
@@ -252,7 +329,7 @@ async function roundZero(ctx: RunContext): Promise<Incumbent> {
       mkdirSync(dirname(join(seedDir, f)), { recursive: true });
       copyFileSync(join(src.dir, f), join(seedDir, f));
     }
-    commit = repo.commitDir(seedDir, "r00: seed harness", undefined, 0);
+    commit = await repo.commitDir(seedDir, "r00: seed harness", undefined, 0);
     repo.createRef("refs/candidates/r00-seed", commit);
     repo.fastForwardMain(commit);
   } else if (!existsSync(join(seedDir, "agent.yaml"))) repo.materialize(commit, seedDir);
@@ -285,6 +362,10 @@ async function roundZero(ctx: RunContext): Promise<Incumbent> {
     maxEvals: settings.maxMetricCalls,
     outDir: join(ctx.dir, "rollouts", "r00-seed"),
   };
+  const done = db.prepare("SELECT status FROM rounds WHERE run_id = ? AND round = 0").get(runId) as
+    | { status: string }
+    | undefined;
+  if (done?.status === "finished") return incumbentAfter(ctx, 0, seed);
   await runJobs(ctx, 0, [{ job, candidate: "r00-seed", kind: "baseline" }]);
   return ratchet(ctx, 0, seed, [{ candidate: "r00-seed", commit, dir: seedDir }]);
 }
@@ -302,7 +383,7 @@ async function runJobs(ctx: RunContext, round: number, specs: JobSpec[]): Promis
   for (const s of specs) {
     if (done.has(s.job.id)) continue;
     if (rolloutDirFinished(s.job.outDir)) {
-      recordRollout(ctx.db, ctx.runId, round, s.candidate, s.kind, s.job.id, s.job.outDir, s.job.seed);
+      recordRollout(ctx.db, ctx.runId, round, s.candidate, s.kind, s.job.id, s.job.outDir, s.job.seed, ctx.identityBase);
       continue;
     }
     pending.push(s);
@@ -315,7 +396,7 @@ async function runJobs(ctx: RunContext, round: number, specs: JobSpec[]): Promis
       ctx.emit({ type: "rollout_done", round, job: r.id, score: null, error: r.error ?? "no result" });
       throw new HoneError("runFailed", `rollout ${r.id} could not run: ${r.error}`);
     }
-    recordRollout(ctx.db, ctx.runId, round, s.candidate, s.kind, s.job.id, s.job.outDir, s.job.seed);
+    recordRollout(ctx.db, ctx.runId, round, s.candidate, s.kind, s.job.id, s.job.outDir, s.job.seed, ctx.identityBase);
     ctx.emit({ type: "rollout_done", round, job: r.id, score: r.outcome?.bestScore ?? null });
   }
 }
@@ -340,7 +421,8 @@ function ratchet(
   const bestOwn = best ? (task.direction === "maximize" ? best.row.own_max : best.row.own_min) : null;
   let next = inc;
   if (best && bestOwn !== null) {
-    if (!ctx.repo.fastForwardMain(best.cand.commit)) throw new Error(`main cannot fast-forward to ${best.cand.commit}`);
+    if (!ctx.repo.fastForwardMain(best.cand.commit, inc.commit))
+      throw new Error(`main cannot fast-forward to ${best.cand.commit}`);
     next = {
       commit: best.cand.commit,
       dir: best.cand.dir,
@@ -411,9 +493,37 @@ async function runRound(ctx: RunContext, round: number, inc: Incumbent): Promise
     );
     for (const r of proposal.responses) {
       db.prepare(
-        "INSERT INTO model_calls (run_id, role, rollout_id, round, latency_ms, prompt_tokens, completion_tokens, attempts, cached) VALUES (?, 'proposer', NULL, ?, ?, ?, ?, ?, ?)",
-      ).run(runId, round, r.latency_ms, r.usage.prompt_tokens, r.usage.completion_tokens, r.attempts, r.cached ? 1 : 0);
+        "INSERT INTO model_calls (run_id, role, rollout_id, round, latency_ms, prompt_tokens, completion_tokens, attempts, cached, faults) VALUES (?, 'proposer', NULL, ?, ?, ?, ?, ?, ?, ?)",
+      ).run(
+        runId,
+        round,
+        r.latency_ms,
+        r.usage.prompt_tokens,
+        r.usage.completion_tokens,
+        r.attempts,
+        r.cached ? 1 : 0,
+        r.faults ? JSON.stringify(r.faults) : null,
+      );
     }
+    // Harness versions first (in parallel: each is a few git processes), then every record in one transaction.
+    const commits = await Promise.all(
+      proposal.slots.map(async (s) => {
+        const id = candidateId(round, s.slot);
+        const dir = join(ctx.dir, "candidates", id);
+        if (!s.spec) {
+          rmSync(dir, { recursive: true, force: true });
+          return null;
+        }
+        const commit = await repo.commitDir(
+          dir,
+          `${id}: ${changedFields(s.spec).join(", ") || "change"}`,
+          inc.commit,
+          round * 100 + s.slot + 1,
+        );
+        repo.createRef(`refs/candidates/${id}`, commit);
+        return commit;
+      }),
+    );
     const store = db.transaction(() => {
       db.prepare(
         "UPDATE rounds SET proposer_model = ?, proposer_prompt = ?, proposer_completion = ?, status = 'rolling_out' WHERE run_id = ? AND round = ?",
@@ -427,16 +537,7 @@ async function runRound(ctx: RunContext, round: number, inc: Incumbent): Promise
       for (const s of proposal.slots) {
         const id = candidateId(round, s.slot);
         const dir = join(ctx.dir, "candidates", id);
-        let commit: string | null = null;
-        if (s.spec) {
-          commit = repo.commitDir(
-            dir,
-            `${id}: ${changedFields(s.spec).join(", ") || "change"}`,
-            inc.commit,
-            round * 100 + s.slot + 1,
-          );
-          repo.createRef(`refs/candidates/${id}`, commit);
-        } else rmSync(dir, { recursive: true, force: true });
+        const commit = commits[s.slot] ?? null;
         db.prepare(
           "INSERT INTO candidates (id, run_id, round, slot, parent_commit, commit_sha, ref, content_hash, spec, changed, status, gate_error, repaired) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         ).run(
@@ -447,7 +548,7 @@ async function runRound(ctx: RunContext, round: number, inc: Incumbent): Promise
           inc.commit,
           commit,
           commit ? `refs/candidates/${id}` : null,
-          s.spec ? loadHarness(dir, { generatedCode: gateGeneratedCode }).contentHash : null,
+          s.spec ? contentHash(dir) : null,
           s.spec ? JSON.stringify(s.spec) : s.raw === undefined ? null : JSON.stringify(s.raw),
           JSON.stringify(s.spec ? changedFields(s.spec) : []),
           s.spec ? (s.repaired ? "repaired" : "valid") : "invalid",

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Db } from "../store/db.ts";
 import { now } from "../store/db.ts";
+import { type IdentityParts, identityDigest } from "./identity.ts";
 
 export interface RolloutRow {
   id: string;
@@ -30,6 +31,7 @@ export function recordRollout(
   id: string,
   dir: string,
   seed: number,
+  identityBase?: Omit<IdentityParts, "sampling" | "harness">,
 ): void {
   const result = JSON.parse(readFileSync(join(dir, "result.json"), "utf8"));
   const events = readFileSync(join(dir, "trajectory.jsonl"), "utf8")
@@ -39,11 +41,17 @@ export function recordRollout(
   const programFile = readdirSync(dir).find((f) => f.startsWith("best_program"));
   const bestProgram = programFile ? readFileSync(join(dir, programFile), "utf8") : null;
   const evaluations = events.filter((e) => e.type === "evaluation");
+  const start = events.find((e) => e.type === "rollout_start") as
+    | { harness?: { content_hash: string }; sampling?: Record<string, unknown> }
+    | undefined;
+  const identity = identityBase
+    ? { ...identityBase, sampling: start?.sampling ?? {}, harness: start?.harness?.content_hash ?? "" }
+    : undefined;
   const insert = db.transaction(() => {
     db.prepare(
       `INSERT OR REPLACE INTO rollouts (id, run_id, round, candidate_id, kind, seed, status, stop_reason, error, start_score, best_score, improved,
-        evals_used, evals_invalid, prompt_tokens, completion_tokens, model_calls, seconds, dir, best_program, finished_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        evals_used, evals_invalid, prompt_tokens, completion_tokens, model_calls, seconds, dir, best_program, finished_at, identity, identity_digest)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       id,
       runId,
@@ -66,6 +74,8 @@ export function recordRollout(
       dir,
       bestProgram,
       now(),
+      identity ? JSON.stringify(identity) : null,
+      identity ? identityDigest(identity) : null,
     );
     db.prepare("DELETE FROM evaluations WHERE rollout_id = ?").run(id);
     const ev = db.prepare(
@@ -83,11 +93,21 @@ export function recordRollout(
       );
     db.prepare("DELETE FROM model_calls WHERE rollout_id = ?").run(id);
     const mc = db.prepare(
-      "INSERT INTO model_calls (run_id, role, rollout_id, round, latency_ms, prompt_tokens, completion_tokens, attempts, cached) VALUES (?, 'executor', ?, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO model_calls (run_id, role, rollout_id, round, latency_ms, prompt_tokens, completion_tokens, attempts, cached, faults) VALUES (?, 'executor', ?, ?, ?, ?, ?, ?, ?, ?)",
     );
     for (const e of events.filter((x) => x.type === "model_call")) {
       const u = e.usage as { prompt_tokens: number; completion_tokens: number };
-      mc.run(runId, id, round, e.latency_ms, u.prompt_tokens, u.completion_tokens, e.attempts, e.cached ? 1 : 0);
+      mc.run(
+        runId,
+        id,
+        round,
+        e.latency_ms,
+        u.prompt_tokens,
+        u.completion_tokens,
+        e.attempts,
+        e.cached ? 1 : 0,
+        e.faults ? JSON.stringify(e.faults) : null,
+      );
     }
   });
   insert();

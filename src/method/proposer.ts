@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { HarnessSpec } from "../harness/spec.ts";
 import { validateSpec } from "../harness/spec.ts";
 import type { Harness } from "../harness/types.ts";
+import { ModelError } from "../model/errors.ts";
 import type { ChatMessage, ChatModel, ChatResponse } from "../model/types.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 
@@ -116,7 +117,20 @@ export async function propose(
     responses.push(r);
     return r.message.content ?? "";
   };
-  const completion = await ask(messages, recorded?.completion);
+  let completion: string;
+  try {
+    completion = await ask(messages, recorded?.completion);
+  } catch (err) {
+    // A proposer call that exhausts its retries costs the round its proposals, not the run; a replay miss is fatal.
+    if (!(err instanceof ModelError) || err.kind === "replay_miss") throw err;
+    const problem = `the proposer call failed: ${err.message}`;
+    return {
+      slots: Array.from({ length: c.k }, (_, slot) => ({ slot, problems: [problem], repaired: false })),
+      messages,
+      completion: "",
+      responses,
+    };
+  }
   const parsed = extractProposals(completion);
   const raws = typeof parsed === "string" ? [] : parsed.slice(0, c.k);
   const slots: ProposalSlot[] = [];

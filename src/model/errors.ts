@@ -8,7 +8,8 @@ export type ModelFailureKind =
   | "unknown_model"
   | "bad_request"
   | "no_tool_support"
-  | "bad_response";
+  | "bad_response"
+  | "replay_miss";
 
 const RETRYABLE: ReadonlySet<ModelFailureKind> = new Set([
   "unreachable",

@@ -37,6 +37,10 @@ export const nodeFetch: typeof fetch = (input, init) =>
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
         res.on("error", reject);
+        // A connection reset mid-body ends the response without "end"; that is a dropped connection, retried.
+        res.on("close", () => {
+          if (!res.complete) reject(Object.assign(new Error("the connection was reset mid-response"), { code: "ECONNRESET" }));
+        });
         res.on("end", () => {
           const h = new Headers();
           for (const [k, v] of Object.entries(res.headers)) {

@@ -47,12 +47,13 @@ export class OpenAICompatibleModel implements ChatModel {
     return this.opts.dialect ?? "vllm";
   }
 
+  /** The exact body sent for a request; cache keys hash it. */
+  wireBody(request: ChatRequest): Record<string, unknown> {
+    return buildRequestBody(request, { dialect: this.dialect, model: this.opts.model, keepSampling: this.opts.keepSampling });
+  }
+
   async complete(request: ChatRequest, signal?: AbortSignal): Promise<ChatResponse> {
-    const body = buildRequestBody(request, {
-      dialect: this.dialect,
-      model: this.opts.model,
-      keepSampling: this.opts.keepSampling,
-    });
+    const body = this.wireBody(request);
     const started = performance.now();
     let raw: OpenAI.Chat.Completions.ChatCompletion;
     try {

@@ -27,13 +27,16 @@ const realSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 export function withRetries(model: ChatModel, policy: RetryPolicy = defaultRetryPolicy): ChatModel {
   return {
     id: model.id,
+    wireBody: model.wireBody?.bind(model),
     async complete(request: ChatRequest, signal?: AbortSignal): Promise<ChatResponse> {
       const started = performance.now();
+      const faults: { kind: string; message: string }[] = [];
       for (let attempt = 1; ; attempt++) {
         try {
           const res = await model.complete(request, signal);
-          return { ...res, attempts: attempt, latency_ms: performance.now() - started };
+          return { ...res, attempts: attempt, latency_ms: performance.now() - started, ...(faults.length ? { faults } : {}) };
         } catch (err) {
+          if (err instanceof ModelError) faults.push({ kind: err.kind, message: err.message.slice(0, 300) });
           if (!(err instanceof ModelError) || !err.retryable || attempt >= policy.maxAttempts || signal?.aborted) {
             if (err instanceof ModelError && err.retryable && attempt >= policy.maxAttempts) {
               throw new ModelError(err.kind, `${err.message} (gave up after ${attempt} attempts)`, err);

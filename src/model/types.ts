@@ -54,12 +54,16 @@ export interface ChatResponse {
   attempts: number;
   model: string;
   cached?: boolean;
+  /** Retried failures on the way to this response (kind and message), for the records. */
+  faults?: { kind: string; message: string }[];
 }
 
 /** The one contract of the model layer: an OpenAI-style chat completion with tools. */
 export interface ChatModel {
   readonly id: string;
   complete(request: ChatRequest, signal?: AbortSignal): Promise<ChatResponse>;
+  /** The exact body this model sends for a request (cache keys hash it); absent for models that send none. */
+  wireBody?(request: ChatRequest): unknown;
 }
 
 export const zeroUsage = (): Usage => ({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });

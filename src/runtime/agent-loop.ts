@@ -100,6 +100,8 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
     } catch (err) {
       clearTimeout(timer);
       if (controller.signal.aborted) return result("time_limit", iteration - 1, modelCalls);
+      // A replay that meets an unrecorded request cannot continue faithfully: that is the run's failure, not the rollout's.
+      if (err instanceof ModelError && err.kind === "replay_miss") throw err;
       const message = err instanceof ModelError ? err.message : String(err);
       o.trajectory.write({ type: "model_error", iteration, kind: err instanceof ModelError ? err.kind : "unknown", message });
       return result("model_error", iteration - 1, modelCalls, message);
@@ -115,6 +117,7 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
       usage: response.usage,
       finish_reason: response.finish_reason,
       cached: response.cached ?? false,
+      ...(response.faults?.length ? { faults: response.faults } : {}),
     });
     const calls = response.message.tool_calls;
     messages.push({ role: "assistant", content: response.message.content, ...(calls.length ? { tool_calls: calls } : {}) });

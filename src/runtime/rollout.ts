@@ -122,6 +122,7 @@ export async function runRollout(o: RolloutOptions): Promise<RolloutOutcome> {
     harness: { name: o.harness.name, content_hash: o.harness.contentHash },
     task: { id: o.task.id, metric: o.task.metric, direction: o.task.direction },
     model: o.model.id,
+    sampling: { ...o.harness.sampling, seed: o.harness.sampling.seed ?? o.seed },
     seed: o.seed,
     max_evals: o.maxEvals,
     time_limit_sec: timeLimitSec,

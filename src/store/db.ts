@@ -23,7 +23,7 @@ CREATE TABLE IF NOT EXISTS rollouts (
   kind TEXT NOT NULL, seed INTEGER NOT NULL, status TEXT NOT NULL, stop_reason TEXT, error TEXT,
   start_score REAL, best_score REAL, improved INTEGER, evals_used INTEGER, evals_invalid INTEGER,
   prompt_tokens INTEGER, completion_tokens INTEGER, model_calls INTEGER, seconds REAL, dir TEXT,
-  best_program TEXT, finished_at TEXT
+  best_program TEXT, finished_at TEXT, identity TEXT, identity_digest TEXT
 );
 CREATE TABLE IF NOT EXISTS evaluations (
   rollout_id TEXT NOT NULL, idx INTEGER NOT NULL, valid INTEGER NOT NULL, score REAL, reason TEXT,
@@ -31,7 +31,8 @@ CREATE TABLE IF NOT EXISTS evaluations (
 );
 CREATE TABLE IF NOT EXISTS model_calls (
   id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, role TEXT NOT NULL, rollout_id TEXT, round INTEGER,
-  latency_ms REAL, prompt_tokens INTEGER, completion_tokens INTEGER, attempts INTEGER, cached INTEGER NOT NULL DEFAULT 0
+  latency_ms REAL, prompt_tokens INTEGER, completion_tokens INTEGER, attempts INTEGER, cached INTEGER NOT NULL DEFAULT 0,
+  faults TEXT
 );
 CREATE INDEX IF NOT EXISTS candidates_round ON candidates (run_id, round);
 CREATE INDEX IF NOT EXISTS rollouts_round ON rollouts (run_id, round);

@@ -1,7 +1,8 @@
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { execFile, execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { promisify } from "node:util";
 
 /**
  * A bare git repository of harness versions. Every candidate is a commit on refs/candidates/…, created once and
@@ -11,24 +12,37 @@ import { join } from "node:path";
 export class HarnessRepo {
   constructor(readonly gitDir: string) {}
 
+  private env(extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+    return {
+      PATH: process.env.PATH,
+      HOME: this.gitDir,
+      GIT_CONFIG_NOSYSTEM: "1",
+      GIT_AUTHOR_NAME: "hone",
+      GIT_AUTHOR_EMAIL: "hone@localhost",
+      GIT_COMMITTER_NAME: "hone",
+      GIT_COMMITTER_EMAIL: "hone@localhost",
+      ...extra,
+    };
+  }
+
   private git(args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv; cwd?: string } = {}): string {
     return execFileSync("git", ["--git-dir", this.gitDir, ...args], {
       encoding: "utf8",
       input: opts.input,
       cwd: opts.cwd,
       stdio: ["pipe", "pipe", "pipe"],
-      env: {
-        PATH: process.env.PATH,
-        HOME: this.gitDir,
-        GIT_CONFIG_NOSYSTEM: "1",
-        GIT_AUTHOR_NAME: "hone",
-        GIT_AUTHOR_EMAIL: "hone@localhost",
-        GIT_COMMITTER_NAME: "hone",
-        GIT_COMMITTER_EMAIL: "hone@localhost",
-        ...opts.env,
-      },
+      env: this.env(opts.env),
       maxBuffer: 64 * 1024 * 1024,
     }).trim();
+  }
+
+  private async gitAsync(args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<string> {
+    const { stdout } = await promisify(execFile)("git", ["--git-dir", this.gitDir, ...args], {
+      cwd: opts.cwd,
+      env: this.env(opts.env),
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    return stdout.trim();
   }
 
   static init(gitDir: string): HarnessRepo {
@@ -39,30 +53,60 @@ export class HarnessRepo {
   }
 
   /** Commits a package directory as it is; `order` fixes the commit date so ids are reproducible. */
-  commitDir(dir: string, message: string, parent: string | undefined, order: number): string {
+  async commitDir(dir: string, message: string, parent: string | undefined, order: number): Promise<string> {
     const index = join(mkdtempSync(join(tmpdir(), "hone-index-")), "index");
     try {
       const env = { GIT_INDEX_FILE: index, GIT_WORK_TREE: dir };
-      this.git(["add", "--all", "--force", "."], { env, cwd: dir });
-      const tree = this.git(["write-tree"], { env });
+      await this.gitAsync(["add", "--all", "--force", "."], { env, cwd: dir });
+      const tree = await this.gitAsync(["write-tree"], { env });
       const date = `${1_700_000_000 + order} +0000`;
-      return this.git(["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-m", message], {
-        env: { GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date },
-      });
+      const args = ["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-m", message];
+      return await this.gitAsync(args, { env: { GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date } });
     } finally {
       rmSync(join(index, ".."), { recursive: true, force: true });
     }
   }
 
-  /** Creates a ref that must not exist yet (or already points at the same commit, after a resume). */
-  createRef(ref: string, sha: string): void {
-    const existing = this.resolve(ref);
-    if (existing === sha) return;
-    if (existing) throw new Error(`${ref} already points at ${existing}, not ${sha}`);
-    this.git(["update-ref", ref, sha, ""]);
+  /**
+   * Updates a loose ref the way git does: take `<ref>.lock` exclusively, check the current value, write, rename.
+   * `expected` is the value the ref must have now (undefined: it must not exist). Returns false when it differs.
+   * No git process is started, which matters when many candidates are committed per round.
+   */
+  private swapRef(ref: string, sha: string, expected: string | undefined): boolean {
+    const path = join(this.gitDir, ref);
+    mkdirSync(dirname(path), { recursive: true });
+    const lock = `${path}.lock`;
+    writeFileSync(lock, `${sha}\n`, { flag: "wx" });
+    try {
+      if (this.resolve(ref) !== expected) return false;
+      renameSync(lock, path);
+      return true;
+    } finally {
+      rmSync(lock, { force: true });
+    }
   }
 
+  /** Creates a ref that must not exist yet (or already points at the same commit, after a resume). */
+  createRef(ref: string, sha: string): void {
+    if (this.swapRef(ref, sha, undefined)) return;
+    const existing = this.resolve(ref);
+    if (existing !== sha) throw new Error(`${ref} already points at ${existing}, not ${sha}`);
+  }
+
+  /** The commit a ref points at. Full ref names are read from the repository's files (loose, then packed). */
   resolve(ref: string): string | undefined {
+    if (ref.startsWith("refs/")) {
+      const loose = join(this.gitDir, ref);
+      if (existsSync(loose)) return readFileSync(loose, "utf8").trim();
+      const packed = join(this.gitDir, "packed-refs");
+      if (existsSync(packed)) {
+        for (const line of readFileSync(packed, "utf8").split("\n")) {
+          const [sha, name] = line.split(" ");
+          if (name === ref && sha && /^[0-9a-f]{40}$/.test(sha)) return sha;
+        }
+      }
+      return undefined;
+    }
     try {
       return this.git(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`]);
     } catch {
@@ -79,13 +123,18 @@ export class HarnessRepo {
     }
   }
 
-  /** Moves main to `sha` only if that is a fast-forward; returns false (and moves nothing) otherwise. */
-  fastForwardMain(sha: string): boolean {
+  /**
+   * Moves main to `sha` only if that is a fast-forward; returns false (and moves nothing) otherwise. `from`, when
+   * given, is the commit main must point at now (the new commit's parent): one compare-and-swap update suffices.
+   */
+  fastForwardMain(sha: string, from?: string): boolean {
     const current = this.resolve("refs/heads/main");
     if (current === sha) return true;
-    if (current && !this.isAncestor(current, sha)) return false;
-    this.git(["update-ref", "refs/heads/main", sha, current ?? ""]);
-    return true;
+    // Already contained in main (a resumed run re-applying an earlier decision): nothing to move.
+    if (current && current !== from && this.isAncestor(sha, current)) return true;
+    // With `from` (the new commit's parent) equal to main, the move is a fast-forward by construction.
+    if (current && current !== from && !this.isAncestor(current, sha)) return false;
+    return this.swapRef("refs/heads/main", sha, current);
   }
 
   diff(a: string, b: string): string {

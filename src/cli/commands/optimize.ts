@@ -25,6 +25,8 @@ export function registerOptimize(program: Command): void {
     .option("--learning <mode>", "proposer learning: context (default) or lora")
     .option("--tasks-dir <dir>", "a folder of task folders with an optional tasks.yaml")
     .option("--cold", "spawn a fresh interpreter per evaluation instead of the warm pool")
+    .option("--cache <mode>", "request cache: read-write (default), off, or replay (every request must be recorded)")
+    .option("--cache-dir <dir>", "shared cache folder (default HONE_CACHE_DIR or ~/.cache/hone)")
     .option("--out <dir>", "run directory (default runs/opt-<task>-<time>)")
     .option("--json", "print the final summary as JSON only");
   addModelOptions(cmd, "executor");
@@ -48,6 +50,11 @@ export function registerOptimize(program: Command): void {
     if (opts.seed !== undefined) s.seed = opts.seed;
     if (opts.tasksDir) s.tasksDir = opts.tasksDir;
     if (opts.cold) s.warmPool = false;
+    if (opts.cache !== undefined || opts.cacheDir !== undefined) {
+      if (opts.cache !== undefined && !["off", "read-write", "replay"].includes(opts.cache))
+        throw new HoneError("usage", "--cache is off, read-write or replay");
+      s.cache = { mode: opts.cache ?? s.cache?.mode ?? "read-write", dir: opts.cacheDir ?? s.cache?.dir };
+    }
     if (opts.learning) {
       if (opts.learning !== "context" && opts.learning !== "lora") throw new HoneError("usage", "--learning is context or lora");
       if (opts.learning === "lora" && !s.learning.lora)

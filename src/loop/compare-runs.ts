@@ -1,0 +1,31 @@
+import type { Db } from "../store/db.ts";
+
+const QUERIES: Record<string, string> = {
+  rounds: "SELECT round, incumbent_commit, incumbent_score, best_score, moved FROM rounds ORDER BY round",
+  candidates:
+    "SELECT id, status, commit_sha, content_hash, spec, score, reward, advantage, gate_error FROM candidates ORDER BY id",
+  rollouts:
+    "SELECT id, candidate_id, kind, seed, status, stop_reason, best_score, improved, evals_used, evals_invalid, identity_digest FROM rollouts ORDER BY id",
+  evaluations: "SELECT rollout_id, idx, valid, score, reason, program_sha FROM evaluations ORDER BY rollout_id, idx",
+};
+
+/** Field-by-field differences between two runs' records (rounds, candidates, rollouts, evaluations). */
+export function compareRecords(a: Db, b: Db): { counts: Record<string, number>; differences: string[] } {
+  const differences: string[] = [];
+  const counts: Record<string, number> = {};
+  for (const [table, sql] of Object.entries(QUERIES)) {
+    const x = a.prepare(sql).all() as Record<string, unknown>[];
+    const y = b.prepare(sql).all() as Record<string, unknown>[];
+    counts[table] = x.length;
+    if (x.length !== y.length) differences.push(`${table}: ${x.length} rows ≠ ${y.length} rows`);
+    for (let i = 0; i < Math.min(x.length, y.length); i++) {
+      for (const k of Object.keys(x[i] ?? {})) {
+        if (JSON.stringify(x[i]?.[k]) !== JSON.stringify(y[i]?.[k]))
+          differences.push(
+            `${table}[${i}].${k}: ${JSON.stringify(x[i]?.[k])?.slice(0, 80)} ≠ ${JSON.stringify(y[i]?.[k])?.slice(0, 80)}`,
+          );
+      }
+    }
+  }
+  return { counts, differences };
+}

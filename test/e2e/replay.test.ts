@@ -1,0 +1,125 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { hone } from "../helpers/cli.ts";
+import { tempDir } from "../helpers/fixtures.ts";
+
+describe("replay, receipts and the request cache (CLI)", () => {
+  it("replays a finished run with no endpoint and reproduces every record field by field", async () => {
+    const dir = tempDir();
+    const run = join(dir, "run");
+    const cache = join(dir, "cache");
+    const r = await hone([
+      "optimize",
+      "--task",
+      "circle-packing",
+      "--rounds",
+      "2",
+      "--proposals",
+      "3",
+      "--max-evals",
+      "5",
+      "--cache-dir",
+      cache,
+      "--out",
+      run,
+      "--json",
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    // The offline model is gone (it only ever lived inside the first process); replay needs no endpoint at all.
+    const replay = await hone(["replay", run, "--out", join(dir, "replayed"), "--json"]);
+    expect(replay.code, replay.stderr).toBe(0);
+    const out = JSON.parse(replay.stdout);
+    expect(out.differences).toEqual([]);
+    expect(out.matches).toBe(true);
+    expect(out.counts.evaluations).toBeGreaterThan(10);
+    const receipt = JSON.parse((await hone(["receipt", join(dir, "replayed"), "--json"])).stdout);
+    expect(receipt.settings.cache).toBe("replay");
+    expect(receipt.models[0].cache_hits).toBe(receipt.models[0].calls);
+  });
+
+  it("--cache replay with nothing recorded fails with a clear error instead of calling anything", async () => {
+    const dir = tempDir();
+    const r = await hone([
+      "optimize",
+      "--task",
+      "circle-packing",
+      "--rounds",
+      "1",
+      "--proposals",
+      "2",
+      "--max-evals",
+      "3",
+      "--cache",
+      "replay",
+      "--cache-dir",
+      join(dir, "empty"),
+      "--out",
+      join(dir, "run"),
+    ]);
+    expect(r.code).toBe(7);
+    expect(r.stderr).toMatch(/replay: this request was never recorded/);
+  });
+
+  it("a second identical run is served from the shared cache", async () => {
+    const dir = tempDir();
+    const args = [
+      "optimize",
+      "--task",
+      "circle-packing",
+      "--rounds",
+      "1",
+      "--proposals",
+      "2",
+      "--max-evals",
+      "3",
+      "--cache-dir",
+      join(dir, "cache"),
+      "--json",
+    ];
+    expect((await hone([...args, "--out", join(dir, "a")])).code).toBe(0);
+    expect((await hone([...args, "--out", join(dir, "b")])).code).toBe(0);
+    const receipt = JSON.parse((await hone(["receipt", join(dir, "b"), "--json"])).stdout);
+    expect(receipt.models[0].cache_hits).toBe(receipt.models[0].calls);
+    expect(receipt.models[0].latency_ms_p50).toBeNull();
+    const stats = await hone(["cache", "stats", "--cache-dir", join(dir, "cache"), "--json"]);
+    expect(JSON.parse(stats.stdout).entries).toBeGreaterThan(0);
+    const cleared = await hone(["cache", "clear", "--cache-dir", join(dir, "cache")]);
+    expect(cleared.stdout).toMatch(/removed \d+ cached response/);
+  });
+
+  it("the receipt explains a run: models, task, settings, measurements, failures", async () => {
+    const dir = tempDir();
+    const run = join(dir, "run");
+    expect(
+      (
+        await hone([
+          "optimize",
+          "--task",
+          "circle-packing",
+          "--rounds",
+          "1",
+          "--proposals",
+          "2",
+          "--max-evals",
+          "3",
+          "--cache",
+          "off",
+          "--out",
+          run,
+        ])
+      ).code,
+    ).toBe(0);
+    const text = (await hone(["receipt", run])).stdout;
+    for (const part of [
+      /task\s+circle-packing \(content [0-9a-f]{12}/,
+      /executor offline/,
+      /proposer offline/,
+      /settings .*seed=0.*cache=off/,
+      /measured \d+ rollouts, \d+ evaluations/,
+      /failed/,
+    ])
+      expect(text).toMatch(part);
+    expect(readFileSync(join(run, "hone.db")).length).toBeGreaterThan(0);
+  });
+});
