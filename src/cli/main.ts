@@ -1,5 +1,6 @@
 import { Command, CommanderError } from "commander";
 import { ExitCode } from "../errors.ts";
+import { registerEval } from "./commands/eval.ts";
 import { registerEvaluate } from "./commands/evaluate.ts";
 import { registerHarness } from "./commands/harness.ts";
 import { registerLog } from "./commands/log.ts";
@@ -27,6 +28,7 @@ registerOptimize(program);
 registerLog(program);
 registerReplay(program);
 registerReceipt(program);
+registerEval(program);
 registerServeOffline(program);
 
 try {

@@ -9,6 +9,7 @@ export const BUILTIN_TOOLS = [
   "finish",
   "calculator",
   "final_answer",
+  "oracle_answer",
 ] as const;
 export const TOOL_NAME = /^[a-z][a-z0-9_]{2,31}$/;
 export const SKILL_NAME = /^[a-z0-9](?:[a-z0-9]|-(?!-)){0,62}[a-z0-9]$|^[a-z0-9]$/;
