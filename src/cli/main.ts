@@ -10,6 +10,7 @@ import { registerReceipt } from "./commands/receipt.ts";
 import { registerReplay } from "./commands/replay.ts";
 import { registerRun } from "./commands/run.ts";
 import { registerTasks } from "./commands/tasks.ts";
+import { registerTrain } from "./commands/train.ts";
 import { reportError } from "./output.ts";
 
 const program = new Command()
@@ -29,6 +30,7 @@ registerLog(program);
 registerReplay(program);
 registerReceipt(program);
 registerEval(program);
+registerTrain(program);
 registerServeOffline(program);
 
 try {

@@ -108,6 +108,17 @@ function proposals(request: ChatRequest, repairing: number | undefined): unknown
         why.push("edit and evaluate in one call");
       }
     }
+    const qa = /hone-hint: qa_strategy=([a-z]+)/.exec(text);
+    if (qa) {
+      // A QA solver harness: try another way of combining the question's numbers.
+      const strategies = ["last", "sum", "product", "difference", "ratio"].filter((x) => x !== qa[1]);
+      const pick = strategies[(i + Math.floor(random() * strategies.length)) % strategies.length] as string;
+      const prompt = /### system prompt\n([\s\S]*?)\n\n### /.exec(text)?.[1] ?? "";
+      spec.system_prompt = prompt.replace(/hone-hint: qa_strategy=[a-z]+/, `hone-hint: qa_strategy=${pick}`);
+      delete spec.skill_body;
+      delete spec.new_tools;
+      why.push(`qa strategy ${pick}`);
+    }
     if (Object.keys(spec).length === 0) spec.sampling = { temperature: round3(Math.min(1.5, base.temperature + 0.1 + i * 0.01)) };
     spec.rationale = `offline proposer: ${why.join("; ") || "temperature nudge"}`;
     out.push(spec);

@@ -1,0 +1,81 @@
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { configError, zodIssues } from "../errors.ts";
+
+const model = z
+  .object({
+    model: z.string().min(1),
+    base_url: z.string().url().optional(),
+    dialect: z.enum(["vllm", "openai"]).optional(),
+    api_key_env: z.string().optional(),
+  })
+  .strict();
+
+/** train.yaml: the panel, the model, the estimator, the criterion and the patch surface. */
+export const trainConfigSchema = z
+  .object({
+    $schema: z.string().optional(),
+    harness: z.string().min(1),
+    panel: z
+      .object({
+        benchmark: z.string().min(1),
+        split: z.enum(["train", "validation", "test"]).default("validation"),
+        limit: z.number().int().min(1).default(20),
+        data_dir: z.string().optional(),
+      })
+      .strict(),
+    model: model.default({ model: "offline" }),
+    estimator: z.discriminatedUnion("kind", [
+      z
+        .object({
+          kind: z.literal("llm"),
+          proposer: model.default({ model: "offline" }),
+          proposer_harness: z.string().optional(),
+        })
+        .strict(),
+      z.object({ kind: z.literal("patch_queue"), patches: z.array(z.string().min(1)).min(1) }).strict(),
+      z.object({ kind: z.literal("agent_cli"), command: z.string().min(1), timeout: z.number().positive().optional() }).strict(),
+    ]),
+    criterion: z
+      .discriminatedUnion("kind", [
+        z
+          .object({
+            kind: z.literal("strict_pareto"),
+            secondary: z.array(z.enum(["steps", "tokens", "invalid_first_attempts"])).default(["steps", "tokens"]),
+          })
+          .strict(),
+        z
+          .object({
+            kind: z.literal("mean_ci"),
+            confidence: z.number().gt(0.5).lt(1).default(0.95),
+            resamples: z.number().int().min(100).default(2000),
+          })
+          .strict(),
+      ])
+      .default({ kind: "strict_pareto", secondary: ["steps", "tokens"] }),
+    patch_surface: z.array(z.string().min(1)).optional(),
+    concurrency: z.number().int().min(1).default(8),
+    seed: z.number().int().min(0).default(0),
+    out: z.string().optional(),
+  })
+  .strict();
+export type TrainConfig = z.infer<typeof trainConfigSchema>;
+
+export function readTrainConfig(file: string): TrainConfig & { base: string } {
+  if (!existsSync(file)) throw configError(file, undefined, "does not exist");
+  let raw: unknown;
+  try {
+    raw = parseYaml(readFileSync(file, "utf8"));
+  } catch (err) {
+    throw configError(file, undefined, `is not valid YAML: ${(err as Error).message.split("\n")[0]}`);
+  }
+  const r = trainConfigSchema.safeParse(raw ?? {});
+  if (!r.success) {
+    const first = zodIssues(r.error.issues)[0];
+    throw configError(file, first?.field, first?.message ?? "invalid");
+  }
+  const base = dirname(resolve(file));
+  return { ...r.data, harness: resolve(base, r.data.harness), base };
+}

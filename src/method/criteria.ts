@@ -1,0 +1,189 @@
+/**
+ * Criteria compare a candidate's measurement with the baseline's on the same panel and return a verdict.
+ * StrictPareto follows harness-training: solved sets, any regression rejects, more solves promotes, exact ties go
+ * to ordered secondary metrics, with the infra bracket. MeanWithConfidence promotes only when a paired bootstrap
+ * interval of the per-task score difference excludes zero, so a small panel does not promote noise.
+ */
+export type TaskStatus = "solved" | "unsolved" | "infra";
+
+export interface TaskMeasurement {
+  status: TaskStatus;
+  /** Score in [0, 1] (1 for solved, 0 for unsolved, F1 and the like in between); the mean over trials. */
+  score: number;
+  steps: number;
+  tokens: number;
+  invalidFirstAttempts?: number;
+}
+
+export interface Measurement {
+  commit: string;
+  tasks: Record<string, TaskMeasurement>;
+}
+
+export type Decision = "promote" | "reject" | "unmeasurable";
+
+export interface Verdict {
+  decision: Decision;
+  /** Negative promotes (GreedyMonotonic); +Infinity for a regression. */
+  loss: number;
+  reason: string;
+  report: Record<string, unknown>;
+}
+
+export interface Criterion {
+  compare(candidate: Measurement, baseline: Measurement): Verdict;
+  describe(): string;
+}
+
+export interface SecondaryMetric {
+  name: string;
+  /** Lower is better for all built-ins. */
+  value(m: Measurement, tasks: string[]): number | undefined;
+}
+
+export const StepsUsed: SecondaryMetric = {
+  name: "steps",
+  value: (m, tasks) => tasks.reduce((a, t) => a + (m.tasks[t]?.steps ?? 0), 0),
+};
+export const TokensUsed: SecondaryMetric = {
+  name: "tokens",
+  value: (m, tasks) => tasks.reduce((a, t) => a + (m.tasks[t]?.tokens ?? 0), 0),
+};
+export const InvalidFirstAttempts: SecondaryMetric = {
+  name: "invalid_first_attempts",
+  value: (m, tasks) => tasks.reduce((a, t) => a + (m.tasks[t]?.invalidFirstAttempts ?? 0), 0),
+};
+
+export class StrictPareto implements Criterion {
+  constructor(readonly secondary: SecondaryMetric[] = [StepsUsed, TokensUsed]) {}
+
+  describe(): string {
+    return `StrictPareto(solved sets; ties by ${this.secondary.map((s) => s.name).join(", ") || "nothing"})`;
+  }
+
+  private lossWith(
+    c: Measurement,
+    b: Measurement,
+    tasks: string[],
+    infraSolved: boolean,
+  ): { loss: number; regressions: string[]; newSolves: string[] } {
+    const solved = (m: Measurement, t: string, isCandidate: boolean) => {
+      const s = m.tasks[t]?.status;
+      return s === "solved" || (isCandidate && s === "infra" && infraSolved);
+    };
+    const regressions = tasks.filter((t) => solved(b, t, false) && !solved(c, t, true));
+    const newSolves = tasks.filter((t) => !solved(b, t, false) && solved(c, t, true));
+    if (regressions.length > 0) return { loss: Number.POSITIVE_INFINITY, regressions, newSolves };
+    if (newSolves.length > 0) return { loss: -newSolves.length, regressions, newSolves };
+    let loss = 0;
+    const both = tasks.filter((t) => solved(b, t, false) && solved(c, t, true));
+    this.secondary.forEach((metric, i) => {
+      if (loss !== 0) return;
+      const x = metric.value(c, both);
+      const y = metric.value(b, both);
+      if (x === undefined || y === undefined || x === y) return;
+      loss = (x < y ? -1 : 1) * 2 ** -(i + 1);
+    });
+    return { loss, regressions, newSolves };
+  }
+
+  compare(candidate: Measurement, baseline: Measurement): Verdict {
+    const tasks = Object.keys(candidate.tasks).filter((t) => t in baseline.tasks);
+    const infra = tasks.filter((t) => candidate.tasks[t]?.status === "infra");
+    const pessimistic = this.lossWith(candidate, baseline, tasks, false);
+    const optimistic = this.lossWith(candidate, baseline, tasks, true);
+    const sign = (x: number) => (x < 0 ? -1 : x > 0 ? 1 : 0);
+    const report = { tasks: tasks.length, infra, regressions: pessimistic.regressions, new_solves: optimistic.newSolves };
+    if (infra.length > 0 && sign(pessimistic.loss) !== sign(optimistic.loss)) {
+      return {
+        decision: "unmeasurable",
+        loss: Number.NaN,
+        reason: `${infra.length} task(s) failed for infrastructure reasons and the verdict depends on them`,
+        report,
+      };
+    }
+    const loss = pessimistic.loss;
+    if (loss === Number.POSITIVE_INFINITY)
+      return { decision: "reject", loss, reason: `regressed on ${pessimistic.regressions.join(", ")}`, report };
+    if (loss < 0) {
+      const why = pessimistic.newSolves.length
+        ? `solves ${pessimistic.newSolves.length} more task(s)`
+        : "ties on solves and wins on a secondary metric";
+      return { decision: "promote", loss, reason: why, report };
+    }
+    return {
+      decision: "reject",
+      loss,
+      reason: loss === 0 ? "an exact tie" : "ties on solves and loses on a secondary metric",
+      report,
+    };
+  }
+}
+
+/** A small deterministic generator for the bootstrap. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export class MeanWithConfidence implements Criterion {
+  constructor(readonly opts: { confidence?: number; resamples?: number; seed?: number } = {}) {}
+
+  describe(): string {
+    return `MeanWithConfidence(paired bootstrap over tasks, ${((this.opts.confidence ?? 0.95) * 100).toFixed(0)}% interval must exclude 0)`;
+  }
+
+  /** The paired bootstrap interval of the mean per-task difference (candidate − baseline). */
+  interval(diffs: number[]): [number, number] {
+    const b = this.opts.resamples ?? 2000;
+    const random = rng(this.opts.seed ?? 0);
+    const means: number[] = [];
+    for (let i = 0; i < b; i++) {
+      let sum = 0;
+      for (let j = 0; j < diffs.length; j++) sum += diffs[Math.floor(random() * diffs.length)] as number;
+      means.push(sum / diffs.length);
+    }
+    means.sort((x, y) => x - y);
+    const alpha = (1 - (this.opts.confidence ?? 0.95)) / 2;
+    return [means[Math.floor(alpha * (b - 1))] as number, means[Math.ceil((1 - alpha) * (b - 1))] as number];
+  }
+
+  compare(candidate: Measurement, baseline: Measurement): Verdict {
+    const tasks = Object.keys(candidate.tasks).filter((t) => t in baseline.tasks);
+    const infra = tasks.filter((t) => candidate.tasks[t]?.status === "infra" || baseline.tasks[t]?.status === "infra");
+    const used = tasks.filter((t) => !infra.includes(t));
+    if (used.length < 2)
+      return {
+        decision: "unmeasurable",
+        loss: Number.NaN,
+        reason: `only ${used.length} task(s) measured on both sides`,
+        report: { tasks: tasks.length, infra },
+      };
+    const diffs = used.map((t) => (candidate.tasks[t]?.score ?? 0) - (baseline.tasks[t]?.score ?? 0));
+    const mean = diffs.reduce((a, b) => a + b, 0) / diffs.length;
+    const [lo, hi] = this.interval(diffs);
+    const report = { tasks: used.length, infra, mean_difference: mean, interval: [lo, hi] };
+    if (lo > 0)
+      return {
+        decision: "promote",
+        loss: -mean,
+        reason: `mean gain ${mean.toFixed(3)} with interval [${lo.toFixed(3)}, ${hi.toFixed(3)}] above 0`,
+        report,
+      };
+    return {
+      decision: "reject",
+      loss: -mean,
+      reason:
+        hi < 0
+          ? `worse: interval [${lo.toFixed(3)}, ${hi.toFixed(3)}] below 0`
+          : `not significant: interval [${lo.toFixed(3)}, ${hi.toFixed(3)}] includes 0`,
+      report,
+    };
+  }
+}

@@ -1,0 +1,112 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { applySpec, SpecError } from "../harness/compile.ts";
+import type { Harness } from "../harness/types.ts";
+import type { ChatModel } from "../model/types.ts";
+import type { DiscoveryTask } from "../task/discovery-task.ts";
+import { propose } from "./proposer.ts";
+
+/** What an estimator gets: the incumbent package, an empty folder to write the candidate into, and the epoch. */
+export interface ProposeContext {
+  epoch: number;
+  incumbentDir: string;
+  candidateDir: string;
+  /** A description of the training panel, for estimators that write text (never gold answers). */
+  panelDescription: string;
+}
+
+/** Proposes one bounded change; returns a one-line summary, or undefined when it has nothing to propose. */
+export interface Estimator {
+  name: string;
+  propose(ctx: ProposeContext): Promise<string | undefined>;
+}
+
+/** Hand-written diffs (`git diff` format, paths relative to the package), applied in order, one per epoch. */
+export class PatchQueue implements Estimator {
+  readonly name = "patch_queue";
+  private next = 0;
+  constructor(private readonly patches: string[]) {}
+  async propose(ctx: ProposeContext): Promise<string | undefined> {
+    const patch = this.patches[this.next++];
+    if (patch === undefined) return undefined;
+    const text = patch.includes("\n") ? patch : readFileSync(patch, "utf8");
+    try {
+      execFileSync("git", ["apply", "--whitespace=nowarn", "-"], {
+        cwd: ctx.candidateDir,
+        input: text,
+        stdio: ["pipe", "pipe", "pipe"],
+      });
+    } catch (err) {
+      throw new SpecError(
+        "patch",
+        `patch ${this.next} does not apply: ${String((err as { stderr?: Buffer }).stderr ?? err).trim()}`,
+      );
+    }
+    return `patch ${this.next} of ${this.patches.length}`;
+  }
+}
+
+/** The proposer model writes one HarnessSpec, compiled over the incumbent package. */
+export class LLMEstimator implements Estimator {
+  readonly name = "llm";
+  constructor(
+    private readonly model: ChatModel,
+    private readonly proposer: Harness,
+    private readonly loadIncumbent: (dir: string) => Harness,
+    private readonly task: DiscoveryTask,
+    private readonly seed = 0,
+  ) {}
+  async propose(ctx: ProposeContext): Promise<string | undefined> {
+    const incumbent = this.loadIncumbent(ctx.incumbentDir);
+    const out = await propose(
+      this.model,
+      this.proposer,
+      {
+        task: this.task,
+        incumbent: { harness: incumbent, program: ctx.panelDescription },
+        digest: `Epoch ${ctx.epoch}.`,
+        round: ctx.epoch,
+        k: 1,
+      },
+      async (spec) => {
+        try {
+          applySpec(ctx.incumbentDir, spec, ctx.candidateDir);
+          return [];
+        } catch (err) {
+          if (err instanceof SpecError) return [err.message];
+          throw err;
+        }
+      },
+      this.seed + ctx.epoch,
+    );
+    const slot = out.slots[0];
+    if (!slot?.spec) throw new SpecError("proposal", slot?.problems.join("; ") ?? "no proposal");
+    return slot.spec.rationale ?? "one HarnessSpec";
+  }
+}
+
+/**
+ * A coding agent you configure (a command line), run in the candidate's folder with HONE_EPOCH and
+ * HONE_PANEL_DESCRIPTION in its environment; whatever it changes is the candidate.
+ */
+export class AgentCliEstimator implements Estimator {
+  readonly name = "agent_cli";
+  constructor(
+    private readonly command: string,
+    private readonly timeoutSec = 3600,
+  ) {}
+  async propose(ctx: ProposeContext): Promise<string | undefined> {
+    const r = spawnSync("sh", ["-c", this.command], {
+      cwd: ctx.candidateDir,
+      env: { ...process.env, HONE_EPOCH: String(ctx.epoch), HONE_PANEL_DESCRIPTION: ctx.panelDescription },
+      encoding: "utf8",
+      timeout: this.timeoutSec * 1000,
+    });
+    if (r.status !== 0)
+      throw new SpecError(
+        "agent",
+        `the agent command failed (exit ${r.status}): ${(r.stderr || r.stdout || "").trim().slice(-400)}`,
+      );
+    return (r.stdout || "").trim().split("\n").slice(-1)[0] || "agent change";
+  }
+}
