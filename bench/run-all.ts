@@ -1,4 +1,5 @@
 // npm run bench: every benchmark, each printing its figures side by side in one run.
+import { benchQueue } from "./queue.ts";
 import { benchReplay } from "./replay.ts";
 import { benchRolloutConcurrency } from "./rollout-concurrency.ts";
 import { benchSandbox } from "./sandbox.ts";
@@ -12,6 +13,7 @@ const benches: Record<string, () => Promise<void>> = {
   "warm-pool": benchWarmPool,
   "rollout-concurrency": benchRolloutConcurrency,
   replay: benchReplay,
+  queue: benchQueue,
 };
 for (const [name, run] of Object.entries(benches)) {
   if (only && only !== name) continue;

@@ -11,6 +11,7 @@ import { registerReplay } from "./commands/replay.ts";
 import { registerRun } from "./commands/run.ts";
 import { registerTasks } from "./commands/tasks.ts";
 import { registerTrain } from "./commands/train.ts";
+import { registerWorker } from "./commands/worker.ts";
 import { reportError } from "./output.ts";
 
 const program = new Command()
@@ -31,6 +32,7 @@ registerReplay(program);
 registerReceipt(program);
 registerEval(program);
 registerTrain(program);
+registerWorker(program);
 registerServeOffline(program);
 
 try {

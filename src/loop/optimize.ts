@@ -52,6 +52,8 @@ export interface OptimizeSettings {
   cache?: { mode: CacheMode; dir?: string };
   /** For `hone replay`: the recorded run whose model calls and evaluations this run reproduces. */
   replayOf?: string;
+  /** Run rollouts on BullMQ workers through this Redis URL (`hone worker` on each machine) instead of locally. */
+  queue?: string;
 }
 
 export type OptimizeEvent =
@@ -205,8 +207,10 @@ async function open(
   const executor = await cached(settings.executor);
   const proposer = await cached(settings.proposer);
   const runId = "run";
+  const queued = settings.queue && mode !== "replay" ? await queueRunner(settings, task, db) : undefined;
   const runner =
     makeRunner?.({ task, settings, runDir }) ??
+    queued ??
     new LocalRunner({
       task,
       model: executor.model,
@@ -250,6 +254,21 @@ async function open(
   };
   emit({ type: "start", runDir, resumed, task: task.id, rounds: settings.rounds });
   return ctx;
+}
+
+/** The BullMQ runner, loaded only when a queue is used; job ids derive from the run's creation, stable across resumes. */
+async function queueRunner(settings: OptimizeSettings, task: DiscoveryTask, db: Db): Promise<Runner> {
+  const { BullmqRunner } = await import("./distributed/bullmq.ts");
+  const created = (db.prepare("SELECT created_at FROM runs WHERE id = 'run'").get() as { created_at: string }).created_at;
+  return new BullmqRunner({
+    url: settings.queue as string,
+    runKey: `opt-${created.replace(/[^0-9]/g, "")}`,
+    task,
+    taskRef: task.dir,
+    tasksDir: settings.tasksDir,
+    executor: settings.executor,
+    timeLimitSec: settings.timeLimitSec,
+  });
 }
 
 function resolved(gitDir: string): HarnessRepo {

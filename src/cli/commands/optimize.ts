@@ -27,6 +27,7 @@ export function registerOptimize(program: Command): void {
     .option("--cold", "spawn a fresh interpreter per evaluation instead of the warm pool")
     .option("--cache <mode>", "request cache: read-write (default), off, or replay (every request must be recorded)")
     .option("--cache-dir <dir>", "shared cache folder (default HONE_CACHE_DIR or ~/.cache/hone)")
+    .option("--queue <redis-url>", "run rollouts on BullMQ workers (hone worker) through this Redis, e.g. redis://127.0.0.1:6379")
     .option("--out <dir>", "run directory (default runs/opt-<task>-<time>)")
     .option("--json", "print the final summary as JSON only");
   addModelOptions(cmd, "executor");
@@ -50,6 +51,7 @@ export function registerOptimize(program: Command): void {
     if (opts.seed !== undefined) s.seed = opts.seed;
     if (opts.tasksDir) s.tasksDir = opts.tasksDir;
     if (opts.cold) s.warmPool = false;
+    if (opts.queue) s.queue = opts.queue;
     if (opts.cache !== undefined || opts.cacheDir !== undefined) {
       if (opts.cache !== undefined && !["off", "read-write", "replay"].includes(opts.cache))
         throw new HoneError("usage", "--cache is off, read-write or replay");

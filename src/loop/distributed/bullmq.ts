@@ -1,0 +1,207 @@
+import { mkdirSync, mkdtempSync, renameSync, rmSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { Queue, QueueEvents, Worker } from "bullmq";
+import { HoneError } from "../../errors.ts";
+import { contentHash } from "../../harness/files.ts";
+import { type ModelSettings, type ResolvedModel, resolveModel } from "../../model/resolve.ts";
+import { resolveTask } from "../../task/builtin.ts";
+import type { DiscoveryTask } from "../../task/discovery-task.ts";
+import { EvaluatorPool } from "../../task/evaluator-pool.ts";
+import { type RolloutJob, type RolloutJobResult, type Runner, runJob } from "../runner.ts";
+import { packDir, publicSettings, type RolloutJobData, type RolloutJobReturn, unpackDir } from "./job-data.ts";
+
+export const QUEUE_NAME = "hone-rollouts";
+
+export function connectionFrom(url: string): {
+  host: string;
+  port: number;
+  password?: string;
+  db?: number;
+  maxRetriesPerRequest: null;
+} {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new HoneError("usage", `--queue takes a Redis URL like redis://127.0.0.1:6379, not "${url}"`);
+  }
+  if (u.protocol !== "redis:") throw new HoneError("usage", `--queue takes a redis:// URL, not ${u.protocol}`);
+  return {
+    host: u.hostname || "127.0.0.1",
+    port: Number(u.port || 6379),
+    password: u.password ? decodeURIComponent(u.password) : undefined,
+    db: u.pathname.length > 1 ? Number(u.pathname.slice(1)) : undefined,
+    maxRetriesPerRequest: null,
+  };
+}
+
+export interface BullmqRunnerOptions {
+  url: string;
+  /** Identifies the run: a job id is `${runKey}--${jobId}`, so a restarted coordinator finds its finished jobs. */
+  runKey: string;
+  task: DiscoveryTask;
+  taskRef: string;
+  tasksDir?: string;
+  executor: Partial<ModelSettings> & { model: string };
+  timeLimitSec?: number;
+  /** Attempts before a job counts as failed (a worker dying mid-job costs one). */
+  attempts?: number;
+}
+
+/**
+ * The coordinator side: each rollout is a BullMQ job; workers (`hone worker`) run it and return its files, which
+ * are written into the run directory here. Job ids are deterministic, so a coordinator restarted with --resume
+ * picks up jobs that finished meanwhile without running them again.
+ */
+export class BullmqRunner implements Runner {
+  private readonly queue: Queue;
+  private readonly events: QueueEvents;
+  private readonly taskHash: string;
+
+  constructor(private readonly o: BullmqRunnerOptions) {
+    const connection = connectionFrom(o.url);
+    this.queue = new Queue(QUEUE_NAME, { connection });
+    this.events = new QueueEvents(QUEUE_NAME, { connection });
+    // One waiter per job in flight listens on these emitters.
+    this.queue.setMaxListeners(0);
+    this.events.setMaxListeners(0);
+    this.taskHash = contentHash(o.task.dir);
+  }
+
+  async *run(jobs: RolloutJob[]): AsyncIterable<RolloutJobResult> {
+    await this.events.waitUntilReady();
+    const pending = jobs.map(async (job): Promise<RolloutJobResult> => {
+      const data: RolloutJobData = {
+        runKey: this.o.runKey,
+        jobId: job.id,
+        harnessFiles: packDir(job.harnessDir),
+        task: { ref: this.o.taskRef, tasksDir: this.o.tasksDir, contentHash: this.taskHash },
+        executor: publicSettings(this.o.executor),
+        seed: job.seed,
+        maxEvals: job.maxEvals,
+        startProgram: job.startProgram,
+        startEvaluation: job.startEvaluation,
+        timeLimitSec: this.o.timeLimitSec,
+      };
+      const id = `${this.o.runKey}--${job.id}`.replace(/[^A-Za-z0-9_.-]/g, "_");
+      const existing = await this.queue.getJob(id);
+      const queued =
+        existing ??
+        (await this.queue.add(job.id, data, {
+          jobId: id,
+          attempts: this.o.attempts ?? 3,
+          backoff: { type: "fixed", delay: 500 },
+          removeOnComplete: false,
+          removeOnFail: false,
+        }));
+      let value: RolloutJobReturn;
+      try {
+        value = (await queued.waitUntilFinished(this.events)) as RolloutJobReturn;
+      } catch (err) {
+        return { id: job.id, error: `the queue job ${id} failed: ${(err as Error).message}` };
+      }
+      if (value.error) return { id: job.id, error: value.error };
+      const partial = `${job.outDir}.partial`;
+      rmSync(partial, { recursive: true, force: true });
+      unpackDir(value.files, partial);
+      rmSync(job.outDir, { recursive: true, force: true });
+      mkdirSync(join(job.outDir, ".."), { recursive: true });
+      renameSync(partial, job.outDir);
+      return { id: job.id };
+    });
+    const running = new Map(pending.map((p, i) => [i, p.then((r) => ({ i, r }))]));
+    while (running.size > 0) {
+      const { i, r } = await Promise.race(running.values());
+      running.delete(i);
+      yield r;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.events.close();
+    await this.queue.close();
+  }
+}
+
+export interface WorkerOptions {
+  url: string;
+  concurrency: number;
+  /** How long a job's lock lasts without renewal; a dead worker's job returns to the queue after this. */
+  lockDurationMs?: number;
+  onEvent?: (text: string) => void;
+}
+
+/** `hone worker`: runs rollouts from the queue. API keys come only from this machine's environment. */
+export async function startWorker(o: WorkerOptions): Promise<{ close(): Promise<void> }> {
+  const connection = connectionFrom(o.url);
+  const name = `${hostname()}:${process.pid}`;
+  const tasks = new Map<string, { task: DiscoveryTask; pool: EvaluatorPool }>();
+  const models = new Map<string, ResolvedModel>();
+  const worker = new Worker<RolloutJobData, RolloutJobReturn>(
+    QUEUE_NAME,
+    async (job) => {
+      const d = job.data;
+      const key = `${d.task.ref}#${d.task.contentHash}`;
+      let entry = tasks.get(key);
+      if (!entry) {
+        const task = await resolveTask(d.task.ref, d.task.tasksDir);
+        const hash = contentHash(task.dir);
+        if (hash !== d.task.contentHash)
+          return {
+            worker: name,
+            files: {},
+            error: `worker ${name}: task ${d.task.ref} here has content hash ${hash.slice(0, 12)}, the coordinator's is ${d.task.contentHash.slice(0, 12)}; refusing to measure a different task`,
+          };
+        entry = { task, pool: await EvaluatorPool.start(task, { size: Math.max(1, Math.min(4, o.concurrency)) }) };
+        tasks.set(key, entry);
+      }
+      const modelKey = JSON.stringify(d.executor);
+      let model = models.get(modelKey);
+      if (!model) {
+        model = await resolveModel(d.executor as ModelSettings);
+        models.set(modelKey, model);
+      }
+      const scratch = mkdtempSync(join(tmpdir(), "hone-worker-"));
+      try {
+        const harnessDir = join(scratch, "harness");
+        unpackDir(d.harnessFiles, harnessDir);
+        const outDir = join(scratch, "rollout");
+        const current = entry;
+        o.onEvent?.(`${name} runs ${d.jobId}`);
+        const r = await runJob(
+          {
+            id: d.jobId,
+            harnessDir,
+            startProgram: d.startProgram,
+            startEvaluation: d.startEvaluation,
+            seed: d.seed,
+            maxEvals: d.maxEvals,
+            outDir,
+          },
+          { task: current.task, model: model.model, evaluate: (p) => current.pool.evaluate(p), timeLimitSec: d.timeLimitSec },
+        );
+        if (r.error) return { worker: name, files: {}, error: r.error };
+        return { worker: name, files: packDir(outDir) };
+      } finally {
+        rmSync(scratch, { recursive: true, force: true });
+      }
+    },
+    {
+      connection,
+      concurrency: o.concurrency,
+      lockDuration: o.lockDurationMs ?? 30_000,
+      stalledInterval: Math.min(30_000, o.lockDurationMs ?? 30_000),
+      maxStalledCount: 3,
+    },
+  );
+  await worker.waitUntilReady();
+  o.onEvent?.(`worker ${name} ready on ${o.url} (concurrency ${o.concurrency})`);
+  return {
+    close: async () => {
+      await worker.close();
+      for (const t of tasks.values()) t.pool.close();
+      for (const m of models.values()) await m.close();
+    },
+  };
+}

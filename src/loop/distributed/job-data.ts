@@ -1,0 +1,48 @@
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { listFiles } from "../../harness/files.ts";
+import type { ModelSettings } from "../../model/resolve.ts";
+import type { Evaluation } from "../../task/evaluation.ts";
+
+/**
+ * One rollout as it travels through a queue: everything a worker needs to run it, nothing secret. The harness
+ * travels as its files; the task as a reference the worker resolves locally plus the content hash it must match;
+ * the executor's settings name the API key's environment variable, never the key.
+ */
+export interface RolloutJobData {
+  runKey: string;
+  jobId: string;
+  harnessFiles: Record<string, string>;
+  task: { ref: string; tasksDir?: string; contentHash: string };
+  executor: Partial<ModelSettings> & { model: string };
+  seed: number;
+  maxEvals: number;
+  startProgram: string;
+  startEvaluation: Evaluation;
+  timeLimitSec?: number;
+}
+
+/** What a worker sends back: the rollout directory's files (result, trajectory, programs). */
+export interface RolloutJobReturn {
+  worker: string;
+  files: Record<string, string>;
+  error?: string;
+}
+
+export function packDir(dir: string): Record<string, string> {
+  return Object.fromEntries(listFiles(dir).map((f) => [f, readFileSync(join(dir, f), "utf8")]));
+}
+
+export function unpackDir(files: Record<string, string>, dir: string): void {
+  for (const [f, text] of Object.entries(files)) {
+    if (f.includes("..") || f.startsWith("/")) throw new Error(`refusing a file path that leaves its folder: ${f}`);
+    mkdirSync(dirname(join(dir, f)), { recursive: true });
+    writeFileSync(join(dir, f), text);
+  }
+}
+
+/** Settings without anything secret-looking: only model, endpoint, dialect and the key's variable name travel. */
+export function publicSettings(s: Partial<ModelSettings> & { model: string }): Partial<ModelSettings> & { model: string } {
+  const { model, baseUrl, dialect, apiKeyEnv, keepSampling, timeoutMs, offlineLatencyMs, retry } = s;
+  return { model, baseUrl, dialect, apiKeyEnv, keepSampling, timeoutMs, offlineLatencyMs, retry };
+}

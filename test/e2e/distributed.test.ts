@@ -1,0 +1,148 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { compareRecords } from "../../src/loop/compare-runs.ts";
+import { openDb } from "../../src/store/db.ts";
+import { loadTaskFolder } from "../../src/task/discovery-task.ts";
+import { hone } from "../helpers/cli.ts";
+import { copyOf, ROOT, tempDir } from "../helpers/fixtures.ts";
+
+// Real engines: a redis-server on a loopback port (installed by .ci/run) and `hone worker` processes.
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+
+let redis: ChildProcess;
+let url = "";
+const workers: ChildProcess[] = [];
+
+function startWorker(log: string[]): ChildProcess {
+  const w = spawn(
+    process.execPath,
+    [join(ROOT, "bin", "hone.js"), "worker", "--queue", url, "--concurrency", "2", "--lock-duration-ms", "2000"],
+    { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  w.stdout?.on("data", (d) => log.push(...String(d).trim().split("\n")));
+  workers.push(w);
+  return w;
+}
+
+beforeAll(async () => {
+  try {
+    execFileSync("redis-server", ["--version"], { stdio: "pipe" });
+  } catch {
+    throw new Error("redis-server is not installed; .ci/run installs it (apt-get install redis-server)");
+  }
+  const port = await freePort();
+  redis = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
+    stdio: "ignore",
+  });
+  url = `redis://127.0.0.1:${port}`;
+  await new Promise((r) => setTimeout(r, 500));
+});
+
+afterAll(() => {
+  for (const w of workers) w.kill("SIGKILL");
+  redis?.kill("SIGKILL");
+});
+
+const ARGS = [
+  "optimize",
+  "--task",
+  "circle-packing",
+  "--rounds",
+  "2",
+  "--proposals",
+  "3",
+  "--max-evals",
+  "5",
+  "--seed",
+  "4",
+  "--cache",
+  "off",
+  "--json",
+];
+const records = (dir: string) => openDb(join(dir, "hone.db"), { readonly: true });
+
+describe("rollouts on BullMQ workers over Redis", () => {
+  it("gives the same records as the local pool, and survives a worker killed mid-job", { timeout: 180_000 }, async () => {
+    const local = join(tempDir(), "local");
+    expect((await hone([...ARGS, "--out", local])).code).toBe(0);
+
+    const logA: string[] = [];
+    const logB: string[] = [];
+    const a = startWorker(logA);
+    startWorker(logB);
+    await new Promise((r) => setTimeout(r, 2500));
+
+    const queued = join(tempDir(), "queued");
+    const run = hone([...ARGS, "--queue", url, "--out", queued], { timeoutMs: 170_000 });
+    // Kill worker A as soon as it has taken a job of round 1.
+    const killed = await new Promise<boolean>((resolve) => {
+      const t = setInterval(() => {
+        if (logA.some((l) => / runs r01-/.test(l))) {
+          clearInterval(t);
+          a.kill("SIGKILL");
+          resolve(true);
+        }
+      }, 50);
+      setTimeout(() => {
+        clearInterval(t);
+        resolve(false);
+      }, 60_000);
+    });
+    const r = await run;
+    expect(r.code, r.stderr).toBe(0);
+    expect(logB.some((l) => / runs /.test(l))).toBe(true);
+    if (killed) expect(logA.some((l) => / runs r01-/.test(l))).toBe(true);
+
+    const x = records(local);
+    const y = records(queued);
+    const { differences, counts } = compareRecords(x, y);
+    x.close();
+    y.close();
+    expect(differences).toEqual([]);
+    expect(counts.rollouts).toBe(1 + 2 * 3);
+  });
+
+  it("a worker refuses a job whose task content differs from its own copy", { timeout: 60_000 }, async () => {
+    const log: string[] = [];
+    startWorker(log);
+    await new Promise((r) => setTimeout(r, 2000));
+    const { BullmqRunner } = await import("../../src/loop/distributed/bullmq.ts");
+    // The coordinator's copy of the task has an edited evaluator; the worker resolves the original folder.
+    const original = loadTaskFolder(join(ROOT, "tasks", "circle-packing"), { id: "circle-packing" });
+    const edited = copyOf(original.dir);
+    writeFileSync(join(edited, "evaluator.py"), `${readFileSync(join(edited, "evaluator.py"), "utf8")}\n# edited\n`);
+    const runner = new BullmqRunner({
+      url,
+      runKey: `mismatch-${Date.now()}`,
+      task: loadTaskFolder(edited),
+      taskRef: original.dir,
+      executor: { model: "offline" },
+    });
+    const start = { valid: true, score: 1, metrics: {}, artifacts: {}, seconds: 0 };
+    const results = [];
+    for await (const r of runner.run([
+      {
+        id: "j1",
+        harnessDir: join(ROOT, "harnesses", "initial"),
+        startProgram: original.seedProgram,
+        startEvaluation: start,
+        seed: 1,
+        maxEvals: 2,
+        outDir: join(tempDir(), "j1"),
+      },
+    ]))
+      results.push(r);
+    await runner.close();
+    expect(results[0]?.error).toMatch(/content hash .* refusing to measure a different task/);
+  });
+});
