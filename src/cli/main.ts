@@ -8,6 +8,7 @@ import { registerModels, registerServeOffline } from "./commands/models.ts";
 import { registerOptimize } from "./commands/optimize.ts";
 import { registerReceipt } from "./commands/receipt.ts";
 import { registerReplay } from "./commands/replay.ts";
+import { registerRolloutJob } from "./commands/rollout-job.ts";
 import { registerRun } from "./commands/run.ts";
 import { registerTasks } from "./commands/tasks.ts";
 import { registerTrain } from "./commands/train.ts";
@@ -33,6 +34,7 @@ registerReceipt(program);
 registerEval(program);
 registerTrain(program);
 registerWorker(program);
+registerRolloutJob(program);
 registerServeOffline(program);
 
 try {

@@ -25,6 +25,7 @@ import { evaluateProgram } from "../task/evaluator.ts";
 import { EvaluatorPool } from "../task/evaluator-pool.ts";
 import { isolationNotice } from "../task/python-env.ts";
 import { EvaluationRecords, recordingEvaluator } from "../task/recorded-evaluations.ts";
+import type { SlurmSettings } from "./distributed/slurm.ts";
 import { HONE_VERSION, type IdentityParts } from "./identity.ts";
 import { finishedRolloutIds, recordRollout, rolloutDirFinished, roundRollouts } from "./rollout-records.ts";
 import { DEFAULT_HARNESS } from "./run.ts";
@@ -54,6 +55,8 @@ export interface OptimizeSettings {
   replayOf?: string;
   /** Run rollouts on BullMQ workers through this Redis URL (`hone worker` on each machine) instead of locally. */
   queue?: string;
+  /** Run each rollout as a Slurm job (sbatch) on a filesystem shared with the run directory. */
+  slurm?: SlurmSettings;
 }
 
 export type OptimizeEvent =
@@ -207,7 +210,14 @@ async function open(
   const executor = await cached(settings.executor);
   const proposer = await cached(settings.proposer);
   const runId = "run";
-  const queued = settings.queue && mode !== "replay" ? await queueRunner(settings, task, db) : undefined;
+  const queued =
+    mode === "replay"
+      ? undefined
+      : settings.queue
+        ? await queueRunner(settings, task, db)
+        : settings.slurm
+          ? await slurmRunner(settings, task, runDir)
+          : undefined;
   const runner =
     makeRunner?.({ task, settings, runDir }) ??
     queued ??
@@ -263,6 +273,19 @@ async function queueRunner(settings: OptimizeSettings, task: DiscoveryTask, db: 
   return new BullmqRunner({
     url: settings.queue as string,
     runKey: `opt-${created.replace(/[^0-9]/g, "")}`,
+    task,
+    taskRef: task.dir,
+    tasksDir: settings.tasksDir,
+    executor: settings.executor,
+    timeLimitSec: settings.timeLimitSec,
+  });
+}
+
+async function slurmRunner(settings: OptimizeSettings, task: DiscoveryTask, runDir: string): Promise<Runner> {
+  const { SlurmRunner } = await import("./distributed/slurm.ts");
+  return new SlurmRunner({
+    ...settings.slurm,
+    runDir,
     task,
     taskRef: task.dir,
     tasksDir: settings.tasksDir,
@@ -412,8 +435,17 @@ async function runJobs(ctx: RunContext, round: number, specs: JobSpec[]): Promis
   for await (const r of ctx.runner.run(pending.map((p) => p.job))) {
     const s = byId.get(r.id) as JobSpec;
     if (r.error || !rolloutDirFinished(s.job.outDir)) {
-      ctx.emit({ type: "rollout_done", round, job: r.id, score: null, error: r.error ?? "no result" });
-      throw new HoneError("runFailed", `rollout ${r.id} could not run: ${r.error}`);
+      const error = r.error ?? "the rollout left no result";
+      ctx.emit({ type: "rollout_done", round, job: r.id, score: null, error });
+      // A replay that meets an unrecorded request cannot go on faithfully.
+      if (/replay: this request was never recorded/.test(error)) throw new HoneError("runFailed", `rollout ${r.id}: ${error}`);
+      // Anything else (a cancelled or timed-out cluster job, a worker error) is a failed measurement, never a score.
+      ctx.db
+        .prepare(
+          "INSERT OR REPLACE INTO rollouts (id, run_id, round, candidate_id, kind, seed, status, error, evals_used, evals_invalid, finished_at) VALUES (?, ?, ?, ?, ?, ?, 'failed', ?, 0, 0, ?)",
+        )
+        .run(s.job.id, ctx.runId, round, s.candidate, s.kind, s.job.seed, error.slice(0, 2000), now());
+      continue;
     }
     recordRollout(ctx.db, ctx.runId, round, s.candidate, s.kind, s.job.id, s.job.outDir, s.job.seed, ctx.identityBase);
     ctx.emit({ type: "rollout_done", round, job: r.id, score: r.outcome?.bestScore ?? null });

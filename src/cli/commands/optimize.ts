@@ -28,6 +28,11 @@ export function registerOptimize(program: Command): void {
     .option("--cache <mode>", "request cache: read-write (default), off, or replay (every request must be recorded)")
     .option("--cache-dir <dir>", "shared cache folder (default HONE_CACHE_DIR or ~/.cache/hone)")
     .option("--queue <redis-url>", "run rollouts on BullMQ workers (hone worker) through this Redis, e.g. redis://127.0.0.1:6379")
+    .option("--runner <kind>", "where rollouts run: local (default) or slurm (each rollout an sbatch job)")
+    .option("--slurm-partition <name>", "sbatch --partition")
+    .option("--slurm-gres <gres>", "sbatch --gres, e.g. gpu:1")
+    .option("--slurm-time <minutes>", "sbatch --time per rollout job", Number)
+    .option("--slurm-template <file>", "job script template with {{name}}, {{output}}, {{directives}}, {{command}}")
     .option("--out <dir>", "run directory (default runs/opt-<task>-<time>)")
     .option("--json", "print the final summary as JSON only");
   addModelOptions(cmd, "executor");
@@ -52,6 +57,15 @@ export function registerOptimize(program: Command): void {
     if (opts.tasksDir) s.tasksDir = opts.tasksDir;
     if (opts.cold) s.warmPool = false;
     if (opts.queue) s.queue = opts.queue;
+    if (opts.runner !== undefined && !["local", "slurm"].includes(opts.runner))
+      throw new HoneError("usage", "--runner is local or slurm (use --queue for BullMQ)");
+    if (opts.runner === "slurm")
+      s.slurm = {
+        partition: opts.slurmPartition,
+        gres: opts.slurmGres,
+        timeMinutes: opts.slurmTime,
+        template: opts.slurmTemplate,
+      };
     if (opts.cache !== undefined || opts.cacheDir !== undefined) {
       if (opts.cache !== undefined && !["off", "read-write", "replay"].includes(opts.cache))
         throw new HoneError("usage", "--cache is off, read-write or replay");

@@ -4,11 +4,10 @@ import { join } from "node:path";
 import { Queue, QueueEvents, Worker } from "bullmq";
 import { HoneError } from "../../errors.ts";
 import { contentHash } from "../../harness/files.ts";
-import { type ModelSettings, type ResolvedModel, resolveModel } from "../../model/resolve.ts";
-import { resolveTask } from "../../task/builtin.ts";
+import type { ModelSettings } from "../../model/resolve.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
-import { EvaluatorPool } from "../../task/evaluator-pool.ts";
-import { type RolloutJob, type RolloutJobResult, type Runner, runJob } from "../runner.ts";
+import type { RolloutJob, RolloutJobResult, Runner } from "../runner.ts";
+import { executeJobData, WorkerCaches } from "./execute.ts";
 import { packDir, publicSettings, type RolloutJobData, type RolloutJobReturn, unpackDir } from "./job-data.ts";
 
 export const QUEUE_NAME = "hone-rollouts";
@@ -136,53 +135,16 @@ export interface WorkerOptions {
 export async function startWorker(o: WorkerOptions): Promise<{ close(): Promise<void> }> {
   const connection = connectionFrom(o.url);
   const name = `${hostname()}:${process.pid}`;
-  const tasks = new Map<string, { task: DiscoveryTask; pool: EvaluatorPool }>();
-  const models = new Map<string, ResolvedModel>();
+  const caches = new WorkerCaches(Math.max(1, Math.min(4, o.concurrency)));
   const worker = new Worker<RolloutJobData, RolloutJobReturn>(
     QUEUE_NAME,
     async (job) => {
-      const d = job.data;
-      const key = `${d.task.ref}#${d.task.contentHash}`;
-      let entry = tasks.get(key);
-      if (!entry) {
-        const task = await resolveTask(d.task.ref, d.task.tasksDir);
-        const hash = contentHash(task.dir);
-        if (hash !== d.task.contentHash)
-          return {
-            worker: name,
-            files: {},
-            error: `worker ${name}: task ${d.task.ref} here has content hash ${hash.slice(0, 12)}, the coordinator's is ${d.task.contentHash.slice(0, 12)}; refusing to measure a different task`,
-          };
-        entry = { task, pool: await EvaluatorPool.start(task, { size: Math.max(1, Math.min(4, o.concurrency)) }) };
-        tasks.set(key, entry);
-      }
-      const modelKey = JSON.stringify(d.executor);
-      let model = models.get(modelKey);
-      if (!model) {
-        model = await resolveModel(d.executor as ModelSettings);
-        models.set(modelKey, model);
-      }
       const scratch = mkdtempSync(join(tmpdir(), "hone-worker-"));
       try {
-        const harnessDir = join(scratch, "harness");
-        unpackDir(d.harnessFiles, harnessDir);
+        o.onEvent?.(`${name} runs ${job.data.jobId}`);
         const outDir = join(scratch, "rollout");
-        const current = entry;
-        o.onEvent?.(`${name} runs ${d.jobId}`);
-        const r = await runJob(
-          {
-            id: d.jobId,
-            harnessDir,
-            startProgram: d.startProgram,
-            startEvaluation: d.startEvaluation,
-            seed: d.seed,
-            maxEvals: d.maxEvals,
-            outDir,
-          },
-          { task: current.task, model: model.model, evaluate: (p) => current.pool.evaluate(p), timeLimitSec: d.timeLimitSec },
-        );
-        if (r.error) return { worker: name, files: {}, error: r.error };
-        return { worker: name, files: packDir(outDir) };
+        const error = await executeJobData(job.data, outDir, caches, `worker ${name}`);
+        return error ? { worker: name, files: {}, error } : { worker: name, files: packDir(outDir) };
       } finally {
         rmSync(scratch, { recursive: true, force: true });
       }
@@ -200,8 +162,7 @@ export async function startWorker(o: WorkerOptions): Promise<{ close(): Promise<
   return {
     close: async () => {
       await worker.close();
-      for (const t of tasks.values()) t.pool.close();
-      for (const m of models.values()) await m.close();
+      await caches.close();
     },
   };
 }

@@ -1,0 +1,70 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { contentHash } from "../../harness/files.ts";
+import { type ModelSettings, type ResolvedModel, resolveModel } from "../../model/resolve.ts";
+import { resolveTask } from "../../task/builtin.ts";
+import type { DiscoveryTask } from "../../task/discovery-task.ts";
+import { EvaluatorPool } from "../../task/evaluator-pool.ts";
+import { runJob } from "../runner.ts";
+import { type RolloutJobData, unpackDir } from "./job-data.ts";
+
+/** Warm things a worker keeps between jobs: evaluator pools per task, models per settings. */
+export class WorkerCaches {
+  readonly tasks = new Map<string, { task: DiscoveryTask; pool: EvaluatorPool }>();
+  readonly models = new Map<string, ResolvedModel>();
+  constructor(readonly poolSize = 2) {}
+  async close(): Promise<void> {
+    for (const t of this.tasks.values()) t.pool.close();
+    for (const m of this.models.values()) await m.close();
+  }
+}
+
+/**
+ * Runs one queued or submitted rollout on this machine into `outDir`: resolves the task locally and refuses a
+ * content-hash mismatch, builds the executor from the job's settings (keys from this environment), runs it.
+ */
+export async function executeJobData(
+  d: RolloutJobData,
+  outDir: string,
+  caches: WorkerCaches,
+  who: string,
+): Promise<string | undefined> {
+  const key = `${d.task.ref}#${d.task.contentHash}`;
+  let entry = caches.tasks.get(key);
+  if (!entry) {
+    const task = await resolveTask(d.task.ref, d.task.tasksDir);
+    const hash = contentHash(task.dir);
+    if (hash !== d.task.contentHash)
+      return `${who}: task ${d.task.ref} here has content hash ${hash.slice(0, 12)}, the coordinator's is ${d.task.contentHash.slice(0, 12)}; refusing to measure a different task`;
+    entry = { task, pool: await EvaluatorPool.start(task, { size: caches.poolSize }) };
+    caches.tasks.set(key, entry);
+  }
+  const modelKey = JSON.stringify(d.executor);
+  let model = caches.models.get(modelKey);
+  if (!model) {
+    model = await resolveModel(d.executor as ModelSettings);
+    caches.models.set(modelKey, model);
+  }
+  const scratch = mkdtempSync(join(tmpdir(), "hone-job-"));
+  try {
+    const harnessDir = join(scratch, "harness");
+    unpackDir(d.harnessFiles, harnessDir);
+    const current = entry;
+    const r = await runJob(
+      {
+        id: d.jobId,
+        harnessDir,
+        startProgram: d.startProgram,
+        startEvaluation: d.startEvaluation,
+        seed: d.seed,
+        maxEvals: d.maxEvals,
+        outDir,
+      },
+      { task: current.task, model: model.model, evaluate: (p) => current.pool.evaluate(p), timeLimitSec: d.timeLimitSec },
+    );
+    return r.error;
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
