@@ -1,8 +1,6 @@
-import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { configError, zodIssues } from "../errors.ts";
+import { readConfigFile } from "./config-file.ts";
 import { DEFAULT_PROPOSER_HARNESS, type OptimizeSettings } from "./optimize.ts";
 import { DEFAULT_HARNESS } from "./run.ts";
 
@@ -67,28 +65,17 @@ export const optimizeConfigSchema = z
 export type OptimizeConfig = z.infer<typeof optimizeConfigSchema>;
 
 export function readOptimizeConfig(file: string): OptimizeConfig {
-  if (!existsSync(file)) throw configError(file, undefined, "does not exist");
-  let raw: unknown;
-  try {
-    raw = parseYaml(readFileSync(file, "utf8"));
-  } catch (err) {
-    throw configError(file, undefined, `is not valid YAML: ${(err as Error).message.split("\n")[0]}`);
-  }
-  const r = optimizeConfigSchema.safeParse(raw ?? {});
-  if (!r.success) {
-    const first = zodIssues(r.error.issues)[0];
-    throw configError(file, first?.field, first?.message ?? "invalid");
-  }
+  const data = readConfigFile(file, optimizeConfigSchema);
   const base = dirname(resolve(file));
   const rel = (p: string | undefined) =>
     p && !p.startsWith("/") && (p.startsWith(".") || p.includes("/")) ? resolve(base, p) : p;
   return {
-    ...r.data,
-    task: rel(r.data.task) as string,
-    tasks_dir: rel(r.data.tasks_dir),
-    seed_harness: rel(r.data.seed_harness),
-    proposer_harness: rel(r.data.proposer_harness),
-    out: rel(r.data.out),
+    ...data,
+    task: rel(data.task) as string,
+    tasks_dir: rel(data.tasks_dir),
+    seed_harness: rel(data.seed_harness),
+    proposer_harness: rel(data.proposer_harness),
+    out: rel(data.out),
   };
 }
 

@@ -1,8 +1,6 @@
-import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { configError, zodIssues } from "../errors.ts";
+import { readConfigFile } from "./config-file.ts";
 
 const model = z
   .object({
@@ -64,18 +62,7 @@ export const trainConfigSchema = z
 export type TrainConfig = z.infer<typeof trainConfigSchema>;
 
 export function readTrainConfig(file: string): TrainConfig & { base: string } {
-  if (!existsSync(file)) throw configError(file, undefined, "does not exist");
-  let raw: unknown;
-  try {
-    raw = parseYaml(readFileSync(file, "utf8"));
-  } catch (err) {
-    throw configError(file, undefined, `is not valid YAML: ${(err as Error).message.split("\n")[0]}`);
-  }
-  const r = trainConfigSchema.safeParse(raw ?? {});
-  if (!r.success) {
-    const first = zodIssues(r.error.issues)[0];
-    throw configError(file, first?.field, first?.message ?? "invalid");
-  }
+  const data = readConfigFile(file, trainConfigSchema);
   const base = dirname(resolve(file));
-  return { ...r.data, harness: resolve(base, r.data.harness), base };
+  return { ...data, harness: resolve(base, data.harness), base };
 }

@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import type { Harness, Skill } from "../harness/types.ts";
 import { ModelError } from "../model/errors.ts";
 import {
@@ -81,91 +82,100 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
   const notes: MiddlewareNote[] = [];
   let nudges = 0;
   let modelCalls = 0;
-
-  for (let iteration = 1; iteration <= o.harness.maxIterations; iteration++) {
-    if (performance.now() >= o.deadline) return result("time_limit", iteration - 1, modelCalls);
-    const view = (): LoopView => ({ iteration, messages, budget: o.budget() });
-    const appended = await chain.beforeModel(view(), notes);
-    messages.push(...appended);
-    for (const m of appended)
-      o.trajectory.write({ type: "message", iteration, role: m.role, content: m.content, source: "middleware" });
-    flushNotes(notes, iteration);
-
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), Math.max(0, o.deadline - performance.now()));
-    let response: Awaited<ReturnType<ChatModel["complete"]>>;
-    try {
-      // The list is not copied: nothing appends to it while the call is in flight.
-      response = await o.model.complete({ messages, tools: o.tools, sampling: o.sampling }, controller.signal);
-    } catch (err) {
-      clearTimeout(timer);
-      if (controller.signal.aborted) return result("time_limit", iteration - 1, modelCalls);
-      // A replay that meets an unrecorded request cannot continue faithfully: that is the run's failure, not the rollout's.
-      if (err instanceof ModelError && err.kind === "replay_miss") throw err;
-      const message = err instanceof ModelError ? err.message : String(err);
-      o.trajectory.write({ type: "model_error", iteration, kind: err instanceof ModelError ? err.kind : "unknown", message });
-      return result("model_error", iteration - 1, modelCalls, message);
-    }
-    clearTimeout(timer);
-    modelCalls++;
-    addUsage(usage, response.usage);
-    o.trajectory.write({
-      type: "model_call",
-      iteration,
-      latency_ms: Math.round(response.latency_ms * 1000) / 1000,
-      attempts: response.attempts,
-      usage: response.usage,
-      finish_reason: response.finish_reason,
-      cached: response.cached ?? false,
-      ...(response.faults?.length ? { faults: response.faults } : {}),
-    });
-    const calls = response.message.tool_calls;
-    messages.push({ role: "assistant", content: response.message.content, ...(calls.length ? { tool_calls: calls } : {}) });
-    o.trajectory.write({ type: "assistant", iteration, content: response.message.content, tool_calls: calls });
-    await chain.afterModel(view(), response, notes);
-    flushNotes(notes, iteration);
-
-    if (calls.length === 0) {
-      if (nudges >= (o.maxNudges ?? 2)) return result("model_stopped", iteration, modelCalls);
-      nudges++;
-      const nudge = "Reply with a tool call. Use the tools to make progress, and call finish when you are done.";
-      messages.push({ role: "user", content: nudge });
-      o.trajectory.write({ type: "message", iteration, role: "user", content: nudge, source: "runtime" });
-      continue;
-    }
-    nudges = 0;
-
-    let stop = false;
-    for (const call of calls) {
-      const name = call.function.name;
-      const parsed = parseArgs(call.function.arguments);
-      let outcome: ToolOutcome;
-      if (typeof parsed === "string") {
-        outcome = toolError(parsed);
-      } else if (!toolNames.has(name)) {
-        outcome = toolError(`there is no tool named "${name}"; the tools are ${[...toolNames].join(", ")}`);
-      } else {
-        const before = await chain.beforeTool(view(), { name, args: parsed }, notes);
-        outcome = before.output !== undefined ? { output: before.output } : await dispatch(o, before.call.name, before.call.args);
-        const output = await chain.afterTool(view(), before.call, outcome.output, notes);
-        outcome = { ...outcome, output };
-      }
-      flushNotes(notes, iteration);
-      messages.push({ role: "tool", tool_call_id: call.id, content: outcome.output });
-      o.trajectory.write({
-        type: "tool_result",
-        iteration,
-        id: call.id,
-        name,
-        output: outcome.output,
-        error: outcome.error ?? false,
-      });
-      if (outcome.stop || o.harness.stopTools.includes(name)) stop = true;
-    }
-    if (stop) return result("finish", iteration, modelCalls);
-    if (o.env.exhausted()) return result("budget_spent", iteration, modelCalls);
+  // One deadline signal for the whole rollout (not a controller and timer per call); clients add a listener per
+  // request, so the listener limit is lifted on this short-lived signal.
+  const deadline = new AbortController();
+  setMaxListeners(0, deadline.signal);
+  const deadlineTimer = setTimeout(() => deadline.abort(), Math.max(0, o.deadline - performance.now()));
+  try {
+    return await loop();
+  } finally {
+    clearTimeout(deadlineTimer);
   }
-  return result("iteration_cap", o.harness.maxIterations, modelCalls);
+
+  async function loop(): Promise<AgentLoopResult> {
+    for (let iteration = 1; iteration <= o.harness.maxIterations; iteration++) {
+      if (performance.now() >= o.deadline) return result("time_limit", iteration - 1, modelCalls);
+      const view = (): LoopView => ({ iteration, messages, budget: o.budget() });
+      const appended = await chain.beforeModel(view(), notes);
+      messages.push(...appended);
+      for (const m of appended)
+        o.trajectory.write({ type: "message", iteration, role: m.role, content: m.content, source: "middleware" });
+      flushNotes(notes, iteration);
+
+      let response: Awaited<ReturnType<ChatModel["complete"]>>;
+      try {
+        // The list is not copied: nothing appends to it while the call is in flight.
+        response = await o.model.complete({ messages, tools: o.tools, sampling: o.sampling }, deadline.signal);
+      } catch (err) {
+        if (deadline.signal.aborted) return result("time_limit", iteration - 1, modelCalls);
+        // A replay that meets an unrecorded request cannot continue faithfully: that is the run's failure, not the rollout's.
+        if (err instanceof ModelError && err.kind === "replay_miss") throw err;
+        const message = err instanceof ModelError ? err.message : String(err);
+        o.trajectory.write({ type: "model_error", iteration, kind: err instanceof ModelError ? err.kind : "unknown", message });
+        return result("model_error", iteration - 1, modelCalls, message);
+      }
+      modelCalls++;
+      addUsage(usage, response.usage);
+      o.trajectory.write({
+        type: "model_call",
+        iteration,
+        latency_ms: Math.round(response.latency_ms * 1000) / 1000,
+        attempts: response.attempts,
+        usage: response.usage,
+        finish_reason: response.finish_reason,
+        cached: response.cached ?? false,
+        ...(response.faults?.length ? { faults: response.faults } : {}),
+      });
+      const calls = response.message.tool_calls;
+      messages.push({ role: "assistant", content: response.message.content, ...(calls.length ? { tool_calls: calls } : {}) });
+      o.trajectory.write({ type: "assistant", iteration, content: response.message.content, tool_calls: calls });
+      await chain.afterModel(view(), response, notes);
+      flushNotes(notes, iteration);
+
+      if (calls.length === 0) {
+        if (nudges >= (o.maxNudges ?? 2)) return result("model_stopped", iteration, modelCalls);
+        nudges++;
+        const nudge = "Reply with a tool call. Use the tools to make progress, and call finish when you are done.";
+        messages.push({ role: "user", content: nudge });
+        o.trajectory.write({ type: "message", iteration, role: "user", content: nudge, source: "runtime" });
+        continue;
+      }
+      nudges = 0;
+
+      let stop = false;
+      for (const call of calls) {
+        const name = call.function.name;
+        const parsed = parseArgs(call.function.arguments);
+        let outcome: ToolOutcome;
+        if (typeof parsed === "string") {
+          outcome = toolError(parsed);
+        } else if (!toolNames.has(name)) {
+          outcome = toolError(`there is no tool named "${name}"; the tools are ${[...toolNames].join(", ")}`);
+        } else {
+          const before = await chain.beforeTool(view(), { name, args: parsed }, notes);
+          outcome =
+            before.output !== undefined ? { output: before.output } : await dispatch(o, before.call.name, before.call.args);
+          const output = await chain.afterTool(view(), before.call, outcome.output, notes);
+          outcome = { ...outcome, output };
+        }
+        flushNotes(notes, iteration);
+        messages.push({ role: "tool", tool_call_id: call.id, content: outcome.output });
+        o.trajectory.write({
+          type: "tool_result",
+          iteration,
+          id: call.id,
+          name,
+          output: outcome.output,
+          error: outcome.error ?? false,
+        });
+        if (outcome.stop || o.harness.stopTools.includes(name)) stop = true;
+      }
+      if (stop) return result("finish", iteration, modelCalls);
+      if (o.env.exhausted()) return result("budget_spent", iteration, modelCalls);
+    }
+    return result("iteration_cap", o.harness.maxIterations, modelCalls);
+  }
 }
 
 async function dispatch(o: AgentLoopOptions, name: string, args: Record<string, unknown>): Promise<ToolOutcome> {

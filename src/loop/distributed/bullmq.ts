@@ -8,7 +8,7 @@ import type { ModelSettings } from "../../model/resolve.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
 import type { RolloutJob, RolloutJobResult, Runner } from "../runner.ts";
 import { executeJobData, WorkerCaches } from "./execute.ts";
-import { packDir, publicSettings, type RolloutJobData, type RolloutJobReturn, unpackDir } from "./job-data.ts";
+import { packDir, type RolloutJobData, type RolloutJobReturn, toJobData, unpackDir } from "./job-data.ts";
 
 export const QUEUE_NAME = "hone-rollouts";
 
@@ -71,18 +71,14 @@ export class BullmqRunner implements Runner {
   async *run(jobs: RolloutJob[]): AsyncIterable<RolloutJobResult> {
     await this.events.waitUntilReady();
     const pending = jobs.map(async (job): Promise<RolloutJobResult> => {
-      const data: RolloutJobData = {
+      const data = toJobData(job, {
         runKey: this.o.runKey,
-        jobId: job.id,
-        harnessFiles: packDir(job.harnessDir),
-        task: { ref: this.o.taskRef, tasksDir: this.o.tasksDir, contentHash: this.taskHash },
-        executor: publicSettings(this.o.executor),
-        seed: job.seed,
-        maxEvals: job.maxEvals,
-        startProgram: job.startProgram,
-        startEvaluation: job.startEvaluation,
+        taskRef: this.o.taskRef,
+        tasksDir: this.o.tasksDir,
+        taskHash: this.taskHash,
+        executor: this.o.executor,
         timeLimitSec: this.o.timeLimitSec,
-      };
+      });
       const id = `${this.o.runKey}--${job.id}`.replace(/[^A-Za-z0-9_.-]/g, "_");
       const existing = await this.queue.getJob(id);
       const queued =

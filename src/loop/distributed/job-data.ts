@@ -46,3 +46,29 @@ export function publicSettings(s: Partial<ModelSettings> & { model: string }): P
   const { model, baseUrl, dialect, apiKeyEnv, keepSampling, timeoutMs, offlineLatencyMs, retry } = s;
   return { model, baseUrl, dialect, apiKeyEnv, keepSampling, timeoutMs, offlineLatencyMs, retry };
 }
+
+/** A rollout job as it travels: the package's files, the task by reference and content hash, public settings. */
+export function toJobData(
+  job: { id: string; harnessDir: string; seed: number; maxEvals: number; startProgram: string; startEvaluation: Evaluation },
+  o: {
+    runKey: string;
+    taskRef: string;
+    tasksDir?: string;
+    taskHash: string;
+    executor: Partial<ModelSettings> & { model: string };
+    timeLimitSec?: number;
+  },
+): RolloutJobData {
+  return {
+    runKey: o.runKey,
+    jobId: job.id,
+    harnessFiles: packDir(job.harnessDir),
+    task: { ref: o.taskRef, tasksDir: o.tasksDir, contentHash: o.taskHash },
+    executor: publicSettings(o.executor),
+    seed: job.seed,
+    maxEvals: job.maxEvals,
+    startProgram: job.startProgram,
+    startEvaluation: job.startEvaluation,
+    timeLimitSec: o.timeLimitSec,
+  };
+}

@@ -7,7 +7,7 @@ import { contentHash } from "../../harness/files.ts";
 import type { ModelSettings } from "../../model/resolve.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
 import type { RolloutJob, RolloutJobResult, Runner } from "../runner.ts";
-import { packDir, publicSettings, type RolloutJobData } from "./job-data.ts";
+import { toJobData } from "./job-data.ts";
 
 const HONE_BIN = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "bin", "hone.js");
 
@@ -91,18 +91,14 @@ export class SlurmRunner implements Runner {
     const dir = join(this.o.runDir, "slurm", job.id);
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
-    const data: RolloutJobData = {
+    const data = toJobData(job, {
       runKey: this.o.runDir,
-      jobId: job.id,
-      harnessFiles: packDir(job.harnessDir),
-      task: { ref: this.o.taskRef, tasksDir: this.o.tasksDir, contentHash: this.taskHash },
-      executor: publicSettings(this.o.executor),
-      seed: job.seed,
-      maxEvals: job.maxEvals,
-      startProgram: job.startProgram,
-      startEvaluation: job.startEvaluation,
+      taskRef: this.o.taskRef,
+      tasksDir: this.o.tasksDir,
+      taskHash: this.taskHash,
+      executor: this.o.executor,
       timeLimitSec: this.o.timeLimitSec,
-    };
+    });
     writeFileSync(join(dir, "job.json"), JSON.stringify(data));
     const carry = ["PATH", "HOME", "PYENV_ROOT", "HONE_CACHE_DIR", ...(this.o.env ?? [])].filter(
       (k) => process.env[k] !== undefined,
