@@ -168,3 +168,22 @@ def pm_one_matrix(value, n):
 
 def ratio(numerator, denominator):
     return float(Fraction(numerator, denominator))
+
+
+def evaluate_packing(program_path, n, best_known, timeout=50):
+    """The circle-packing evaluation for n circles: run_packing() in an isolated process, then check and score."""
+    from hone_runtime import ProgramError, finite_array, run_program
+
+    try:
+        out = run_program(program_path, "run_packing", timeout=timeout)
+        if not isinstance(out, list) or len(out) < 2:
+            raise Invalid("run_packing() must return (centers, radii, sum_of_radii)")
+        centers = finite_array(out[0], "centers")
+        radii = finite_array(out[1], "radii")
+        check_packing(centers, radii, n)
+    except (ProgramError, Invalid) as exc:
+        return invalid(exc)
+    except ValueError as exc:
+        return invalid("centers and radii must be numeric arrays: %s" % exc)
+    total = float(np.sum(radii))
+    return {"combined_score": total, "sum_radii": total, "validity": 1.0, "ratio_to_best_known": total / best_known}
