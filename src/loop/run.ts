@@ -7,6 +7,7 @@ import { type ModelSettings, resolveModel } from "../model/resolve.ts";
 import { type RolloutOutcome, runRollout, writeResult } from "../runtime/rollout.ts";
 import { prepareHarness } from "../sandbox/check.ts";
 import { generatedCodeHost } from "../sandbox/generated-code.ts";
+import { taskInputs } from "../sandbox/tool-host.ts";
 import { JsonlTrajectory } from "../store/trajectory.ts";
 import { resolveTask } from "../task/builtin.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
@@ -124,20 +125,7 @@ export async function runHarness(
       outDir: partial,
       startEvaluation: start,
       timeLimitSec: opts.timeLimitSec,
-      generatedCode: (env, t) =>
-        generatedCodeHost(
-          harness.tools,
-          env,
-          {
-            id: task.id,
-            description: task.description,
-            metric: task.metric,
-            direction: task.direction,
-            reference: task.reference?.value ?? null,
-          },
-          t,
-          { seed },
-        ),
+      generatedCode: (env, t) => generatedCodeHost(harness.tools, env, taskInputs(task), t, { seed }),
     });
     jsonl.close();
     writeResult(partial, {

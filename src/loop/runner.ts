@@ -6,6 +6,7 @@ import type { ChatModel } from "../model/types.ts";
 import { type RolloutOutcome, runRollout, writeResult } from "../runtime/rollout.ts";
 import { gateGeneratedCode } from "../sandbox/check.ts";
 import { generatedCodeHost } from "../sandbox/generated-code.ts";
+import { taskInputs } from "../sandbox/tool-host.ts";
 import { JsonlTrajectory } from "../store/trajectory.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import type { Evaluation } from "../task/evaluation.ts";
@@ -86,20 +87,7 @@ export async function runJob(
       startProgram: job.startProgram,
       startEvaluation: job.startEvaluation,
       timeLimitSec: o.timeLimitSec,
-      generatedCode: (env, t) =>
-        generatedCodeHost(
-          harness.tools,
-          env,
-          {
-            id: task.id,
-            description: task.description,
-            metric: task.metric,
-            direction: task.direction,
-            reference: task.reference?.value ?? null,
-          },
-          t,
-          { seed: job.seed },
-        ),
+      generatedCode: (env, t) => generatedCodeHost(harness.tools, env, taskInputs(task), t, { seed: job.seed }),
     });
     jsonl.close();
     writeResult(partial, { job: job.id, seed: job.seed, ...outcome, bestProgram: undefined });

@@ -1,5 +1,6 @@
 import type { DiscoveryEnvironment } from "../runtime/discovery-env.ts";
 import type { TrajectorySink } from "../store/trajectory.ts";
+import type { DiscoveryTask } from "../task/discovery-task.ts";
 import { EditError } from "../task/evolve-block.ts";
 import type { ToolHost } from "./isolate.ts";
 
@@ -9,6 +10,17 @@ export interface TaskInputs {
   metric: string;
   direction: string;
   reference: number | null;
+}
+
+/** The read-only task inputs a generated tool sees: never the evaluator, hidden data or secrets. */
+export function taskInputs(task: Pick<DiscoveryTask, "id" | "description" | "metric" | "direction" | "reference">): TaskInputs {
+  return {
+    id: task.id,
+    description: task.description,
+    metric: task.metric,
+    direction: task.direction,
+    reference: task.reference?.value ?? null,
+  };
 }
 
 /**

@@ -97,7 +97,8 @@ describe("prototype-chain escapes", () => {
   it("4 arguments.callee and .caller", async () => {
     const src = "function run(ctx) { return String(arguments.callee.caller); }";
     refusedBy(src, "no-callee");
-    expect((await runTool(src)).ok).toBeDefined();
+    // The caller of run() is hone's strict-mode bootstrap, which the language hides: no function leaks out.
+    expect(await runTool(src)).toMatchObject({ ok: true, value: "null" });
   });
   it("5 constructor chain through ctx itself", async () => {
     const src = "function run(ctx) { return typeof ctx.stageEdit.constructor('return process')(); }";
@@ -111,8 +112,8 @@ describe("prototype-chain escapes", () => {
   it("8 Object.prototype pollution cannot fool the host's JSON", async () => {
     const src = "Object.prototype.toJSON = function () { return 'pwned'; };\nfunction run(ctx) { return { a: 1 }; }";
     refusedBy(src, "no-proto");
-    const r = await runTool(src);
-    if (r.ok) expect(typeof r.value === "object" || typeof r.value === "string").toBe(true);
+    // The pollution changes only the tool's own answer, which reaches the host as a JSON string and nothing else.
+    expect(await runTool(src)).toMatchObject({ ok: true, value: "pwned" });
   });
   it("9 Object.setPrototypeOf", () => refusedBy("function run(ctx) { Object.setPrototypeOf(ctx, null); }", "no-proto"));
 });
