@@ -1,4 +1,5 @@
 // npm run bench: every benchmark, each printing its figures side by side in one run.
+import { benchConsole } from "./console.ts";
 import { benchQueue } from "./queue.ts";
 import { benchReplay } from "./replay.ts";
 import { benchRolloutConcurrency } from "./rollout-concurrency.ts";
@@ -14,6 +15,7 @@ const benches: Record<string, () => Promise<void>> = {
   "rollout-concurrency": benchRolloutConcurrency,
   replay: benchReplay,
   queue: benchQueue,
+  console: benchConsole,
 };
 for (const [name, run] of Object.entries(benches)) {
   if (only && only !== name) continue;

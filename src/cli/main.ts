@@ -12,6 +12,7 @@ import { registerRolloutJob } from "./commands/rollout-job.ts";
 import { registerRun } from "./commands/run.ts";
 import { registerTasks } from "./commands/tasks.ts";
 import { registerTrain } from "./commands/train.ts";
+import { registerView } from "./commands/view.ts";
 import { registerWorker } from "./commands/worker.ts";
 import { reportError } from "./output.ts";
 
@@ -34,6 +35,7 @@ registerReceipt(program);
 registerEval(program);
 registerTrain(program);
 registerWorker(program);
+registerView(program);
 registerRolloutJob(program);
 registerServeOffline(program);
 

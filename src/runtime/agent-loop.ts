@@ -65,6 +65,14 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
     { role: "system", content: systemMessage(o.harness.systemPrompt, o.harness.skills, toolNames.has("load_skill")) },
     { role: "user", content: o.taskMessage },
   ];
+  for (const m of messages)
+    o.trajectory.write({
+      type: "message",
+      iteration: 0,
+      role: m.role,
+      content: m.content,
+      source: m.role === "system" ? "harness" : "task",
+    });
   const chain = new MiddlewareChain(o.middlewares);
   const usage = zeroUsage();
   const result = (stopReason: StopReason, iterations: number, modelCalls: number, error?: string): AgentLoopResult => ({

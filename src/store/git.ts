@@ -45,6 +45,13 @@ export class HarnessRepo {
     return stdout.trim();
   }
 
+  /** Read-only, without blocking the event loop (the console serves many requests at once). */
+  readonly read = {
+    diff: (a: string, b: string) => this.gitAsync(["diff", "--no-color", a, b]),
+    files: async (sha: string) => (await this.gitAsync(["ls-tree", "-r", "--name-only", sha])).split("\n").filter(Boolean),
+    show: (sha: string, path: string) => this.gitAsync(["show", `${sha}:${path}`]),
+  };
+
   static init(gitDir: string): HarnessRepo {
     mkdirSync(gitDir, { recursive: true });
     const repo = new HarnessRepo(gitDir);

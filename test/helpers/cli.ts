@@ -30,3 +30,45 @@ export function hone(
     });
   });
 }
+
+/** Starts a long-running hone verb (view, worker…) and resolves with its first stdout line once it prints one. */
+export function startHone(
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<{ firstLine: string; stop: () => Promise<void>; output: () => string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, "bin", "hone.js"), ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...opts.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`hone ${args.join(" ")} printed nothing in time\n${err}`));
+    }, opts.timeoutMs ?? 60_000);
+    child.stderr.on("data", (c) => (err += c));
+    child.stdout.on("data", (c) => {
+      const before = out;
+      out += c;
+      if (!before.includes("\n") && out.includes("\n")) {
+        clearTimeout(timer);
+        resolve({
+          firstLine: out.slice(0, out.indexOf("\n")),
+          output: () => out + err,
+          stop: () =>
+            new Promise((done) => {
+              if (child.exitCode !== null) return done();
+              child.once("close", () => done());
+              child.kill("SIGTERM");
+            }),
+        });
+      }
+    });
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`hone ${args.join(" ")} exited with ${code}\n${err}`));
+    });
+  });
+}

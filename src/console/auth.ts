@@ -1,0 +1,43 @@
+import { timingSafeEqual } from "node:crypto";
+import type { MiddlewareHandler } from "hono";
+import { getCookie, setCookie } from "hono/cookie";
+
+const COOKIE = "hone_token";
+
+function same(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+export const isLoopback = (host: string) => host === "127.0.0.1" || host === "::1" || host === "localhost";
+
+/**
+ * Without a token (loopback binds only) requests must name a loopback Host, which stops DNS-rebinding pages from
+ * reading runs through the user's browser. With a token every request must carry it: `Authorization: Bearer`, the
+ * cookie set when a page is opened as `/?token=…`, or (for EventSource, which sends no headers) the cookie alone.
+ */
+export function guard(token: string | undefined): MiddlewareHandler {
+  return async (c, next) => {
+    if (!token) {
+      const host = (c.req.header("host") ?? "").replace(/:\d+$/, "").replace(/^\[|\]$/g, "");
+      if (!isLoopback(host)) return c.text("hone view: this console only answers to 127.0.0.1 or localhost\n", 403);
+      return next();
+    }
+    const fromQuery = c.req.query("token");
+    if (fromQuery !== undefined && same(fromQuery, token) && c.req.method === "GET" && !c.req.path.startsWith("/api/")) {
+      setCookie(c, COOKIE, token, { httpOnly: true, sameSite: "Strict", path: "/" });
+      return c.redirect(c.req.path, 302);
+    }
+    const bearer = c.req.header("authorization")?.replace(/^Bearer\s+/i, "");
+    const cookie = getCookie(c, COOKIE);
+    if ((bearer && same(bearer, token)) || (cookie && same(cookie, token))) return next();
+    return c.json(
+      {
+        error:
+          "this console needs its token: open the page as /?token=<contents of the token file>, or send Authorization: Bearer",
+      },
+      401,
+    );
+  };
+}

@@ -1,0 +1,41 @@
+import { type ReactElement, StrictMode } from "react";
+import { createRoot } from "react-dom/client";
+import { CandidatePage } from "./pages/Candidate.tsx";
+import { ComparePage } from "./pages/Compare.tsx";
+import { RolloutPage } from "./pages/Rollout.tsx";
+import { RunPage } from "./pages/Run.tsx";
+import { RunsPage } from "./pages/Runs.tsx";
+import { Link, usePath } from "./router.tsx";
+import "./styles.css";
+
+function App() {
+  const { path, search } = usePath();
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  let page: ReactElement;
+  if (parts[0] === "run" && parts[1] && parts[2] === "candidate" && parts[3])
+    page = <CandidatePage run={parts[1]} id={parts[3]} />;
+  else if (parts[0] === "run" && parts[1] && parts[2] === "rollout" && parts[3])
+    page = <RolloutPage run={parts[1]} id={parts[3]} />;
+  else if (parts[0] === "run" && parts[1]) page = <RunPage id={parts[1]} />;
+  else if (parts[0] === "compare") page = <ComparePage ids={search.getAll("run")} />;
+  else page = <RunsPage />;
+  return (
+    <>
+      <header>
+        <Link to="/" className="brand">
+          hone
+        </Link>
+        <span className="muted">view</span>
+      </header>
+      <main key={path}>{page}</main>
+    </>
+  );
+}
+
+const root = document.getElementById("root");
+if (root)
+  createRoot(root).render(
+    <StrictMode>
+      <App />
+    </StrictMode>,
+  );

@@ -1,0 +1,169 @@
+import { useEffect, useState } from "react";
+import { getJson, runPath, useJson } from "../api.ts";
+import { Diff } from "../components/Diff.tsx";
+import { Status } from "../components/Status.tsx";
+import { duration, score, signed } from "../format.ts";
+import { candidateUrl, Link, rolloutUrl, runUrl } from "../router.tsx";
+import type { CandidateDetail, RunPage } from "../types.ts";
+
+export function CandidatePage({ run, id }: { run: string; id: string }) {
+  const { data, error } = useJson<CandidateDetail>(`${runPath(run)}/candidates/${encodeURIComponent(id)}`);
+  const { data: runData } = useJson<RunPage>(runPath(run));
+  const [file, setFile] = useState<string | null>(null);
+  const [content, setContent] = useState<string>("");
+  const [against, setAgainst] = useState<string>("");
+  const [diff, setDiff] = useState<{ text: string; error?: string } | null>(null);
+
+  useEffect(() => {
+    if (!data) return;
+    const first = data.files.includes("prompt.md") ? "prompt.md" : (data.files[0] ?? null);
+    setFile((f) => f ?? first);
+  }, [data]);
+  useEffect(() => {
+    if (!file) return;
+    getJson<{ content: string }>(`${runPath(run)}/candidates/${encodeURIComponent(id)}/file?path=${encodeURIComponent(file)}`)
+      .then((r) => setContent(r.content))
+      .catch((e: Error) => setContent(`(${e.message})`));
+  }, [run, id, file]);
+  useEffect(() => {
+    if (!data?.commit_sha) return;
+    const base = against || data.parent;
+    if (!base) return setDiff({ text: "", error: "this candidate has no parent to compare with" });
+    getJson<{ diff: string }>(`${runPath(run)}/diff?a=${encodeURIComponent(base)}&b=${encodeURIComponent(id)}`)
+      .then((r) => setDiff({ text: r.diff }))
+      .catch((e: Error) => setDiff({ text: "", error: e.message }));
+  }, [run, id, data, against]);
+
+  if (error) return <p className="error">{error}</p>;
+  if (!data) return <p className="muted">Loading candidate…</p>;
+  const others = (runData?.candidates ?? []).filter((c) => c.id !== id && c.commit_sha);
+  return (
+    <>
+      <div className="titlebar">
+        <h1>
+          <Link to={runUrl(run)}>{run}</Link> / {id}
+        </h1>
+        <Status value={data.status} />
+        <span className="muted">
+          round {data.round}, slot {data.slot} · score <span className="mono">{score(data.score)}</span> · reward{" "}
+          <span className="mono">{signed(data.reward)}</span> · advantage <span className="mono">{signed(data.advantage)}</span>
+          {data.parent && (
+            <>
+              {" "}
+              · parent <Link to={candidateUrl(run, data.parent)}>{data.parent}</Link>
+            </>
+          )}
+        </span>
+      </div>
+      <section>
+        <h2>Gate</h2>
+        <table className="kv" data-testid="gate">
+          <tbody>
+            <tr>
+              <th>verdict</th>
+              <td>
+                <Status value={data.status} /> {data.repaired ? "(parsed after one repair: charged the minimum reward)" : ""}
+              </td>
+            </tr>
+            <tr>
+              <th>refusal</th>
+              <td>{data.gate_error ? <pre className="error">{data.gate_error}</pre> : "none"}</td>
+            </tr>
+            <tr>
+              <th>changes</th>
+              <td>{data.changed.length ? data.changed.join(", ") : "–"}</td>
+            </tr>
+            <tr>
+              <th>content hash</th>
+              <td className="mono small">{data.content_hash ?? "–"}</td>
+            </tr>
+            <tr>
+              <th>spec</th>
+              <td>
+                <pre className="small">{data.spec ? JSON.stringify(data.spec, null, 2) : "–"}</pre>
+              </td>
+            </tr>
+          </tbody>
+        </table>
+      </section>
+      {data.files.length > 0 && (
+        <section>
+          <h2>Harness package</h2>
+          <div className="files">
+            <ul className="file-list" data-testid="file-list">
+              {data.files.map((f) => (
+                <li key={f}>
+                  <button type="button" className={f === file ? "link active" : "link"} onClick={() => setFile(f)}>
+                    {f}
+                  </button>
+                </li>
+              ))}
+            </ul>
+            <pre className="file" data-testid="file-content">
+              {content}
+            </pre>
+          </div>
+        </section>
+      )}
+      {data.commit_sha && (
+        <section>
+          <h2>
+            Diff against{" "}
+            <select value={against} onChange={(e) => setAgainst(e.target.value)} data-testid="diff-against">
+              <option value="">its parent{data.parent ? ` (${data.parent})` : ""}</option>
+              {others.map((c) => (
+                <option key={c.id} value={c.id}>
+                  {c.id} ({c.status}, {score(c.score)})
+                </option>
+              ))}
+            </select>
+          </h2>
+          {diff?.error ? (
+            <p className="muted">{diff.error}</p>
+          ) : diff ? (
+            <Diff text={diff.text} />
+          ) : (
+            <p className="muted">Loading…</p>
+          )}
+        </section>
+      )}
+      <section>
+        <h2>Rollouts</h2>
+        <table className="grid" data-testid="candidate-rollouts">
+          <thead>
+            <tr>
+              <th>rollout</th>
+              <th>kind</th>
+              <th>status</th>
+              <th>stop</th>
+              <th className="r">start</th>
+              <th className="r">best</th>
+              <th className="r">evaluations</th>
+              <th className="r">time</th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.rollouts.map((r) => (
+              <tr key={r.id}>
+                <td>
+                  <Link to={rolloutUrl(run, r.id)}>{r.id}</Link>
+                </td>
+                <td>{r.kind}</td>
+                <td>
+                  <Status value={r.status} />
+                </td>
+                <td>{r.error ?? r.stop_reason ?? "–"}</td>
+                <td className="r mono">{score(r.start_score)}</td>
+                <td className="r mono">{score(r.best_score)}</td>
+                <td className="r">
+                  {r.evals_used} ({r.evals_invalid} invalid)
+                </td>
+                <td className="r">{duration(r.seconds ?? 0)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,85 @@
+import { useState } from "react";
+import { useLiveJson } from "../api.ts";
+import { Status } from "../components/Status.tsx";
+import { duration, num, score, when } from "../format.ts";
+import { Link, navigate, runUrl } from "../router.tsx";
+import type { RunSummary } from "../types.ts";
+
+export function RunsPage() {
+  const { data, error } = useLiveJson<{ total: number; items: RunSummary[] }>("/api/runs?limit=1000", "/api/events");
+  const [picked, setPicked] = useState<string[]>([]);
+  if (error) return <p className="error">{error}</p>;
+  if (!data) return <p className="muted">Loading runs…</p>;
+  const toggle = (id: string) => setPicked((p) => (p.includes(id) ? p.filter((x) => x !== id) : [...p, id]));
+  const compare = () => navigate(`/compare?${picked.map((id) => `run=${encodeURIComponent(id)}`).join("&")}`);
+  return (
+    <>
+      <div className="titlebar">
+        <h1>Runs</h1>
+        <span className="muted">{data.total} run directories</span>
+        <button type="button" disabled={picked.length < 2} onClick={compare} data-testid="compare-button">
+          Compare {picked.length >= 2 ? picked.length : ""} runs
+        </button>
+      </div>
+      {data.total === 0 && (
+        <p className="muted">
+          No run directories here yet. Start one with <code>npx hone optimize --task circle-packing --out runs/cp26</code>.
+        </p>
+      )}
+      <table className="grid" data-testid="runs-table">
+        <thead>
+          <tr>
+            <th />
+            <th>run</th>
+            <th>task</th>
+            <th>method</th>
+            <th>executor / proposer</th>
+            <th>status</th>
+            <th>rounds</th>
+            <th className="r">best</th>
+            <th className="r">start</th>
+            <th className="r">tokens</th>
+            <th className="r">calls</th>
+            <th className="r">time</th>
+            <th>started</th>
+          </tr>
+        </thead>
+        <tbody>
+          {data.items.map((r) => (
+            <tr key={r.id} data-testid="run-row">
+              <td>
+                <input
+                  type="checkbox"
+                  aria-label={`pick ${r.id}`}
+                  checked={picked.includes(r.id)}
+                  onChange={() => toggle(r.id)}
+                />
+              </td>
+              <td>
+                <Link to={runUrl(r.id)}>{r.id}</Link>
+              </td>
+              <td>{r.task ?? "–"}</td>
+              <td>{r.method}</td>
+              <td>
+                {r.executor ?? "–"} / {r.proposer ?? "–"}
+              </td>
+              <td>
+                <Status value={r.status} />
+              </td>
+              <td>
+                {r.rounds_done}
+                {r.rounds_planned ? ` / ${r.rounds_planned}` : ""}
+              </td>
+              <td className="r mono">{score(r.best_score)}</td>
+              <td className="r mono">{score(r.start_score)}</td>
+              <td className="r">{r.cost ? num(r.cost.prompt_tokens + r.cost.completion_tokens) : "–"}</td>
+              <td className="r">{r.cost ? num(r.cost.calls) : "–"}</td>
+              <td className="r">{r.cost ? duration(r.cost.seconds) : "–"}</td>
+              <td>{when(r.created_at)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
+  );
+}

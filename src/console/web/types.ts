@@ -1,0 +1,113 @@
+// Shapes of the console's JSON API (src/console/api.ts and run-reader.ts).
+
+export interface Cost {
+  calls: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cached: number;
+  seconds: number;
+  rollout_seconds: number;
+}
+
+export interface RunSummary {
+  id: string;
+  kind: string;
+  status: string;
+  task: string | null;
+  method: string;
+  executor: string | null;
+  proposer: string | null;
+  rounds_planned: number | null;
+  rounds_done: number;
+  best_score: number | null;
+  start_score: number | null;
+  rollouts: number;
+  cost: Cost;
+  created_at: string;
+  finished_at: string | null;
+}
+
+export interface Round {
+  round: number;
+  status: string;
+  incumbent_commit: string;
+  incumbent_score: number | null;
+  best_score: number | null;
+  moved: number;
+  started_at: string;
+  finished_at: string | null;
+}
+
+export interface CandidateRow {
+  id: string;
+  round: number;
+  slot: number;
+  status: string;
+  score: number | null;
+  reward: number | null;
+  advantage: number | null;
+  changed: string[];
+  gate_error: string | null;
+  repaired: number;
+  commit_sha: string | null;
+  parent: string | null;
+}
+
+export interface RunPage extends RunSummary {
+  direction: "maximize" | "minimize";
+  rounds: Round[];
+  candidates: CandidateRow[];
+}
+
+export interface RolloutRow {
+  id: string;
+  kind: string;
+  status: string;
+  stop_reason: string | null;
+  error?: string | null;
+  start_score: number | null;
+  best_score: number | null;
+  improved: number | null;
+  evals_used: number;
+  evals_invalid: number;
+  seconds: number;
+}
+
+export interface CandidateDetail extends Omit<CandidateRow, "changed"> {
+  changed: string[];
+  spec: unknown;
+  content_hash: string | null;
+  parent_commit: string;
+  files: string[];
+  rollouts: RolloutRow[];
+}
+
+export interface Evaluation {
+  idx: number;
+  valid: number;
+  score: number | null;
+  reason: string | null;
+  program_sha: string;
+  seconds: number;
+}
+
+export interface RolloutDetail extends RolloutRow {
+  round: number;
+  candidate_id: string;
+  seed: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  model_calls: number;
+  identity: Record<string, unknown> | null;
+  identity_digest: string | null;
+  evaluations: Evaluation[];
+}
+
+export type TrajectoryEvent = Record<string, unknown> & { type: string; t?: number; iteration?: number };
+
+export interface Trajectory {
+  total: number;
+  offset: number;
+  limit: number;
+  events: TrajectoryEvent[];
+}

@@ -1,0 +1,23 @@
+import { existsSync } from "node:fs";
+import { type Browser, chromium } from "playwright-core";
+
+export const CHROMIUM = process.env.HONE_CHROMIUM ?? "/usr/bin/chromium";
+export const haveChromium = existsSync(CHROMIUM);
+
+/** Debian's chromium, headless, with the flags this machine's closed network needs (no background connections). */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+}

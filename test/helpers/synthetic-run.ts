@@ -1,0 +1,140 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { openDb } from "../../src/store/db.ts";
+import { HarnessRepo } from "../../src/store/git.ts";
+
+export interface SyntheticRunOptions {
+  rounds: number;
+  perRound: number;
+  evalsPerRollout?: number;
+  callsPerRollout?: number;
+  /** Make every n-th candidate a gate refusal (no harness, no rollout). */
+  refuseEvery?: number;
+  status?: "running" | "finished";
+}
+
+/**
+ * A run directory written through hone's own store (schema, git repository) with made-up numbers: for console
+ * tests and the console benchmark, where a real run of this size would take hours.
+ */
+export async function writeSyntheticRun(dir: string, o: SyntheticRunOptions): Promise<{ rollouts: number; candidates: number }> {
+  mkdirSync(dir, { recursive: true });
+  const evals = o.evalsPerRollout ?? 10;
+  const calls = o.callsPerRollout ?? 4;
+  const repo = HarnessRepo.init(join(dir, "harnesses.git"));
+  const pkg = join(dir, ".pkg");
+  mkdirSync(pkg, { recursive: true });
+  const commits: string[] = [];
+  for (let v = 0; v < 3; v++) {
+    writeFileSync(join(pkg, "prompt.md"), `You search for better programs. Version ${v}.\n`);
+    writeFileSync(join(pkg, "agent.yaml"), `name: synthetic\nllm_config:\n  temperature: ${0.5 + v / 10}\n`);
+    commits.push(await repo.commitDir(pkg, `v${v}`, commits[v - 1], v));
+  }
+  const db = openDb(join(dir, "hone.db"));
+  const config = {
+    task: "circle-packing",
+    executor: { model: "offline" },
+    proposer: { model: "offline" },
+    rounds: o.rounds,
+    proposalsPerRound: o.perRound,
+    maxMetricCalls: evals,
+    learning: { mode: "context" },
+  };
+  const identity = JSON.stringify({
+    task: { id: "circle-packing", content: "x", metric: "combined_score", direction: "maximize" },
+    executor: { endpoint: "offline", model: "offline", dialect: "vllm" },
+    budget: { maxEvals: evals, timeoutSec: 60 },
+    hone: "0.1.0",
+    sampling: { temperature: 0.7 },
+    harness: "h",
+  });
+  let rollouts = 0;
+  let candidates = 0;
+  db.transaction(() => {
+    db.prepare(
+      "INSERT INTO runs (id, kind, created_at, status, config, summary, finished_at) VALUES ('run', 'optimize', ?, ?, ?, ?, ?)",
+    ).run(
+      "2026-11-30T10:00:00.000Z",
+      o.status ?? "finished",
+      JSON.stringify(config),
+      o.status === "running" ? null : JSON.stringify({ best_score: 2 + o.rounds / 1000, start_score: 1 }),
+      o.status === "running" ? null : "2026-11-30T12:00:00.000Z",
+    );
+    const round = db.prepare(
+      "INSERT INTO rounds (run_id, round, status, incumbent_commit, incumbent_score, best_score, moved, started_at, finished_at) VALUES ('run', ?, 'finished', ?, ?, ?, ?, ?, ?)",
+    );
+    const candidate = db.prepare(
+      "INSERT INTO candidates (id, run_id, round, slot, parent_commit, commit_sha, ref, content_hash, spec, changed, status, gate_error, repaired, reward, advantage, score) VALUES (?, 'run', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)",
+    );
+    const rollout = db.prepare(
+      "INSERT INTO rollouts (id, run_id, round, candidate_id, kind, seed, status, stop_reason, start_score, best_score, improved, evals_used, evals_invalid, prompt_tokens, completion_tokens, model_calls, seconds, dir, best_program, finished_at, identity, identity_digest) VALUES (?, 'run', ?, ?, ?, ?, 'completed', 'budget_spent', ?, ?, 1, ?, 1, 5000, 300, ?, 1.5, '', 'print(1)', '2026-11-30T11:00:00.000Z', ?, 'digest')",
+    );
+    const evaluation = db.prepare(
+      "INSERT INTO evaluations (rollout_id, idx, valid, score, reason, program_sha, seconds) VALUES (?, ?, ?, ?, ?, 'sha', 0.05)",
+    );
+    const call = db.prepare(
+      "INSERT INTO model_calls (run_id, role, rollout_id, round, latency_ms, prompt_tokens, completion_tokens, attempts, cached) VALUES ('run', 'executor', ?, ?, 12, 1200, 80, 1, 0)",
+    );
+    const addRollout = (id: string, r: number, cid: string, kind: string, start: number, best: number) => {
+      rollout.run(id, r, cid, kind, rollouts, start, best, evals, calls, identity);
+      for (let e = 1; e <= evals; e++)
+        evaluation.run(id, e, e % 7 === 0 ? 0 : 1, e % 7 === 0 ? null : start + e / 1000, e % 7 === 0 ? "overlap" : null);
+      for (let c = 0; c < calls; c++) call.run(id, r);
+      rollouts++;
+    };
+    let incumbent = 1;
+    candidate.run(
+      "r00-seed",
+      0,
+      0,
+      commits[0],
+      commits[0],
+      "refs/candidates/r00-seed",
+      "h0",
+      null,
+      "[]",
+      "seed",
+      null,
+      null,
+      null,
+      null,
+    );
+    candidates++;
+    addRollout("r00-seed", 0, "r00-seed", "baseline", 1, 1);
+    round.run(0, commits[0], 1, 1, 0, "2026-11-30T10:00:00.000Z", "2026-11-30T10:00:01.000Z");
+    for (let r = 1; r <= o.rounds; r++) {
+      let best = incumbent;
+      for (let k = 0; k < o.perRound; k++) {
+        const id = `r${String(r).padStart(2, "0")}-k${k}`;
+        const refused = o.refuseEvery !== undefined && (r * o.perRound + k) % o.refuseEvery === 0;
+        const score = refused ? null : incumbent + Math.sin(r * 13 + k) / 100 + 0.002;
+        const sha = refused ? null : commits[1 + ((r + k) % 2)];
+        candidate.run(
+          id,
+          r,
+          k,
+          commits[0],
+          sha,
+          sha ? `refs/candidates/${id}` : null,
+          sha ? `h${r}-${k}` : null,
+          JSON.stringify({ sampling: { temperature: 0.5 + k / 100 } }),
+          JSON.stringify([`sampling.temperature=${0.5 + k / 100}`]),
+          refused ? "invalid" : "valid",
+          refused ? "spec: unknown key 'foo'" : null,
+          score === null ? -1 : 0.1,
+          score === null ? -1 : 0.05,
+          score,
+        );
+        candidates++;
+        if (score !== null) {
+          addRollout(id, r, id, "candidate", incumbent, score);
+          if (score > best) best = score;
+        }
+      }
+      round.run(r, commits[0], incumbent, best, best > incumbent ? 1 : 0, "2026-11-30T10:00:00.000Z", "2026-11-30T10:00:01.000Z");
+      incumbent = Math.max(incumbent, best);
+    }
+  })();
+  db.close();
+  return { rollouts, candidates };
+}
