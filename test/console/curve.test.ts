@@ -12,7 +12,13 @@ const round = (n: number, incumbent: number | null, best: number | null, status 
   started_at: "",
   finished_at: null,
 });
-const cand = (id: string, r: number, slot: number, score: number | null, status = score === null ? "invalid" : "valid"): CandidateRow => ({
+const cand = (
+  id: string,
+  r: number,
+  slot: number,
+  score: number | null,
+  status = score === null ? "invalid" : "valid",
+): CandidateRow => ({
   id,
   round: r,
   slot,
