@@ -29,10 +29,46 @@ export interface RolloutJobResult {
   error?: string;
 }
 
-/** Jobs in, results out as they finish. The local pool is the default; BullMQ and Slurm sit behind the same contract. */
-export interface Runner {
-  run(jobs: RolloutJob[]): AsyncIterable<RolloutJobResult>;
+/**
+ * Jobs in, results out as they finish. The local pool is the default; BullMQ and Slurm sit behind the same contract.
+ * Rollouts on discovery tasks (optimize) and QA tasks (eval, train) are the two kinds of job.
+ */
+export interface Runner<J extends { id: string } = RolloutJob, R extends { id: string } = RolloutJobResult> {
+  run(jobs: J[]): AsyncIterable<R>;
   close(): Promise<void>;
+}
+
+/** Up to `concurrency` jobs at once, results yielded as each finishes. */
+export async function* runPool<J extends { id: string }, R extends { id: string }>(
+  jobs: J[],
+  concurrency: number,
+  execute: (job: J) => Promise<R>,
+): AsyncIterable<R> {
+  const queue = [...jobs];
+  const running = new Map<string, Promise<R>>();
+  const start = () => {
+    while (running.size < Math.max(1, concurrency) && queue.length > 0) {
+      const job = queue.shift() as J;
+      running.set(job.id, execute(job));
+    }
+  };
+  start();
+  while (running.size > 0) {
+    const done = await Promise.race(running.values());
+    running.delete(done.id);
+    start();
+    yield done;
+  }
+}
+
+/** Every promise's value, yielded in the order they settle. */
+export async function* asCompleted<R>(pending: Promise<R>[]): AsyncIterable<R> {
+  const running = new Map(pending.map((p, i) => [i, p.then((r) => ({ i, r }))]));
+  while (running.size > 0) {
+    const { i, r } = await Promise.race(running.values());
+    running.delete(i);
+    yield r;
+  }
 }
 
 export interface LocalRunnerOptions {
@@ -106,22 +142,8 @@ export class LocalRunner implements Runner {
   private readonly cache = new HarnessCache();
   constructor(private readonly o: LocalRunnerOptions) {}
 
-  async *run(jobs: RolloutJob[]): AsyncIterable<RolloutJobResult> {
-    const queue = [...jobs];
-    const running = new Map<string, Promise<RolloutJobResult>>();
-    const start = () => {
-      while (running.size < Math.max(1, this.o.concurrency) && queue.length > 0) {
-        const job = queue.shift() as RolloutJob;
-        running.set(job.id, runJob(job, this.o, this.cache));
-      }
-    };
-    start();
-    while (running.size > 0) {
-      const done = await Promise.race([...running.values()]);
-      running.delete(done.id);
-      start();
-      yield done;
-    }
+  run(jobs: RolloutJob[]): AsyncIterable<RolloutJobResult> {
+    return runPool(jobs, this.o.concurrency, (job) => runJob(job, this.o, this.cache));
   }
 
   async close(): Promise<void> {}

@@ -7,11 +7,9 @@ import { loadHarness } from "../harness/package.ts";
 import type { Criterion, Measurement, Verdict } from "../method/criteria.ts";
 import type { Estimator } from "../method/estimators.ts";
 import type { ModelSettings } from "../model/resolve.ts";
-import { resolveModel } from "../model/resolve.ts";
 import { HarnessRepo } from "../store/git.ts";
-import { MemoryTrajectory } from "../store/trajectory.ts";
 import type { QATask } from "../task/qa/benchmarks.ts";
-import { solveTask } from "./eval.ts";
+import { LocalQARunner, type QAJob, type QARunner } from "./qa-runner.ts";
 
 /** The harness parameter: `data` is the incumbent commit (HEAD), `grad` the verdict waiting for step(). */
 export interface HarnessParameter {
@@ -91,6 +89,8 @@ export interface TrainerOptions {
   /** Globs of package files a candidate may change (default: everything). */
   patchSurface?: string[];
   concurrency?: number;
+  /** Where panel tasks run (default: the local pool); the trainer does not know which. */
+  runner?: QARunner;
   seed?: number;
   onEvent?: (e: { type: string; epoch: number; [k: string]: unknown }) => void;
 }
@@ -139,26 +139,28 @@ export class Trainer {
   async measure(commit: string): Promise<Measurement> {
     const known = this.measured.get(commit);
     if (known) return known;
-    const harness = loadHarness(this.dirOf(commit));
-    const model = await resolveModel(this.o.model as ModelSettings);
+    const harnessDir = this.dirOf(commit);
+    loadHarness(harnessDir);
+    const jobs: QAJob[] = this.o.panel.tasks.map((task) => ({
+      id: task.id,
+      harnessDir,
+      benchmark: this.o.panel.benchmark,
+      task,
+      seed: this.o.seed ?? 0,
+    }));
+    const runner =
+      this.o.runner ?? new LocalQARunner({ model: this.o.model as ModelSettings, concurrency: this.o.concurrency ?? 8 });
     const tasks: Measurement["tasks"] = {};
     try {
-      let next = 0;
-      const worker = async () => {
-        while (next < this.o.panel.tasks.length) {
-          const task = this.o.panel.tasks[next++] as QATask;
-          const r = await solveTask(harness, model.model, this.o.panel.benchmark, task, this.o.seed ?? 0, new MemoryTrajectory());
-          tasks[task.id] = {
-            status: r.status === "failed" ? "infra" : r.correct ? "solved" : "unsolved",
-            score: r.score,
-            steps: r.modelCalls,
-            tokens: r.tokens,
-          };
-        }
-      };
-      await Promise.all(Array.from({ length: Math.max(1, this.o.concurrency ?? 8) }, worker));
+      for await (const { id, result: r } of runner.run(jobs))
+        tasks[id] = {
+          status: r.status === "failed" ? "infra" : r.correct ? "solved" : "unsolved",
+          score: r.score,
+          steps: r.modelCalls,
+          tokens: r.tokens,
+        };
     } finally {
-      await model.close();
+      if (!this.o.runner) await runner.close();
     }
     const m = { commit, tasks };
     this.measured.set(commit, m);

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,7 +7,7 @@ import { compareRecords } from "../../src/loop/compare-runs.ts";
 import { openDb } from "../../src/store/db.ts";
 import { loadTaskFolder } from "../../src/task/discovery-task.ts";
 import { hone } from "../helpers/cli.ts";
-import { copyOf, ROOT, tempDir } from "../helpers/fixtures.ts";
+import { copyOf, ROOT, tempDir, write } from "../helpers/fixtures.ts";
 
 // Real engines: a redis-server on a loopback port (installed by .ci/run) and `hone worker` processes.
 const freePort = () =>
@@ -39,6 +39,11 @@ beforeAll(async () => {
     execFileSync("redis-server", ["--version"], { stdio: "pipe" });
   } catch {
     throw new Error("redis-server is not installed; .ci/run installs it (apt-get install redis-server)");
+  }
+  // .ci/run starts a redis-server on a loopback port and names it here; elsewhere the test starts its own.
+  if (process.env.HONE_TEST_REDIS_URL) {
+    url = process.env.HONE_TEST_REDIS_URL;
+    return;
   }
   const port = await freePort();
   redis = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
@@ -144,5 +149,76 @@ describe("rollouts on BullMQ workers over Redis", () => {
       results.push(r);
     await runner.close();
     expect(results[0]?.error).toMatch(/content hash .* refusing to measure a different task/);
+  });
+});
+
+describe("QA tasks (hone eval, hone train) on BullMQ workers", () => {
+  const data = tempDir("hone-data-");
+  const qaLog: string[] = [];
+  const EVAL = [
+    "eval",
+    "--harness",
+    "harnesses/qa",
+    "--benchmark",
+    "gsm8k",
+    "--split",
+    "test",
+    "--limit",
+    "12",
+    "--model",
+    "offline",
+  ];
+
+  beforeAll(() => {
+    mkdirSync(join(data, "gsm8k"), { recursive: true });
+    for (const f of ["test.jsonl", "train.jsonl"]) cpSync(join(ROOT, "..", "shared", "data", "gsm8k", f), join(data, "gsm8k", f));
+    startWorker(qaLog);
+    startWorker(qaLog);
+    return new Promise((r) => setTimeout(r, 2500));
+  });
+
+  it("hone eval gives the same per-task results and trajectories through the queue as on the local pool", {
+    timeout: 120_000,
+  }, async () => {
+    const [localOut, queuedOut] = [join(tempDir(), "local"), join(tempDir(), "queued")];
+    const local = await hone([...EVAL, "--data-dir", data, "--out", localOut, "--json"]);
+    const queued = await hone([...EVAL, "--data-dir", data, "--out", queuedOut, "--json", "--queue", url]);
+    expect(local.code, local.stderr).toBe(0);
+    expect(queued.code, queued.stderr).toBe(0);
+    const a = JSON.parse(local.stdout);
+    const b = JSON.parse(queued.stdout);
+    expect(b.results).toEqual(a.results);
+    expect(b.accuracy).toBe(a.accuracy);
+    expect(qaLog.filter((l) => / runs QA task /.test(l)).length).toBeGreaterThanOrEqual(12);
+    for (const r of a.results as { id: string }[]) {
+      const read = (dir: string) =>
+        readFileSync(join(dir, "trajectories", `${r.id}.jsonl`), "utf8").replace(/"(t|latency_ms)":[\d.]+,/g, "");
+      expect(read(queuedOut)).toBe(read(localOut));
+    }
+  });
+
+  it("hone train reaches the same decisions through the queue as on the local pool", { timeout: 120_000 }, async () => {
+    const dir = tempDir();
+    write(
+      join(dir, "train.yaml"),
+      `harness: ${join(ROOT, "harnesses", "qa")}\npanel: {benchmark: gsm8k, split: validation, limit: 10, data_dir: ${data}}\nestimator: {kind: llm, proposer: {model: offline}}\ncriterion: {kind: strict_pareto}\npatch_surface: ["prompt.md", "agent.yaml"]\n`,
+    );
+    const args = ["train", "--config", join(dir, "train.yaml"), "--epochs", "2", "--json"];
+    const local = await hone([...args, "--out", join(dir, "local")]);
+    const queued = await hone([...args, "--out", join(dir, "queued"), "--queue", url]);
+    expect(local.code, local.stderr).toBe(0);
+    expect(queued.code, queued.stderr).toBe(0);
+    const strip = (out: string) =>
+      (JSON.parse(out).epochs as Record<string, unknown>[]).map(
+        ({ epoch, decision, reason, promoted, baseline_solved, candidate_solved }) => ({
+          epoch,
+          decision,
+          reason,
+          promoted,
+          baseline_solved,
+          candidate_solved,
+        }),
+      );
+    expect(strip(queued.stdout)).toEqual(strip(local.stdout));
   });
 });

@@ -4,6 +4,7 @@ import { evaluateBenchmark } from "../../loop/eval.ts";
 import { BENCHMARKS, fetchDataset } from "../../task/qa/benchmarks.ts";
 import { addModelOptions, modelSettingsFrom } from "../model-options.ts";
 import { printJson, table } from "../output.ts";
+import { QUEUE_HELP, queueQARunner } from "../queue-option.ts";
 
 export function registerEval(program: Command): void {
   const cmd = program
@@ -17,23 +18,28 @@ export function registerEval(program: Command): void {
     .option("--concurrency <n>", "tasks at once", Number, 8)
     .option("--seed <n>", "seed for sampling and splits", Number, 0)
     .option("--out <dir>", "write per-task trajectories and summary.json here")
+    .option("--queue <redis-url>", QUEUE_HELP)
     .option("--json", "print the summary as JSON");
   addModelOptions(cmd).action(async (opts) => {
     if (!["train", "validation", "test"].includes(opts.split))
       throw new HoneError("usage", "--split is train, validation or test");
     const s = modelSettingsFrom(opts);
-    const summary = await evaluateBenchmark({
-      ...s,
-      model: s.model ?? "offline",
-      harnessDir: opts.harness,
-      benchmark: opts.benchmark,
-      split: opts.split,
-      limit: opts.limit,
-      dataDir: opts.dataDir,
-      concurrency: opts.concurrency,
-      seed: opts.seed,
-      outDir: opts.out,
-    });
+    const runner = await queueQARunner(opts.queue, { ...s, model: s.model ?? "offline" }, "eval");
+    const summary = await evaluateBenchmark(
+      {
+        ...s,
+        model: s.model ?? "offline",
+        harnessDir: opts.harness,
+        benchmark: opts.benchmark,
+        split: opts.split,
+        limit: opts.limit,
+        dataDir: opts.dataDir,
+        concurrency: opts.concurrency,
+        seed: opts.seed,
+        outDir: opts.out,
+      },
+      runner,
+    ).finally(() => runner?.close());
     if (opts.json) printJson(summary);
     else {
       const rows = summary.results.map((r) => [

@@ -18,6 +18,7 @@ import { resolveModel } from "../../model/resolve.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
 import { loadSplit } from "../../task/qa/benchmarks.ts";
 import { formatScore, printJson } from "../output.ts";
+import { QUEUE_HELP, queueQARunner } from "../queue-option.ts";
 
 const toModel = (m: { model: string; base_url?: string; dialect?: "vllm" | "openai"; api_key_env?: string }) => ({
   model: m.model,
@@ -35,6 +36,7 @@ export function registerTrain(program: Command): void {
     .requiredOption("--config <file>", "train.yaml: harness, panel, model, estimator, criterion, patch surface")
     .option("--epochs <n>", "epochs to run", Number, 5)
     .option("--out <dir>", "run directory (default: out: in the config, else runs/train-<time>)")
+    .option("--queue <redis-url>", QUEUE_HELP)
     .option("--json", "print the epochs as JSON")
     .action(async (opts) => {
       const c = readTrainConfig(opts.config);
@@ -73,6 +75,8 @@ export function registerTrain(program: Command): void {
           c.seed,
         );
       }
+      const runner = await queueQARunner(opts.queue, toModel(c.model), "train");
+      if (runner) closers.push(() => runner.close());
       const optimizer = new GreedyMonotonic();
       const out = resolve(opts.out ?? c.out ?? `runs/train-${new Date().toISOString().replace(/[:.]/g, "-").slice(0, 19)}`);
       const epochs: Record<string, unknown>[] = [];
@@ -86,6 +90,7 @@ export function registerTrain(program: Command): void {
         optimizer,
         patchSurface: c.patch_surface,
         concurrency: c.concurrency,
+        runner,
         seed: c.seed,
         onEvent: (e) => {
           if (opts.json) return;

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, renameSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Queue, QueueEvents, Worker } from "bullmq";
@@ -6,9 +6,20 @@ import { HoneError } from "../../errors.ts";
 import { contentHash } from "../../harness/files.ts";
 import type { ModelSettings } from "../../model/resolve.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
-import type { RolloutJob, RolloutJobResult, Runner } from "../runner.ts";
-import { executeJobData, WorkerCaches } from "./execute.ts";
-import { packDir, type RolloutJobData, type RolloutJobReturn, toJobData, unpackDir } from "./job-data.ts";
+import type { QAJob, QAJobResult, QARunner } from "../qa-runner.ts";
+import { asCompleted, type RolloutJob, type RolloutJobResult, type Runner } from "../runner.ts";
+import { executeJobData, executeQAJobData, WorkerCaches } from "./execute.ts";
+import {
+  isQAJob,
+  packDir,
+  publicSettings,
+  type QAJobData,
+  type QAJobReturn,
+  type RolloutJobData,
+  type RolloutJobReturn,
+  toJobData,
+  unpackDir,
+} from "./job-data.ts";
 
 export const QUEUE_NAME = "hone-rollouts";
 
@@ -35,6 +46,57 @@ export function connectionFrom(url: string): {
   };
 }
 
+/** The coordinator's side of the queue: deterministic job ids, one waiter per job, results as they finish. */
+class JobQueue {
+  private readonly queue: Queue;
+  private readonly events: QueueEvents;
+
+  constructor(url: string) {
+    const connection = connectionFrom(url);
+    this.queue = new Queue(QUEUE_NAME, { connection });
+    this.events = new QueueEvents(QUEUE_NAME, { connection });
+    // One waiter per job in flight listens on these emitters.
+    this.queue.setMaxListeners(0);
+    this.events.setMaxListeners(0);
+  }
+
+  ready(): Promise<void> {
+    return this.events.waitUntilReady().then(() => undefined);
+  }
+
+  /** Adds the job unless a job with this id exists (a restarted coordinator), then waits for its return value. */
+  async submit<T>(
+    runKey: string,
+    jobId: string,
+    data: RolloutJobData | QAJobData,
+    attempts: number,
+  ): Promise<T | { failed: string }> {
+    const id = `${runKey}--${jobId}`.replace(/[^A-Za-z0-9_.-]/g, "_");
+    const existing = await this.queue.getJob(id);
+    const queued =
+      existing ??
+      (await this.queue.add(jobId, data, {
+        jobId: id,
+        attempts,
+        backoff: { type: "fixed", delay: 500 },
+        removeOnComplete: false,
+        removeOnFail: false,
+      }));
+    try {
+      return (await queued.waitUntilFinished(this.events)) as T;
+    } catch (err) {
+      return { failed: `the queue job ${id} failed: ${(err as Error).message}` };
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.events.close();
+    await this.queue.close();
+  }
+}
+
+const failed = (v: unknown): v is { failed: string } => typeof (v as { failed?: unknown }).failed === "string";
+
 export interface BullmqRunnerOptions {
   url: string;
   /** Identifies the run: a job id is `${runKey}--${jobId}`, so a restarted coordinator finds its finished jobs. */
@@ -54,22 +116,16 @@ export interface BullmqRunnerOptions {
  * picks up jobs that finished meanwhile without running them again.
  */
 export class BullmqRunner implements Runner {
-  private readonly queue: Queue;
-  private readonly events: QueueEvents;
+  private readonly jobs: JobQueue;
   private readonly taskHash: string;
 
   constructor(private readonly o: BullmqRunnerOptions) {
-    const connection = connectionFrom(o.url);
-    this.queue = new Queue(QUEUE_NAME, { connection });
-    this.events = new QueueEvents(QUEUE_NAME, { connection });
-    // One waiter per job in flight listens on these emitters.
-    this.queue.setMaxListeners(0);
-    this.events.setMaxListeners(0);
+    this.jobs = new JobQueue(o.url);
     this.taskHash = contentHash(o.task.dir);
   }
 
   async *run(jobs: RolloutJob[]): AsyncIterable<RolloutJobResult> {
-    await this.events.waitUntilReady();
+    await this.jobs.ready();
     const pending = jobs.map(async (job): Promise<RolloutJobResult> => {
       const data = toJobData(job, {
         runKey: this.o.runKey,
@@ -79,23 +135,8 @@ export class BullmqRunner implements Runner {
         executor: this.o.executor,
         timeLimitSec: this.o.timeLimitSec,
       });
-      const id = `${this.o.runKey}--${job.id}`.replace(/[^A-Za-z0-9_.-]/g, "_");
-      const existing = await this.queue.getJob(id);
-      const queued =
-        existing ??
-        (await this.queue.add(job.id, data, {
-          jobId: id,
-          attempts: this.o.attempts ?? 3,
-          backoff: { type: "fixed", delay: 500 },
-          removeOnComplete: false,
-          removeOnFail: false,
-        }));
-      let value: RolloutJobReturn;
-      try {
-        value = (await queued.waitUntilFinished(this.events)) as RolloutJobReturn;
-      } catch (err) {
-        return { id: job.id, error: `the queue job ${id} failed: ${(err as Error).message}` };
-      }
+      const value = await this.jobs.submit<RolloutJobReturn>(this.o.runKey, job.id, data, this.o.attempts ?? 3);
+      if (failed(value)) return { id: job.id, error: value.failed };
       if (value.error) return { id: job.id, error: value.error };
       const partial = `${job.outDir}.partial`;
       rmSync(partial, { recursive: true, force: true });
@@ -105,17 +146,51 @@ export class BullmqRunner implements Runner {
       renameSync(partial, job.outDir);
       return { id: job.id };
     });
-    const running = new Map(pending.map((p, i) => [i, p.then((r) => ({ i, r }))]));
-    while (running.size > 0) {
-      const { i, r } = await Promise.race(running.values());
-      running.delete(i);
-      yield r;
-    }
+    yield* asCompleted(pending);
   }
 
-  async close(): Promise<void> {
-    await this.events.close();
-    await this.queue.close();
+  close(): Promise<void> {
+    return this.jobs.close();
+  }
+}
+
+/** QA tasks (hone eval, hone train) on BullMQ workers; trajectories come back with the results and are written here. */
+export class BullmqQARunner implements QARunner {
+  private readonly jobs: JobQueue;
+
+  constructor(
+    private readonly o: { url: string; runKey: string; executor: Partial<ModelSettings> & { model: string }; attempts?: number },
+  ) {
+    this.jobs = new JobQueue(o.url);
+  }
+
+  async *run(jobs: QAJob[]): AsyncIterable<QAJobResult> {
+    await this.jobs.ready();
+    const pending = jobs.map(async (job): Promise<QAJobResult> => {
+      const data: QAJobData = {
+        kind: "qa",
+        runKey: this.o.runKey,
+        jobId: job.id,
+        harnessFiles: packDir(job.harnessDir),
+        benchmark: job.benchmark,
+        task: job.task,
+        seed: job.seed,
+        executor: publicSettings(this.o.executor),
+      };
+      const value = await this.jobs.submit<QAJobReturn>(this.o.runKey, job.id, data, this.o.attempts ?? 3);
+      if (failed(value))
+        return {
+          id: job.id,
+          result: { id: job.task.id, status: "failed", correct: false, score: 0, error: value.failed, modelCalls: 0, tokens: 0 },
+        };
+      if (job.trajectoryPath) writeFileSync(job.trajectoryPath, value.events.map((e) => `${JSON.stringify(e)}\n`).join(""));
+      return { id: job.id, result: value.result };
+    });
+    yield* asCompleted(pending);
+  }
+
+  close(): Promise<void> {
+    return this.jobs.close();
   }
 }
 
@@ -132,14 +207,19 @@ export async function startWorker(o: WorkerOptions): Promise<{ close(): Promise<
   const connection = connectionFrom(o.url);
   const name = `${hostname()}:${process.pid}`;
   const caches = new WorkerCaches(Math.max(1, Math.min(4, o.concurrency)));
-  const worker = new Worker<RolloutJobData, RolloutJobReturn>(
+  const worker = new Worker<RolloutJobData | QAJobData, RolloutJobReturn | QAJobReturn>(
     QUEUE_NAME,
     async (job) => {
+      if (isQAJob(job.data)) {
+        o.onEvent?.(`${name} runs QA task ${job.data.task.id}`);
+        return executeQAJobData(job.data, caches, name);
+      }
+      const data = job.data;
       const scratch = mkdtempSync(join(tmpdir(), "hone-worker-"));
       try {
-        o.onEvent?.(`${name} runs ${job.data.jobId}`);
+        o.onEvent?.(`${name} runs ${data.jobId}`);
         const outDir = join(scratch, "rollout");
-        const error = await executeJobData(job.data, outDir, caches, `worker ${name}`);
+        const error = await executeJobData(data, outDir, caches, `worker ${name}`);
         return error ? { worker: name, files: {}, error } : { worker: name, files: packDir(outDir) };
       } finally {
         rmSync(scratch, { recursive: true, force: true });

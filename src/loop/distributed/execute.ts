@@ -6,8 +6,9 @@ import { type ModelSettings, type ResolvedModel, resolveModel } from "../../mode
 import { resolveTask } from "../../task/builtin.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
 import { EvaluatorPool } from "../../task/evaluator-pool.ts";
-import { runJob } from "../runner.ts";
-import { type RolloutJobData, unpackDir } from "./job-data.ts";
+import { runQAJob } from "../qa-runner.ts";
+import { HarnessCache, runJob } from "../runner.ts";
+import { type QAJobData, type QAJobReturn, type RolloutJobData, unpackDir } from "./job-data.ts";
 
 /** Warm things a worker keeps between jobs: evaluator pools per task, models per settings. */
 export class WorkerCaches {
@@ -17,6 +18,31 @@ export class WorkerCaches {
   async close(): Promise<void> {
     for (const t of this.tasks.values()) t.pool.close();
     for (const m of this.models.values()) await m.close();
+  }
+}
+
+async function modelFor(settings: QAJobData["executor"], caches: WorkerCaches): Promise<ResolvedModel> {
+  const key = JSON.stringify(settings);
+  let model = caches.models.get(key);
+  if (!model) {
+    model = await resolveModel(settings as ModelSettings);
+    caches.models.set(key, model);
+  }
+  return model;
+}
+
+/** Runs one queued QA task on this machine; its trajectory travels back with its result. */
+export async function executeQAJobData(d: QAJobData, caches: WorkerCaches, who: string): Promise<QAJobReturn> {
+  const model = await modelFor(d.executor, caches);
+  const scratch = mkdtempSync(join(tmpdir(), "hone-qa-job-"));
+  try {
+    const harnessDir = join(scratch, "harness");
+    unpackDir(d.harnessFiles, harnessDir);
+    const job = { id: d.jobId, harnessDir, benchmark: d.benchmark, task: d.task, seed: d.seed };
+    const r = await runQAJob(job, model.model, new HarnessCache(), true);
+    return { worker: who, result: r.result, events: r.events ?? [] };
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
   }
 }
 
@@ -40,12 +66,7 @@ export async function executeJobData(
     entry = { task, pool: await EvaluatorPool.start(task, { size: caches.poolSize }) };
     caches.tasks.set(key, entry);
   }
-  const modelKey = JSON.stringify(d.executor);
-  let model = caches.models.get(modelKey);
-  if (!model) {
-    model = await resolveModel(d.executor as ModelSettings);
-    caches.models.set(modelKey, model);
-  }
+  const model = await modelFor(d.executor, caches);
   const scratch = mkdtempSync(join(tmpdir(), "hone-job-"));
   try {
     const harnessDir = join(scratch, "harness");

@@ -2,7 +2,10 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { listFiles } from "../../harness/files.ts";
 import type { ModelSettings } from "../../model/resolve.ts";
+import type { TrajectoryEvent } from "../../store/trajectory.ts";
 import type { Evaluation } from "../../task/evaluation.ts";
+import type { QATask } from "../../task/qa/benchmarks.ts";
+import type { TaskResult } from "../qa-task.ts";
 
 /**
  * One rollout as it travels through a queue: everything a worker needs to run it, nothing secret. The harness
@@ -21,6 +24,26 @@ export interface RolloutJobData {
   startEvaluation: Evaluation;
   timeLimitSec?: number;
 }
+
+/** One QA task (hone eval, hone train) as it travels: the package's files, the task itself, public settings. */
+export interface QAJobData {
+  kind: "qa";
+  runKey: string;
+  jobId: string;
+  harnessFiles: Record<string, string>;
+  benchmark: string;
+  task: QATask;
+  seed: number;
+  executor: Partial<ModelSettings> & { model: string };
+}
+
+export interface QAJobReturn {
+  worker: string;
+  result: TaskResult;
+  events: TrajectoryEvent[];
+}
+
+export const isQAJob = (d: RolloutJobData | QAJobData): d is QAJobData => (d as QAJobData).kind === "qa";
 
 /** What a worker sends back: the rollout directory's files (result, trajectory, programs). */
 export interface RolloutJobReturn {
