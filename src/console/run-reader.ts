@@ -54,6 +54,9 @@ export class RunReader {
         "SELECT COUNT(*) AS calls, COALESCE(SUM(prompt_tokens), 0) AS prompt_tokens, COALESCE(SUM(completion_tokens), 0) AS completion_tokens, COALESCE(SUM(cached), 0) AS cached FROM model_calls",
       )
       .get() as { calls: number; prompt_tokens: number; completion_tokens: number; cached: number };
+    const rounds = this.db
+      .prepare("SELECT incumbent_score, best_score FROM rounds WHERE status = 'finished' ORDER BY round")
+      .all() as { incumbent_score: number | null; best_score: number | null }[];
     const end = run.finished_at ? Date.parse(run.finished_at) : Date.now();
     return {
       kind: run.kind,
@@ -69,6 +72,8 @@ export class RunReader {
       best_score: summary.best_score ?? progress.best_round_score,
       start_score: summary.start_score ?? progress.start_score,
       rollouts: progress.rollouts,
+      round_scores: rounds.map((r) => [r.incumbent_score, r.best_score]),
+      direction: this.direction(),
       cost: { ...calls, seconds: (end - Date.parse(run.created_at)) / 1000, rollout_seconds: progress.rollout_seconds },
       created_at: run.created_at,
       finished_at: run.finished_at,
@@ -97,10 +102,8 @@ export class RunReader {
          ORDER BY c.round, c.slot`,
       )
       .all() as (Record<string, unknown> & { changed: string | null })[];
-    const direction = this.direction();
     return {
       ...overview,
-      direction,
       rounds,
       candidates: candidates.map((c) => ({ ...c, changed: c.changed ? (JSON.parse(c.changed) as string[]) : [] })),
     };

@@ -78,6 +78,7 @@ describe.skipIf(!canRun)("hone view in a real browser", () => {
     expect(text).toMatch(/offline \/ offline/);
     expect(text).toMatch(/finished/);
     expect(text).toMatch(/\d\.\d{5}/);
+    expect(await page.getByTestId("sparkline").count()).toBe(2);
     await shot("runs");
   });
 

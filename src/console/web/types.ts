@@ -22,6 +22,9 @@ export interface RunSummary {
   best_score: number | null;
   start_score: number | null;
   rollouts: number;
+  /** [incumbent, best] per finished round, for the runs list's sparkline. */
+  round_scores: [number | null, number | null][];
+  direction: "maximize" | "minimize";
   cost: Cost;
   created_at: string;
   finished_at: string | null;
@@ -54,7 +57,6 @@ export interface CandidateRow {
 }
 
 export interface RunPage extends RunSummary {
-  direction: "maximize" | "minimize";
   rounds: Round[];
   candidates: CandidateRow[];
 }

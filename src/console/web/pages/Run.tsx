@@ -35,6 +35,11 @@ export function RunPage({ id }: { id: string }) {
       <div className="titlebar">
         <h1>{id}</h1>
         <Status value={data.status} />
+        {data.status === "running" && (
+          <span className="live" title="updates as the run writes its records">
+            ● live
+          </span>
+        )}
         <span className="muted">
           {data.task} · {data.method} · executor {data.executor} · proposer {data.proposer}
         </span>

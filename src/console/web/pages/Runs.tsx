@@ -1,5 +1,6 @@
 import { useState } from "react";
 import { useLiveJson } from "../api.ts";
+import { Sparkline } from "../components/Sparkline.tsx";
 import { Status } from "../components/Status.tsx";
 import { duration, num, score, when } from "../format.ts";
 import { Link, navigate, runUrl } from "../router.tsx";
@@ -36,6 +37,7 @@ export function RunsPage() {
             <th>executor / proposer</th>
             <th>status</th>
             <th>rounds</th>
+            <th>progress</th>
             <th className="r">best</th>
             <th className="r">start</th>
             <th className="r">tokens</th>
@@ -70,6 +72,7 @@ export function RunsPage() {
                 {r.rounds_done}
                 {r.rounds_planned ? ` / ${r.rounds_planned}` : ""}
               </td>
+              <td>{r.round_scores && <Sparkline scores={r.round_scores} direction={r.direction} />}</td>
               <td className="r mono">{score(r.best_score)}</td>
               <td className="r mono">{score(r.start_score)}</td>
               <td className="r">{r.cost ? num(r.cost.prompt_tokens + r.cost.completion_tokens) : "–"}</td>
