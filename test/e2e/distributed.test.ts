@@ -22,6 +22,8 @@ const freePort = () =>
 let redis: ChildProcess;
 let url = "";
 const workers: ChildProcess[] = [];
+/** Every line any worker printed: workers started by one test also take jobs queued by a later one. */
+const allWorkerLines: string[] = [];
 
 function startWorker(log: string[]): ChildProcess {
   const w = spawn(
@@ -29,7 +31,11 @@ function startWorker(log: string[]): ChildProcess {
     [join(ROOT, "bin", "hone.js"), "worker", "--queue", url, "--concurrency", "2", "--lock-duration-ms", "2000"],
     { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] },
   );
-  w.stdout?.on("data", (d) => log.push(...String(d).trim().split("\n")));
+  w.stdout?.on("data", (d) => {
+    const lines = String(d).trim().split("\n");
+    log.push(...lines);
+    allWorkerLines.push(...lines);
+  });
   workers.push(w);
   return w;
 }
@@ -154,7 +160,6 @@ describe("rollouts on BullMQ workers over Redis", () => {
 
 describe("QA tasks (hone eval, hone train) on BullMQ workers", () => {
   const data = tempDir("hone-data-");
-  const qaLog: string[] = [];
   const EVAL = [
     "eval",
     "--harness",
@@ -172,8 +177,8 @@ describe("QA tasks (hone eval, hone train) on BullMQ workers", () => {
   beforeAll(() => {
     mkdirSync(join(data, "gsm8k"), { recursive: true });
     for (const f of ["test.jsonl", "train.jsonl"]) cpSync(join(ROOT, "..", "shared", "data", "gsm8k", f), join(data, "gsm8k", f));
-    startWorker(qaLog);
-    startWorker(qaLog);
+    startWorker([]);
+    startWorker([]);
     return new Promise((r) => setTimeout(r, 2500));
   });
 
@@ -189,7 +194,7 @@ describe("QA tasks (hone eval, hone train) on BullMQ workers", () => {
     const b = JSON.parse(queued.stdout);
     expect(b.results).toEqual(a.results);
     expect(b.accuracy).toBe(a.accuracy);
-    expect(qaLog.filter((l) => / runs QA task /.test(l)).length).toBeGreaterThanOrEqual(12);
+    expect(allWorkerLines.filter((l) => / runs QA task /.test(l)).length).toBeGreaterThanOrEqual(12);
     for (const r of a.results as { id: string }[]) {
       const read = (dir: string) =>
         readFileSync(join(dir, "trajectories", `${r.id}.jsonl`), "utf8").replace(/"(t|latency_ms)":[\d.]+,/g, "");
