@@ -1,8 +1,27 @@
 import { execFile, execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import fsp, { readdir, readFile, readlink, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
+import git, { type TreeEntry } from "isomorphic-git";
+
+/**
+ * The file system isomorphic-git writes objects through: each object appears whole or not at all (a temporary file
+ * named as git names its own, then a rename), so a run killed mid-write never leaves a truncated object behind that
+ * a later write would skip as already present.
+ */
+const objectFs = {
+  promises: {
+    ...fsp,
+    writeFile: async (path: string, data: Uint8Array | string, options?: Parameters<typeof fsp.writeFile>[2]) => {
+      const tmp = join(dirname(path), `tmp_obj_${randomBytes(6).toString("hex")}`);
+      await fsp.writeFile(tmp, data, options);
+      await fsp.rename(tmp, path);
+    },
+  },
+};
 
 /**
  * A bare git repository of harness versions. Every candidate is a commit on refs/candidates/…, created once and
@@ -59,19 +78,41 @@ export class HarnessRepo {
     return repo;
   }
 
-  /** Commits a package directory as it is; `order` fixes the commit date so ids are reproducible. */
+  /**
+   * Commits a package directory as it is (every file, as `git add --all --force` would); `order` fixes the commit
+   * date so ids are reproducible. Objects are written in-process (isomorphic-git): no git process per candidate,
+   * which is most of what a replayed run costs otherwise.
+   */
   async commitDir(dir: string, message: string, parent: string | undefined, order: number): Promise<string> {
-    const index = join(mkdtempSync(join(tmpdir(), "hone-index-")), "index");
-    try {
-      const env = { GIT_INDEX_FILE: index, GIT_WORK_TREE: dir };
-      await this.gitAsync(["add", "--all", "--force", "."], { env, cwd: dir });
-      const tree = await this.gitAsync(["write-tree"], { env });
-      const date = `${1_700_000_000 + order} +0000`;
-      const args = ["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-m", message];
-      return await this.gitAsync(args, { env: { GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date } });
-    } finally {
-      rmSync(join(index, ".."), { recursive: true, force: true });
-    }
+    const gitdir = this.gitDir;
+    const fs = objectFs;
+    // Returns undefined for a folder with no files: git keeps no empty trees.
+    const writeDir = async (path: string, top = false): Promise<string | undefined> => {
+      const tree: TreeEntry[] = [];
+      for (const e of await readdir(path, { withFileTypes: true })) {
+        const full = join(path, e.name);
+        if (e.isDirectory()) {
+          if (e.name === ".git") continue;
+          const oid = await writeDir(full);
+          if (oid) tree.push({ mode: "040000", path: e.name, oid, type: "tree" });
+        } else if (e.isSymbolicLink()) {
+          const blob = new TextEncoder().encode(await readlink(full));
+          tree.push({ mode: "120000", path: e.name, oid: await git.writeBlob({ fs, gitdir, blob }), type: "blob" });
+        } else if (e.isFile()) {
+          const executable = ((await stat(full)).mode & 0o111) !== 0;
+          const oid = await git.writeBlob({ fs, gitdir, blob: await readFile(full) });
+          tree.push({ mode: executable ? "100755" : "100644", path: e.name, oid, type: "blob" });
+        }
+      }
+      return tree.length === 0 && !top ? undefined : git.writeTree({ fs, gitdir, tree });
+    };
+    const tree = (await writeDir(dir, true)) as string;
+    const who = { name: "hone", email: "hone@localhost", timestamp: 1_700_000_000 + order, timezoneOffset: 0 };
+    return git.writeCommit({
+      fs,
+      gitdir,
+      commit: { message: `${message}\n`, tree, parent: parent ? [parent] : [], author: who, committer: who },
+    });
   }
 
   /**
