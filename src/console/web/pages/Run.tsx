@@ -143,7 +143,7 @@ export function RunPage({ id }: { id: string }) {
                     </td>
                     <td>
                       <Status value={c.status} />
-                      {c.repaired ? <span className="muted small"> repaired</span> : null}
+                      {c.repaired && c.status !== "repaired" ? <span className="muted small"> repaired</span> : null}
                     </td>
                     <td className="r mono">{score(c.score)}</td>
                     <td className="r mono">{signed(c.reward)}</td>
