@@ -1,10 +1,12 @@
+import { statSync } from "node:fs";
+import { join } from "node:path";
 import { findRunDirs, runId } from "./run-index.ts";
 import { RunReader } from "./run-reader.ts";
 
 /** The run directories under the console's root, rescanned at most every `rescanMs` so new runs appear live. */
 export class RunRegistry {
   private dirs = new Map<string, string>();
-  private readers = new Map<string, RunReader>();
+  private readers = new Map<string, { reader: RunReader; ino: number }>();
   private scannedAt = 0;
 
   constructor(
@@ -27,20 +29,28 @@ export class RunRegistry {
   reader(id: string): RunReader | undefined {
     const dir = this.dir(id);
     if (!dir) return undefined;
-    let reader = this.readers.get(id);
-    if (!reader) {
-      try {
-        reader = new RunReader(dir);
-      } catch {
-        return undefined; // a hone.db being created right now
-      }
-      this.readers.set(id, reader);
+    let ino: number;
+    try {
+      ino = statSync(join(dir, "hone.db")).ino;
+    } catch {
+      return undefined; // removed since the last scan
     }
-    return reader;
+    const known = this.readers.get(id);
+    // A run folder deleted and made again under the same name is a different run: reopen it.
+    if (known && known.ino === ino) return known.reader;
+    known?.reader.close();
+    try {
+      const reader = new RunReader(dir);
+      this.readers.set(id, { reader, ino });
+      return reader;
+    } catch {
+      this.readers.delete(id);
+      return undefined; // a hone.db being created right now
+    }
   }
 
   close(): void {
-    for (const r of this.readers.values()) r.close();
+    for (const r of this.readers.values()) r.reader.close();
     this.readers.clear();
   }
 
@@ -48,5 +58,10 @@ export class RunRegistry {
     if (!force && Date.now() - this.scannedAt < this.rescanMs) return;
     this.scannedAt = Date.now();
     this.dirs = new Map(findRunDirs(this.root).map((d) => [runId(this.root, d), d]));
+    for (const [id, r] of this.readers)
+      if (!this.dirs.has(id)) {
+        r.reader.close();
+        this.readers.delete(id);
+      }
   }
 }

@@ -1,4 +1,4 @@
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -148,6 +148,18 @@ describe("console API", () => {
   it("refuses to bind beyond loopback without a token, or with a short one", async () => {
     await expect(startConsole({ root, host: "0.0.0.0", port: 0 })).rejects.toThrow(/--token-file/);
     await expect(startConsole({ root, host: "0.0.0.0", port: 0, token: "short" })).rejects.toThrow(/at least 16/);
+  });
+
+  it("notices a run folder deleted and made again under the same name", async () => {
+    const app = consoleApp(registry, { root });
+    const dir = join(root, "again");
+    await writeSyntheticRun(dir, { rounds: 1, perRound: 1 });
+    expect(((await get(app, "/api/runs/again")).json.rounds as unknown[]).length).toBe(2);
+    rmSync(dir, { recursive: true, force: true });
+    expect((await get(app, "/api/runs/again")).status).toBe(404);
+    await writeSyntheticRun(dir, { rounds: 3, perRound: 1 });
+    expect(((await get(app, "/api/runs/again")).json.rounds as unknown[]).length).toBe(4);
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it("pushes an update over server-sent events when a run gains a round", async () => {
