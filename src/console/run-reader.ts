@@ -184,7 +184,7 @@ export class RunReader {
   /** The rollout's trajectory events, a page at a time (a long rollout has thousands). */
   trajectory(id: string, offset: number, limit: number) {
     const path = join(this.dir, "rollouts", id, "trajectory.jsonl");
-    if (!/^[\w.-]+$/.test(id) || !existsSync(path)) return null;
+    if (!/^[A-Za-z0-9_-]+$/.test(id) || !existsSync(path)) return null;
     const lines = readFileSync(path, "utf8").split("\n").filter(Boolean);
     const events = lines.slice(offset, offset + limit).map((line) => {
       try {

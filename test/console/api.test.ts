@@ -125,6 +125,16 @@ describe("console API", () => {
     expect((await get(app, "/api/runs/alpha/rollouts/..%2F..%2F..%2Fetc/trajectory")).status).toBe(404);
     expect((await get(app, "/api/runs/alpha/candidates/r01-k0/file?path=..%2Fhone.db")).status).toBe(404);
     expect((await get(app, "/api/runs/alpha/candidates/r01-k0/file?path=HEAD%3Aprompt.md")).status).toBe(404);
+    expect((await get(app, "/api/runs/alpha/rollouts/..%2F..%2Fgamma/trajectory")).status).toBe(404);
+    // The pages' static route never hands out hone's own files, however the path is spelled.
+    for (const path of [
+      "/assets/..%2F..%2F..%2F..%2Fpackage.json",
+      "/assets/../../server.ts",
+      "/assets/%2e%2e/%2e%2e/server.ts",
+    ]) {
+      const r = await get(app, path);
+      expect(r.text, path).not.toMatch(/devDependencies|consoleApi/);
+    }
   });
 
   it("answers only to loopback Host names without a token, and only with the token otherwise", async () => {
