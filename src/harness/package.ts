@@ -9,6 +9,10 @@ import { agentSchema, BUILTIN_TOOLS, toolFileSchema } from "./schema.ts";
 import { loadSkill } from "./skill.ts";
 import type { Harness, MiddlewareConfig, Skill, ToolSpec } from "./types.ts";
 
+// Candidates share most of their files (tool definitions, often agent.yaml), and a run loads each package several
+// times; parsing YAML was the largest single cost of a replayed run. Keyed by the text, so an edit is never missed.
+const parsedYaml = new Map<string, unknown>();
+
 function readYamlFile(file: string): unknown {
   let text: string;
   try {
@@ -16,11 +20,17 @@ function readYamlFile(file: string): unknown {
   } catch {
     throw harnessError(file, undefined, "cannot be read (missing file?)");
   }
-  try {
-    return parseYaml(text) ?? {};
-  } catch (err) {
-    throw harnessError(file, undefined, `is not valid YAML: ${(err as Error).message.split("\n")[0]}`);
+  let parsed = parsedYaml.get(text);
+  if (parsed === undefined) {
+    try {
+      parsed = parseYaml(text) ?? {};
+    } catch (err) {
+      throw harnessError(file, undefined, `is not valid YAML: ${(err as Error).message.split("\n")[0]}`);
+    }
+    if (parsedYaml.size >= 512) parsedYaml.clear();
+    parsedYaml.set(text, parsed);
   }
+  return structuredClone(parsed);
 }
 
 function parseWith<T>(schema: z.ZodType<T>, value: unknown, file: string, fieldPrefix = ""): T {

@@ -40,6 +40,18 @@ describe("harness packages", () => {
     expect(loadHarness(dir).contentHash).not.toBe(loadHarness(INITIAL_HARNESS).contentHash);
   });
 
+  it("sees every edit between loads, and one load's values never leak into the next", () => {
+    const dir = copyOf(INITIAL_HARNESS);
+    const first = loadHarness(dir);
+    first.sampling.temperature = 1.9;
+    (first.tools[0] as { description: string }).description = "mutated";
+    const again = loadHarness(dir);
+    expect(again.sampling.temperature).not.toBe(1.9);
+    expect(again.tools[0]?.description).not.toBe("mutated");
+    edit(join(dir, "agent.yaml"), (t) => t.replace(/temperature: [\d.]+/, "temperature: 0.33"));
+    expect(loadHarness(dir).sampling.temperature).toBe(0.33);
+  });
+
   it("refuses a missing directory and a missing agent.yaml", () => {
     expect(() => loadHarness("/nonexistent/harness")).toThrow(/not a harness package/);
     const dir = copyOf(INITIAL_HARNESS);
