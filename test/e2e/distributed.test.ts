@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compareRecords } from "../../src/loop/compare-runs.ts";
 import { openDb } from "../../src/store/db.ts";
 import { loadTaskFolder } from "../../src/task/discovery-task.ts";
-import { hone } from "../helpers/cli.ts";
+import { hone, optimizeArgs } from "../helpers/cli.ts";
 import { copyOf, ROOT, tempDir, write } from "../helpers/fixtures.ts";
 
 // Real engines: a redis-server on a loopback port (installed by .ci/run) and `hone worker` processes.
@@ -64,22 +64,7 @@ afterAll(() => {
   redis?.kill("SIGKILL");
 });
 
-const ARGS = [
-  "optimize",
-  "--task",
-  "circle-packing",
-  "--rounds",
-  "2",
-  "--proposals",
-  "3",
-  "--max-evals",
-  "5",
-  "--seed",
-  "4",
-  "--cache",
-  "off",
-  "--json",
-];
+const ARGS = optimizeArgs({ rounds: 2, proposals: 3, maxEvals: 5, seed: 4 });
 const records = (dir: string) => openDb(join(dir, "hone.db"), { readonly: true });
 
 describe("rollouts on BullMQ workers over Redis", () => {

@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compareRecords } from "../../src/loop/compare-runs.ts";
 import { mapSlurmState } from "../../src/loop/distributed/slurm.ts";
-import { hone } from "../helpers/cli.ts";
+import { hone, optimizeArgs } from "../helpers/cli.ts";
 import { tempDir } from "../helpers/fixtures.ts";
 import { type SlurmCluster, startSlurm } from "../helpers/slurm-cluster.ts";
 
@@ -32,22 +32,7 @@ describe("Slurm", () => {
 
   it("runs a round through sbatch jobs with the same records as the local pool", { timeout: 180_000 }, async (ctx) => {
     if (cluster.unavailable) ctx.skip(cluster.unavailable);
-    const args = [
-      "optimize",
-      "--task",
-      "circle-packing",
-      "--rounds",
-      "1",
-      "--proposals",
-      "2",
-      "--max-evals",
-      "3",
-      "--seed",
-      "6",
-      "--cache",
-      "off",
-      "--json",
-    ];
+    const args = optimizeArgs({ rounds: 1, proposals: 2, maxEvals: 3, seed: 6 });
     const local = join(tempDir(), "local");
     expect((await hone([...args, "--out", local])).code).toBe(0);
     const slurmOut = join(tempDir(), "slurm");

@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { haveChromium, launchChromium } from "../helpers/browser.ts";
-import { hone, startHone } from "../helpers/cli.ts";
+import { hone, optimizeArgs, startHone } from "../helpers/cli.ts";
 import { ROOT, tempDir } from "../helpers/fixtures.ts";
 
 // Real-browser tests of `hone view`: Debian's chromium driven by playwright-core against the console serving runs
@@ -17,21 +17,8 @@ let page: Page;
 let view: Awaited<ReturnType<typeof startHone>>;
 let url = "";
 
-const optimizeArgs = (out: string, extra: string[] = []) => [
-  "optimize",
-  "--task",
-  "circle-packing",
-  "--rounds",
-  "2",
-  "--proposals",
-  "3",
-  "--max-evals",
-  "4",
-  "--seed",
-  "3",
-  "--out",
-  join(root, out),
-  "--json",
+const runArgs = (out: string, extra: string[] = []) => [
+  ...optimizeArgs({ rounds: 2, proposals: 3, maxEvals: 4, seed: 3, out: join(root, out) }),
   ...extra,
 ];
 
@@ -51,7 +38,7 @@ const canRun = haveChromium || process.env.CI === "true";
 beforeAll(async () => {
   if (!canRun) return;
   mkdirSync(SHOTS, { recursive: true });
-  const [a, b] = await Promise.all([hone(optimizeArgs("cp-a")), hone(optimizeArgs("cp-b", ["--max-evals", "5"]))]);
+  const [a, b] = await Promise.all([hone(runArgs("cp-a")), hone(runArgs("cp-b", ["--max-evals", "5"]))]);
   expect(a.code, a.stderr).toBe(0);
   expect(b.code, b.stderr).toBe(0);
   view = await startHone(["view", root, "--port", "0", "--json"]);
@@ -149,7 +136,7 @@ describe.skipIf(!canRun)("hone view in a real browser", () => {
       process.execPath,
       [
         join(ROOT, "bin", "hone.js"),
-        ...optimizeArgs("live", ["--rounds", "3", "--proposals", "2", "--concurrency", "1", "--cache", "off"]),
+        ...runArgs("live", ["--rounds", "3", "--proposals", "2", "--concurrency", "1"]),
         "--executor-offline-latency-ms",
         "60",
       ],

@@ -72,3 +72,15 @@ export function startHone(
     });
   });
 }
+
+/** `hone optimize` on circle packing with the offline model: the small runs the end-to-end tests compare. */
+export function optimizeArgs(o: { rounds: number; proposals: number; maxEvals: number; seed: number; out?: string }): string[] {
+  return [
+    "optimize",
+    "--task",
+    "circle-packing",
+    ...["--rounds", String(o.rounds), "--proposals", String(o.proposals), "--max-evals", String(o.maxEvals)],
+    ...["--seed", String(o.seed), "--cache", "off", "--json"],
+    ...(o.out ? ["--out", o.out] : []),
+  ];
+}

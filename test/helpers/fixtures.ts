@@ -1,6 +1,7 @@
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import type { OptimizeSettings } from "../../src/loop/optimize.ts";
 
 export const ROOT = resolve(import.meta.dirname, "..", "..");
 export const INITIAL_HARNESS = join(ROOT, "harnesses", "initial");
@@ -38,4 +39,25 @@ export function makeTask(evaluatorPy: string, opts: { seed?: string; honeYaml?: 
   write(join(dir, "config.yaml"), `prompt:\n  system_message: a test task\nevaluator:\n  timeout: ${opts.timeout ?? 20}\n`);
   if (opts.honeYaml) write(join(dir, "hone.yaml"), opts.honeYaml);
   return dir;
+}
+
+/** optimize() settings on circle packing with the offline model as executor and proposer, the cache off. */
+export function offlineOptimizeSettings(o: Partial<OptimizeSettings> = {}): OptimizeSettings {
+  return {
+    task: "circle-packing",
+    seedHarness: INITIAL_HARNESS,
+    proposerHarness: join(ROOT, "harnesses", "proposer"),
+    executor: { model: "offline" },
+    proposer: { model: "offline" },
+    rounds: 1,
+    proposalsPerRound: 2,
+    maxMetricCalls: 3,
+    concurrency: 2,
+    paired: false,
+    seed: 1,
+    warmPool: true,
+    cache: { mode: "off" },
+    learning: { mode: "context", digestTokens: 2000 },
+    ...o,
+  };
 }

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import * as hone from "../../src/index.ts";
-import { tempDir } from "../helpers/fixtures.ts";
+import { offlineOptimizeSettings, tempDir } from "../helpers/fixtures.ts";
 
 describe("the public TypeScript API (package entry)", () => {
   it("exports what the README shows: runHarness, optimize, Trainer with its criteria and optimizer, eval, the console", () => {
@@ -22,25 +22,7 @@ describe("the public TypeScript API (package entry)", () => {
 
   it("optimize runs from TypeScript and hands back the best harness and a way to write the best program", async () => {
     const out = join(tempDir(), "run");
-    const r = await hone.optimize(
-      {
-        task: "circle-packing",
-        seedHarness: hone.DEFAULT_HARNESS,
-        proposerHarness: hone.DEFAULT_PROPOSER_HARNESS,
-        executor: { model: "offline" },
-        proposer: { model: "offline" },
-        rounds: 1,
-        proposalsPerRound: 2,
-        maxMetricCalls: 3,
-        concurrency: 2,
-        paired: false,
-        seed: 1,
-        warmPool: true,
-        cache: { mode: "off" },
-        learning: { mode: "context", digestTokens: 2000 },
-      },
-      { outDir: out },
-    );
+    const r = await hone.optimize(offlineOptimizeSettings(), { outDir: out });
     expect(r.bestHarnessPath).toBe(join(out, "best"));
     expect(r.bestScore).toBeGreaterThanOrEqual(r.startScore as number);
     const program = join(tempDir(), "best.py");

@@ -1,10 +1,9 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { DEFAULT_PROPOSER_HARNESS, optimize } from "../../src/loop/optimize.ts";
-import { DEFAULT_HARNESS } from "../../src/loop/run.ts";
+import { optimize } from "../../src/loop/optimize.ts";
 import { startFakeVllm } from "../helpers/fake-vllm.ts";
-import { tempDir } from "../helpers/fixtures.ts";
+import { offlineOptimizeSettings, tempDir } from "../helpers/fixtures.ts";
 
 let close: (() => Promise<void>) | undefined;
 afterEach(async () => close?.());
@@ -22,21 +21,14 @@ describe("lora proposer learning (fake vLLM, fake trainer)", () => {
     );
     const out = join(dir, "run");
     const result = await optimize(
-      {
-        task: "circle-packing",
-        seedHarness: DEFAULT_HARNESS,
-        proposerHarness: DEFAULT_PROPOSER_HARNESS,
-        executor: { model: "offline" },
+      offlineOptimizeSettings({
         proposer: { model: "qwen-base", baseUrl: vllm.url },
         rounds: 2,
         proposalsPerRound: 3,
         maxMetricCalls: 4,
         concurrency: 3,
-        paired: false,
-        seed: 1,
-        warmPool: true,
         learning: { mode: "lora", digestTokens: 1000, lora: { trainerCommand: `sh ${trainer}`, baseModel: "qwen-base" } },
-      },
+      }),
       { outDir: out },
     );
     expect(result.bestScore).not.toBeNull();
@@ -67,21 +59,10 @@ describe("lora proposer learning (fake vLLM, fake trainer)", () => {
     close = vllm.close;
     await expect(
       optimize(
-        {
-          task: "circle-packing",
-          seedHarness: DEFAULT_HARNESS,
-          proposerHarness: DEFAULT_PROPOSER_HARNESS,
-          executor: { model: "offline" },
+        offlineOptimizeSettings({
           proposer: { model: "qwen-base", baseUrl: vllm.url },
-          rounds: 1,
-          proposalsPerRound: 2,
-          maxMetricCalls: 3,
-          concurrency: 2,
-          paired: false,
-          seed: 1,
-          warmPool: true,
           learning: { mode: "lora", digestTokens: 1000, lora: { trainerCommand: "echo out of GPU memory >&2; exit 3" } },
-        },
+        }),
         { outDir: join(tempDir(), "run") },
       ),
     ).rejects.toThrow(/LoRA trainer command failed in round 1 \(exit 3\): out of GPU memory/);
