@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import { mkdirSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join } from "node:path";
-import Database from "better-sqlite3";
+import { join } from "node:path";
+import type { Statement } from "better-sqlite3";
+import { type Db, openRecordDb } from "../store/db.ts";
 import { ModelError } from "./errors.ts";
 import type { ChatModel, ChatRequest, ChatResponse } from "./types.ts";
 
@@ -14,34 +14,33 @@ export type CacheMode = "off" | "read-write" | "replay";
 
 /** One SQLite table of responses by request key. First write wins; a corrupt entry reads as a miss. */
 export class ResponseStore {
-  private readonly db: Database.Database;
+  private readonly db: Db;
+  private readonly select: Statement;
+  private readonly insert: Statement;
+  private readonly remove: Statement;
   constructor(path: string) {
-    mkdirSync(dirname(path), { recursive: true });
-    this.db = new Database(path);
-    this.db.pragma("journal_mode = WAL");
-    // A cache may lose its last writes on power loss (never on a process crash) and stays consistent: no fsync per put.
-    this.db.pragma("synchronous = NORMAL");
-    this.db.pragma("busy_timeout = 10000");
-    this.db.exec(
+    this.db = openRecordDb(
+      path,
       "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT, response TEXT NOT NULL, created_at TEXT NOT NULL)",
     );
+    this.select = this.db.prepare("SELECT response FROM responses WHERE key = ?");
+    this.insert = this.db.prepare("INSERT OR IGNORE INTO responses (key, model, response, created_at) VALUES (?, ?, ?, ?)");
+    this.remove = this.db.prepare("DELETE FROM responses WHERE key = ?");
   }
   get(key: string): ChatResponse | undefined {
-    const row = this.db.prepare("SELECT response FROM responses WHERE key = ?").get(key) as { response: string } | undefined;
+    const row = this.select.get(key) as { response: string } | undefined;
     if (!row) return undefined;
     try {
       const r = JSON.parse(row.response) as ChatResponse;
       if (!r?.message || !Array.isArray(r.message.tool_calls)) throw new Error("shape");
       return r;
     } catch {
-      this.db.prepare("DELETE FROM responses WHERE key = ?").run(key);
+      this.remove.run(key);
       return undefined;
     }
   }
   put(key: string, model: string, response: ChatResponse): void {
-    this.db
-      .prepare("INSERT OR IGNORE INTO responses (key, model, response, created_at) VALUES (?, ?, ?, ?)")
-      .run(key, model, JSON.stringify(response), new Date().toISOString());
+    this.insert.run(key, model, JSON.stringify(response), new Date().toISOString());
   }
   stats(): { entries: number; bytes: number; oldest: string | null; newest: string | null } {
     return this.db

@@ -1,3 +1,5 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
 import Database from "better-sqlite3";
 
 const SCHEMA = `
@@ -57,3 +59,18 @@ export function openDb(path: string, opts: { readonly?: boolean } = {}): Db {
 }
 
 export const now = () => new Date().toISOString();
+
+/**
+ * Opens (creating if needed) a table of records by key shared between processes: the request cache and recorded
+ * evaluations. WAL with synchronous NORMAL: a record may be lost on power loss (never on a process crash) and the
+ * file stays consistent, without an fsync per write on the hot path of every model call and evaluation.
+ */
+export function openRecordDb(path: string, schema: string): Db {
+  mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  db.pragma("busy_timeout = 10000");
+  db.exec(schema);
+  return db;
+}

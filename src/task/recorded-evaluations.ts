@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
-import Database from "better-sqlite3";
+import type { Statement } from "better-sqlite3";
+import { type Db, openRecordDb } from "../store/db.ts";
 import type { Evaluation } from "./evaluation.ts";
 
 /**
@@ -9,17 +8,16 @@ import type { Evaluation } from "./evaluation.ts";
  * live run never trusts an old result of an evaluator that may not be deterministic.
  */
 export class EvaluationRecords {
-  private readonly db: Database.Database;
+  private readonly db: Db;
+  private readonly select: Statement;
+  private readonly insert: Statement;
   constructor(path: string) {
-    mkdirSync(dirname(path), { recursive: true });
-    this.db = new Database(path);
-    this.db.pragma("journal_mode = WAL");
-    this.db.pragma("synchronous = NORMAL");
-    this.db.pragma("busy_timeout = 10000");
-    this.db.exec("CREATE TABLE IF NOT EXISTS evaluation_records (key TEXT PRIMARY KEY, result TEXT NOT NULL)");
+    this.db = openRecordDb(path, "CREATE TABLE IF NOT EXISTS evaluation_records (key TEXT PRIMARY KEY, result TEXT NOT NULL)");
+    this.select = this.db.prepare("SELECT result FROM evaluation_records WHERE key = ?");
+    this.insert = this.db.prepare("INSERT OR IGNORE INTO evaluation_records (key, result) VALUES (?, ?)");
   }
   get(key: string): Evaluation | undefined {
-    const row = this.db.prepare("SELECT result FROM evaluation_records WHERE key = ?").get(key) as { result: string } | undefined;
+    const row = this.select.get(key) as { result: string } | undefined;
     if (!row) return undefined;
     try {
       return JSON.parse(row.result) as Evaluation;
@@ -28,7 +26,7 @@ export class EvaluationRecords {
     }
   }
   put(key: string, e: Evaluation): void {
-    this.db.prepare("INSERT OR IGNORE INTO evaluation_records (key, result) VALUES (?, ?)").run(key, JSON.stringify(e));
+    this.insert.run(key, JSON.stringify(e));
   }
   close(): void {
     this.db.close();

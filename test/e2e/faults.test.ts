@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_PROPOSER_HARNESS, optimize } from "../../src/loop/optimize.ts";
 import { DEFAULT_HARNESS } from "../../src/loop/run.ts";
 import { startOfflineServer } from "../../src/model/offline/server.ts";
-import { hone } from "../helpers/cli.ts";
+import { hone, optimizeArgs } from "../helpers/cli.ts";
 import { startFaultProxy } from "../helpers/fault-proxy.ts";
 import { ROOT, tempDir } from "../helpers/fixtures.ts";
 
@@ -74,21 +74,7 @@ describe("crash safety", () => {
   it("kill -9 at many random points never corrupts hone.db or the git repository, and --resume always continues", {
     timeout: 240_000,
   }, async () => {
-    const args = [
-      "optimize",
-      "--task",
-      "circle-packing",
-      "--rounds",
-      "2",
-      "--proposals",
-      "2",
-      "--max-evals",
-      "4",
-      "--seed",
-      "9",
-      "--cache",
-      "off",
-    ];
+    const args = optimizeArgs({ rounds: 2, proposals: 2, maxEvals: 4, seed: 9, json: false });
     const reference = join(tempDir(), "ref");
     expect((await hone([...args, "--out", reference, "--json"])).code).toBe(0);
     const summary = (dir: string) => {

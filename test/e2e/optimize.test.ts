@@ -4,24 +4,17 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { HarnessRepo } from "../../src/store/git.ts";
-import { hone } from "../helpers/cli.ts";
+import { hone, optimizeArgs } from "../helpers/cli.ts";
 import { ROOT, tempDir } from "../helpers/fixtures.ts";
 
-const ARGS = [
-  "optimize",
-  "--task",
-  "circle-packing",
-  "--executor-model",
-  "offline",
-  "--proposer-model",
-  "offline",
-  "--rounds",
-  "3",
-  "--proposals",
-  "4",
-  "--max-evals",
-  "10",
-];
+const ARGS = optimizeArgs({
+  rounds: 3,
+  proposals: 4,
+  maxEvals: 10,
+  cache: null,
+  json: false,
+  extra: ["--executor-model", "offline", "--proposer-model", "offline"],
+});
 
 function records(dir: string) {
   const db = new Database(join(dir, "hone.db"), { readonly: true });
@@ -106,19 +99,7 @@ describe("hone optimize (CLI, offline executor and proposer)", () => {
   });
 
   it("resumes after kill -9 at any point and reaches the same final state as an uninterrupted run", async () => {
-    const small = [
-      "optimize",
-      "--task",
-      "circle-packing",
-      "--rounds",
-      "2",
-      "--proposals",
-      "3",
-      "--max-evals",
-      "6",
-      "--seed",
-      "5",
-    ];
+    const small = optimizeArgs({ rounds: 2, proposals: 3, maxEvals: 6, seed: 5, cache: null, json: false });
     const reference = join(tempDir(), "ref");
     expect((await hone([...small, "--out", reference, "--json"])).code).toBe(0);
     const want = records(reference);
@@ -159,21 +140,7 @@ describe("hone optimize (CLI, offline executor and proposer)", () => {
 
   it("pairs each candidate with its parent at the same seed with --paired", async () => {
     const out = join(tempDir(), "paired");
-    const r = await hone([
-      "optimize",
-      "--task",
-      "circle-packing",
-      "--rounds",
-      "1",
-      "--proposals",
-      "2",
-      "--max-evals",
-      "4",
-      "--paired",
-      "--out",
-      out,
-      "--json",
-    ]);
+    const r = await hone(optimizeArgs({ rounds: 1, proposals: 2, maxEvals: 4, cache: null, out, extra: ["--paired"] }));
     expect(r.code, r.stderr).toBe(0);
     const db = new Database(join(out, "hone.db"), { readonly: true });
     const rows = db.prepare("SELECT id, candidate_id, kind, seed FROM rollouts WHERE round = 1 ORDER BY id").all() as {

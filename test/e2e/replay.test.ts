@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { hone } from "../helpers/cli.ts";
+import { hone, optimizeArgs } from "../helpers/cli.ts";
 import { tempDir } from "../helpers/fixtures.ts";
 
 describe("replay, receipts and the request cache (CLI)", () => {
@@ -9,22 +9,7 @@ describe("replay, receipts and the request cache (CLI)", () => {
     const dir = tempDir();
     const run = join(dir, "run");
     const cache = join(dir, "cache");
-    const r = await hone([
-      "optimize",
-      "--task",
-      "circle-packing",
-      "--rounds",
-      "2",
-      "--proposals",
-      "3",
-      "--max-evals",
-      "5",
-      "--cache-dir",
-      cache,
-      "--out",
-      run,
-      "--json",
-    ]);
+    const r = await hone(optimizeArgs({ rounds: 2, proposals: 3, maxEvals: 5, cache: ["--cache-dir", cache], out: run }));
     expect(r.code, r.stderr).toBe(0);
     // The offline model is gone (it only ever lived inside the first process); replay needs no endpoint at all.
     const replay = await hone(["replay", run, "--out", join(dir, "replayed"), "--json"]);
@@ -40,43 +25,23 @@ describe("replay, receipts and the request cache (CLI)", () => {
 
   it("--cache replay with nothing recorded fails with a clear error instead of calling anything", async () => {
     const dir = tempDir();
-    const r = await hone([
-      "optimize",
-      "--task",
-      "circle-packing",
-      "--rounds",
-      "1",
-      "--proposals",
-      "2",
-      "--max-evals",
-      "3",
-      "--cache",
-      "replay",
-      "--cache-dir",
-      join(dir, "empty"),
-      "--out",
-      join(dir, "run"),
-    ]);
+    const r = await hone(
+      optimizeArgs({
+        rounds: 1,
+        proposals: 2,
+        maxEvals: 3,
+        cache: ["--cache", "replay", "--cache-dir", join(dir, "empty")],
+        out: join(dir, "run"),
+        json: false,
+      }),
+    );
     expect(r.code).toBe(7);
     expect(r.stderr).toMatch(/replay: this request was never recorded/);
   });
 
   it("a second identical run is served from the shared cache", async () => {
     const dir = tempDir();
-    const args = [
-      "optimize",
-      "--task",
-      "circle-packing",
-      "--rounds",
-      "1",
-      "--proposals",
-      "2",
-      "--max-evals",
-      "3",
-      "--cache-dir",
-      join(dir, "cache"),
-      "--json",
-    ];
+    const args = optimizeArgs({ rounds: 1, proposals: 2, maxEvals: 3, cache: ["--cache-dir", join(dir, "cache")] });
     expect((await hone([...args, "--out", join(dir, "a")])).code).toBe(0);
     expect((await hone([...args, "--out", join(dir, "b")])).code).toBe(0);
     const receipt = JSON.parse((await hone(["receipt", join(dir, "b"), "--json"])).stdout);
@@ -91,25 +56,7 @@ describe("replay, receipts and the request cache (CLI)", () => {
   it("the receipt explains a run: models, task, settings, measurements, failures", async () => {
     const dir = tempDir();
     const run = join(dir, "run");
-    expect(
-      (
-        await hone([
-          "optimize",
-          "--task",
-          "circle-packing",
-          "--rounds",
-          "1",
-          "--proposals",
-          "2",
-          "--max-evals",
-          "3",
-          "--cache",
-          "off",
-          "--out",
-          run,
-        ])
-      ).code,
-    ).toBe(0);
+    expect((await hone(optimizeArgs({ rounds: 1, proposals: 2, maxEvals: 3, out: run, json: false }))).code).toBe(0);
     const text = (await hone(["receipt", run])).stdout;
     for (const part of [
       /task\s+circle-packing \(content [0-9a-f]{12}/,

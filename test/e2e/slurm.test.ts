@@ -57,26 +57,7 @@ describe("Slurm", () => {
     );
     const out = join(tempDir(), "cancelled");
     const run = hone(
-      [
-        "optimize",
-        "--task",
-        "circle-packing",
-        "--rounds",
-        "1",
-        "--proposals",
-        "1",
-        "--max-evals",
-        "2",
-        "--cache",
-        "off",
-        "--runner",
-        "slurm",
-        "--slurm-template",
-        template,
-        "--out",
-        out,
-        "--json",
-      ],
+      optimizeArgs({ rounds: 1, proposals: 1, maxEvals: 2, out, extra: ["--runner", "slurm", "--slurm-template", template] }),
       { env, timeoutMs: 110_000 },
     );
     // Cancel every job the run submits (each would otherwise sleep for ten minutes).

@@ -73,14 +73,29 @@ export function startHone(
   });
 }
 
-/** `hone optimize` on circle packing with the offline model: the small runs the end-to-end tests compare. */
-export function optimizeArgs(o: { rounds: number; proposals: number; maxEvals: number; seed: number; out?: string }): string[] {
+/**
+ * `hone optimize` on circle packing with the offline model: the small runs the end-to-end tests make. By default the
+ * request cache is off and the summary is JSON; `cache: null` leaves the cache flags out (the default cache).
+ */
+export function optimizeArgs(o: {
+  rounds: number;
+  proposals: number;
+  maxEvals: number;
+  seed?: number;
+  out?: string;
+  cache?: string[] | null;
+  json?: boolean;
+  extra?: string[];
+}): string[] {
   return [
     "optimize",
     "--task",
     "circle-packing",
     ...["--rounds", String(o.rounds), "--proposals", String(o.proposals), "--max-evals", String(o.maxEvals)],
-    ...["--seed", String(o.seed), "--cache", "off", "--json"],
+    ...(o.seed === undefined ? [] : ["--seed", String(o.seed)]),
+    ...(o.cache === undefined ? ["--cache", "off"] : (o.cache ?? [])),
+    ...(o.extra ?? []),
     ...(o.out ? ["--out", o.out] : []),
+    ...(o.json === false ? [] : ["--json"]),
   ];
 }
