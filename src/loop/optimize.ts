@@ -6,7 +6,7 @@ import { type LoraSettings, resumeAdapter } from "../method/lora.ts";
 import type { CacheMode } from "../model/cache.ts";
 import { type ModelSettings, resolveModel } from "../model/resolve.ts";
 import { checkHarness } from "../sandbox/check.ts";
-import { type Db, now, openDb } from "../store/db.ts";
+import { type Db, now, openDb, roundRows } from "../store/db.ts";
 import { resolveTask } from "../task/builtin.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import type { SlurmSettings } from "./distributed/slurm.ts";
@@ -184,14 +184,7 @@ function finish(ctx: RunContext, inc: Incumbent): OptimizeResult {
 }
 
 export function summarize(db: Db, runId: string): RoundSummary[] {
-  const rounds = db
-    .prepare("SELECT round, incumbent_score, best_score, moved FROM rounds WHERE run_id = ? ORDER BY round")
-    .all(runId) as {
-    round: number;
-    incumbent_score: number | null;
-    best_score: number | null;
-    moved: number;
-  }[];
+  const rounds = roundRows(db, runId);
   return rounds.map((r) => ({
     round: r.round,
     incumbentScore: r.incumbent_score,

@@ -1,3 +1,5 @@
+import { rng } from "../rng.ts";
+
 /**
  * Criteria compare a candidate's measurement with the baseline's on the same panel and return a verdict.
  * StrictPareto follows harness-training: solved sets, any regression rejects, more solves promotes, exact ties go
@@ -118,18 +120,6 @@ export class StrictPareto implements Criterion {
       report,
     };
   }
-}
-
-/** A small deterministic generator for the bootstrap. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export class MeanWithConfidence implements Criterion {

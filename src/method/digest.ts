@@ -1,4 +1,4 @@
-import type { Db } from "../store/db.ts";
+import { type Db, roundRows } from "../store/db.ts";
 
 interface Row {
   round: number;
@@ -28,14 +28,7 @@ export function experienceDigest(
       "SELECT round, slot, status, changed, reward, score, gate_error, spec FROM candidates WHERE run_id = ? AND round > 0 ORDER BY round, slot",
     )
     .all(runId) as Row[];
-  const rounds = db
-    .prepare("SELECT round, incumbent_score, best_score, moved FROM rounds WHERE run_id = ? ORDER BY round")
-    .all(runId) as {
-    round: number;
-    incumbent_score: number | null;
-    best_score: number | null;
-    moved: number;
-  }[];
+  const rounds = roundRows(db, runId);
   if (rows.length === 0 && rounds.length <= 1) return "No experience yet: this is the first round of proposals.";
   const scored = rows.filter((r) => r.reward !== null && r.status !== "invalid");
   const byReward = [...scored].sort((a, b) => (b.reward as number) - (a.reward as number));

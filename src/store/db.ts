@@ -74,3 +74,17 @@ export function openRecordDb(path: string, schema: string): Db {
   db.exec(schema);
   return db;
 }
+
+export interface RoundRow {
+  round: number;
+  incumbent_score: number | null;
+  best_score: number | null;
+  moved: number;
+}
+
+/** A run's rounds in order: the incumbent's score going in, the best score reached, whether the incumbent moved. */
+export function roundRows(db: Db, runId: string): RoundRow[] {
+  return db
+    .prepare("SELECT round, incumbent_score, best_score, moved FROM rounds WHERE run_id = ? ORDER BY round")
+    .all(runId) as RoundRow[];
+}

@@ -8,17 +8,7 @@ export function seedFrom(...parts: (string | number | undefined)[]): number {
   return h.readUInt32LE(0);
 }
 
-/** mulberry32: small, fast, deterministic; good enough for a simulator's choices. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { rng } from "../../rng.ts";
 
 export function gaussian(random: () => number): number {
   const u = Math.max(random(), 1e-12);

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { HoneError } from "../../errors.ts";
+import { rng } from "../../rng.ts";
 import { gsm8kGold, hotpotExactMatch, hotpotF1, scoreGsm8k, scoreMath } from "./scorers.ts";
 
 /** One QA problem. `gold` is held by hone's environment and scorer only; no harness, estimator or proposer sees it. */
@@ -168,14 +169,7 @@ export function loadSplit(
 
 function seededShuffle<T>(xs: T[], seed: number): T[] {
   const out = [...xs];
-  let s = (seed >>> 0) + 0x9e3779b9;
-  const rand = () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const rand = rng((seed >>> 0) + 0x9e3779b9);
   for (let i = out.length - 1; i > 0; i--) {
     const j = Math.floor(rand() * (i + 1));
     [out[i], out[j]] = [out[j] as T, out[i] as T];
