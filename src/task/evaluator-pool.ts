@@ -19,6 +19,7 @@ import { makePoolDir } from "./pool-dir.ts";
 import { PYTHON_DIR, pythonInfo } from "./python-env.ts";
 import { BoundedText } from "./python-process.ts";
 import { bwrapArgs, SOCKET_DIR_INSIDE } from "./sandbox-layout.ts";
+import { type ToolChannelSource, zygoteChannel } from "./tool-channel.ts";
 
 type Message = Record<string, unknown> & { ready?: boolean; error?: string; id?: number };
 
@@ -265,6 +266,11 @@ export class EvaluatorPool {
       seconds: seconds(),
     };
     return judgeExit(this.task, exit, timeoutSec);
+  }
+
+  /** Generated Python tools' calls run in the same program zygote as evaluated programs. */
+  toolChannel(): ToolChannelSource {
+    return zygoteChannel(join(this.socketDir, "zygote.sock"));
   }
 
   /** A replacement for an evaluator that died, started in the background (the next acquire also starts one). */

@@ -5,6 +5,7 @@ argument: {"socket", "preload", "limits"}. It imports numpy (or the task's `prog
 the Unix socket; for each connection it forks a handler that reads one request and runs the program contained
 (hone_program_child.serve: fresh namespaces, private /tmp, limits), so programs start warm but share nothing. The
 handler watches the connection: when the evaluator goes away, the program is killed. It never loads an evaluator.
+A request of kind "tool" (from hone itself) runs a generated Python tool the same way (hone_tool_runner.py).
 """
 import json
 import os
@@ -15,6 +16,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from hone_program_child import MAX_PROGRAM_BYTES, serve  # noqa: E402
+from hone_tool_runner import serve_tool  # noqa: E402
 from hone_sandbox import PR_SET_PDEATHSIG, prctl, probe  # noqa: E402
 
 MAX_REQUEST = MAX_PROGRAM_BYTES * 2 + (1 << 20)
@@ -42,7 +44,10 @@ def read_request(conn):
 
 def handle(conn, limits):
     try:
-        reply = serve(read_request(conn), limits, cancel_fd=conn.fileno())
+        request = read_request(conn)
+        if request.get("kind") == "tool":  # a generated tool's call: a conversation over the connection
+            return serve_tool(request, limits, conn.fileno(), conn.fileno())
+        reply = serve(request, limits, cancel_fd=conn.fileno())
     except BaseException as exc:
         reply = json.dumps({"ok": False, "error": "zygote failure: %s" % exc})
     try:

@@ -35,6 +35,7 @@ MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 4, 24, 38
 SYS_MOUNT_SETATTR, AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = 442, -100, 0x8000, 1
 NOBODY = 65534
+CPU_EXIT = 152  # the exit code of a call stopped at its CPU limit
 KEEP_ENV = ("PATH", "LANG", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_CORETYPE")
 DEFAULTS = {"max_processes": 64, "tmp_mb": 256, "file_mb": 256, "open_files": 256, "output_mb": 64}
 
@@ -158,10 +159,25 @@ def enter_namespaces(limits):
     return {"namespaces": True, "unprivileged_user": uid != 0, "nobody": nobody, "readonly_root": readonly}
 
 
+def mapped_bytes():
+    """This process's address space now (the warm zygote's numpy is already mapped), or 0 where unknown."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def _set_limits(limits, contained):
     memory_mb = int(limits.get("memory_mb") or 0)
     if memory_mb > 0:
-        resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
+        size = (memory_mb << 20) + int(limits.get("memory_base_bytes") or 0)
+        resource.setrlimit(resource.RLIMIT_AS, (size, size))
+    cpu = int(limits.get("cpu_seconds") or 0)
+    if cpu > 0:  # at the soft limit the call exits with CPU_EXIT; a second later the kernel's SIGKILL, which even
+        # a namespace's PID 1 cannot ignore, stops code that never returns to the interpreter
+        signal.signal(signal.SIGXCPU, lambda *_: os._exit(CPU_EXIT))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     procs = int(limits.get("max_processes") or DEFAULTS["max_processes"])
     resource.setrlimit(resource.RLIMIT_NPROC, (procs, procs))
     file_bytes = int(limits.get("file_mb") or DEFAULTS["file_mb"]) << 20
@@ -173,7 +189,7 @@ def _set_limits(limits, contained):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 
 
-def _first_process(target, result_fd, limits, contained):
+def _first_process(target, result_fd, limits, contained, input_fd=None):
     """Runs in the call's first process (PID 1 of its namespace when contained). Never returns."""
     try:
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -185,9 +201,11 @@ def _first_process(target, result_fd, limits, contained):
         else:
             os.setsid()
         os.dup2(result_fd, 3)
+        if input_fd is not None:
+            os.dup2(input_fd, 0)
         os.closerange(4, 1 << 20)
         null = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
+        for fd in (1, 2) if input_fd is not None else (0, 1, 2):
             os.dup2(null, fd)
         os.close(null)
         scratch = "/tmp" if contained else limits["scratch"]
@@ -230,8 +248,11 @@ def _collect(read_fd, pid, deadline, cancel_fd, cap):
             chunks.append(chunk)
 
 
-def run_contained(target, limits, timeout, cancel_fd=None):
+def run_contained(target, limits, timeout, cancel_fd=None, converse=None):
     """Runs `target(scratch_dir) -> str|bytes` contained; returns (output bytes, failure or None, isolation dict).
+    The call's result is what it writes on descriptor 3. With `converse(read_fd, write_fd, pid)` the caller holds
+    a conversation instead (the call also reads descriptor 0) and returns (output, failure) itself; an output cut
+    short by the process's death is the failure "cpu" (its CPU limit) or "crashed".
     Must be called in a disposable process: it changes this process's user and namespaces for good."""
     try:
         isolation = enter_namespaces(limits)
@@ -244,34 +265,52 @@ def run_contained(target, limits, timeout, cancel_fd=None):
 
             limits = dict(limits, scratch=tempfile.mkdtemp(prefix="hone-program-"))
     read_fd, write_fd = os.pipe()
+    input_r, input_w = os.pipe() if converse else (None, None)
     pid = os.fork()
     if pid == 0:
         os.close(read_fd)
-        _first_process(target, write_fd, limits, contained)
+        if input_w is not None:
+            os.close(input_w)
+        _first_process(target, write_fd, limits, contained, input_r)
     os.close(write_fd)
+    if input_r is not None:
+        os.close(input_r)
     cap = int(limits.get("output_mb") or DEFAULTS["output_mb"]) << 20
     try:
-        out, failure = _collect(read_fd, pid, time.monotonic() + timeout, cancel_fd, cap)
+        if converse:
+            out, failure = converse(read_fd, input_w, pid)
+        else:
+            out, failure = _collect(read_fd, pid, time.monotonic() + timeout, cancel_fd, cap)
     finally:
         os.close(read_fd)
-        _kill(pid, contained)
+        if input_w is not None:
+            os.close(input_w)
+        status, cpu_used = _kill(pid, contained)
+    if failure == "eof":
+        limit = float(limits.get("cpu_seconds") or 0)
+        hit = os.WIFEXITED(status) and os.WEXITSTATUS(status) == CPU_EXIT
+        failure = "cpu" if limit and (hit or cpu_used >= limit) else "crashed"
     return out, failure, isolation
 
 
 def _kill(pid, contained):
+    """Kills the call's first process (and with it its namespace); returns its wait status and CPU seconds,
+    the status its own when it had already ended."""
+    status, cpu = 0, 0.0
     try:
-        os.kill(pid, signal.SIGKILL) if contained else os.killpg(pid, signal.SIGKILL)
-    except OSError:
-        pass
-    try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
+        done, status, usage = os.wait4(pid, os.WNOHANG)
+        if not done:
+            os.kill(pid, signal.SIGKILL) if contained else os.killpg(pid, signal.SIGKILL)
+            _, status, usage = os.wait4(pid, 0)
+        cpu = usage.ru_utime + usage.ru_stime
+    except (ChildProcessError, ProcessLookupError):
         pass
     if not contained:  # reap what is left of the group; a child that left the session is a stated gap
         try:
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
+    return status, cpu
 
 
 def probe(limits=None):
