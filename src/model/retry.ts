@@ -33,14 +33,14 @@ export function withRetries(model: ChatModel, policy: RetryPolicy = defaultRetry
     async complete(request: ChatRequest, signal?: AbortSignal): Promise<ChatResponse> {
       const started = performance.now();
       const faults: { kind: string; message: string }[] = [];
-      const cap = callCap(policy.totalMs, signal);
+      const cap = callCap(policy.totalMs, signal, model);
       try {
         for (let attempt = 1; ; attempt++) {
           try {
             const res = await model.complete(request, cap.signal);
             return { ...res, attempts: attempt, latency_ms: performance.now() - started, ...(faults.length ? { faults } : {}) };
           } catch (raw) {
-            const err = cap.reached() ? cap.error(raw, attempt) : raw;
+            const err = cap.reached() ? cap.error(faults.at(-1)?.message, attempt) : raw;
             if (err instanceof ModelError) faults.push({ kind: err.kind, message: err.message.slice(0, 300) });
             if (
               !(err instanceof ModelError) ||
@@ -55,7 +55,7 @@ export function withRetries(model: ChatModel, policy: RetryPolicy = defaultRetry
               throw err;
             }
             const delayMs = backoffDelay(attempt, policy, err.retryAfterMs);
-            if (cap.left() <= delayMs) throw cap.error(err, attempt);
+            if (cap.left() <= delayMs) throw cap.error(err.message, attempt);
             policy.onRetry?.({ attempt, delayMs, error: err });
             await (policy.sleep ?? realSleep)(delayMs);
           }
@@ -68,10 +68,15 @@ export function withRetries(model: ChatModel, policy: RetryPolicy = defaultRetry
 }
 
 /** The `total` limit of one call as a signal for its attempts, joined with the caller's (the rollout's deadline). */
-function callCap(totalMs: number | undefined, outer: AbortSignal | undefined) {
-  if (totalMs === undefined) {
-    return { signal: outer, reached: () => false, left: () => Number.POSITIVE_INFINITY, error: (e: unknown) => e, dispose() {} };
-  }
+function callCap(totalMs: number | undefined, outer: AbortSignal | undefined, model: ChatModel) {
+  const error = (lastFault: string | undefined, attempts: number) =>
+    new ModelError(
+      "timeout",
+      `no answer within the call's total timeout of ${(totalMs ?? 0) / 1000} s (${attempts} attempt(s))${lastFault ? `; last fault: ${lastFault}` : ""}`,
+      { url: model.id },
+    );
+  if (totalMs === undefined)
+    return { signal: outer, reached: () => false, left: () => Number.POSITIVE_INFINITY, error, dispose() {} };
   const controller = new AbortController();
   const end = performance.now() + totalMs;
   let reached = false;
@@ -86,17 +91,7 @@ function callCap(totalMs: number | undefined, outer: AbortSignal | undefined) {
     signal: controller.signal,
     reached: () => reached,
     left: () => end - performance.now(),
-    error: (e: unknown, attempts: number) => {
-      const url = e instanceof ModelError ? e.url : "";
-      const last = e instanceof ModelError ? `; last fault: ${e.message}` : "";
-      return new ModelError(
-        "timeout",
-        `no answer within the call's total timeout of ${totalMs / 1000} s (${attempts} attempt(s))${last}`,
-        {
-          url,
-        },
-      );
-    },
+    error,
     dispose() {
       clearTimeout(timer);
       outer?.removeEventListener("abort", onOuter);
