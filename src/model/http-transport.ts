@@ -80,13 +80,13 @@ export function nodeFetchWith(t: TransportOptions = {}): typeof fetch {
 /** The transport with no connect limit of its own (the SDK's timeout still bounds every request). */
 export const nodeFetch: typeof fetch = nodeFetchWith();
 
+/** Worded without "time out": the SDK would report a bare "Request timed out." instead and drop this cause. */
+export const connectLimitMessage = (ms: number) => `no connection within the connect limit of ${ms / 1000} s`;
+
 function limitConnect(req: ClientRequest, https: boolean, ms: number): void {
   req.on("socket", (socket: Socket) => {
     if (!socket.connecting) return;
-    const timer = setTimeout(
-      () => req.destroy(new ClientTimeout(`no connection within the connect timeout of ${ms / 1000} s`)),
-      ms,
-    );
+    const timer = setTimeout(() => req.destroy(new ClientTimeout(connectLimitMessage(ms))), ms);
     socket.once(https ? "secureConnect" : "connect", () => clearTimeout(timer));
     socket.once("close", () => clearTimeout(timer));
   });

@@ -1,6 +1,9 @@
+import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { checkEndpoint } from "../../src/model/check.ts";
+import { ClientTimeout, toModelError } from "../../src/model/error-map.ts";
 import { ModelError } from "../../src/model/errors.ts";
+import { connectLimitMessage } from "../../src/model/http-transport.ts";
 import { OpenAICompatibleModel } from "../../src/model/openai-compatible.ts";
 import { withRetries } from "../../src/model/retry.ts";
 import { parseTimeouts } from "../../src/model/timeouts.ts";
@@ -146,6 +149,14 @@ describe("timeouts", () => {
     expect(err.kind).toBe("timeout");
     expect(err.message).toMatch(/total timeout of 0.7 s \(\d+ attempt\(s\)\); last fault: .*attempt timeout of 0.2 s/);
     expect(f.requests.length).toBeGreaterThan(1);
+  });
+  it("a connect limit reaches the user as a timeout fault with its own words, not the SDK's", () => {
+    const words = connectLimitMessage(10_000);
+    expect(words).not.toMatch(/timed? ?out/i); // what the SDK looks for before it drops the cause
+    const err = toModelError(new OpenAI.APIConnectionError({ cause: new ClientTimeout(words) }), "http://x/v1", "m");
+    expect(err.kind).toBe("timeout");
+    expect(err.retryable).toBe(true);
+    expect(err.message).toMatch(/connect limit of 10 s/);
   });
   it("--timeouts is NAME=SECONDS for known names only", () => {
     expect(parseTimeouts("idle=1, connect=2.5")).toEqual({ idle: 1, connect: 2.5 });
