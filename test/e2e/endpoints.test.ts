@@ -27,6 +27,8 @@ async function openai(o: Parameters<typeof startStrictOpenAI>[0] = {}) {
   closers.push(f.close);
   return f;
 }
+/** Each test runs the CLI once or more on a machine other work shares: generous limits, no timing claims. */
+const SLOW = { timeout: 180_000 };
 type Event = Record<string, unknown> & { type: string };
 const trajectory = (out: string): Event[] =>
   readFileSync(join(out, "trajectory.jsonl"), "utf8")
@@ -67,28 +69,32 @@ const run = (base: string, model: string, extra: string[], out: string) =>
 
 describe("a discovery rollout against a strict OpenAI-like server (openai dialect)", () => {
   for (const stream of [false, true])
-    it(`finishes with a reasoning model${stream ? ", streamed" : ""}, reasoning tokens counted, nothing refused`, async () => {
-      const f = await openai();
-      const out = join(tempDir(), "run");
-      const r = await run(f.url, "o4-mini", ["--dialect", "openai", ...(stream ? ["--stream"] : [])], out);
-      expect(r.stderr).toBe("");
-      expect(r.code).toBe(0);
-      expect(f.refusals).toEqual([]);
-      expect(result(out).status).toBe("completed");
-      const calls = trajectory(out).filter((e) => e.type === "model_call");
-      expect(calls.length).toBeGreaterThan(3);
-      for (const c of calls) expect((c.usage as { reasoning_tokens: number }).reasoning_tokens).toBe(64);
-      expect(result(out).usage.reasoning_tokens).toBe(64 * calls.length);
-      for (const body of f.requests) {
-        expect(body.stream ?? false).toBe(stream);
-        for (const k of ["seed", "temperature", "top_p", "max_tokens"]) expect(body).not.toHaveProperty(k);
-        expect(body.max_completion_tokens).toBe(4096);
-      }
-    });
+    it(
+      `finishes with a reasoning model${stream ? ", streamed" : ""}, reasoning tokens counted, nothing refused`,
+      SLOW,
+      async () => {
+        const f = await openai();
+        const out = join(tempDir(), "run");
+        const r = await run(f.url, "o4-mini", ["--dialect", "openai", ...(stream ? ["--stream"] : [])], out);
+        expect(r.stderr).toBe("");
+        expect(r.code).toBe(0);
+        expect(f.refusals).toEqual([]);
+        expect(result(out).status).toBe("completed");
+        const calls = trajectory(out).filter((e) => e.type === "model_call");
+        expect(calls.length).toBeGreaterThan(3);
+        for (const c of calls) expect((c.usage as { reasoning_tokens: number }).reasoning_tokens).toBe(64);
+        expect(result(out).usage.reasoning_tokens).toBe(64 * calls.length);
+        for (const body of f.requests) {
+          expect(body.stream ?? false).toBe(stream);
+          for (const k of ["seed", "temperature", "top_p", "max_tokens"]) expect(body).not.toHaveProperty(k);
+          expect(body.max_completion_tokens).toBe(4096);
+        }
+      },
+    );
 });
 
 describe("a discovery rollout against a vLLM-like server with a small context window", () => {
-  it("compacts before the window is passed (hone:context_budget), records reasoning and every compaction", async () => {
+  it("compacts before the window is passed (hone:context_budget), records reasoning and every compaction", SLOW, async () => {
     const f = await vllm({ maxModelLen: 8192 });
     const out = join(tempDir(), "run");
     const r = await run(f.url, "Qwen/Qwen3-8B", ["--harness", budgetedHarness()], out);
@@ -108,25 +114,29 @@ describe("a discovery rollout against a vLLM-like server with a small context wi
     expect(last.some((m) => m.role === "assistant" && typeof m.reasoning === "string")).toBe(true);
   });
 
-  it("without hone:context_budget, streamed: a context-length refusal compacts and retries instead of ending the rollout", async () => {
-    const f = await vllm({ maxModelLen: 8192, reasoning: "reasoning_content" });
-    const out = join(tempDir(), "run");
-    const r = await run(f.url, "Qwen/Qwen3-8B", ["--stream"], out);
-    expect(r.code).toBe(0);
-    expect(result(out).status).toBe("completed");
-    const compactions = trajectory(out).filter((e) => e.type === "compaction");
-    expect(compactions.length).toBeGreaterThan(0);
-    for (const c of compactions) expect(c).toMatchObject({ trigger: "context_error", window: 8192 });
-    expect(f.refusals.length).toBe(compactions.length);
-    for (const x of f.refusals) expect(x.message).toMatch(/maximum context length is 8192 tokens/);
-    expect(
-      trajectory(out)
-        .filter((e) => e.type === "assistant")
-        .every((e) => typeof e.reasoning === "string"),
-    ).toBe(true);
-  });
+  it(
+    "without hone:context_budget, streamed: a context-length refusal compacts and retries instead of ending the rollout",
+    SLOW,
+    async () => {
+      const f = await vllm({ maxModelLen: 8192, reasoning: "reasoning_content" });
+      const out = join(tempDir(), "run");
+      const r = await run(f.url, "Qwen/Qwen3-8B", ["--stream"], out);
+      expect(r.code).toBe(0);
+      expect(result(out).status).toBe("completed");
+      const compactions = trajectory(out).filter((e) => e.type === "compaction");
+      expect(compactions.length).toBeGreaterThan(0);
+      for (const c of compactions) expect(c).toMatchObject({ trigger: "context_error", window: 8192 });
+      expect(f.refusals.length).toBe(compactions.length);
+      for (const x of f.refusals) expect(x.message).toMatch(/maximum context length is 8192 tokens/);
+      expect(
+        trajectory(out)
+          .filter((e) => e.type === "assistant")
+          .every((e) => typeof e.reasoning === "string"),
+      ).toBe(true);
+    },
+  );
 
-  it("with a Mistral model that gives no tool-call ids, names them in the one form it accepts", async () => {
+  it("with a Mistral model that gives no tool-call ids, names them in the one form it accepts", SLOW, async () => {
     const f = await vllm({ mistralIds: true });
     const out = join(tempDir(), "run");
     const r = await run(f.url, "Qwen/Qwen3-8B", [], out);
@@ -142,7 +152,7 @@ describe("a discovery rollout against a vLLM-like server with a small context wi
 });
 
 describe("a stalled server", () => {
-  it("fails the call within the idle timeout as a retried timeout fault, and the rollout goes on", async () => {
+  it("fails the call within the idle timeout as a retried timeout fault, and the rollout goes on", SLOW, async () => {
     const f = await vllm({ stallFirst: 1 });
     const out = join(tempDir(), "run");
     const r = await run(f.url, "Qwen/Qwen3-8B", ["--stream", "--timeouts", "idle=1"], out);
@@ -154,43 +164,47 @@ describe("a stalled server", () => {
 });
 
 describe("hone optimize with both roles on the fakes", () => {
-  it("runs rounds (executor on the small-window vLLM fake, streamed, proposer a reasoning model on the strict OpenAI fake), nothing refused, and replays exactly", async () => {
-    const o = await openai();
-    const v = await vllm({ maxModelLen: 8192 });
-    const out = join(tempDir(), "opt");
-    const r = await hone(
-      [
-        "optimize",
-        "--task",
-        "circle-packing",
-        ...["--rounds", "1", "--proposals", "2", "--max-evals", "6", "--cache", "off"],
-        ...["--seed-harness", budgetedHarness()],
-        ...["--executor-model", "Qwen/Qwen3-8B", "--executor-base-url", v.url, "--executor-stream"],
-        ...["--proposer-model", "o4-mini", "--proposer-base-url", o.url, "--proposer-dialect", "openai"],
-        ...["--out", out, "--json"],
-      ],
-      { env: { OPENAI_API_KEY: KEY } },
-    );
-    expect(r.code, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout).rounds).toHaveLength(2);
-    expect(o.refusals).toEqual([]);
-    expect(v.refusals).toEqual([]);
-    expect(o.requests.length).toBeGreaterThan(0);
-    expect(v.requests.every((b) => b.stream === true)).toBe(true);
-    const compactions = readFileSync(
-      join(out, "rollouts", readdirSync(join(out, "rollouts"))[0] ?? "", "trajectory.jsonl"),
-      "utf8",
-    );
-    expect(compactions).toMatch(/"type":"compaction"/);
-    // The window and the server's counts are recorded with the responses, so a replay compacts where the run did.
-    const replay = await hone(["replay", out, "--json"]);
-    expect(replay.code, replay.stdout + replay.stderr).toBe(0);
-    expect(JSON.parse(replay.stdout).matches).toBe(true);
-  });
+  it(
+    "runs rounds (executor on the small-window vLLM fake, streamed, proposer a reasoning model on the strict OpenAI fake), nothing refused, and replays exactly",
+    SLOW,
+    async () => {
+      const o = await openai();
+      const v = await vllm({ maxModelLen: 8192 });
+      const out = join(tempDir(), "opt");
+      const r = await hone(
+        [
+          "optimize",
+          "--task",
+          "circle-packing",
+          ...["--rounds", "1", "--proposals", "2", "--max-evals", "6", "--cache", "off"],
+          ...["--seed-harness", budgetedHarness()],
+          ...["--executor-model", "Qwen/Qwen3-8B", "--executor-base-url", v.url, "--executor-stream"],
+          ...["--proposer-model", "o4-mini", "--proposer-base-url", o.url, "--proposer-dialect", "openai"],
+          ...["--out", out, "--json"],
+        ],
+        { env: { OPENAI_API_KEY: KEY } },
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout).rounds).toHaveLength(2);
+      expect(o.refusals).toEqual([]);
+      expect(v.refusals).toEqual([]);
+      expect(o.requests.length).toBeGreaterThan(0);
+      expect(v.requests.every((b) => b.stream === true)).toBe(true);
+      const compactions = readFileSync(
+        join(out, "rollouts", readdirSync(join(out, "rollouts"))[0] ?? "", "trajectory.jsonl"),
+        "utf8",
+      );
+      expect(compactions).toMatch(/"type":"compaction"/);
+      // The window and the server's counts are recorded with the responses, so a replay compacts where the run did.
+      const replay = await hone(["replay", out, "--json"]);
+      expect(replay.code, replay.stdout + replay.stderr).toBe(0);
+      expect(JSON.parse(replay.stdout).matches).toBe(true);
+    },
+  );
 });
 
 describe("hone models check", () => {
-  it("passes on a vLLM release without tool_choice required, falling back to auto and saying so", async () => {
+  it("passes on a vLLM release without tool_choice required, falling back to auto and saying so", SLOW, async () => {
     const f = await vllm({ noRequiredToolChoice: true, legacyErrors: true, maxModelLen: 4096 });
     const r = await hone(["models", "check", "--base-url", f.url, "--model", "Qwen/Qwen3-8B"]);
     expect(r.code).toBe(0);
