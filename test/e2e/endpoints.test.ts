@@ -68,29 +68,32 @@ const run = (base: string, model: string, extra: string[], out: string) =>
   );
 
 describe("a discovery rollout against a strict OpenAI-like server (openai dialect)", () => {
-  for (const stream of [false, true])
-    it(
-      `finishes with a reasoning model${stream ? ", streamed" : ""}, reasoning tokens counted, nothing refused`,
-      SLOW,
-      async () => {
-        const f = await openai();
-        const out = join(tempDir(), "run");
-        const r = await run(f.url, "o4-mini", ["--dialect", "openai", ...(stream ? ["--stream"] : [])], out);
-        expect(r.stderr).toBe("");
-        expect(r.code).toBe(0);
-        expect(f.refusals).toEqual([]);
-        expect(result(out).status).toBe("completed");
-        const calls = trajectory(out).filter((e) => e.type === "model_call");
-        expect(calls.length).toBeGreaterThan(3);
-        for (const c of calls) expect((c.usage as { reasoning_tokens: number }).reasoning_tokens).toBe(64);
-        expect(result(out).usage.reasoning_tokens).toBe(64 * calls.length);
-        for (const body of f.requests) {
-          expect(body.stream ?? false).toBe(stream);
-          for (const k of ["seed", "temperature", "top_p", "max_tokens"]) expect(body).not.toHaveProperty(k);
-          expect(body.max_completion_tokens).toBe(4096);
-        }
-      },
-    );
+  const cases = [
+    { model: "o4-mini", stream: false, reasoning: 64 },
+    { model: "o4-mini", stream: true, reasoning: 64 },
+    { model: "gpt-4.1-mini", stream: true, reasoning: 0 },
+  ];
+  for (const c of cases)
+    it(`finishes with ${c.model}${c.stream ? ", streamed" : ""}: reasoning tokens counted, nothing refused`, SLOW, async () => {
+      const f = await openai();
+      const out = join(tempDir(), "run");
+      const r = await run(f.url, c.model, ["--dialect", "openai", ...(c.stream ? ["--stream"] : [])], out);
+      expect(r.stderr).toBe("");
+      expect(r.code).toBe(0);
+      expect(f.refusals).toEqual([]);
+      expect(result(out).status).toBe("completed");
+      const calls = trajectory(out).filter((e) => e.type === "model_call");
+      expect(calls.length).toBeGreaterThan(3);
+      for (const e of calls) expect((e.usage as { reasoning_tokens: number }).reasoning_tokens).toBe(c.reasoning);
+      expect(result(out).usage.reasoning_tokens).toBe(c.reasoning * calls.length);
+      for (const body of f.requests) {
+        expect(body.stream ?? false).toBe(c.stream);
+        for (const k of ["temperature", "top_p", "max_tokens"]) expect(body).not.toHaveProperty(k);
+        // The rollout's seed goes to a chat model and never to a reasoning model.
+        expect("seed" in body).toBe(c.reasoning === 0);
+        expect(body.max_completion_tokens).toBe(4096);
+      }
+    });
 });
 
 describe("a discovery rollout against a vLLM-like server with a small context window", () => {
