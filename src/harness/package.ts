@@ -189,7 +189,7 @@ export function loadHarness(dirArg: string, opts: LoadOptions = {}): Harness {
 }
 
 function samplingOf(c: z.infer<typeof agentSchema>["llm_config"]): Harness["sampling"] {
-  const { model: _m, base_url: _b, api_key: _k, api_type: _t, stream: _s, ...sampling } = c;
+  const { model: _m, base_url: _b, api_key: _k, api_type: _t, ...sampling } = c;
   return sampling;
 }
 

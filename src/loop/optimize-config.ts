@@ -1,5 +1,6 @@
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
+import { DEFAULT_TIMEOUTS } from "../model/timeouts.ts";
 import { readConfigFile } from "./config-file.ts";
 import { DEFAULT_PROPOSER_HARNESS, type OptimizeSettings } from "./optimize.ts";
 import { DEFAULT_HARNESS } from "./run.ts";
@@ -14,6 +15,12 @@ const modelSchema = z
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "the name of an environment variable")
       .optional(),
     keep_sampling: z.boolean().optional(),
+    stream: z.boolean().optional(),
+    timeouts: z
+      .object(Object.fromEntries(Object.keys(DEFAULT_TIMEOUTS).map((k) => [k, z.number().positive().max(86_400)])))
+      .partial()
+      .strict()
+      .optional(),
     offline_latency_ms: z.number().min(0).optional(),
   })
   .strict();
@@ -85,6 +92,8 @@ const toModel = (m: z.infer<typeof modelSchema>) => ({
   dialect: m.dialect,
   apiKeyEnv: m.api_key_env,
   keepSampling: m.keep_sampling,
+  stream: m.stream,
+  timeouts: m.timeouts,
   offlineLatencyMs: m.offline_latency_ms,
 });
 
