@@ -5,6 +5,7 @@ import { toToolDefinition } from "../runtime/environment.ts";
 import { QAEnvironment } from "../runtime/qa-env.ts";
 import type { TrajectorySink } from "../store/trajectory.ts";
 import { benchmark, type QATask } from "../task/qa/benchmarks.ts";
+import { officialScorer } from "../task/qa/score-answer.ts";
 
 export interface TaskResult {
   id: string;
@@ -14,7 +15,8 @@ export interface TaskResult {
   extracted?: string;
   answer?: string;
   error?: string;
-  detail?: Record<string, unknown>;
+  /** The benchmark's official metrics for this answer, by their published names. */
+  metrics?: Record<string, number>;
   modelCalls: number;
   tokens: number;
 }
@@ -50,7 +52,11 @@ export async function solveTask(
   const base = { id: task.id, modelCalls: loop.modelCalls, tokens: loop.usage.total_tokens };
   if (loop.stopReason === "model_error") return { ...base, status: "failed", correct: false, score: 0, error: loop.error };
   const answer = env.answer ?? "";
-  const s = b.score(answer, task.gold);
-  trajectory.write({ type: "scored", correct: s.correct, score: s.score, extracted: s.extracted });
-  return { ...base, status: "completed", correct: s.correct, score: s.score, extracted: s.extracted, answer, detail: s.detail };
+  const scorer = officialScorer(benchmarkId);
+  const metrics = scorer.apply(answer, task.gold);
+  const correct = metrics[scorer.primary] === 1;
+  const score = metrics[scorer.score] as number;
+  const extracted = scorer.extract(answer);
+  trajectory.write({ type: "scored", correct, score, extracted, metrics });
+  return { ...base, status: "completed", correct, score, extracted, answer, metrics };
 }

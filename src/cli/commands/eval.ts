@@ -51,8 +51,9 @@ export function registerEval(program: Command): void {
       ]);
       process.stdout.write(`${table(["task", "status", "correct", "answer", "model calls"], rows)}\n\n`);
       const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+      const metrics = Object.entries(summary.metrics).map(([m, v]) => `${m} ${pct(v)}`);
       process.stdout.write(
-        `${summary.harness.name} on ${summary.benchmark}/${summary.split}: accuracy ${pct(summary.accuracy)} (95% CI ${pct(summary.ci95[0])}–${pct(summary.ci95[1])}) over ${summary.completed} completed of ${summary.tasks}${summary.failed ? `; ${summary.failed} incomplete` : ""}\n`,
+        `${summary.harness.name} on ${summary.benchmark}/${summary.split}: ${metrics.join(", ")}; accuracy (${summary.metric}) ${pct(summary.accuracy)} (95% CI ${pct(summary.ci95[0])}–${pct(summary.ci95[1])}) over ${summary.completed} completed of ${summary.tasks}${summary.failed ? `; ${summary.failed} incomplete` : ""}\n`,
       );
     }
     process.exitCode = summary.failed === 0 ? ExitCode.ok : summary.completed === 0 ? ExitCode.internal : ExitCode.incomplete;

@@ -4,20 +4,13 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { HoneError } from "../../errors.ts";
 import { rng } from "../../rng.ts";
-import { gsm8kGold, hotpotExactMatch, hotpotF1, scoreGsm8k, scoreMath } from "./scorers.ts";
+import { gsm8kFinalAnswer } from "./gsm8k.ts";
 
 /** One QA problem. `gold` is held by hone's environment and scorer only; no harness, estimator or proposer sees it. */
 export interface QATask {
   id: string;
   question: string;
   gold: string;
-}
-
-export interface Score {
-  correct: boolean;
-  score: number;
-  extracted?: string;
-  detail?: Record<string, unknown>;
 }
 
 export interface BenchmarkDef {
@@ -27,7 +20,6 @@ export interface BenchmarkDef {
   files: { name: string; url: string; sha256?: string }[];
   /** Rows of a downloaded file into tasks, with their split (`test`, or `train` to be divided by seed). */
   load(dir: string): { split: "train" | "test"; tasks: QATask[] }[];
-  score(response: string, gold: string): Score;
 }
 
 const jsonl = (file: string) =>
@@ -39,7 +31,7 @@ const jsonl = (file: string) =>
 export const BENCHMARKS: Record<string, BenchmarkDef> = {
   gsm8k: {
     id: "gsm8k",
-    answerFormat: (gold) => `#### ${gold}`,
+    answerFormat: (gold) => `#### ${gsm8kFinalAnswer(gold)}`,
     files: [
       {
         name: "train.jsonl",
@@ -58,13 +50,9 @@ export const BENCHMARKS: Record<string, BenchmarkDef> = {
         tasks: jsonl(join(dir, `${split}.jsonl`)).map((r, i) => ({
           id: `gsm8k-${split}-${i}`,
           question: r.question as string,
-          gold: gsm8kGold(r.answer as string),
+          gold: r.answer as string,
         })),
       })),
-    score: (response, gold) => {
-      const r = scoreGsm8k(response, gold);
-      return { correct: r.correct, score: r.correct ? 1 : 0, extracted: r.extracted, detail: { strict_match: r.strict } };
-    },
   },
   math500: {
     id: "math500",
@@ -80,10 +68,6 @@ export const BENCHMARKS: Record<string, BenchmarkDef> = {
         })),
       },
     ],
-    score: (response, gold) => {
-      const r = scoreMath(response, gold);
-      return { correct: r.correct, score: r.correct ? 1 : 0, extracted: r.extracted };
-    },
   },
   hotpotqa: {
     id: "hotpotqa",
@@ -99,10 +83,6 @@ export const BENCHMARKS: Record<string, BenchmarkDef> = {
         })),
       },
     ],
-    score: (response, gold) => {
-      const em = hotpotExactMatch(response, gold);
-      return { correct: em, score: hotpotF1(response, gold), extracted: response, detail: { exact_match: em } };
-    },
   },
 };
 
