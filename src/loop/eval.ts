@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import { loadHarness } from "../harness/package.ts";
 import type { ModelSettings } from "../model/resolve.ts";
 import { loadSplit, type QATask } from "../task/qa/benchmarks.ts";
-import { officialScorer } from "../task/qa/score-answer.ts";
+import { officialScorer, primaryMetric } from "../task/qa/score-answer.ts";
 import { LocalQARunner, type QAJob, type QARunner } from "./qa-runner.ts";
 import type { TaskResult } from "./qa-task.ts";
 
@@ -55,7 +55,7 @@ export interface EvalOptions extends Partial<ModelSettings> {
 export async function evaluateBenchmark(o: EvalOptions, runner?: QARunner): Promise<EvalSummary> {
   const harnessDir = resolve(o.harnessDir);
   const harness = loadHarness(harnessDir);
-  const tasks = loadSplit(o.benchmark, o.split, { dir: o.dataDir, seed: o.seed, limit: o.limit });
+  const tasks = await loadSplit(o.benchmark, o.split, { dir: o.dataDir, seed: o.seed, limit: o.limit });
   const outDir = o.outDir ? resolve(o.outDir) : undefined;
   if (outDir) mkdirSync(join(outDir, "trajectories"), { recursive: true });
   const jobs: QAJob[] = tasks.map((task: QATask, i) => ({
@@ -91,7 +91,7 @@ export async function evaluateBenchmark(o: EvalOptions, runner?: QARunner): Prom
     tasks: tasks.length,
     completed: completed.length,
     failed: tasks.length - completed.length,
-    metric: scorer.primary,
+    metric: primaryMetric(scorer),
     metrics: Object.fromEntries(scorer.metrics.map((m) => [m, mean(m)])),
     accuracy: completed.length ? correct / completed.length : 0,
     ci95: wilson(correct, completed.length),
