@@ -1,5 +1,6 @@
 import { Command, CommanderError } from "commander";
 import { ExitCode } from "../errors.ts";
+import { registerDatasets } from "./commands/datasets.ts";
 import { registerEval } from "./commands/eval.ts";
 import { registerEvaluate } from "./commands/evaluate.ts";
 import { registerHarness } from "./commands/harness.ts";
@@ -33,6 +34,7 @@ registerLog(program);
 registerReplay(program);
 registerReceipt(program);
 registerEval(program);
+registerDatasets(program);
 registerTrain(program);
 registerWorker(program);
 registerView(program);

@@ -105,7 +105,14 @@ export function loadHarness(dirArg: string, opts: LoadOptions = {}): Harness {
       );
     }
     return isBuiltin
-      ? { name: tf.name, description: tf.description.trim(), inputSchema: tf.input_schema, kind: "builtin" as const, file }
+      ? {
+          name: tf.name,
+          description: tf.description.trim(),
+          inputSchema: tf.input_schema,
+          kind: "builtin" as const,
+          file,
+          ...((ref.binding ?? tf.binding) ? { binding: ref.binding ?? tf.binding } : {}),
+        }
       : {
           name: tf.name,
           description: tf.description.trim(),

@@ -161,7 +161,8 @@ describe("QA tasks (hone eval, hone train) on BullMQ workers", () => {
 
   beforeAll(() => {
     mkdirSync(join(data, "gsm8k"), { recursive: true });
-    for (const f of ["test.jsonl", "train.jsonl"]) cpSync(join(ROOT, "..", "shared", "data", "gsm8k", f), join(data, "gsm8k", f));
+    for (const f of ["test.jsonl", "train.jsonl"])
+      cpSync(join(ROOT, "test", "fixtures", "datasets", "gsm8k", f), join(data, "gsm8k", f));
     startWorker([]);
     startWorker([]);
     return new Promise((r) => setTimeout(r, 2500));
