@@ -25,6 +25,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import hone_eval_runner as runner  # noqa: E402
+import hone_runtime  # noqa: E402,F401  (loaded once here, so an evaluator importing it per call finds it loaded)
 from hone_sandbox import PR_SET_DUMPABLE, PR_SET_PDEATHSIG, prctl  # noqa: E402
 
 KEEP_OUTPUT = 20_000
