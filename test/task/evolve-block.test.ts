@@ -5,6 +5,10 @@ import {
   blockText,
   EditError,
   findRegions,
+  MAX_EDIT_BLOCKS,
+  MAX_EDIT_CHARS,
+  type ParseStats,
+  parseSearchReplace,
   replaceBlock,
 } from "../../src/task/evolve-block.ts";
 
@@ -73,6 +77,85 @@ describe("SEARCH/REPLACE", () => {
     expect(() =>
       applySearchReplace(program, sr("    return x * 2.0", "    return x\n# EVOLVE-BLOCK-END\nimport os\n# EVOLVE-BLOCK-START")),
     ).toThrow(EditError);
+  });
+});
+
+describe("SEARCH/REPLACE parsing, line by line", () => {
+  it("reads markers on their own lines, with surrounding spaces, CRLF line ends and text around the blocks", () => {
+    const text = "Here is my edit:\r\n  <<<<<<< SEARCH  \r\na\r\nb\r\n=======\r\nc\r\n>>>>>>> REPLACE\r\nthanks";
+    expect(parseSearchReplace(text)).toEqual([{ search: "a\r\nb", replace: "c" }]);
+  });
+  it("keeps a ======= line inside the REPLACE part as content and allows empty parts", () => {
+    expect(parseSearchReplace(`${sr("x", "y\n=======\nz")}\n${sr("", "")}`)).toEqual([
+      { search: "x", replace: "y\n=======\nz" },
+      { search: "", replace: "" },
+    ]);
+  });
+  it.each([
+    [
+      "a SEARCH opened inside a SEARCH",
+      "<<<<<<< SEARCH\na\n<<<<<<< SEARCH\n",
+      /SEARCH block 1 \(line 1\) has no ======= line before the next <<<<<<< SEARCH \(line 3\)/,
+    ],
+    [
+      "REPLACE before the divider",
+      "<<<<<<< SEARCH\na\n>>>>>>> REPLACE\n",
+      /has no ======= line before >>>>>>> REPLACE \(line 3\)/,
+    ],
+    [
+      "a SEARCH opened inside a REPLACE",
+      "<<<<<<< SEARCH\na\n=======\nb\n<<<<<<< SEARCH\n",
+      /has no >>>>>>> REPLACE line before the next <<<<<<< SEARCH \(line 5\)/,
+    ],
+    [
+      "an unclosed last block after a good one",
+      `${sr("a", "b")}\n<<<<<<< SEARCH\nc\n=======\nd`,
+      /SEARCH block 2 \(line 6\) is not closed: a >>>>>>> REPLACE line must follow/,
+    ],
+    ["a block with no divider", "<<<<<<< SEARCH\nc", /is not closed: a ======= line and a >>>>>>> REPLACE line must follow/],
+    ["markers that are not on their own lines", "<<<<<<< SEARCH\nfoo=======\nbar>>>>>>> REPLACE", /is not closed/],
+  ])("refuses %s, naming the block and the line", (_name, text, message) => {
+    expect(() => parseSearchReplace(text)).toThrow(message);
+  });
+  it("refuses more blocks than the cap", () => {
+    const many = Array.from({ length: MAX_EDIT_BLOCKS + 1 }, () => sr("a", "b")).join("\n");
+    expect(() => parseSearchReplace(many)).toThrow(`more than ${MAX_EDIT_BLOCKS} SEARCH/REPLACE blocks`);
+    expect(parseSearchReplace(many.slice(0, many.lastIndexOf("<<<<<<<")))).toHaveLength(MAX_EDIT_BLOCKS);
+  });
+});
+
+describe("SEARCH/REPLACE under hostile input: linear work, capped size", () => {
+  // The old regex took ~54 s on the first input below (cubic); here each line is read at most once.
+  it("refuses a 1 MB edit by its size without reading a line", () => {
+    const stats: ParseStats = { lines: 0 };
+    const huge = "<<<<<<< SEARCH\n=======\n".repeat(44_000);
+    expect(huge.length).toBeGreaterThan(1_000_000);
+    expect(() => parseSearchReplace(huge, stats)).toThrow(`the limit is ${MAX_EDIT_CHARS}`);
+    expect(stats.lines).toBe(0);
+    expect(() => applySearchReplace(program, huge)).toThrow(EditError);
+  });
+  it("stops at the first malformed block of a near-limit edit after three lines", () => {
+    const stats: ParseStats = { lines: 0 };
+    const text = "<<<<<<< SEARCH\n=======\n".repeat(20_000);
+    expect(text.length).toBeLessThan(MAX_EDIT_CHARS);
+    expect(() => parseSearchReplace(text, stats)).toThrow(
+      /has no >>>>>>> REPLACE line before the next <<<<<<< SEARCH \(line 3\)/,
+    );
+    expect(stats.lines).toBe(3);
+  });
+  it("reads an unclosed near-limit block once, line by line", () => {
+    const stats: ParseStats = { lines: 0 };
+    const text = `<<<<<<< SEARCH\n${"x\n".repeat(200_000)}=======\n${"y\n".repeat(50_000)}`;
+    expect(() => parseSearchReplace(text, stats)).toThrow(/is not closed: a >>>>>>> REPLACE line must follow/);
+    expect(stats.lines).toBe(1 + 200_000 + 1 + 50_000 + 1);
+  });
+  it("refuses a near-limit SEARCH text that matches nothing and leaves the program as it was", () => {
+    const text = sr("    return x * 2.0\n".repeat(20_000), "y");
+    expect(text.length).toBeLessThan(MAX_EDIT_CHARS);
+    expect(() => applySearchReplace(program, text)).toThrow(/SEARCH block 1 does not match/);
+  });
+  it("refuses an over-long whole-block replacement", () => {
+    expect(() => replaceBlock(program, "x".repeat(MAX_EDIT_CHARS + 1))).toThrow(`the limit is ${MAX_EDIT_CHARS}`);
   });
 });
 
