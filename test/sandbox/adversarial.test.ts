@@ -80,19 +80,23 @@ describe("prototype-chain escapes", () => {
     const src = "function run(ctx) { return typeof this.constructor.constructor('return process')(); }";
     refusedBy(src, "no-constructor");
     const r = await runTool(src);
-    expect(r.ok ? "" : r.error).toMatch(/process is not defined/);
+    expect(r.ok ? "" : r.error).toMatch(/Function is not available/);
   });
   it("2 constructor chain via a caught error", async () => {
     const src = "function run(ctx) { try { null.x } catch (e) { return e.constructor.constructor('return process')(); } }";
     refusedBy(src, "no-constructor");
     const r = await runTool(src);
     expect(r).toMatchObject({ ok: false, kind: "throw" });
-    expect(r.ok ? "" : r.error).toMatch(/process is not defined/);
+    expect(r.ok ? "" : r.error).toMatch(/Function is not available/);
   });
   it("3 constructor chain via a promise", async () => {
     const src = "async function run(ctx) { return typeof Promise.resolve().constructor.constructor('return this')().process; }";
     refusedBy(src, "no-constructor");
-    expect(await runTool(src)).toMatchObject({ ok: true, value: "undefined" });
+    expect(await runTool(src)).toMatchObject({
+      ok: false,
+      kind: "throw",
+      error: expect.stringMatching(/Function is not available/),
+    });
   });
   it("4 arguments.callee and .caller", async () => {
     const src = "function run(ctx) { return String(arguments.callee.caller); }";
@@ -104,7 +108,7 @@ describe("prototype-chain escapes", () => {
     const src = "function run(ctx) { return typeof ctx.stageEdit.constructor('return process')(); }";
     refusedBy(src, "no-constructor");
     const r = await runTool(src);
-    expect(r.ok ? "" : r.error).toMatch(/process is not defined/);
+    expect(r.ok ? "" : r.error).toMatch(/Function is not available/);
   });
   it("6 ctx['constructor'] with a literal key", () =>
     refusedBy("function run(ctx) { return ctx['constructor']; }", "no-constructor"));
@@ -112,8 +116,8 @@ describe("prototype-chain escapes", () => {
   it("8 Object.prototype pollution cannot fool the host's JSON", async () => {
     const src = "Object.prototype.toJSON = function () { return 'pwned'; };\nfunction run(ctx) { return { a: 1 }; }";
     refusedBy(src, "no-proto");
-    // The pollution changes only the tool's own answer, which reaches the host as a JSON string and nothing else.
-    expect(await runTool(src)).toMatchObject({ ok: true, value: "pwned" });
+    // hone writes the JSON itself from own data properties: the polluted toJSON never runs on the way out.
+    expect(await runTool(src)).toMatchObject({ ok: true, value: { a: 1 } });
   });
   it("9 Object.setPrototypeOf", () => refusedBy("function run(ctx) { Object.setPrototypeOf(ctx, null); }", "no-proto"));
 });
@@ -270,10 +274,11 @@ describe("values crossing the boundary", () => {
   });
   it("46 a Proxy handed to ctx only ever reaches the host as JSON text", async () => {
     const src =
-      "function run(ctx) { let hits = 0; const p = new Proxy({}, { get(t, k) { hits++; return k === 'block' ? 'X = 3.0' : undefined; }, ownKeys() { return ['block']; }, getOwnPropertyDescriptor() { return { enumerable: true, configurable: true }; } }); const r = ctx.stageEdit(p); return { r, hits }; }";
+      "function run(ctx) { let hits = 0; const p = new Proxy({}, { get(t, k) { hits++; return 'X = 9.0'; }, ownKeys() { return ['block']; }, getOwnPropertyDescriptor() { return { value: 'X = 3.0', writable: true, enumerable: true, configurable: true }; } }); const r = ctx.stageEdit(p); return { r, hits }; }";
     refusedBy(src, "no-reflection");
     const r = await runTool(src);
-    expect(r).toMatchObject({ ok: true });
+    // Copied from its own data properties inside the isolate: the get trap never runs, the host sees only JSON.
+    expect(r).toMatchObject({ ok: true, value: { r: { ok: true }, hits: 0 } });
     expect(r.env.program).toContain("X = 3.0");
   });
   it("47 ctx is frozen: writing to it changes nothing", async () => {
