@@ -118,6 +118,7 @@ export const BOOTSTRAP = `(function init(hostProgram, hostStage, hostStart, host
       task,
       stageEdit(edit) {
         const json = copyOut(edit === undefined ? null : edit, "edit", maxEditJson);
+        if (json[0] === "o") return { ok: false, error: "the edit is more than " + maxEditJson + " characters as JSON; send a smaller edit" };
         if (json[0] !== "v") return { ok: false, error: "stageEdit takes plain data: " + rApply(sliceStr, json, [1]) };
         return parse(hostStage(rApply(sliceStr, json, [1])));
       },

@@ -92,8 +92,11 @@ function protectedRoot(object: AnyNode, facts: ScopeFacts): string | undefined {
   return undefined;
 }
 
-const isGlobalObject = (n: AnyNode | undefined, facts: ScopeFacts) =>
-  n !== undefined && (n.type === "ThisExpression" || (n.type === "Identifier" && n.name === "globalThis" && facts.free.has(n)));
+/** `globalThis` not shadowed, or `this` where it can be the global object. */
+const isGlobalObject = (n: AnyNode | undefined, facts: ScopeFacts, ancestors: AnyNode[]) =>
+  n !== undefined &&
+  ((n.type === "ThisExpression" && !thisIsBound(ancestors)) ||
+    (n.type === "Identifier" && n.name === "globalThis" && facts.free.has(n)));
 
 type Refuse = (rule: GateRule, node: Node | undefined, detail?: string) => void;
 
@@ -135,6 +138,8 @@ function visitors(refuse: Refuse, facts: ScopeFacts): AncestorVisitors<unknown> 
         const name = keyName(p.key as AnyNode, p.computed === true);
         if (name === "constructor") refuse("no-constructor", p, "destructuring constructor");
         if (name === "__proto__") refuse("no-proto", p, "destructuring __proto__");
+        if (name && REFLECTION_CALLS.has(name)) refuse("no-reflection", p, `destructuring ${name}`);
+        if (name && PROTO_CALLS.has(name)) refuse("no-proto", p, `destructuring ${name}`);
       }
     },
     VariableDeclarator: (n) => {
@@ -158,7 +163,7 @@ function visitors(refuse: Refuse, facts: ScopeFacts): AncestorVisitors<unknown> 
           refuse("no-computed-on-root", n, "….prototype[…]");
       }
     },
-    AssignmentExpression: (n) => {
+    AssignmentExpression: (n, _s, ancestors) => {
       const node = n as unknown as AnyNode;
       const left = node.left as AnyNode;
       computedPattern(left, node.right as AnyNode);
@@ -168,15 +173,15 @@ function visitors(refuse: Refuse, facts: ScopeFacts): AncestorVisitors<unknown> 
       const inner = left.object as AnyNode;
       if (inner.type === "MemberExpression" && propName(inner) === "prototype")
         refuse("no-proto", n, "assignment into a prototype");
-      if (isGlobalObject(inner, facts)) refuse("no-getter-on-global", n, "writes to the global object");
+      if (isGlobalObject(inner, facts, ancestors as AnyNode[])) refuse("no-getter-on-global", n, "writes to the global object");
     },
-    CallExpression: (n) => {
+    CallExpression: (n, _s, ancestors) => {
       const callee = (n as unknown as AnyNode).callee as AnyNode;
       const args = (n as unknown as AnyNode).arguments as AnyNode[];
       if (callee.type !== "MemberExpression") return;
       const name = propName(callee);
       const target = args[0];
-      if ((name === "defineProperty" || name === "defineProperties") && isGlobalObject(target, facts))
+      if ((name === "defineProperty" || name === "defineProperties") && isGlobalObject(target, facts, ancestors as AnyNode[]))
         refuse("no-getter-on-global", n, name);
       if (
         (name === "defineProperty" || name === "defineProperties" || name === "assign") &&

@@ -42,7 +42,9 @@ interface CurrentCall {
  * delivery of each finished ctx call), each under isolated-vm's timeout for what is left of the call's CPU time,
  * so the limit holds across awaits. A call ends when its entry function settles; then its last microtasks have run,
  * and ctx calls it left unawaited are waited for (they finish and are charged, their results are not delivered).
- * The isolate is disposed, only ever while idle, after a timeout or out-of-memory, and rebuilt on the next call.
+ * The wall clock also covers time spent in synchronous ctx calls (ctx.program, ctx.stageEdit), which the isolate's
+ * CPU time does not count. After a timeout or out-of-memory the isolate is disposed (an operation still queued then
+ * checks for disposal before running any code) and rebuilt on the next call.
  */
 export class SandboxModule {
   private isolate: ivm.Isolate | undefined;
@@ -80,13 +82,17 @@ export class SandboxModule {
     this.host?.open(wall);
     try {
       void this.segment(["invoke", id, name, JSON.stringify(args)]);
-      const wallFailure: CallFailure = {
-        ok: false,
-        kind: "timeout",
-        error: `did not finish within ${this.limits.wallMs} ms (wall clock)`,
-      };
-      const outcome = await Promise.race([done, wall.expired.then(() => wallFailure)]);
-      return await this.finish(call, outcome);
+      void wall.expired.then(() => {
+        // Even mid-operation: an operation still queued checks for disposal before it runs any code.
+        call.broke ??= {
+          ok: false,
+          kind: "timeout",
+          error: `did not finish within ${this.limits.wallMs} ms (wall clock)`,
+        };
+        call.done(call.broke);
+        this.reset();
+      });
+      return await this.finish(call, await done);
     } finally {
       wall.stop();
       this.current = undefined;
