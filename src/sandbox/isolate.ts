@@ -50,6 +50,7 @@ export class SandboxModule {
   private isolate: ivm.Isolate | undefined;
   private entry: Entry | undefined;
   private lane: Promise<unknown> = Promise.resolve();
+  private calling: Promise<unknown> = Promise.resolve();
   private calls = 0;
   private current: CurrentCall | undefined;
   private readonly host: HostCalls | undefined;
@@ -64,8 +65,14 @@ export class SandboxModule {
     this.host = host ? new HostCalls(host, MAX_EDIT_JSON, (ticket, json) => this.deliver(ticket, json)) : undefined;
   }
 
-  /** Calls a top-level function of the module with JSON arguments; never throws. */
-  async call(name: string, args: unknown[]): Promise<CallResult> {
+  /** Calls a top-level function of the module with JSON arguments; never throws. Calls run one after another. */
+  call(name: string, args: unknown[]): Promise<CallResult> {
+    const next = this.calling.then(() => this.callNow(name, args));
+    this.calling = next;
+    return next;
+  }
+
+  private async callNow(name: string, args: unknown[]): Promise<CallResult> {
     if (!this.isolate || this.isolate.isDisposed || !this.entry) {
       const started = await this.start();
       if (!started.ok) return started;

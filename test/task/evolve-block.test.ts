@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { DiscoveryEnvironment } from "../../src/runtime/discovery-env.ts";
 import {
   applySearchReplace,
   assertFrozenUnchanged,
@@ -153,6 +154,18 @@ describe("SEARCH/REPLACE under hostile input: linear work, capped size", () => {
     const text = sr("    return x * 2.0\n".repeat(20_000), "y");
     expect(text.length).toBeLessThan(MAX_EDIT_CHARS);
     expect(() => applySearchReplace(program, text)).toThrow(/SEARCH block 1 does not match/);
+  });
+  it("edit_program answers the bomb that blocked the host for ~54 s with a tool error naming the line", async () => {
+    const env = new DiscoveryEnvironment({
+      task: { metric: "combined_score", direction: "maximize" },
+      startProgram: program,
+      maxEvals: 1,
+      evaluate: async () => ({ valid: true, score: 1, metrics: {}, artifacts: {}, seconds: 0 }),
+    });
+    const out = await env.call("edit_program", { edits: "<<<<<<< SEARCH\n=======\n".repeat(4000) });
+    expect(out).toMatchObject({ error: true });
+    expect(out.output).toMatch(/SEARCH block 1 \(line 1\) has no >>>>>>> REPLACE line before the next <<<<<<< SEARCH \(line 3\)/);
+    expect(env.program).toBe(program);
   });
   it("refuses an over-long whole-block replacement", () => {
     expect(() => replaceBlock(program, "x".repeat(MAX_EDIT_CHARS + 1))).toThrow(`the limit is ${MAX_EDIT_CHARS}`);
