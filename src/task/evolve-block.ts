@@ -21,26 +21,36 @@ export class EditError extends Error {
 
 const MARKER = /^[ \t]*(?:#|\/\/)[ \t]*(EVOLVE-BLOCK-START|EVOLVE-BLOCK-END)\b.*$/gm;
 
-function lineOf(text: string, offset: number): number {
-  let n = 1;
-  for (let i = 0; i < offset && i < text.length; i++) if (text.charCodeAt(i) === 10) n++;
-  return n;
+/** Line numbers of offsets asked in increasing order, counting each newline of the text once. */
+function lineCounter(text: string): (offset: number) => number {
+  let pos = 0;
+  let line = 1;
+  return (offset) => {
+    if (offset < pos) {
+      pos = 0;
+      line = 1;
+    }
+    for (let nl = text.indexOf("\n", pos); nl >= 0 && nl < offset; nl = text.indexOf("\n", nl + 1)) line++;
+    pos = offset;
+    return line;
+  };
 }
 
 /** Finds the editable regions; throws EditError when markers are missing, unpaired or nested. */
 export function findRegions(program: string): Region[] {
   const regions: Region[] = [];
+  const lineOf = lineCounter(program);
   let open: number | undefined;
   for (const m of program.matchAll(MARKER)) {
     const at = m.index ?? 0;
     if (m[1] === EVOLVE_START) {
-      if (open !== undefined) throw new EditError(`nested ${EVOLVE_START} at line ${lineOf(program, at)}`);
+      if (open !== undefined) throw new EditError(`nested ${EVOLVE_START} at line ${lineOf(at)}`);
       const nl = program.indexOf("\n", at);
       open = nl < 0 ? program.length : nl + 1;
     } else {
       if (open === undefined)
-        throw new EditError(`${EVOLVE_END} at line ${lineOf(program, at)} has no ${EVOLVE_START} before it`);
-      regions.push({ start: open, end: at, startLine: lineOf(program, open), endLine: lineOf(program, at) - 1 });
+        throw new EditError(`${EVOLVE_END} at line ${lineOf(at)} has no ${EVOLVE_START} before it`);
+      regions.push({ start: open, end: at, startLine: lineOf(open), endLine: lineOf(at) - 1 });
       open = undefined;
     }
   }
@@ -212,7 +222,7 @@ export function parseSearchReplace(text: string, stats: ParseStats = { lines: 0 
 }
 
 /** Longest program an edit may produce (or the original's length, if that is longer). */
-export const MAX_PROGRAM_CHARS = 2 * 1024 * 1024;
+export const MAX_PROGRAM_CHARS = 512 * 1024;
 
 function assertProgramSize(original: string, edited: string): void {
   const limit = Math.max(MAX_PROGRAM_CHARS, original.length);
@@ -220,14 +230,42 @@ function assertProgramSize(original: string, edited: string): void {
     throw new EditError(`the edited program would be ${edited.length} characters; the limit is ${limit}`);
 }
 
-/** The first occurrence of `search` lying wholly inside one region, searching each region once. */
-function findInside(program: string, search: string, regions: readonly Region[]): number | undefined {
-  for (const r of regions) {
-    // Any later occurrence starting in this region ends later too, so the first one decides for the region.
-    const at = program.indexOf(search, r.start);
-    if (at >= 0 && at + search.length <= r.end) return at;
+/**
+ * Most characters the SEARCH blocks of one edit may scan (each block scans the program once): an edit of many
+ * blocks over a large program is refused rather than left to stall the host.
+ */
+export const MAX_EDIT_WORK = 2 * 1024 * 1024;
+
+/**
+ * Where `search` occurs in `program`: the first occurrence at all, and the first lying wholly inside one region.
+ * Knuth-Morris-Pratt, so one pass of program.length + search.length steps whatever the text (the engine's
+ * indexOf is not linear: a 2.5 KB pattern a…aba…a took 2.7 s over 1.9 MB of a's).
+ */
+function occurrences(program: string, search: string, regions: readonly Region[]): { first: number; inside?: number } {
+  const m = search.length;
+  const fail = new Int32Array(m);
+  for (let i = 1, k = 0; i < m; i++) {
+    const c = search.charCodeAt(i);
+    while (k > 0 && c !== search.charCodeAt(k)) k = fail[k - 1] as number;
+    if (c === search.charCodeAt(k)) k++;
+    fail[i] = k;
   }
-  return undefined;
+  let first = -1;
+  let r = 0;
+  const n = program.length;
+  for (let i = 0, k = 0; i < n; i++) {
+    const c = program.charCodeAt(i);
+    while (k > 0 && c !== search.charCodeAt(k)) k = fail[k - 1] as number;
+    if (c === search.charCodeAt(k)) k++;
+    if (k < m) continue;
+    const at = i - m + 1;
+    if (first < 0) first = at;
+    while (r < regions.length && (regions[r] as Region).end < i + 1) r++;
+    const region = regions[r];
+    if (region && at >= region.start) return { first, inside: at };
+    k = fail[k - 1] as number;
+  }
+  return { first };
 }
 
 /**
@@ -237,25 +275,31 @@ function findInside(program: string, search: string, regions: readonly Region[])
  */
 export function applySearchReplace(program: string, editText: string): string {
   let current = program;
+  let work = 0;
   parseSearchReplace(editText).forEach((b, i) => {
     const label = `SEARCH block ${i + 1}`;
     if (b.search.trim().length === 0) throw new EditError(`${label} is empty`);
+    work += current.length + b.search.length;
+    if (work > MAX_EDIT_WORK)
+      throw new EditError(
+        `${label}: the edit's blocks would scan more than ${MAX_EDIT_WORK} characters of a ${current.length}-character program; send fewer blocks per edit`,
+      );
     const regions = findRegions(current);
-    const first = current.indexOf(b.search);
+    const { first, inside } = occurrences(current, b.search, regions);
     if (first < 0)
       throw new EditError(
         `${label} does not match the program exactly (check whitespace and indentation; view_program shows the current text)`,
       );
-    const at = findInside(current, b.search, regions);
-    if (at === undefined) {
-      const from = lineOf(current, first);
-      const to = lineOf(current, first + b.search.length);
+    if (inside === undefined) {
+      const lineOf = lineCounter(current);
+      const from = lineOf(first);
+      const to = lineOf(first + b.search.length);
       const r0 = regions[0] as Region;
       throw new EditError(
         `${label} matches lines ${from}-${to}, outside the editable region (lines ${r0.startLine}-${r0.endLine}); only code between the EVOLVE-BLOCK markers may change`,
       );
     }
-    const edited = current.slice(0, at) + b.replace + current.slice(at + b.search.length);
+    const edited = current.slice(0, inside) + b.replace + current.slice(inside + b.search.length);
     assertProgramSize(program, edited);
     assertFrozenUnchanged(current, edited);
     current = edited;

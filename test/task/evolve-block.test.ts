@@ -8,6 +8,8 @@ import {
   findRegions,
   MAX_EDIT_BLOCKS,
   MAX_EDIT_CHARS,
+  MAX_EDIT_WORK,
+  MAX_PROGRAM_CHARS,
   type ParseStats,
   parseSearchReplace,
   replaceBlock,
@@ -166,6 +168,30 @@ describe("SEARCH/REPLACE under hostile input: linear work, capped size", () => {
     expect(out).toMatchObject({ error: true });
     expect(out.output).toMatch(/SEARCH block 1 \(line 1\) has no >>>>>>> REPLACE line before the next <<<<<<< SEARCH \(line 3\)/);
     expect(env.program).toBe(program);
+  });
+  it("finds a SEARCH text the engine's indexOf is slow on (a…aba…a), matching only at the region's end", () => {
+    const pattern = `${"a".repeat(1250)}b${"a".repeat(1249)}`;
+    const big = `# EVOLVE-BLOCK-START\nX = "${"a".repeat(100_000)}${pattern}"\n# EVOLVE-BLOCK-END\n`;
+    const out = applySearchReplace(big, sr(`${pattern}"`, 'c"'));
+    expect(out.endsWith('ac"\n# EVOLVE-BLOCK-END\n')).toBe(true);
+    expect(out.length).toBe(big.length - pattern.length + 1);
+  });
+  it("matches after partial matches, in a second region, past occurrences outside", () => {
+    const two =
+      "a = 1\n# EVOLVE-BLOCK-START\nx = 0\n# EVOLVE-BLOCK-END\na = 1\n# EVOLVE-BLOCK-START\ny = aaa1\n# EVOLVE-BLOCK-END\n";
+    expect(applySearchReplace(two, sr("aa1", "b"))).toBe(two.replace("aaa1", "ab"));
+    expect(() => applySearchReplace(two, sr("a = 1", "b"))).toThrow(/matches lines 1-1, outside the editable region/);
+  });
+  it("refuses an edit whose blocks would scan more of a large program than the work cap", () => {
+    const big = `# EVOLVE-BLOCK-START\nX = "${"a".repeat(MAX_PROGRAM_CHARS - 100)}"\n# EVOLVE-BLOCK-END\n`;
+    const blocks = Math.floor(MAX_EDIT_WORK / big.length) + 1;
+    const edit = Array.from({ length: blocks }, () => sr("X = ", "X = ")).join("\n");
+    expect(() => applySearchReplace(big, edit)).toThrow(
+      `SEARCH block ${blocks}: the edit's blocks would scan more than ${MAX_EDIT_WORK} characters`,
+    );
+    expect(() => applySearchReplace(big, sr('X = "', `X = "${"b".repeat(200)}`))).toThrow(
+      `the edited program would be ${big.length + 200} characters; the limit is ${MAX_PROGRAM_CHARS}`,
+    );
   });
   it("refuses an over-long whole-block replacement", () => {
     expect(() => replaceBlock(program, "x".repeat(MAX_EDIT_CHARS + 1))).toThrow(`the limit is ${MAX_EDIT_CHARS}`);
