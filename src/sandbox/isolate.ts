@@ -67,7 +67,7 @@ export class SandboxModule {
 
   /** Calls a top-level function of the module with JSON arguments; never throws. Calls run one after another. */
   call(name: string, args: unknown[]): Promise<CallResult> {
-    const next = this.calling.then(() => this.callNow(name, args));
+    const next = this.calling.then(() => this.callNow(name, args)).catch((err: unknown) => this.failure(err));
     this.calling = next;
     return next;
   }
@@ -212,7 +212,11 @@ export class SandboxModule {
           kind: "output",
           error: `returned more output than the limit of ${this.limits.maxResultChars} characters`,
         };
-      return { ok: true, value: JSON.parse(body) };
+      try {
+        return { ok: true, value: JSON.parse(body) };
+      } catch {
+        return { ok: false, kind: "output", error: "returned output that is not JSON" };
+      }
     }
     if (text[0] === "o") return { ok: false, kind: "output", error: body };
     if (text[0] === "e") return { ok: false, kind: "throw", error: body.slice(0, 500) || "failed" };
