@@ -1,12 +1,6 @@
 // SEARCH/REPLACE parsing on hostile input: the line parser against the regex it replaced (cubic on this input).
 
-import {
-  applySearchReplace,
-  EditError,
-  MAX_EDIT_WORK,
-  MAX_PROGRAM_CHARS,
-  parseSearchReplace,
-} from "../src/task/evolve-block.ts";
+import { applySearchReplace, EditError, MAX_EDIT_WORK, MAX_PROGRAM_CHARS, parseSearchReplace } from "../src/task/evolve-block.ts";
 import { ms, report } from "./lib.ts";
 
 // The regex hone used before (kept here only to measure it).

@@ -48,8 +48,7 @@ export function findRegions(program: string): Region[] {
       const nl = program.indexOf("\n", at);
       open = nl < 0 ? program.length : nl + 1;
     } else {
-      if (open === undefined)
-        throw new EditError(`${EVOLVE_END} at line ${lineOf(at)} has no ${EVOLVE_START} before it`);
+      if (open === undefined) throw new EditError(`${EVOLVE_END} at line ${lineOf(at)} has no ${EVOLVE_START} before it`);
       regions.push({ start: open, end: at, startLine: lineOf(open), endLine: lineOf(at) - 1 });
       open = undefined;
     }

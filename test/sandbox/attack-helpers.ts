@@ -48,10 +48,10 @@ export interface Attack extends Counted {
 
 export const modules: SandboxModule[] = [];
 
-/** Calls `run` of a tool module once (and, with `then`, a second time with those arguments). */
+/** Calls `run` of a tool module once (and, with `second`, a second time with those arguments). */
 export async function attack(
   source: string,
-  opts: { counted?: Counted; maxProbes?: number; args?: unknown; then?: unknown; limits?: SandboxLimits } = {},
+  opts: { counted?: Counted; maxProbes?: number; args?: unknown; second?: unknown; limits?: SandboxLimits } = {},
 ): Promise<Attack> {
   const counted = opts.counted ?? countedEnv();
   const host = discoveryToolHost(
@@ -68,7 +68,7 @@ export async function attack(
     const result = await module.call("run", [opts.args ?? {}]);
     const runningAtReturn = counted.evaluator.running;
     const seen = ticks;
-    const after = opts.then === undefined ? undefined : await module.call("run", [opts.then]);
+    const after = opts.second === undefined ? undefined : await module.call("run", [opts.second]);
     return { ...counted, result, after, ticks: seen, runningAtReturn, module };
   } finally {
     clearInterval(timer);

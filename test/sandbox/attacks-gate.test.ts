@@ -74,7 +74,7 @@ describe("scope tricks: a binding hides a global only inside its own scope", () 
     ],
     [
       "a default parameter that sees the body's var only by name",
-      "function f(a = () => Date) { var Date; return a; }" + RUN,
+      `function f(a = () => Date) { var Date; return a; }${RUN}`,
       ["unknown-global@1:22"],
     ],
     ["a label", "function run(ctx) { process: for (;;) break process; return process; }", ["unknown-global@1:61"]],
@@ -88,14 +88,14 @@ describe("scope tricks: a binding hides a global only inside its own scope", () 
       "{ function Date() {} }\nfunction run(ctx) { return Date.now(); }",
       ["unknown-global@2:28"],
     ],
-    ["a top-level var named after a global (it starts out holding the global)", "var globalThis;" + RUN, ["no-global-var@1:5"]],
+    ["a top-level var named after a global (it starts out holding the global)", `var globalThis;${RUN}`, ["no-global-var@1:5"]],
     ["a top-level var Date assigned later", "function run(ctx) { return Date.now(); }\nvar Date = 0;", ["no-global-var@2:5"]],
   ])("%s", (_name, source, expected) => {
     expect(found(source)).toEqual(expected);
   });
 
   it.each([
-    ["a parameter used in its own function", "function f(Date) { return Date.now(); }" + RUN],
+    ["a parameter used in its own function", `function f(Date) { return Date.now(); }${RUN}`],
     ["a top-level let shadowing a global", "let Date = { now: () => 1 };\nfunction run(ctx) { return Date.now(); }"],
     ["a top-level class", "class Date {}\nfunction run(ctx) { return new Date(); }"],
     ["a catch parameter inside its clause", "function run(ctx) { try { null.x; } catch (process) { return String(process); } }"],
@@ -120,7 +120,7 @@ describe("computed lookups: the documented rule", () => {
     ["an optional computed lookup on ctx", "function run(ctx) { return ctx?.['probe'](); }", ["no-computed-on-root@1:28"]],
     ["run's first parameter under another name", "function run(c) { return c['evaluate'](); }", ["no-computed-on-root@1:26"]],
     ["an arrow run", "const run = async (c, a) => c[a.k]();", ["no-computed-on-root@1:29"]],
-    ["a helper's binding named ctx", "function helper(ctx, k) { return ctx[k]; }" + RUN, ["no-computed-on-root@1:34"]],
+    ["a helper's binding named ctx", `function helper(ctx, k) { return ctx[k]; }${RUN}`, ["no-computed-on-root@1:34"]],
     [
       "computed destructuring of ctx",
       "function run(ctx) { const { ['evaluate']: e } = ctx; return e(); }",
@@ -162,7 +162,7 @@ describe("routes to the Function constructor, the global object and the real clo
       ["no-reflection@1:25"],
     ],
     ["an alias of Object", "const O = Object;\nfunction run() { return O.getPrototypeOf(O); }", ["no-reflection@2:25"]],
-    ["destructuring the reflection functions", "const { getOwnPropertyDescriptor: d } = Object;" + RUN, ["no-reflection@1:9"]],
+    ["destructuring the reflection functions", `const { getOwnPropertyDescriptor: d } = Object;${RUN}`, ["no-reflection@1:9"]],
     ["destructuring constructor", "function run() { const { constructor: C } = () => 1; return C; }", ["no-constructor@1:26"]],
     ["Reflect", "function run() { return Reflect.getPrototypeOf({}); }", ["no-reflection@1:25", "no-reflection@1:25"]],
     ["the string constructor as a key", "function run(ctx, a) { return a['constructor']; }", ["no-constructor@1:31"]],
@@ -172,7 +172,7 @@ describe("routes to the Function constructor, the global object and the real clo
       "function run() { return this.Date; }",
       ["no-global-this@1:25"],
     ],
-    ["this at the top level", "const g = this;" + RUN, ["no-global-this@1:11"]],
+    ["this at the top level", `const g = this;${RUN}`, ["no-global-this@1:11"]],
     ["Date", "function run() { return Date.now(); }", ["unknown-global@1:25"]],
     ["Intl", "function run() { return new Intl.DateTimeFormat().format(); }", ["unknown-global@1:29"]],
   ])("refuses %s", (_name, source, expected) => {

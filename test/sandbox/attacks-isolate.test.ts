@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { SandboxModule } from "../../src/sandbox/isolate.ts";
 import { callHook } from "../../src/sandbox/middleware-host.ts";
-import { attack, countedEnv, errorOf, limits, modules, PROGRAM } from "./attack-helpers.ts";
+import { attack, countedEnv, limits, modules, PROGRAM } from "./attack-helpers.ts";
 
 // The generated-tool attacks of issue 12 (each reproduced from the CLI before the fix) and more of the same kinds,
 // run in the isolate with the static gate bypassed: each asserts the exact outcome, that the budget holds, and
@@ -22,7 +22,7 @@ const bomb = '"<<<<<<< SEARCH\\n=======\\n".repeat(4000)';
 describe("issue 12: generated tools that hung or crashed the host", () => {
   it("a SEARCH/REPLACE bomb through ctx.stageEdit is refused by line, the program unchanged", async () => {
     const a = await attack(`function run(ctx, args) { ${benign} return ctx.stageEdit({ edits: ${bomb} }); }`, {
-      then: { ok: true },
+      second: { ok: true },
     });
     expect(a.result).toEqual({
       ok: true,
@@ -47,7 +47,7 @@ describe("issue 12: generated tools that hung or crashed the host", () => {
   it("an Error whose message getter loops forever is described without running the getter", async () => {
     const a = await attack(
       `function run(ctx, args) { ${benign} const e = new Error("x"); Object.defineProperty(e, "message", { get() { for (;;) {} } }); throw e; }`,
-      { then: { ok: true } },
+      { second: { ok: true } },
     );
     expect(a.result).toEqual({
       ok: false,
@@ -80,7 +80,7 @@ describe("issue 12: generated tools that hung or crashed the host", () => {
       "function run(ctx, args) { " +
         benign +
         " let o = {}; const r = o; for (let i = 0; i < 5000; i++) { o.a = {}; o = o.a; } return r; }",
-      { then: { ok: true } },
+      { second: { ok: true } },
     );
     expect(a.result).toEqual({ ok: false, kind: "throw", error: "returned a value nested deeper than 40 levels" });
     expect(a.after).toEqual({ ok: true, value: "fine" });
@@ -128,8 +128,8 @@ describe("issue 12: generated tools that hung or crashed the host", () => {
   });
 
   it("CPU time holds after an await: a spin after ctx.probe() stops at the CPU limit", async () => {
-    const a = await attack("async function run(ctx, args) { " + benign + " await ctx.probe(); for (;;) {} }", {
-      then: { ok: true },
+    const a = await attack(`async function run(ctx, args) { ${benign} await ctx.probe(); for (;;) {} }`, {
+      second: { ok: true },
     });
     expect(a.result).toEqual({ ok: false, kind: "timeout", error: `used more than ${limits.cpuMs} ms of CPU time` });
     expect(a.ticks).toBeGreaterThanOrEqual(2);
@@ -140,8 +140,8 @@ describe("issue 12: generated tools that hung or crashed the host", () => {
 describe("more hangs", () => {
   it("a spin in a microtask left behind after returning is stopped, and the call reports it", async () => {
     const a = await attack(
-      "function run(ctx, args) { " + benign + " Promise.resolve().then(() => null).then(() => { for (;;) {} }); return 1; }",
-      { then: { ok: true } },
+      `function run(ctx, args) { ${benign} Promise.resolve().then(() => null).then(() => { for (;;) {} }); return 1; }`,
+      { second: { ok: true } },
     );
     expect(a.result).toMatchObject({ ok: false, kind: "timeout" });
     expect(a.ticks).toBeGreaterThanOrEqual(2);
@@ -200,7 +200,7 @@ describe("more hangs", () => {
       "async function run(ctx, args) { " +
         benign +
         " await ctx.probe(); const a = []; for (;;) a.push(new Array(1e5).fill(1.5)); }",
-      { then: { ok: true }, limits: { ...limits, cpuMs: 5000, wallMs: 20_000 } },
+      { second: { ok: true }, limits: { ...limits, cpuMs: 5000, wallMs: 20_000 } },
     );
     expect(a.result).toEqual({ ok: false, kind: "memory", error: `ran out of memory (limit ${limits.memoryMb} MB)` });
     expect(a.after).toEqual({ ok: true, value: "fine" });
@@ -225,7 +225,7 @@ describe("ctx abuse after the call returned", () => {
     const counted = countedEnv(6, 5);
     const src =
       "async function run(ctx) { const r = await Promise.all(Array.from({ length: 10 }, () => ctx.evaluate())); return r.filter((x) => x.valid).length; }";
-    const a = await attack(src, { counted, then: {} });
+    const a = await attack(src, { counted, second: {} });
     expect(a.result).toEqual({ ok: true, value: 6 });
     expect(a.after).toEqual({ ok: true, value: 0 });
     expect(a.env.used).toBe(6);
