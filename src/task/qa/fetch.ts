@@ -49,6 +49,19 @@ async function download(url: string, to: string, f: DatasetFile): Promise<string
   }
 }
 
+/** Transient failures (a reset or reused connection, a stall) are tried again; an HTTP status or a size overrun is not. */
+async function downloadRetrying(url: string, to: string, f: DatasetFile, attempts = 3): Promise<string> {
+  for (let i = 1; ; i++) {
+    try {
+      return await download(url, to, f);
+    } catch (err) {
+      const permanent = /HTTP \d{3}|more than the expected/.test((err as Error).message);
+      if (permanent || i >= attempts) throw err;
+      await new Promise((r) => setTimeout(r, 200 * i));
+    }
+  }
+}
+
 /**
  * `hone datasets fetch`: downloads every file of a benchmark from its canonical source (or `<baseUrl>/<name>`)
  * into a staging folder, checks each sha256, and only then moves them into `<dir>/<id>/`. A mismatch, a failed
@@ -75,7 +88,7 @@ export async function fetchBenchmark(
       const url = opts.baseUrl ? `${opts.baseUrl.replace(/\/$/, "")}/${f.name}` : f.url.replace(/#.*$/, "");
       const to = join(staging, f.name);
       mkdirSync(dirname(to), { recursive: true });
-      const sha = await download(url, to, f);
+      const sha = await downloadRetrying(url, to, f);
       const expected = f.sha256 ?? recorded(dest, f.name);
       if (expected && sha !== expected)
         throw new HoneError("badTask", `${url}: sha256 ${sha} does not match the expected ${expected}; nothing was saved`);
