@@ -1,3 +1,4 @@
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { isolationSupport, PYTHON_DIR, pythonInfo } from "./python-env.ts";
 import { type ProcessResult, runProcess } from "./python-process.ts";
@@ -18,8 +19,27 @@ export interface SealedCommand {
   timeoutMs: number;
   /** A folder holding the model proxy's `model.sock`: the command's only way out, as OPENAI_BASE_URL. */
   modelSocketDir?: string;
+  /** The loopback port the forwarder listens on (see modelBaseUrl). */
+  modelPort?: number;
+  /** Written to the command's stdin. */
+  input?: string;
   python?: string;
 }
+
+/** In a sandbox of its own the forwarder's port is always free; on the host a free one is found. */
+export async function modelPort(): Promise<number> {
+  if (isolationSupport().bwrap) return 8080;
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export const modelBaseUrl = (port: number) => `http://127.0.0.1:${port}/v1`;
 
 /**
  * Runs a program hone does not trust (a harness or a method given as a program) sealed: under bubblewrap with a
@@ -40,16 +60,19 @@ export function runSealed(cmd: SealedCommand): Promise<ProcessResult> {
   };
   const inside = cmd.modelSocketDir && isolationSupport().bwrap ? MODEL_DIR_INSIDE : cmd.modelSocketDir;
   const argv = inside
-    ? [python.executable, join(PYTHON_DIR, "hone_forwarder.py"), "127.0.0.1:0", join(inside, "model.sock"), "--", ...cmd.argv]
+    ? [
+        python.executable,
+        join(PYTHON_DIR, "hone_forwarder.py"),
+        `127.0.0.1:${cmd.modelPort ?? 0}`,
+        join(inside, "model.sock"),
+        "--",
+        ...cmd.argv,
+      ]
     : cmd.argv;
-  if (!isolationSupport().bwrap)
-    return runProcess(argv[0] as string, argv.slice(1), { cwd: cmd.cwd, env, timeoutMs: cmd.timeoutMs });
+  const io = { timeoutMs: cmd.timeoutMs, input: cmd.input };
+  if (!isolationSupport().bwrap) return runProcess(argv[0] as string, argv.slice(1), { cwd: cmd.cwd, env, ...io });
   const binds: [string, string, boolean][] = cmd.writable.map((p) => [p, p, true]);
   if (cmd.modelSocketDir) binds.push([cmd.modelSocketDir, MODEL_DIR_INSIDE, false]);
   const args = bwrapArgs({ python, readOnly: [PYTHON_DIR, ...cmd.readOnly], binds, env }, ["--chdir", cmd.cwd, ...argv]);
-  return runProcess("bwrap", args, {
-    cwd: cmd.cwd,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
-    timeoutMs: cmd.timeoutMs,
-  });
+  return runProcess("bwrap", args, { cwd: cmd.cwd, env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, ...io });
 }
