@@ -104,7 +104,7 @@ export function loadHarness(dirArg: string, opts: LoadOptions = {}): Harness {
       throw harnessError(
         file,
         "name",
-        `"${tf.name}" is not one of hone's tools (${BUILTIN_TOOLS.join(", ")}) and neither custom_tools/${tf.name}.js nor custom_tools/${tf.name}.py exists`,
+        `"${tf.name}" is not one of hone's tools (${BUILTIN_TOOLS.join(", ")}) and custom_tools/${tf.name}.js does not exist (nor custom_tools/${tf.name}.py)`,
       );
     }
     return isBuiltin

@@ -16,31 +16,20 @@ import { HoneError } from "../../errors.ts";
 import { contentHash, listFiles } from "../files.ts";
 import type { Harness, MiddlewareConfig, ToolSpec } from "../types.ts";
 import { type Conversion, nexauToHone } from "./nexau-import.ts";
+import { INERT_KEYS, REFUSED_KEYS } from "./nexau-layout.ts";
 import { isRecord, MAX_FILE_BYTES } from "./package-reader.ts";
 
 // NexAU packages (and HarnessTTT's, which use NexAU's layout) in hone: recognised by their agent.yaml, read onto a
 // hone Harness, written as hone packages (import) and written back from hone packages (export, nexau-export.ts).
 
 const MODULE_REF = /^[A-Za-z_][\w.]*:[A-Za-z_]\w*$/;
-const HONE_AGENT_KEYS = new Set([
-  "type",
-  "name",
-  "description",
-  "system_prompt",
-  "system_prompt_type",
-  "max_iterations",
-  "timeout",
-  "llm_config",
-  "tools",
-  "skills",
-  "middlewares",
-  "stop_tools",
-]);
+/** Top-level keys only NexAU's agent.yaml has (a typo in a hone package is hone's error, not a NexAU package). */
+const NEXAU_ONLY_KEYS = new Set([...Object.keys(INERT_KEYS), ...Object.keys(REFUSED_KEYS), "tool_call_mode"]);
 
 /**
  * Whether agent.yaml is NexAU's rather than hone's: a tool bound to a Python `module:function` (not `hone:`), a
- * middleware imported as `module:Class` (or as a bare string), fixed tool arguments, or a top-level key hone's
- * agent.yaml does not have (max_context_tokens, tool_call_mode, sandbox_config, tracers, …).
+ * middleware imported as `module:Class` (or as a bare string), fixed tool arguments, or a top-level key only NexAU's
+ * agent.yaml has (max_context_tokens, tool_call_mode, sandbox_config, tracers, …).
  */
 export function isNexauPackage(agentFile: string): boolean {
   let raw: unknown;
@@ -51,7 +40,7 @@ export function isNexauPackage(agentFile: string): boolean {
     return false;
   }
   if (!isRecord(raw)) return false;
-  if (Object.keys(raw).some((k) => !HONE_AGENT_KEYS.has(k))) return true;
+  if (Object.keys(raw).some((k) => NEXAU_ONLY_KEYS.has(k))) return true;
   const pythonRef = (v: unknown) => typeof v === "string" && !v.startsWith("hone:") && MODULE_REF.test(v);
   const tools = Array.isArray(raw.tools) ? raw.tools : [];
   const middlewares = Array.isArray(raw.middlewares) ? raw.middlewares : [];
