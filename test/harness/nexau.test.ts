@@ -250,6 +250,40 @@ describe("import -> export -> import", () => {
   });
 });
 
+/** The fixture rewritten as HarnessTTT's compiler lays out a candidate: prompt.md, middlewares/ copies, provenance. */
+function candidateLayout(): string {
+  const dir = copyOf(FIXTURE);
+  const prompt = readFileSync(join(dir, "system.md"), "utf8");
+  rmSync(join(dir, "system.md"));
+  write(join(dir, "prompt.md"), prompt);
+  edit(join(dir, "agent.yaml"), (t) =>
+    t
+      .replace("system_prompt: ./system.md", "system_prompt: ./prompt.md")
+      .replace("inner.harness.middleware.budget_reminder:", "middlewares.budget_reminder:")
+      .replace("inner.harness.middleware.stall_restart:", "middlewares.stall_restart:"),
+  );
+  write(join(dir, "middlewares", "__init__.py"), "# candidate middleware package\n");
+  write(join(dir, "middlewares", "budget_reminder.py"), "# (the runtime's own middleware code would be here)\n");
+  write(join(dir, "spec.yaml"), "schema: h2spec/1.0\nsampling: {temperature: 0.7}\n");
+  write(join(dir, "meta.json"), '{"round": 3, "k": 1}\n');
+  return dir;
+}
+
+describe("HarnessTTT's candidate layout", () => {
+  it("maps its per-candidate middleware imports and carries its other files through import and export", () => {
+    const dir = candidateLayout();
+    const h = load(dir);
+    expect(h.middlewares.map((m) => m.name)).toEqual(["budget_reminder", "stall_restart", "long_tool_output"]);
+    expect(nexauNotes(dir).join("\n")).toMatch(
+      /kept in nexau-origin\/ for export: README.md, meta.json, middlewares\/__init__.py/,
+    );
+    const a = importNexau(dir, out()).out;
+    expect(listFiles(a).filter((f) => f.startsWith("middlewares/"))).toEqual([]);
+    const b = writePackage(out(), nexauExport(load(a)).files);
+    expect(filesOf(b)).toEqual(filesOf(dir));
+  });
+});
+
 describe("edit_program with HarnessTTT's one code argument", () => {
   const program = "import math\n# EVOLVE-BLOCK-START\nX = 1.0\nY = 2.0\n# EVOLVE-BLOCK-END\nprint(X)\n";
   const env = new DiscoveryEnvironment({

@@ -128,17 +128,18 @@ export class PackageReader {
 
 export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** Structural equality of JSON-like values (key order ignored). */
-export function sameValue(a: unknown, b: unknown): boolean {
+/** Structural equality of JSON-like values (key order ignored); values nested past 200 levels count as different. */
+export function sameValue(a: unknown, b: unknown, depth = 0): boolean {
   if (a === b) return true;
+  if (depth > 200) return false;
   if (Array.isArray(a) || Array.isArray(b)) {
     if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((x, i) => sameValue(x, b[i]));
+    return a.every((x, i) => sameValue(x, b[i], depth + 1));
   }
   if (!isRecord(a) || !isRecord(b)) return false;
   const ka = Object.keys(a).filter((k) => a[k] !== undefined);
   const kb = Object.keys(b).filter((k) => b[k] !== undefined);
-  return ka.length === kb.length && ka.every((k) => sameValue(a[k], b[k]));
+  return ka.length === kb.length && ka.every((k) => sameValue(a[k], b[k], depth + 1));
 }
 
 /**
