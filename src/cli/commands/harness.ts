@@ -24,6 +24,7 @@ export function registerHarness(program: Command): void {
           name: report.harness?.name ?? null,
           content_hash: report.harness?.contentHash ?? null,
           problems: report.problems,
+          ...(isNexauPackage(join(dir, "agent.yaml")) ? { nexau_notes: nexauNotes(dir) } : {}),
         });
       } else {
         const h = report.harness;

@@ -163,8 +163,8 @@ export const MAPPED_KEYS = [
 /** agent.yaml keys whose NexAU behaviour hone has its own way of doing; read, not applied, kept for export. */
 export const INERT_KEYS: Record<string, string> = {
   max_context_tokens: "hone takes the context window from the endpoint (or hone:context_budget)",
-  retry_attempts: "hone's client retries every call up to 5 times with backoff",
-  retry_backoff_max_seconds: "hone's client retries every call up to 5 times with backoff",
+  retry_attempts: "hone's client makes up to 5 attempts per call, with backoff",
+  retry_backoff_max_seconds: "hone's client makes up to 5 attempts per call, with backoff",
   sandbox_config: "generated code runs in hone's own sandbox",
   tracers: "hone writes its own trajectory",
   source_id: "provenance only",
