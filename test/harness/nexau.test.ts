@@ -168,6 +168,62 @@ describe("refusals list every problem", () => {
   });
 });
 
+describe("a NexAU package is untrusted input", () => {
+  const agent = (change: (t: string) => string) => (dir: string) => edit(join(dir, "agent.yaml"), change);
+  it.each([
+    [
+      "a tool file outside the package",
+      agent((t) => t.replace("./tools/finish.tool.yaml", "../../../etc/passwd")),
+      /points outside the package/,
+    ],
+    [
+      "Python code outside the package",
+      agent((t) => t.replace("_sah_py_path: ./custom_tools/evaluate_block.py", "_sah_py_path: /etc/passwd")),
+      /points outside the package/,
+    ],
+    [
+      "Python code under another tool's name",
+      agent((t) => t.replace("_sah_py_path: ./custom_tools/evaluate_block.py", "_sah_py_path: ./custom_tools/other.py")),
+      /hone keeps a tool's code at .\/custom_tools\/evaluate_block.py/,
+    ],
+    [
+      "a fixed argument slipped into a Python tool",
+      agent((t) =>
+        t.replace(
+          "_sah_py_path: ./custom_tools/evaluate_block.py",
+          "_sah_py_path: ./custom_tools/evaluate_block.py\n      budget: 999",
+        ),
+      ),
+      /extra_kwargs.budget\): hone passes a Python tool only its model arguments/,
+    ],
+    [
+      "a file too large",
+      (d: string) => writeFileSync(join(d, "system.md"), "x".repeat(1024 * 1024 + 1)),
+      /at most 1048576 bytes/,
+    ],
+    [
+      "too many files",
+      (d: string) => {
+        for (let i = 0; i < 501; i++) writeFileSync(join(d, `f${i}.txt`), "x");
+      },
+      /more than 500 files/,
+    ],
+    [
+      "a YAML alias bomb",
+      (d: string) =>
+        writeFileSync(
+          join(d, "tools", "finish.tool.yaml"),
+          `a: &a [x, x, x, x, x, x, x, x, x]\n${Array.from({ length: 12 }, (_, i) => `b${i}: &b${i} [${`*${i ? `b${i - 1}` : "a"}, `.repeat(9)}]`).join("\n")}\n`,
+        ),
+      /finish.tool.yaml: is not valid YAML/,
+    ],
+  ])("refuses %s", (_name, breakIt, message) => {
+    const dir = copyOf(FIXTURE);
+    breakIt(dir);
+    expect(() => load(dir)).toThrow(message);
+  });
+});
+
 describe("import -> export -> import", () => {
   it("gives the same harness, and export writes the original package back byte for byte", () => {
     const a = importNexau(FIXTURE, out()).out;
