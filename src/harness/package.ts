@@ -4,6 +4,7 @@ import { parse as parseYaml } from "yaml";
 import type { z } from "zod";
 import { harnessError, zodIssues } from "../errors.ts";
 import { contentHash, listFiles } from "./files.ts";
+import { isNexauPackage, loadNexauHarness } from "./formats/nexau.ts";
 import { BUILTIN_MIDDLEWARE_PREFIX, type BuiltinMiddlewareName, builtinMiddlewareParams } from "./middleware-params.ts";
 import { agentSchema, BUILTIN_TOOLS, toolFileSchema } from "./schema.ts";
 import { loadSkill } from "./skill.ts";
@@ -75,6 +76,8 @@ export function loadHarness(dirArg: string, opts: LoadOptions = {}): Harness {
       undefined,
       "has no agent.yaml; a harness package is a folder with agent.yaml, prompt.md, skills/ and tools/",
     );
+  // A NexAU / HarnessTTT package (module:function bindings, module:Class middlewares) is read by its own reader.
+  if (isNexauPackage(agentFile)) return loadNexauHarness(dir, opts, loadHarness);
   const agent = parseWith(agentSchema, readYamlFile(agentFile), agentFile);
 
   let systemPrompt: string;
@@ -95,13 +98,13 @@ export function loadHarness(dirArg: string, opts: LoadOptions = {}): Harness {
     if (!existsSync(file)) throw harnessError(agentFile, `${field}.yaml_path`, `names ${ref.yaml_path}, which does not exist`);
     const tf = parseWith(toolFileSchema, readYamlFile(file), file);
     if (tf.name !== ref.name) throw harnessError(file, "name", `is "${tf.name}" but agent.yaml lists it as "${ref.name}"`);
-    const customFile = join(customDir, `${tf.name}.js`);
+    const customFile = customToolFile(customDir, tf.name, file);
     const isBuiltin = (BUILTIN_TOOLS as readonly string[]).includes(tf.name) && !existsSync(customFile);
     if (!isBuiltin && !existsSync(customFile)) {
       throw harnessError(
         file,
         "name",
-        `"${tf.name}" is not one of hone's tools (${BUILTIN_TOOLS.join(", ")}) and custom_tools/${tf.name}.js does not exist`,
+        `"${tf.name}" is not one of hone's tools (${BUILTIN_TOOLS.join(", ")}) and custom_tools/${tf.name}.js does not exist (nor custom_tools/${tf.name}.py)`,
       );
     }
     return isBuiltin
@@ -120,6 +123,7 @@ export function loadHarness(dirArg: string, opts: LoadOptions = {}): Harness {
           kind: "custom" as const,
           file: customFile,
           source: readFileSync(customFile, "utf8"),
+          language: customFile.endsWith(".py") ? ("python" as const) : ("javascript" as const),
         };
   });
   const seen = new Set<string>();
@@ -193,6 +197,15 @@ export function loadHarness(dirArg: string, opts: LoadOptions = {}): Harness {
     contentHash: contentHash(dir, files),
     files,
   };
+}
+
+/** custom_tools/<name>.js, or custom_tools/<name>.py (a Python tool, HarnessTTT's `run(ctx, args)`); not both. */
+function customToolFile(customDir: string, name: string, toolFile: string): string {
+  const js = join(customDir, `${name}.js`);
+  const py = join(customDir, `${name}.py`);
+  if (existsSync(js) && existsSync(py))
+    throw harnessError(toolFile, "name", `custom_tools/${name}.js and custom_tools/${name}.py both exist; keep one of them`);
+  return existsSync(py) ? py : js;
 }
 
 function samplingOf(c: z.infer<typeof agentSchema>["llm_config"]): Harness["sampling"] {

@@ -4,13 +4,17 @@ export interface ToolSpec {
   name: string;
   description: string;
   inputSchema: Record<string, unknown>;
-  /** `builtin` tools are hone's own; `custom` tools are generated code in custom_tools/<name>.js. */
+  /** `builtin` tools are hone's own; `custom` tools are generated code in custom_tools/<name>.js or <name>.py. */
   kind: "builtin" | "custom";
   file: string;
   source?: string;
   /** agent.yaml's `binding` for a built-in tool: which of hone's implementations it binds (e.g. hone:wrong-answer). */
   binding?: string;
+  /** A custom tool's language: `custom_tools/<name>.js` (the default) or `custom_tools/<name>.py` (HarnessTTT's). */
+  language?: ToolLanguage;
 }
+
+export type ToolLanguage = "javascript" | "python";
 
 export interface Skill {
   name: string;

@@ -125,7 +125,8 @@ export async function runHarness(
       outDir: partial,
       startEvaluation: start,
       timeLimitSec: opts.timeLimitSec,
-      generatedCode: (env, t) => generatedCodeHost(harness.tools, env, taskInputs(task), t, { seed }),
+      generatedCode: (env, t) =>
+        generatedCodeHost(harness.tools, env, taskInputs(task), t, { seed, python: { task, channel: pool?.toolChannel() } }),
     });
     jsonl.close();
     writeResult(partial, {

@@ -123,7 +123,7 @@ export async function runJob(
       startProgram: job.startProgram,
       startEvaluation: job.startEvaluation,
       timeLimitSec: o.timeLimitSec,
-      generatedCode: (env, t) => generatedCodeHost(harness.tools, env, taskInputs(task), t, { seed: job.seed }),
+      generatedCode: (env, t) => generatedCodeHost(harness.tools, env, taskInputs(task), t, { seed: job.seed, python: { task } }),
     });
     jsonl.close();
     writeResult(partial, { job: job.id, seed: job.seed, ...outcome, bestProgram: undefined });

@@ -99,6 +99,7 @@ export class DiscoveryEnvironment implements Environment {
 
   /** Applies an edit under the EVOLVE-block rules without touching the program; throws EditError. */
   applyEdit(args: Record<string, unknown>): string {
+    if (typeof args.code === "string" && args.edits === undefined && args.block === undefined) return this.applyCode(args.code);
     const { edits, block } = args;
     if (typeof edits === "string" && typeof block === "string") throw new EditError("pass either edits or block, not both");
     if (typeof block === "string") {
@@ -107,6 +108,21 @@ export class DiscoveryEnvironment implements Environment {
     }
     if (typeof edits === "string") return applySearchReplace(this.program, edits);
     throw new EditError("pass edits (SEARCH/REPLACE blocks) or block (the whole new EVOLVE block) as a string");
+  }
+
+  /**
+   * HarnessTTT's one-string edit (edit_solution(code), ctx.stage_edit(code)): SEARCH/REPLACE blocks when it has
+   * any, otherwise the whole new EVOLVE block, a ``` fence and the marker lines around it optional.
+   */
+  private applyCode(code: string): string {
+    if (code.includes("<<<<<<< SEARCH")) return applySearchReplace(this.program, code);
+    let body = code.trim();
+    const fence = /^```[\w-]*\n([\s\S]*?)\n?```$/.exec(body);
+    if (fence) body = fence[1] ?? "";
+    const start = body.indexOf("# EVOLVE-BLOCK-START");
+    const end = body.lastIndexOf("# EVOLVE-BLOCK-END");
+    if (start >= 0 && end > start) body = body.slice(body.indexOf("\n", start) + 1, end);
+    return replaceBlock(this.program, body, 0);
   }
 
   private edit(args: Record<string, unknown>): ToolOutcome {

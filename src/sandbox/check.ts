@@ -8,6 +8,7 @@ import { BUILTIN_TOOLS } from "../harness/schema.ts";
 import type { Harness, MiddlewareConfig, ToolSpec } from "../harness/types.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import { formatRefusal, gate } from "./gate.ts";
+import { pythonGate } from "./python-tool-check.ts";
 import { selfTest } from "./self-test.ts";
 
 export interface Problem {
@@ -25,7 +26,11 @@ export function gateGeneratedCode(dir: string, tools: readonly ToolSpec[], middl
 function gateProblems(dir: string, tools: readonly ToolSpec[], middlewares: readonly MiddlewareConfig[]): Problem[] {
   const problems: Problem[] = [];
   for (const t of tools) {
-    if (t.kind === "custom" && t.source !== undefined) {
+    if (t.kind === "custom" && t.source !== undefined && t.language === "python") {
+      const rel = relative(dir, t.file);
+      for (const p of pythonGate(t.source, rel))
+        problems.push({ file: t.file, check: "gate", message: `${rel}:${p.line}:${p.col}: [${p.rule}] ${p.message}` });
+    } else if (t.kind === "custom" && t.source !== undefined) {
       for (const r of gate(t.source, "tool"))
         problems.push({ file: t.file, check: "gate", message: formatRefusal(relative(dir, t.file), r) });
     }
@@ -100,13 +105,25 @@ export async function checkHarness(dir: string, opts: { task?: DiscoveryTask } =
       },
     });
   } catch (err) {
-    if (err instanceof HoneError)
+    if (err instanceof HoneError) {
+      // A refusal that lists several problems (a NexAU package's) is reported problem by problem.
+      const many = (err as { problems?: { file: string; field?: string; message: string }[] }).problems;
+      if (many?.length)
+        return {
+          ok: false,
+          problems: many.map((p) => ({
+            file: p.file,
+            check: "load" as const,
+            message: `${p.file}${p.field ? ` (${p.field})` : ""}: ${p.message}`,
+          })),
+        };
       return { ok: false, problems: [{ file: err.file ?? dir, check: "load", message: err.message }] };
+    }
     throw err;
   }
   const problems = [...gated, ...schemaProblems(harness)];
   if (gated.length === 0) {
-    for (const p of await selfTest(harness.tools, harness.middlewares, { program: opts.task?.seedProgram }))
+    for (const p of await selfTest(harness.tools, harness.middlewares, { program: opts.task?.seedProgram, task: opts.task }))
       problems.push({ ...p, check: "self-test" });
   }
   if (opts.task) problems.push(...leakProblems(harness, opts.task));

@@ -6,6 +6,7 @@ import type { TrajectorySink } from "../store/trajectory.ts";
 import { topLevelFunctions } from "./gate.ts";
 import { defaultLimits, type SandboxLimits, SandboxModule } from "./isolate.ts";
 import { sandboxedMiddleware } from "./middleware-host.ts";
+import { type PythonRollout, pythonTools } from "./python-tool-host.ts";
 import { type HookName, middlewareResultShapes } from "./shapes.ts";
 import { discoveryToolHost, type TaskInputs } from "./tool-host.ts";
 
@@ -34,14 +35,16 @@ export function generatedCodeHost(
   env: DiscoveryEnvironment,
   task: TaskInputs,
   trajectory: TrajectorySink,
-  opts: { seed: number; limits?: SandboxLimits; maxProbes?: number },
+  opts: { seed: number; limits?: SandboxLimits; maxProbes?: number; python?: PythonRollout },
 ): GeneratedCodeHost {
   const limits = opts.limits ?? defaultLimits;
   const modules: SandboxModule[] = [];
-  const host = discoveryToolHost(env, task, trajectory, opts.maxProbes ?? Math.max(4, env.total * 2));
-  const toolMap = new Map<string, (args: Record<string, unknown>) => Promise<ToolOutcome>>();
+  const maxProbes = opts.maxProbes ?? Math.max(4, env.total * 2);
+  const host = discoveryToolHost(env, task, trajectory, maxProbes);
+  // Python tools (custom_tools/<name>.py) run in the program sandbox: python-tool-host.ts.
+  const toolMap = pythonTools(tools, { env, trajectory, limits, maxProbes, python: opts.python });
   for (const t of tools) {
-    if (t.kind !== "custom" || !t.source) continue;
+    if (t.kind !== "custom" || !t.source || t.language === "python") continue;
     const module = new SandboxModule(t.source, `custom_tools/${t.name}.js`, limits, host, opts.seed);
     modules.push(module);
     toolMap.set(t.name, async (args) => {

@@ -1,7 +1,10 @@
+import { dirname } from "node:path";
 import type { MiddlewareConfig, ToolSpec } from "../harness/types.ts";
+import type { DiscoveryTask } from "../task/discovery-task.ts";
 import { hooksOf, toolOutput } from "./generated-code.ts";
 import { defaultLimits, type SandboxLimits, SandboxModule, type ToolHost } from "./isolate.ts";
 import { callHook, middlewareView } from "./middleware-host.ts";
+import { selfTestPythonTool, selfTestTask } from "./python-tool-check.ts";
 
 type Schema = {
   type?: string | string[];
@@ -88,12 +91,17 @@ export interface SelfTestProblem {
 export async function selfTest(
   tools: readonly ToolSpec[],
   middlewares: readonly MiddlewareConfig[],
-  opts: { program?: string; limits?: SandboxLimits } = {},
+  opts: { program?: string; limits?: SandboxLimits; task?: DiscoveryTask } = {},
 ): Promise<SelfTestProblem[]> {
   const limits = opts.limits ?? defaultLimits;
   const problems: SelfTestProblem[] = [];
   for (const t of tools) {
     if (t.kind !== "custom" || !t.source) continue;
+    if (t.language === "python") {
+      const task = opts.task ?? selfTestTask(dirname(dirname(t.file)));
+      problems.push(...(await selfTestPythonTool(t, { task, program: opts.program, limits })));
+      continue;
+    }
     const module = new SandboxModule(t.source, `custom_tools/${t.name}.js`, limits, selfTestHost(opts.program));
     try {
       const args = sampleFromSchema(t.inputSchema as Schema);

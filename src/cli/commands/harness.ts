@@ -1,5 +1,9 @@
+import { join } from "node:path";
 import type { Command } from "commander";
-import { ExitCode } from "../../errors.ts";
+import { ExitCode, HoneError } from "../../errors.ts";
+import { importNexau, isNexauPackage, NexauRefused, nexauNotes, writePackage } from "../../harness/formats/nexau.ts";
+import { nexauExport } from "../../harness/formats/nexau-export.ts";
+import { loadHarness } from "../../harness/package.ts";
 import { checkHarness } from "../../sandbox/check.ts";
 import { resolveTask } from "../../task/builtin.ts";
 import { printJson } from "../output.ts";
@@ -20,6 +24,7 @@ export function registerHarness(program: Command): void {
           name: report.harness?.name ?? null,
           content_hash: report.harness?.contentHash ?? null,
           problems: report.problems,
+          ...(isNexauPackage(join(dir, "agent.yaml")) ? { nexau_notes: nexauNotes(dir) } : {}),
         });
       } else {
         const h = report.harness;
@@ -30,6 +35,7 @@ export function registerHarness(program: Command): void {
             `${h.name}: ${h.tools.length} tools, ${h.skills.length} skills, ${h.middlewares.length} middlewares (${custom} generated)\n`,
           );
         }
+        if (isNexauPackage(join(dir, "agent.yaml"))) printNotes("read as a NexAU package", nexauNotes(dir));
         for (const p of report.problems) process.stdout.write(`  refused [${p.check}] ${p.message}\n`);
         if (!task && report.ok) process.stdout.write("  (no --task: the leak guard did not run)\n");
         process.stdout.write(
@@ -37,5 +43,37 @@ export function registerHarness(program: Command): void {
         );
       }
       process.exitCode = report.ok ? ExitCode.ok : ExitCode.badHarness;
+    });
+  registerFormatVerbs(harness);
+}
+
+function printNotes(title: string, notes: string[]): void {
+  if (notes.length > 0) process.stdout.write(`  ${title}:\n${notes.map((n) => `    - ${n}\n`).join("")}`);
+}
+
+/** `hone harness import` and `hone harness export`: NexAU packages (HarnessTTT's layout) in and out. */
+function registerFormatVerbs(harness: Command): void {
+  harness
+    .command("import <dir>")
+    .description("write a hone package from a NexAU package (HarnessTTT's layout); refused with every problem")
+    .requiredOption("--out <dir>", "the new hone package's folder (must not exist or be empty)")
+    .action((dir: string, opts: { out: string }) => {
+      const r = importNexau(dir, opts.out);
+      process.stdout.write(`imported ${dir} into ${r.out}\n`);
+      printNotes("notes", r.notes);
+      process.stdout.write(`check it with: hone harness check ${opts.out}\n`);
+    });
+  harness
+    .command("export <dir>")
+    .description("write a hone package in another system's layout, so a harness learned here moves back")
+    .requiredOption("--format <format>", "the layout to write: nexau (NexAU's, as HarnessTTT runs it)")
+    .requiredOption("--out <dir>", "the new package's folder (must not exist or be empty)")
+    .action((dir: string, opts: { format: string; out: string }) => {
+      if (opts.format !== "nexau") throw new HoneError("usage", `--format ${opts.format} is not known; the formats are: nexau`);
+      const conv = nexauExport(loadHarness(dir, { generatedCode: () => {} }));
+      if (conv.problems.length > 0) throw new NexauRefused(conv.problems);
+      const out = writePackage(opts.out, conv.files);
+      process.stdout.write(`exported ${dir} as a NexAU package into ${out}\n`);
+      printNotes("notes", conv.notes);
     });
 }
