@@ -46,8 +46,6 @@ export interface DiscoveryTask {
   phase?: { n: number; all: number[] };
   /** What scores a result that lacks the metric (OpenEvolve's mean of the numeric metrics, or nothing). */
   metricFallback: MetricFallback;
-  /** Python modules a manifest says the task needs (checked with the rest before it runs). */
-  dependencies: string[];
   /** What a manifest declares the task needs, in its own words (HarnessTTT's deps mix modules and data). */
   declaredNeeds?: string[];
 }
@@ -121,13 +119,15 @@ export const DEFAULT_MAX_EVALS = 20;
 
 /**
  * What each upstream framework does when its config says nothing: the per-evaluation limit (OpenEvolve's and
- * SkyDiscover's EvaluatorConfig.timeout, SimpleTES's EngineConfig.eval_timeout) and the cascade (OpenEvolve runs
- * evaluate_stage1/2/3 by default; SkyDiscover's container and SimpleTES call evaluate() alone).
+ * SkyDiscover's EvaluatorConfig.timeout, SimpleTES's EngineConfig.eval_timeout), the cascade (OpenEvolve runs
+ * evaluate_stage1/2/3 by default; SkyDiscover's container and SimpleTES call evaluate() alone) and a result without
+ * combined_score (OpenEvolve averages its numeric metrics; SkyDiscover's container wrapper writes 0.0 and SimpleTES
+ * refuses it, so hone counts it invalid there).
  */
-export const UPSTREAM_DEFAULTS: Record<TaskLayout, { timeoutSec: number; cascade: boolean }> = {
-  openevolve: { timeoutSec: 300, cascade: true },
-  skydiscover: { timeoutSec: 360, cascade: false },
-  simpletes: { timeoutSec: 3000, cascade: false },
+export const UPSTREAM_DEFAULTS: Record<TaskLayout, { timeoutSec: number; cascade: boolean; fallback: "mean" | "none" }> = {
+  openevolve: { timeoutSec: 300, cascade: true, fallback: "mean" },
+  skydiscover: { timeoutSec: 360, cascade: false, fallback: "none" },
+  simpletes: { timeoutSec: 3000, cascade: false, fallback: "none" },
 };
 const OPENEVOLVE_THRESHOLDS = [0.5, 0.75, 0.9];
 /** OpenEvolve's and SkyDiscover's default MAP-Elites feature dimensions, left out of the mean. */
@@ -135,6 +135,8 @@ const DEFAULT_FEATURES = ["complexity", "diversity"];
 
 export interface LoadOptions extends LayoutOptions {
   id?: string;
+  /** The limit when neither hone.yaml nor the config sets one (a manifest's framework default). */
+  defaultTimeoutSec?: number;
 }
 
 /** A path to a config file inside a task folder names the folder and that config (as OpenEvolve's `--config`). */
@@ -197,8 +199,7 @@ export function loadTaskFolder(ref: string, overrides: LoadOptions = {}): Discov
     );
   }
   const upstream = UPSTREAM_DEFAULTS[layout.layout];
-  const fallback =
-    hone.metric_fallback ?? (!metricSet && hone.metric === "combined_score" && layout.layout !== "simpletes" ? "mean" : "none");
+  const fallback = hone.metric_fallback ?? (!metricSet && hone.metric === "combined_score" ? upstream.fallback : "none");
   return {
     kind: "discovery",
     id: overrides.id ?? hone.id ?? configuredId(dir, layout, configRef ?? overrides.config),
@@ -212,7 +213,7 @@ export function loadTaskFolder(ref: string, overrides: LoadOptions = {}): Discov
     direction: hone.direction,
     reference: hone.reference,
     budget: { maxEvals: hone.budget?.max_evals ?? DEFAULT_MAX_EVALS },
-    timeoutSec: hone.timeout ?? config.evaluator?.timeout ?? upstream.timeoutSec,
+    timeoutSec: hone.timeout ?? config.evaluator?.timeout ?? overrides.defaultTimeoutSec ?? upstream.timeoutSec,
     memoryMb: hone.memory_mb ?? DEFAULT_MEMORY_MB,
     python: hone.python ?? "python3",
     pythonPath: hone.python_path.map((p) => resolve(dir, p)),
@@ -234,6 +235,5 @@ export function loadTaskFolder(ref: string, overrides: LoadOptions = {}): Discov
     configPath,
     phase: layout.phase,
     metricFallback: { rule: fallback, exclude: config.database?.feature_dimensions ?? DEFAULT_FEATURES },
-    dependencies: [],
   };
 }
