@@ -80,7 +80,7 @@ export function registerTasks(program: Command): void {
     .action(async (id: string, opts) => {
       const t = await resolveTask(withPhase(id, opts.phase), tasks.opts().tasksDir, { check: false });
       const needs = describeNeeds(t, taskNeeds(t));
-      if (opts.json) {
+      if (opts.json || tasks.opts().json) {
         printJson({
           ...summary(t),
           description: t.description,
