@@ -81,7 +81,8 @@ export const honeTaskSchema = z
 
 const configSchema = z
   .object({
-    prompt: z.object({ system_message: z.string().optional() }).passthrough().optional(),
+    prompt: z.object({ system_message: z.string().optional() }).passthrough().nullish(),
+    llm: z.object({ system_message: z.string().optional() }).passthrough().nullish(),
     evaluator: z
       .object({
         timeout: z.number().positive().optional(),
@@ -146,9 +147,13 @@ function splitRef(ref: string): { dir: string; config?: string } {
   return { dir: path };
 }
 
-function readDescription(hone: { description?: string }, config: { prompt?: { system_message?: string } }, l: FolderLayout) {
+type Described = { prompt?: { system_message?: string } | null; llm?: { system_message?: string } | null };
+
+/** hone.yaml's description, else the config's system message (OpenEvolve reads prompt's, else llm's), else SimpleTES's .txt. */
+function readDescription(hone: { description?: string }, config: Described, l: FolderLayout) {
   if (hone.description) return hone.description;
-  if (config.prompt?.system_message) return config.prompt.system_message;
+  const message = config.prompt?.system_message ?? config.llm?.system_message;
+  if (message) return message;
   if (l.descriptionPath) return readFileSync(l.descriptionPath, "utf8");
   return undefined;
 }
