@@ -147,6 +147,8 @@ function splitRef(ref: string): { dir: string; config?: string } {
   return { dir: path };
 }
 
+const MAX_DESCRIPTION_BYTES = 256 << 10;
+
 type Described = { prompt?: { system_message?: string } | null; llm?: { system_message?: string } | null };
 
 /** hone.yaml's description, else the config's system message (OpenEvolve reads prompt's, else llm's), else SimpleTES's .txt. */
@@ -154,8 +156,14 @@ function readDescription(hone: { description?: string }, config: Described, l: F
   if (hone.description) return hone.description;
   const message = config.prompt?.system_message ?? config.llm?.system_message;
   if (message) return message;
-  if (l.descriptionPath) return readFileSync(l.descriptionPath, "utf8");
-  return undefined;
+  if (!l.descriptionPath) return undefined;
+  if (statSync(l.descriptionPath).size > MAX_DESCRIPTION_BYTES)
+    throw taskError(
+      l.descriptionPath,
+      undefined,
+      `is larger than ${MAX_DESCRIPTION_BYTES >> 10} KB; a task description is read whole`,
+    );
+  return readFileSync(l.descriptionPath, "utf8");
 }
 
 /** The id of a folder loaded with a config other than its default one (a later phase, or a named file). */
