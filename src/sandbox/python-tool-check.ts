@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import type { ToolSpec } from "../harness/types.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
+import { NO_FALLBACK } from "../task/evaluation.ts";
 import { PYTHON_DIR } from "../task/python-env.ts";
 import type { PythonGateProblem } from "../task/python-tool-gate.ts";
 import { type CtxHandler, coldToolChannel, runPythonTool } from "../task/tool-channel.ts";
@@ -135,6 +136,8 @@ export function selfTestTask(dir: string, python = "python3"): DiscoveryTask {
     programPreload: [],
     maxProcesses: 64,
     secrets: [],
+    layout: "openevolve",
+    metricFallback: NO_FALLBACK,
   };
 }
 

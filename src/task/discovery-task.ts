@@ -1,9 +1,11 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { taskError, zodIssues } from "../errors.ts";
+import type { MetricFallback } from "./evaluation.ts";
 import { findRegions } from "./evolve-block.ts";
+import { detectLayout, type FolderLayout, type LayoutOptions, type TaskLayout } from "./layouts.ts";
 
 export type Direction = "maximize" | "minimize";
 
@@ -38,6 +40,14 @@ export interface DiscoveryTask {
   maxProcesses: number;
   /** Strings that must never appear in a harness (hidden data, marked secrets); the evaluator source is added at load. */
   secrets: string[];
+  /** Which field layout the folder is in, and the upstream config file read (with its phase, if one of several). */
+  layout: TaskLayout;
+  configPath?: string;
+  phase?: { n: number; all: number[] };
+  /** What scores a result that lacks the metric (OpenEvolve's mean of the numeric metrics, or nothing). */
+  metricFallback: MetricFallback;
+  /** What a manifest declares the task needs, in its own words (HarnessTTT's deps mix modules and data). */
+  declaredNeeds?: string[];
 }
 
 export const honeTaskSchema = z
@@ -65,12 +75,14 @@ export const honeTaskSchema = z
     max_processes: z.number().int().min(1).max(4096).default(64),
     source: z.string().optional(),
     rules: z.string().optional(),
+    metric_fallback: z.enum(["mean", "none"]).optional(),
   })
   .strict();
 
 const configSchema = z
   .object({
-    prompt: z.object({ system_message: z.string().optional() }).passthrough().optional(),
+    prompt: z.object({ system_message: z.string().optional() }).passthrough().nullish(),
+    llm: z.object({ system_message: z.string().optional() }).passthrough().nullish(),
     evaluator: z
       .object({
         timeout: z.number().positive().optional(),
@@ -79,10 +91,12 @@ const configSchema = z
       })
       .passthrough()
       .optional(),
+    database: z
+      .object({ feature_dimensions: z.array(z.string()).optional() })
+      .passthrough()
+      .nullish(),
   })
   .passthrough();
-
-const SEED_NAMES = ["initial_program.py", "initial_program.js", "initial_program.cpp", "initial_program.rs"];
 
 function readYaml(file: string): unknown {
   try {
@@ -101,20 +115,77 @@ function checked<T>(schema: z.ZodType<T>, value: unknown, file: string): T {
   return r.data;
 }
 
-export const DEFAULT_TIMEOUT_SEC = 60;
 export const DEFAULT_MEMORY_MB = 4096;
 export const DEFAULT_MAX_EVALS = 20;
 
-/** Loads a task folder in the OpenEvolve / SkyDiscover / HarnessTTT layout, plus an optional hone.yaml. */
-export function loadTaskFolder(dirArg: string, overrides: { id?: string } = {}): DiscoveryTask {
-  const dir = resolve(dirArg);
+/**
+ * What each upstream framework does when its config says nothing: the per-evaluation limit (OpenEvolve's and
+ * SkyDiscover's EvaluatorConfig.timeout, SimpleTES's EngineConfig.eval_timeout), the cascade (OpenEvolve runs
+ * evaluate_stage1/2/3 by default; SkyDiscover's container and SimpleTES call evaluate() alone) and a result without
+ * combined_score (OpenEvolve averages its numeric metrics; SkyDiscover's container wrapper writes 0.0 and SimpleTES
+ * refuses it, so hone counts it invalid there).
+ */
+export const UPSTREAM_DEFAULTS: Record<TaskLayout, { timeoutSec: number; cascade: boolean; fallback: "mean" | "none" }> = {
+  openevolve: { timeoutSec: 300, cascade: true, fallback: "mean" },
+  skydiscover: { timeoutSec: 360, cascade: false, fallback: "none" },
+  simpletes: { timeoutSec: 3000, cascade: false, fallback: "none" },
+};
+const OPENEVOLVE_THRESHOLDS = [0.5, 0.75, 0.9];
+/** OpenEvolve's and SkyDiscover's default MAP-Elites feature dimensions, left out of the mean. */
+const DEFAULT_FEATURES = ["complexity", "diversity"];
+
+export interface LoadOptions extends LayoutOptions {
+  id?: string;
+  /** The limit when neither hone.yaml nor the config sets one (a manifest's framework default). */
+  defaultTimeoutSec?: number;
+}
+
+/** A path to a config file inside a task folder names the folder and that config (as OpenEvolve's `--config`). */
+function splitRef(ref: string): { dir: string; config?: string } {
+  const path = resolve(ref);
+  if (/\.ya?ml$/.test(path) && existsSync(path) && statSync(path).isFile()) return { dir: dirname(path), config: path };
+  return { dir: path };
+}
+
+const MAX_DESCRIPTION_BYTES = 256 << 10;
+
+type Described = { prompt?: { system_message?: string } | null; llm?: { system_message?: string } | null };
+
+/** hone.yaml's description, else the config's system message (OpenEvolve reads prompt's, else llm's), else SimpleTES's .txt. */
+function readDescription(hone: { description?: string }, config: Described, l: FolderLayout) {
+  if (hone.description) return hone.description;
+  const message = config.prompt?.system_message ?? config.llm?.system_message;
+  if (message) return message;
+  if (!l.descriptionPath) return undefined;
+  if (statSync(l.descriptionPath).size > MAX_DESCRIPTION_BYTES)
+    throw taskError(
+      l.descriptionPath,
+      undefined,
+      `is larger than ${MAX_DESCRIPTION_BYTES >> 10} KB; a task description is read whole`,
+    );
+  return readFileSync(l.descriptionPath, "utf8");
+}
+
+/** The id of a folder loaded with a config other than its default one (a later phase, or a named file). */
+function configuredId(dir: string, l: FolderLayout, config?: string): string {
+  const base = basename(dir);
+  const hasPlain = existsSync(join(dir, "config.yaml")) || existsSync(join(dir, "config.yml"));
+  if (l.phase && (l.phase.n !== l.phase.all[0] || hasPlain)) return `${base}-phase${l.phase.n}`;
+  if (config && l.configPath && !l.phase && !/^config\.ya?ml$/.test(basename(config)))
+    return `${base}-${basename(config).replace(/\.ya?ml$/, "")}`;
+  return base;
+}
+
+/**
+ * Loads a task folder in the OpenEvolve, SkyDiscover or SimpleTES layout (see layouts.ts), plus an optional hone.yaml.
+ * `ref` may also name a config file inside the folder (`circle_packing/config_phase_2.yaml`).
+ */
+export function loadTaskFolder(ref: string, overrides: LoadOptions = {}): DiscoveryTask {
+  const { dir, config: configRef } = splitRef(ref);
   if (!existsSync(dir) || !statSync(dir).isDirectory())
     throw taskError(dir, undefined, "is not a task folder (no such directory)");
-  const seedName = SEED_NAMES.find((n) => existsSync(join(dir, n)));
-  if (!seedName) throw taskError(dir, undefined, `has no seed program; expected one of ${SEED_NAMES.join(", ")}`);
-  const seedPath = join(dir, seedName);
-  const evaluatorPath = join(dir, "evaluator.py");
-  if (!existsSync(evaluatorPath)) throw taskError(dir, undefined, "has no evaluator.py defining evaluate(program_path)");
+  const layout = detectLayout(dir, { ...overrides, config: overrides.config ?? configRef });
+  const { seedPath, evaluatorPath, configPath } = layout;
   const evaluatorSource = readFileSync(evaluatorPath, "utf8");
   if (!/^def\s+evaluate\s*\(/m.test(evaluatorSource))
     throw taskError(evaluatorPath, "evaluate", "defines no evaluate(program_path) function");
@@ -126,43 +197,56 @@ export function loadTaskFolder(dirArg: string, overrides: { id?: string } = {}):
     throw taskError(seedPath, "EVOLVE-BLOCK", (err as Error).message);
   }
 
-  const configPath = join(dir, "config.yaml");
-  const config = existsSync(configPath) ? checked(configSchema, readYaml(configPath), configPath) : {};
+  const config = configPath ? checked(configSchema, readYaml(configPath), configPath) : {};
   const honePath = join(dir, "hone.yaml");
-  const hone = checked(honeTaskSchema, existsSync(honePath) ? readYaml(honePath) : {}, honePath);
+  const rawHone = existsSync(honePath) ? readYaml(honePath) : {};
+  const hone = checked(honeTaskSchema, rawHone, honePath);
+  const metricSet = typeof rawHone === "object" && rawHone !== null && "metric" in rawHone;
 
-  const description = hone.description ?? config.prompt?.system_message;
+  const description = readDescription(hone, config, layout);
   if (!description || description.trim().length === 0) {
     throw taskError(
-      existsSync(configPath) ? configPath : honePath,
+      configPath ?? honePath,
       "prompt.system_message",
-      "the task has no description; set prompt.system_message in config.yaml or description in hone.yaml",
+      `the task has no description; set prompt.system_message in ${configPath ? basename(configPath) : "config.yaml"} or description in hone.yaml${layout.layout === "simpletes" ? `, or write it in ${basename(dir)}.txt` : ""}`,
     );
   }
+  const upstream = UPSTREAM_DEFAULTS[layout.layout];
+  const fallback = hone.metric_fallback ?? (!metricSet && hone.metric === "combined_score" ? upstream.fallback : "none");
   return {
     kind: "discovery",
-    id: overrides.id ?? hone.id ?? basename(dir),
+    id: overrides.id ?? hone.id ?? configuredId(dir, layout, configRef ?? overrides.config),
     dir,
     description: description.trim(),
     seedProgram,
     seedPath,
-    programExtension: seedName.slice(seedName.lastIndexOf(".")),
+    programExtension: seedPath.slice(seedPath.lastIndexOf(".")),
     evaluatorPath,
     metric: hone.metric,
     direction: hone.direction,
     reference: hone.reference,
     budget: { maxEvals: hone.budget?.max_evals ?? DEFAULT_MAX_EVALS },
-    timeoutSec: hone.timeout ?? config.evaluator?.timeout ?? DEFAULT_TIMEOUT_SEC,
+    timeoutSec: hone.timeout ?? config.evaluator?.timeout ?? overrides.defaultTimeoutSec ?? upstream.timeoutSec,
     memoryMb: hone.memory_mb ?? DEFAULT_MEMORY_MB,
     python: hone.python ?? "python3",
     pythonPath: hone.python_path.map((p) => resolve(dir, p)),
     env: hone.env,
     domain: hone.domain,
     secrets: [evaluatorSource, ...hone.secrets],
-    cascade: { enabled: config.evaluator?.cascade_evaluation ?? false, thresholds: config.evaluator?.cascade_thresholds ?? [] },
+    cascade: {
+      enabled:
+        upstream.cascade &&
+        /^def\s+evaluate_stage1\s*\(/m.test(evaluatorSource) &&
+        (config.evaluator?.cascade_evaluation ?? true),
+      thresholds: config.evaluator?.cascade_thresholds ?? OPENEVOLVE_THRESHOLDS,
+    },
     programPreload: hone.program_preload,
     maxProcesses: hone.max_processes,
     source: hone.source,
     rules: hone.rules,
+    layout: layout.layout,
+    configPath,
+    phase: layout.phase,
+    metricFallback: { rule: fallback, exclude: config.database?.feature_dimensions ?? DEFAULT_FEATURES },
   };
 }

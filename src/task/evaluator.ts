@@ -109,7 +109,12 @@ export function judgeExit(task: DiscoveryTask, exit: EvaluatorExit, timeoutSec: 
     return invalid(`the evaluator ${how} without a result${tail}`, exit);
   }
   const artifacts = { stderr: exit.stderr || undefined, stdout: exit.stdout || undefined, ...(raw.artifacts ?? {}) };
-  return { ...judgeMetrics(raw.metrics, task.metric), metrics: raw.metrics, artifacts, seconds: exit.seconds };
+  return {
+    ...judgeMetrics(raw.metrics, task.metric, task.metricFallback),
+    metrics: raw.metrics,
+    artifacts,
+    seconds: exit.seconds,
+  };
 }
 
 export interface EvaluateOptions {

@@ -1,11 +1,13 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { HoneError, taskError, zodIssues } from "../errors.ts";
 import { BUILTIN_TASKS_DIR } from "./builtin.ts";
-import { type DiscoveryTask, loadTaskFolder } from "./discovery-task.ts";
+import { type DiscoveryTask, type LoadOptions, loadTaskFolder } from "./discovery-task.ts";
+import { HARNESSTTT_MANIFEST, type ManifestTask, readHarnessManifest } from "./harnessttt-manifest.ts";
+import { looksLikeTaskFolder } from "./layouts.ts";
 
 /** tasks.yaml: a lab's own suite. Each entry may override what the task folder's hone.yaml says. */
 export const manifestSchema = z
@@ -24,6 +26,7 @@ export const manifestSchema = z
           python_path: z.array(z.string()).default([]),
           env: z.record(z.string(), z.string()).default({}),
           max_evals: z.number().int().min(1).optional(),
+          phase: z.number().int().min(1).max(999).optional(),
         })
         .strict(),
     ),
@@ -31,63 +34,138 @@ export const manifestSchema = z
   .strict();
 type ManifestEntry = z.infer<typeof manifestSchema>["tasks"][number];
 
+/** What a manifest entry changes about its task folder, whichever manifest format it came from. */
+export interface EntryOverrides {
+  file: string;
+  direction?: ManifestEntry["direction"];
+  metric?: string;
+  domain?: string;
+  dependencies: string[];
+  timeout?: number;
+  python?: string;
+  /** Absolute folders. */
+  pythonPath: string[];
+  env: Record<string, string>;
+  maxEvals?: number;
+  /** Which files of the folder to load (a config or phase, a seed or evaluator the manifest names). */
+  load: LoadOptions;
+  declaredNeeds?: string[];
+}
+
 export interface RegistryEntry {
   id: string;
   dir: string;
   builtin: boolean;
-  manifest?: ManifestEntry & { file: string };
+  manifest?: EntryOverrides;
 }
 
-/** Reads a folder of task folders and its optional tasks.yaml. */
+function readTasksYaml(file: string): RegistryEntry[] {
+  let raw: unknown;
+  try {
+    raw = parseYaml(readFileSync(file, "utf8"));
+  } catch (err) {
+    throw taskError(file, undefined, `is not valid YAML: ${(err as Error).message.split("\n")[0]}`);
+  }
+  const r = manifestSchema.safeParse(raw ?? {});
+  if (!r.success) {
+    const first = zodIssues(r.error.issues)[0];
+    throw taskError(file, first?.field, first?.message ?? "invalid");
+  }
+  const root = dirname(file);
+  return r.data.tasks.map((t, i) => {
+    const path = resolve(root, t.path);
+    // `path` may name a config file inside the folder (a phase of an OpenEvolve example, say).
+    const config = /\.ya?ml$/.test(path) && existsSync(path) && statSync(path).isFile() ? path : undefined;
+    const dir = config ? dirname(path) : path;
+    if (!looksLikeTaskFolder(dir))
+      throw taskError(file, `tasks.${i}.path`, `${t.path} is not a task folder (no seed program and evaluator there)`);
+    const manifest: EntryOverrides = {
+      file,
+      direction: t.direction,
+      metric: t.metric,
+      domain: t.domain,
+      dependencies: t.dependencies,
+      timeout: t.timeout,
+      python: t.python,
+      pythonPath: t.python_path.map((p) => resolve(root, p)),
+      env: t.env,
+      maxEvals: t.max_evals,
+      load: { config, phase: t.phase },
+    };
+    return { id: t.id, dir, builtin: false, manifest };
+  });
+}
+
+function fromHarnessManifest(file: string): RegistryEntry[] {
+  return readHarnessManifest(file).map((t: ManifestTask, i) => {
+    if (!looksLikeTaskFolder(t.dir) && !(t.seed && t.evaluator))
+      throw taskError(file, `tasks.${i}.rel_path`, `${t.dir} is not a task folder (no seed program and evaluator there)`);
+    const manifest: EntryOverrides = {
+      file,
+      domain: t.domain,
+      dependencies: [],
+      timeout: t.timeout,
+      python: t.python,
+      pythonPath: t.pythonPath,
+      env: t.env,
+      // HarnessTTT's loader: the config's evaluator.timeout, else 360 s.
+      load: { seed: t.seed, evaluator: t.evaluator, defaultTimeoutSec: 360 },
+      declaredNeeds: t.declared,
+    };
+    return { id: t.id, dir: t.dir, builtin: false, manifest };
+  });
+}
+
+function addListed(entries: Map<string, RegistryEntry>, listed: RegistryEntry[]): void {
+  const fromManifests = new Set([...entries.values()].filter((e) => e.manifest).map((e) => e.id));
+  for (const e of listed) {
+    if (fromManifests.has(e.id))
+      throw taskError(e.manifest?.file ?? e.dir, "id", `"${e.id}" is listed twice (ids must be unique across manifests)`);
+    fromManifests.add(e.id);
+    for (const [k, other] of entries) if (!other.manifest && other.dir === e.dir) entries.delete(k);
+    entries.set(e.id, e);
+  }
+}
+
+/**
+ * Reads a folder of task folders with its optional tasks.yaml and HarnessTTT MANIFEST_eft.json, or one manifest
+ * file in either format (`--tasks-dir path/to/MANIFEST_eft.json`).
+ */
 export function readRegistry(dirArg: string): RegistryEntry[] {
   const dir = resolve(dirArg);
   if (!existsSync(dir)) throw new HoneError("badTask", `${dir}: the tasks folder does not exist`);
-  const manifestFile = join(dir, "tasks.yaml");
   const entries = new Map<string, RegistryEntry>();
+  if (statSync(dir).isFile()) {
+    addListed(entries, dir.endsWith(".json") ? fromHarnessManifest(dir) : readTasksYaml(dir));
+    return [...entries.values()].sort((a, b) => a.id.localeCompare(b.id));
+  }
   for (const d of readdirSync(dir, { withFileTypes: true })) {
-    if (d.isDirectory() && existsSync(join(dir, d.name, "evaluator.py")))
+    if (d.isDirectory() && looksLikeTaskFolder(join(dir, d.name)))
       entries.set(d.name, { id: d.name, dir: join(dir, d.name), builtin: dir === BUILTIN_TASKS_DIR });
   }
-  if (existsSync(manifestFile)) {
-    let raw: unknown;
-    try {
-      raw = parseYaml(readFileSync(manifestFile, "utf8"));
-    } catch (err) {
-      throw taskError(manifestFile, undefined, `is not valid YAML: ${(err as Error).message.split("\n")[0]}`);
-    }
-    const r = manifestSchema.safeParse(raw ?? {});
-    if (!r.success) {
-      const first = zodIssues(r.error.issues)[0];
-      throw taskError(manifestFile, first?.field, first?.message ?? "invalid");
-    }
-    r.data.tasks.forEach((t, i) => {
-      const path = resolve(dir, t.path);
-      if (!existsSync(join(path, "evaluator.py")))
-        throw taskError(manifestFile, `tasks.${i}.path`, `${t.path} is not a task folder (no evaluator.py there)`);
-      if ([...entries.values()].some((e) => e.manifest && e.id === t.id))
-        throw taskError(manifestFile, `tasks.${i}.id`, `"${t.id}" is listed twice`);
-      for (const [k, e] of entries) if (e.dir === path) entries.delete(k);
-      entries.set(t.id, { id: t.id, dir: path, builtin: false, manifest: { ...t, file: manifestFile } });
-    });
-  }
+  if (existsSync(join(dir, "tasks.yaml"))) addListed(entries, readTasksYaml(join(dir, "tasks.yaml")));
+  if (existsSync(join(dir, HARNESSTTT_MANIFEST))) addListed(entries, fromHarnessManifest(join(dir, HARNESSTTT_MANIFEST)));
   return [...entries.values()].sort((a, b) => a.id.localeCompare(b.id));
 }
 
-/** Loads a registry entry into a task, applying its manifest overrides and checking its Python dependencies. */
+/** Loads a registry entry into a task, applying its manifest overrides and checking its declared Python modules. */
 export function loadEntry(e: RegistryEntry): DiscoveryTask {
-  const task = loadTaskFolder(e.dir, { id: e.id });
   const m = e.manifest;
+  const task = loadTaskFolder(e.dir, { id: e.id, ...m?.load });
   if (!m) return task;
   const merged: DiscoveryTask = {
     ...task,
     direction: m.direction ?? task.direction,
     metric: m.metric ?? task.metric,
+    // A metric the manifest names is hone's contract: the evaluator must return it.
+    metricFallback: m.metric ? { rule: "none", exclude: [] } : task.metricFallback,
     domain: m.domain ?? task.domain,
     timeoutSec: m.timeout ?? task.timeoutSec,
     python: m.python ?? task.python,
-    pythonPath: [...task.pythonPath, ...m.python_path.map((p) => resolve(join(m.file, ".."), p))],
+    pythonPath: [...task.pythonPath, ...m.pythonPath],
     env: { ...task.env, ...m.env },
-    budget: { maxEvals: m.max_evals ?? task.budget.maxEvals },
+    budget: { maxEvals: m.maxEvals ?? task.budget.maxEvals },
+    declaredNeeds: m.declaredNeeds,
   };
   if (m.dependencies.length > 0) checkDependencies(merged, m.dependencies, m.file);
   return merged;

@@ -77,7 +77,7 @@ describe("evaluator failure modes", () => {
   });
 
   it("records a missing score", async () => {
-    const task = loadTaskFolder(makeTask("def evaluate(program_path):\n    return {'other': 1.0}\n"));
+    const task = loadTaskFolder(makeTask("def evaluate(program_path):\n    return {'other': 'text'}\n"));
     const e = await evaluateProgram(task, seedWith("X = 1"));
     expect(e.reason).toMatch(/has no "combined_score"/);
   });

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
-import { resolveTask } from "../../task/builtin.ts";
+import { resolveTask, withPhase } from "../../task/builtin.ts";
 import { evaluateProgram } from "../../task/evaluator.ts";
 import { isolationNotice } from "../../task/python-env.ts";
 import { formatScore, printJson } from "../output.ts";
@@ -12,10 +12,11 @@ export function registerEvaluate(program: Command): void {
     .description("evaluate one program on a task, exactly as a rollout would")
     .requiredOption("--task <id|folder>", "a task id or folder")
     .option("--tasks-dir <dir>", "a folder of task folders with an optional tasks.yaml")
+    .option("--phase <n>", "read the task folder's config_phase_N.yaml (default: config.yaml, else the first phase)", Number)
     .option("--timeout <seconds>", "per-evaluation limit (default: the task's)", Number)
     .option("--json", "print the evaluation as JSON")
     .action(async (programFile: string, opts) => {
-      const task = await resolveTask(opts.task, opts.tasksDir);
+      const task = await resolveTask(withPhase(opts.task, opts.phase), opts.tasksDir);
       let text: string;
       try {
         text = readFileSync(programFile, "utf8");

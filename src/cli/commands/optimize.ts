@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
 import { type OptimizeEvent, type OptimizeSettings, optimize } from "../../loop/optimize.ts";
 import { type OptimizeConfig, optimizeConfigSchema, readOptimizeConfig, settingsFromConfig } from "../../loop/optimize-config.ts";
-import { resolveTask } from "../../task/builtin.ts";
+import { resolveTask, withPhase } from "../../task/builtin.ts";
 import { addModelOptions, modelSettingsFrom } from "../model-options.ts";
 import { formatScore, isTty, printJson, table } from "../output.ts";
 import { OptimizeProgress } from "../progress.ts";
@@ -24,6 +24,7 @@ export function registerOptimize(program: Command): void {
     .option("--seed <n>", "run seed", Number)
     .option("--learning <mode>", "proposer learning: context (default) or lora")
     .option("--tasks-dir <dir>", "a folder of task folders with an optional tasks.yaml")
+    .option("--phase <n>", "read the task folder's config_phase_N.yaml (default: config.yaml, else the first phase)", Number)
     .option("--cold", "spawn a fresh interpreter per evaluation instead of the warm pool")
     .option("--cache <mode>", "request cache: read-write (default), off, or replay (every request must be recorded)")
     .option("--cache-dir <dir>", "shared cache folder (default HONE_CACHE_DIR or ~/.cache/hone)")
@@ -40,12 +41,13 @@ export function registerOptimize(program: Command): void {
   cmd.action(async (opts) => {
     let config: OptimizeConfig | undefined;
     if (opts.config) config = readOptimizeConfig(opts.config);
-    const taskRef = opts.task ?? config?.task;
+    const named = opts.task ?? config?.task;
+    const taskRef = named === undefined ? undefined : withPhase(named, opts.phase);
     if (!taskRef && !opts.resume) throw new HoneError("usage", "give --task (or task: in --config), or --resume a run");
     const base = config ?? optimizeConfigSchema.parse({ task: taskRef ?? "resume" });
     const task = taskRef && !opts.resume ? await resolveTask(taskRef, opts.tasksDir ?? base.tasks_dir) : undefined;
     const s: OptimizeSettings = settingsFromConfig(base, task?.budget.maxEvals ?? 10);
-    if (opts.task) s.task = opts.task;
+    if (opts.task || opts.phase !== undefined) s.task = taskRef ?? s.task;
     if (opts.seedHarness) s.seedHarness = opts.seedHarness;
     if (opts.proposerHarness) s.proposerHarness = opts.proposerHarness;
     if (opts.rounds !== undefined) s.rounds = opts.rounds;

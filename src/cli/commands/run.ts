@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { ExitCode } from "../../errors.ts";
 import { DEFAULT_HARNESS, runHarness } from "../../loop/run.ts";
+import { withPhase } from "../../task/builtin.ts";
 import { addModelOptions, modelSettingsFrom } from "../model-options.ts";
 import { formatScore, isTty, printJson } from "../output.ts";
 
@@ -15,12 +16,13 @@ export function registerRun(program: Command): void {
     .option("--seed <n>", "sampling seed", Number, 0)
     .option("--time-limit <seconds>", "wall-clock limit for the rollout", Number)
     .option("--tasks-dir <dir>", "a folder of task folders with an optional tasks.yaml")
+    .option("--phase <n>", "read the task folder's config_phase_N.yaml (default: config.yaml, else the first phase)", Number)
     .option("--cold", "spawn a fresh interpreter per evaluation instead of the warm evaluator pool")
     .option("--json", "print the result as JSON only");
   addModelOptions(cmd).action(async (opts) => {
     const settings = modelSettingsFrom(opts);
     const live = !opts.json;
-    const result = await runHarness(opts.harness, opts.task, {
+    const result = await runHarness(opts.harness, withPhase(opts.task, opts.phase), {
       ...settings,
       maxEvals: opts.maxEvals,
       outDir: opts.out,

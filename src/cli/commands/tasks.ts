@@ -1,8 +1,11 @@
+import { relative } from "node:path";
 import type { Command } from "commander";
-import { ExitCode } from "../../errors.ts";
-import { BUILTIN_TASKS_DIR, resolveTask } from "../../task/builtin.ts";
+import { ExitCode, HoneError } from "../../errors.ts";
+import { BUILTIN_TASKS_DIR, resolveTask, withPhase } from "../../task/builtin.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
-import { loadEntry, readRegistry } from "../../task/registry.ts";
+import { describeFallback } from "../../task/evaluation.ts";
+import { describeNeeds, taskNeeds } from "../../task/needs.ts";
+import { loadEntry, type RegistryEntry, readRegistry } from "../../task/registry.ts";
 import { scaffoldTask } from "../../task/scaffold.ts";
 import { formatScore, printJson, table } from "../output.ts";
 
@@ -20,6 +23,28 @@ function summary(t: DiscoveryTask) {
   };
 }
 
+const LAYOUT_NAMES = { openevolve: "OpenEvolve", skydiscover: "SkyDiscover (evaluator/ subfolder)", simpletes: "SimpleTES" };
+
+function layoutLine(t: DiscoveryTask): string {
+  const config = t.configPath ? `, ${relative(t.dir, t.configPath)}` : "";
+  const phase = t.phase ? ` (phase ${t.phase.n}; phases ${t.phase.all.join(", ")}, chosen with --phase N)` : "";
+  return `${LAYOUT_NAMES[t.layout]}: ${relative(t.dir, t.seedPath)}, ${relative(t.dir, t.evaluatorPath)}${config}${phase}`;
+}
+
+/** Every entry that loads; each one that does not is named on stderr with its reason, and the exit code says so. */
+function loadAll(entries: RegistryEntry[]): DiscoveryTask[] {
+  return entries.flatMap((e) => {
+    try {
+      return [loadEntry(e)];
+    } catch (err) {
+      if (!(err instanceof HoneError)) throw err;
+      process.stderr.write(`hone: skipped ${e.id}: ${err.message}\n`);
+      process.exitCode = ExitCode.badTask;
+      return [];
+    }
+  });
+}
+
 export function registerTasks(program: Command): void {
   const tasks = program
     .command("tasks")
@@ -28,7 +53,7 @@ export function registerTasks(program: Command): void {
     .option("--json", "print as JSON")
     .action((opts) => {
       const dir = opts.tasksDir ?? process.env.HONE_TASKS ?? BUILTIN_TASKS_DIR;
-      const list = readRegistry(dir).map(loadEntry);
+      const list = loadAll(readRegistry(dir));
       if (opts.json) {
         printJson(list.map(summary));
         return;
@@ -49,11 +74,13 @@ export function registerTasks(program: Command): void {
     });
   tasks
     .command("show <id>")
-    .description("description, budget and evaluator rules of one task")
+    .description("description, budget, layout, scoring and evaluator rules of one task, and what it needs to run here")
+    .option("--phase <n>", "read the task folder's config_phase_N.yaml (default: config.yaml, else the first phase)", Number)
     .option("--json", "print as JSON")
     .action(async (id: string, opts) => {
-      const t = await resolveTask(id, tasks.opts().tasksDir);
-      if (opts.json) {
+      const t = await resolveTask(withPhase(id, opts.phase), tasks.opts().tasksDir, { check: false });
+      const needs = describeNeeds(t, taskNeeds(t));
+      if (opts.json || tasks.opts().json) {
         printJson({
           ...summary(t),
           description: t.description,
@@ -61,6 +88,12 @@ export function registerTasks(program: Command): void {
           evaluator: t.evaluatorPath,
           seed_program: t.seedPath,
           cascade: t.cascade,
+          layout: t.layout,
+          config: t.configPath ?? null,
+          phase: t.phase ?? null,
+          scoring: { metric: t.metric, fallback: t.metricFallback, rule: describeFallback(t.metric, t.metricFallback) },
+          declared_needs: t.declaredNeeds ?? [],
+          needs,
         });
         return;
       }
@@ -69,6 +102,11 @@ export function registerTasks(program: Command): void {
         `best known: ${t.reference ? `${t.reference.value}${t.reference.source ? ` (${t.reference.source})` : ""}` : `none published${t.source ? ` (${t.source})` : ""}`}`,
         `budget: ${t.budget.maxEvals} evaluator calls; ${t.timeoutSec} s per evaluation; ${t.memoryMb} MB`,
         `folder: ${t.dir}`,
+        `layout: ${layoutLine(t)}`,
+        `score: ${describeFallback(t.metric, t.metricFallback)}`,
+        ...(t.cascade.enabled ? [`cascade: evaluate_stage1/2/3 while the score clears ${t.cascade.thresholds.join(", ")}`] : []),
+        ...(t.declaredNeeds?.length ? [`declared needs: ${t.declaredNeeds.join(", ")}`] : []),
+        needs.length > 0 ? `cannot run here: needs ${needs.join("; and ")}` : "runs here: every module it imports is installed",
         "",
         "description:",
         ...t.description.split("\n").map((l) => `  ${l}`),

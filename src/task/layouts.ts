@@ -1,0 +1,159 @@
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { basename, dirname, join, relative, resolve } from "node:path";
+import { taskError } from "../errors.ts";
+
+/**
+ * The task-folder layouts of the field, found by the files a folder holds:
+ * - `openevolve`: `initial_program.*`, `evaluator.py`, `config.yaml` or `config_phase_N.yaml` (OpenEvolve, and
+ *   SkyDiscover's and hone's own folders that keep the evaluator beside the seed);
+ * - `skydiscover`: the evaluator in `evaluator/evaluator.py`, beside the Dockerfile and `evaluate.sh` SkyDiscover
+ *   runs it with (hone calls its `evaluate(program_path)` directly, as that container's `evaluate.sh` does);
+ * - `simpletes`: `init_program.*`, `evaluator.py` and the instruction in `<folder name>.txt`.
+ */
+export type TaskLayout = "openevolve" | "skydiscover" | "simpletes";
+
+export interface FolderLayout {
+  layout: TaskLayout;
+  seedPath: string;
+  evaluatorPath: string;
+  /** The upstream config file read (config.yaml, config_phase_N.yaml, or the one named). */
+  configPath?: string;
+  /** When the config is one of several config_phase_N.yaml files: which one, and which exist. */
+  phase?: { n: number; all: number[] };
+  /** SimpleTES: the instruction file that describes the task. */
+  descriptionPath?: string;
+}
+
+export const SEED_NAMES = [
+  "initial_program.py",
+  "initial_program.js",
+  "initial_program.cpp",
+  "initial_program.rs",
+  "init_program.py",
+  "init_program.cpp",
+  "init_program.rs",
+];
+const EVALUATOR_NAMES = ["evaluator.py", join("evaluator", "evaluator.py")];
+const PHASE_FILE = /^config_phase_(\d{1,3})\.ya?ml$/;
+
+const isFile = (p: string) => existsSync(p) && statSync(p).isFile();
+const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
+
+/** The phases a folder offers as config_phase_N.yaml files, in order. */
+export function phasesOf(dir: string): number[] {
+  if (!isDir(dir)) return [];
+  const found = readdirSync(dir).flatMap((f) => {
+    const m = PHASE_FILE.exec(f);
+    return m ? [Number(m[1])] : [];
+  });
+  return [...new Set(found)].sort((a, b) => a - b);
+}
+
+function phaseFile(dir: string, n: number): string | undefined {
+  return [`config_phase_${n}.yaml`, `config_phase_${n}.yml`].map((f) => join(dir, f)).find(isFile);
+}
+
+/** Whether a folder holds a seed program and an evaluator in one of the known layouts (for registry scans). */
+export function looksLikeTaskFolder(dir: string): boolean {
+  return SEED_NAMES.some((n) => isFile(join(dir, n))) && EVALUATOR_NAMES.some((n) => isFile(join(dir, n)));
+}
+
+/** A container-only evaluator (SkyDiscover's Docker or Harbor layouts with no Python evaluate()). */
+function containerOnly(dir: string): string | undefined {
+  const ev = join(dir, "evaluator");
+  if (isFile(join(ev, "Dockerfile")) || isFile(join(ev, "evaluate.sh"))) return join(ev, "Dockerfile");
+  if (isFile(join(dir, "environment", "Dockerfile")) && isFile(join(dir, "tests", "test.sh")))
+    return join(dir, "environment", "Dockerfile");
+  return undefined;
+}
+
+function findEvaluator(dir: string, named?: string): string {
+  if (named) {
+    if (!isFile(named)) throw taskError(named, undefined, "is not a file: the named evaluator does not exist");
+    return named;
+  }
+  const found = EVALUATOR_NAMES.map((n) => join(dir, n)).find(isFile);
+  if (found) return found;
+  const container = containerOnly(dir);
+  if (container)
+    throw taskError(
+      container,
+      undefined,
+      "this task's evaluator is a container with no Python evaluator: it needs Docker, which hone does not drive. hone calls evaluate(program_path) from evaluator.py or evaluator/evaluator.py; add one that scores the program as the container does",
+    );
+  throw taskError(dir, undefined, "has no evaluator.py (nor evaluator/evaluator.py) defining evaluate(program_path)");
+}
+
+/** The SimpleTES instruction: `<folder name>.txt`, else the folder's only .txt file that is not a requirements list. */
+function findInstruction(dir: string): string | undefined {
+  const own = join(dir, `${basename(dir)}.txt`);
+  if (isFile(own)) return own;
+  const txt = readdirSync(dir).filter((f) => f.endsWith(".txt") && !/^requirements/i.test(f));
+  return txt.length === 1 ? join(dir, txt[0] as string) : undefined;
+}
+
+function findConfig(dir: string, opts: LayoutOptions): { configPath?: string; phase?: FolderLayout["phase"] } {
+  const all = phasesOf(dir);
+  if (opts.phase !== undefined) {
+    const file = phaseFile(dir, opts.phase);
+    if (!file)
+      throw taskError(
+        dir,
+        "--phase",
+        all.length > 0
+          ? `has no config_phase_${opts.phase}.yaml; its phases are ${all.join(", ")}`
+          : "has no config_phase_N.yaml files to choose a phase from",
+      );
+    return { configPath: file, phase: { n: opts.phase, all } };
+  }
+  if (opts.config) {
+    if (!isFile(opts.config)) throw taskError(opts.config, undefined, "is not a file: the named config does not exist");
+    const m = PHASE_FILE.exec(basename(opts.config));
+    return { configPath: opts.config, phase: m ? { n: Number(m[1]), all } : undefined };
+  }
+  const plain = ["config.yaml", "config.yml"].map((f) => join(dir, f)).find(isFile);
+  if (plain) return { configPath: plain };
+  const first = all[0];
+  if (first !== undefined) return { configPath: phaseFile(dir, first), phase: { n: first, all } };
+  return {};
+}
+
+export interface LayoutOptions {
+  /** An upstream config file to read instead of the default one (OpenEvolve's `--config`). */
+  config?: string;
+  /** Read config_phase_N.yaml. */
+  phase?: number;
+  /** A seed program or evaluator named by a manifest, instead of the layout's own. */
+  seed?: string;
+  evaluator?: string;
+}
+
+function inside(dir: string, file: string, what: string): void {
+  const rel = relative(dir, file);
+  if (rel.startsWith("..") || resolve(dir, rel) !== file)
+    throw taskError(file, undefined, `the ${what} must lie inside the task folder ${dir}, which is all its evaluator sees`);
+}
+
+/** Finds the seed, evaluator, config and description of a task folder in any of the known layouts. */
+export function detectLayout(dir: string, opts: LayoutOptions = {}): FolderLayout {
+  const seedPath = opts.seed ?? SEED_NAMES.map((n) => join(dir, n)).find(isFile);
+  if (!seedPath) throw taskError(dir, undefined, `has no seed program; expected one of ${SEED_NAMES.join(", ")}`);
+  if (!isFile(seedPath)) throw taskError(seedPath, undefined, "is not a file: the named seed program does not exist");
+  const evaluatorPath = findEvaluator(dir, opts.evaluator);
+  for (const [file, what] of [
+    [seedPath, "seed program"],
+    [evaluatorPath, "evaluator"],
+  ] as const)
+    inside(dir, file, what);
+  const config = findConfig(dir, opts);
+  const subfolder = dirname(evaluatorPath) !== dir;
+  const simple = basename(seedPath).startsWith("init_program.") && !config.configPath;
+  const layout: TaskLayout = subfolder ? "skydiscover" : simple ? "simpletes" : "openevolve";
+  return {
+    layout,
+    seedPath,
+    evaluatorPath,
+    ...config,
+    descriptionPath: layout === "simpletes" || !config.configPath ? findInstruction(dir) : undefined,
+  };
+}

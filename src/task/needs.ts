@@ -1,0 +1,165 @@
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { HoneError } from "../errors.ts";
+import type { DiscoveryTask } from "./discovery-task.ts";
+import { COMPAT_DIR, PYTHON_DIR, pythonInfo } from "./python-env.ts";
+
+/**
+ * What a task folder needs that this machine may lack: Python modules its evaluator or seed program import at
+ * module level (found with Python's own parser: imports inside functions, `if` blocks, `__main__` guards and
+ * `try` blocks that catch ImportError are optional), the modules a manifest names, and an NVIDIA GPU for modules
+ * that only run on one (a manifest's own dependencies are checked by registry.ts). Local modules are followed. Nothing of the task is executed: the check
+ * parses files and asks importlib where a top-level module would come from.
+ */
+const SCAN = `
+import ast, importlib.util, json, os, sys
+req = json.loads(sys.stdin.read())
+sys.path[:0] = req["paths"]
+roots = [os.path.realpath(p) for p in req["local"]]
+OPTIONAL = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+def optional(handlers):
+    for h in handlers:
+        if h.type is None:
+            return True
+        names = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
+        if any(isinstance(n, ast.Name) and n.id in OPTIONAL for n in names):
+            return True
+    return False
+def imports(body, out):
+    for node in body:
+        if isinstance(node, ast.Import):
+            out += [(a.name.split(".")[0], node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.append((node.module.split(".")[0], node.lineno))
+        elif isinstance(node, ast.Try):
+            if not optional(node.handlers):
+                imports(node.body, out)
+            imports(node.orelse, out)
+            imports(node.finalbody, out)
+        elif isinstance(node, (ast.With, ast.ClassDef)):
+            imports(node.body, out)
+    return out
+def local(origin):
+    real = os.path.realpath(origin)
+    return any(real.startswith(r + os.sep) for r in roots)
+missing, present, queue, seen, spec_of = {}, {}, list(req["files"]), set(), {}
+while queue and len(seen) < 200:
+    f = queue.pop(0)
+    if f in seen or not os.path.isfile(f) or os.path.getsize(f) > 2_000_000:
+        continue
+    seen.add(f)
+    try:
+        tree = ast.parse(open(f, encoding="utf-8", errors="replace").read())
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        continue
+    for name, line in imports(tree.body, []):
+        if name in sys.builtin_module_names or name == "__future__":
+            continue
+        if name not in spec_of:
+            try:
+                spec_of[name] = importlib.util.find_spec(name)
+            except (ImportError, ValueError):
+                spec_of[name] = False
+        spec = spec_of[name]
+        where = missing if spec is None else present
+        where.setdefault(name, []).append([f, line])
+        origin = getattr(spec, "origin", None) if spec else None
+        if origin and origin.endswith(".py") and local(origin):
+            queue.append(origin)
+print(json.dumps({"missing": missing, "present": sorted(present)}))
+`;
+
+/** Modules that only run on an NVIDIA GPU. */
+const GPU_MODULES = ["triton", "cupy", "pycuda", "tensorrt"];
+
+export interface TaskNeeds {
+  /** Modules the interpreter cannot import, each with where it is imported (file:line). */
+  missing: { module: string; where: string[] }[];
+  /** GPU-only modules the task imports when this machine shows no NVIDIA device. */
+  gpu: string[];
+}
+
+const cache = new Map<string, TaskNeeds>();
+
+const hasNvidiaGpu = () => existsSync("/dev/nvidiactl") || existsSync("/dev/nvidia0");
+
+/** Finds what the task needs that is missing here (one Python process, cached per task and interpreter). */
+export function taskNeeds(task: DiscoveryTask): TaskNeeds {
+  const evaluatorDir = dirname(task.evaluatorPath);
+  const paths = [task.dir, evaluatorDir, ...task.pythonPath, PYTHON_DIR, COMPAT_DIR];
+  const request = {
+    files: [task.evaluatorPath, task.seedPath].filter((f) => f.endsWith(".py")),
+    paths,
+    local: [task.dir, ...task.pythonPath],
+  };
+  const key = JSON.stringify([task.python, request]);
+  const known = cache.get(key);
+  if (known) return known;
+  const python = pythonInfo(task.python).executable;
+  let raw: { missing: Record<string, [string, number][]>; present: string[] };
+  try {
+    const out = execFileSync(python, ["-s", "-E", "-c", SCAN], {
+      input: JSON.stringify(request),
+      encoding: "utf8",
+      timeout: 30_000,
+      maxBuffer: 4 << 20,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+    });
+    raw = JSON.parse(out.trim().split("\n").pop() ?? "{}");
+  } catch (err) {
+    throw new HoneError(
+      "badTask",
+      `cannot check what task ${task.id} needs with ${python}: ${(err as Error).message.split("\n")[0]}`,
+    );
+  }
+  const where = (refs: [string, number][]) => {
+    const files = new Map<string, number>();
+    for (const [f, line] of refs) if (!files.has(f)) files.set(f, line);
+    return [...files].slice(0, 3).map(([f, line]) => `${relative(task.dir, f) || f}:${line}`);
+  };
+  const missing = Object.entries(raw.missing).map(([module, refs]) => ({ module, where: where(refs) }));
+  const gpu = hasNvidiaGpu() ? [] : raw.present.filter((m) => GPU_MODULES.includes(m));
+  const needs = { missing, gpu };
+  cache.set(key, needs);
+  return needs;
+}
+
+/** The requirements file an upstream folder ships beside its evaluator or seed, for the hint in the message. */
+function requirementsHint(task: DiscoveryTask): string {
+  for (const dir of [dirname(task.evaluatorPath), task.dir]) {
+    const file = join(dir, "requirements.txt");
+    if (!existsSync(file)) continue;
+    const names = readFileSync(file, "utf8")
+      .split("\n")
+      .map((l) => l.replace(/#.*/, "").trim())
+      .filter(Boolean)
+      .slice(0, 12);
+    if (names.length > 0) return ` (${relative(task.dir, file)} lists: ${names.join(", ")})`;
+  }
+  return "";
+}
+
+/** The needs in words: which modules or device, where they are used. */
+export function describeNeeds(task: DiscoveryTask, needs: TaskNeeds): string[] {
+  const lines: string[] = [];
+  if (needs.missing.length > 0) {
+    const modules = needs.missing.map((m) => `${m.module} (${m.where.join(", ")})`).join(", ");
+    lines.push(`Python modules that ${pythonInfo(task.python).executable} cannot import: ${modules}`);
+  }
+  for (const m of needs.gpu) lines.push(`an NVIDIA GPU for ${m}, and this machine shows none (no /dev/nvidiactl)`);
+  return lines;
+}
+
+/** Refuses, with exit 4, a task that cannot run here; says exactly what is missing and what to do. */
+export function checkTaskNeeds(task: DiscoveryTask): void {
+  const needs = taskNeeds(task);
+  if (needs.missing.length === 0 && needs.gpu.length === 0) return;
+  const todo =
+    needs.missing.length > 0
+      ? `install ${needs.missing.map((m) => m.module).join(", ")} for that interpreter${requirementsHint(task)}, or name one that has them with python: in hone.yaml or in the task's manifest entry`
+      : "run it on a machine with an NVIDIA GPU and its driver";
+  throw new HoneError("badTask", `task ${task.id} needs ${describeNeeds(task, needs).join("; and ")}. To run it: ${todo}.`, {
+    file: task.evaluatorPath,
+  });
+}
