@@ -11,6 +11,10 @@ export interface SyntheticRunOptions {
   /** Make every n-th candidate a gate refusal (no harness, no rollout). */
   refuseEvery?: number;
   status?: "running" | "finished";
+  /** Size of each rollout's best_program text, as real runs store it (default: a one-line program). */
+  programBytes?: number;
+  /** From round 2 on, propose from a round-1 candidate's harness (a lineage more than one level deep). */
+  deep?: boolean;
 }
 
 /**
@@ -21,6 +25,9 @@ export async function writeSyntheticRun(dir: string, o: SyntheticRunOptions): Pr
   mkdirSync(dir, { recursive: true });
   const evals = o.evalsPerRollout ?? 10;
   const calls = o.callsPerRollout ?? 4;
+  const program = o.programBytes
+    ? `# best\n${"x = 1.0  # a line of program text\n".repeat(Math.ceil(o.programBytes / 34))}`.slice(0, o.programBytes)
+    : "print(1)";
   const repo = HarnessRepo.init(join(dir, "harnesses.git"));
   const pkg = join(dir, ".pkg");
   mkdirSync(pkg, { recursive: true });
@@ -67,7 +74,7 @@ export async function writeSyntheticRun(dir: string, o: SyntheticRunOptions): Pr
       "INSERT INTO candidates (id, run_id, round, slot, parent_commit, commit_sha, ref, content_hash, spec, changed, status, gate_error, repaired, reward, advantage, score) VALUES (?, 'run', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)",
     );
     const rollout = db.prepare(
-      "INSERT INTO rollouts (id, run_id, round, candidate_id, kind, seed, status, stop_reason, start_score, best_score, improved, evals_used, evals_invalid, prompt_tokens, completion_tokens, model_calls, seconds, dir, best_program, finished_at, identity, identity_digest) VALUES (?, 'run', ?, ?, ?, ?, 'completed', 'budget_spent', ?, ?, 1, ?, 1, 5000, 300, ?, 1.5, '', 'print(1)', '2026-11-30T11:00:00.000Z', ?, 'digest')",
+      "INSERT INTO rollouts (id, run_id, round, candidate_id, kind, seed, status, stop_reason, start_score, best_score, improved, evals_used, evals_invalid, prompt_tokens, completion_tokens, model_calls, seconds, dir, best_program, finished_at, identity, identity_digest) VALUES (?, 'run', ?, ?, ?, ?, 'completed', 'budget_spent', ?, ?, 1, ?, 1, 5000, 300, ?, 1.5, '', ?, '2026-11-30T11:00:00.000Z', ?, 'digest')",
     );
     const evaluation = db.prepare(
       "INSERT INTO evaluations (rollout_id, idx, valid, score, reason, program_sha, seconds) VALUES (?, ?, ?, ?, ?, 'sha', 0.05)",
@@ -76,7 +83,7 @@ export async function writeSyntheticRun(dir: string, o: SyntheticRunOptions): Pr
       "INSERT INTO model_calls (run_id, role, rollout_id, round, latency_ms, prompt_tokens, completion_tokens, attempts, cached) VALUES ('run', 'executor', ?, ?, 12, 1200, 80, 1, 0)",
     );
     const addRollout = (id: string, r: number, cid: string, kind: string, start: number, best: number) => {
-      rollout.run(id, r, cid, kind, rollouts, start, best, evals, calls, identity);
+      rollout.run(id, r, cid, kind, rollouts, start, best, evals, calls, program, identity);
       for (let e = 1; e <= evals; e++)
         evaluation.run(id, e, e % 7 === 0 ? 0 : 1, e % 7 === 0 ? null : start + e / 1000, e % 7 === 0 ? "overlap" : null);
       for (let c = 0; c < calls; c++) call.run(id, r);
@@ -113,7 +120,7 @@ export async function writeSyntheticRun(dir: string, o: SyntheticRunOptions): Pr
           id,
           r,
           k,
-          commits[0],
+          o.deep && r >= 2 ? commits[1 + (r % 2)] : commits[0],
           sha,
           sha ? `refs/candidates/${id}` : null,
           sha ? `h${r}-${k}` : null,
