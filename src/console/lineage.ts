@@ -1,6 +1,8 @@
 /** A candidate's place in the lineage: what `parentOf` and `childCount` need to know about it. */
 export interface Placed {
   id: string;
+  round: number;
+  status: string;
   commit_sha: string | null;
   parent_commit: string;
 }

@@ -77,13 +77,9 @@ export class RunReader {
         `SELECT (SELECT MAX(round) FROM rounds WHERE status = 'finished') AS rounds_done,
                 (SELECT MAX(best_score) FROM rounds) AS best_round_score,
                 (SELECT MIN(incumbent_score) FROM rounds WHERE round = 0) AS start_score,
-                (SELECT COUNT(*) FROM rollouts) AS rollouts,
-                (SELECT COALESCE(SUM(seconds), 0) FROM rollouts) AS rollout_seconds`,
+                (SELECT COUNT(*) FROM rollouts) AS rollouts`,
       )
-      .get() as { rounds_done: number | null; best_round_score: number | null; start_score: number | null } & {
-      rollouts: number;
-      rollout_seconds: number;
-    };
+      .get() as { rounds_done: number | null; best_round_score: number | null; start_score: number | null; rollouts: number };
     const calls = this.db
       .prepare(
         "SELECT COUNT(*) AS calls, COALESCE(SUM(prompt_tokens), 0) AS prompt_tokens, COALESCE(SUM(completion_tokens), 0) AS completion_tokens, COALESCE(SUM(cached), 0) AS cached FROM model_calls",
@@ -108,7 +104,7 @@ export class RunReader {
       rollouts: progress.rollouts,
       round_scores: rounds.map((r) => [r.incumbent_score, r.best_score]),
       direction: this.direction(),
-      cost: { ...calls, seconds: 0, rollout_seconds: progress.rollout_seconds },
+      cost: { ...calls, seconds: 0 },
       created_at: run.created_at,
       finished_at: run.finished_at,
       config,
@@ -174,8 +170,7 @@ export class RunReader {
   /** The rows the round table and the lineage show, each with its parent and how many children it has. */
   private withLineage(rows: (Row & Placed & { status: string; score: number | null; changed: string | null })[]) {
     const lineage = this.lineage();
-    const seeds = rows.filter((r) => r.status === "seed").map((r) => r.id);
-    const seedScores = new Map(seeds.map((id) => [id, this.seedScore(id)]));
+    const seedScores = new Map(rows.filter((r) => r.status === "seed").map((r) => [r.id, this.seedScore(r)]));
     return rows.map(({ parent_commit: _p, ...r }) => ({
       ...r,
       score: seedScores.has(r.id) ? (seedScores.get(r.id) ?? null) : r.score,
@@ -185,12 +180,28 @@ export class RunReader {
     }));
   }
 
+  private hasIndex(name: string): boolean {
+    return this.cached(`index ${name}`, () =>
+      Boolean(this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?").get(name)),
+    );
+  }
+
+  /**
+   * Where a candidate's rollouts are found fast: by the rollouts_candidate index, or, in a run written before it
+   * (rows there are wide: every rollout keeps its best program, so a scan reads the whole table), through the
+   * rounds index. A rollout runs in its candidate's round or later; the hone that wrote such a run recorded a
+   * seed's baseline in the seed's own round.
+   */
+  private rolloutsOf(c: { id: string; round: number; status: string }): { where: string; args: unknown[] } {
+    if (this.hasIndex("rollouts_candidate")) return { where: "candidate_id = ?", args: [c.id] };
+    const round = c.status === "seed" ? "round = ?" : "round >= ?";
+    return { where: `run_id = 'run' AND ${round} AND candidate_id = ?`, args: [c.round, c.id] };
+  }
+
   /** A seed's score is its baseline rollouts' best. */
-  private seedScore(id: string): number | null {
-    const row = this.db.prepare("SELECT MAX(best_score) AS s FROM rollouts WHERE candidate_id = ?").get(id) as {
-      s: number | null;
-    };
-    return row.s;
+  private seedScore(c: { id: string; round: number; status: string }): number | null {
+    const { where, args } = this.rolloutsOf(c);
+    return (this.db.prepare(`SELECT MAX(best_score) AS s FROM rollouts WHERE ${where}`).get(...args) as { s: number | null }).s;
   }
 
   private static readonly COLUMNS =
@@ -253,15 +264,16 @@ export class RunReader {
     if (!row) return null;
     return {
       ...row,
-      score: row.status === "seed" ? this.seedScore(id) : row.score,
+      score: row.status === "seed" ? this.seedScore(row) : row.score,
       parent: this.lineage().parentOf(row),
       spec: parse(row.spec, null),
       changed: parse<string[]>(row.changed, []),
       rollouts: this.db
         .prepare(
-          "SELECT id, kind, status, stop_reason, error, start_score, best_score, improved, evals_used, evals_invalid, seconds FROM rollouts WHERE candidate_id = ? ORDER BY id",
+          `SELECT id, kind, status, stop_reason, error, start_score, best_score, improved, evals_used, evals_invalid, seconds
+           FROM rollouts WHERE ${this.rolloutsOf(row).where} ORDER BY id`,
         )
-        .all(id),
+        .all(...this.rolloutsOf(row).args),
     };
   }
 

@@ -21,6 +21,16 @@ let app: ReturnType<typeof consoleApp>;
 let socketServer: Server;
 
 const mkfifo = (path: string) => execFileSync("mkfifo", [path]);
+/** A character device like /dev/zero (endless if read); only root may make one, so elsewhere that case is skipped. */
+function mkzero(path: string): boolean {
+  try {
+    execFileSync("mknod", [path, "c", "1", "5"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+let haveDevice = false;
 
 async function get(path: string) {
   const r = await app.request(path, { headers: { host: "127.0.0.1" } });
@@ -44,6 +54,7 @@ beforeAll(async () => {
   mkfifo(join(rollout, "programs", "0002.py"));
   mkfifo(join(rollout, "trajectory.jsonl"));
   mkfifo(join(run, "pipe.txt"));
+  haveDevice = mkzero(join(run, "zero"));
   mkdirSync(join(run, "rollouts", "r01-k1", "programs"), { recursive: true });
   mkfifo(join(run, "rollouts", "r01-k1", "programs", "0001.py"));
   writeFileSync(join(outside, "secret.txt"), "do not serve\n");
@@ -88,6 +99,13 @@ describe("console files", () => {
     }
     expect((await get("/api/runs/run/rollouts/r01-k0/program-diff?from=1&to=1")).json).toMatchObject({ from: 1, to: 1 });
     expect((await readFile(join(run, "rollouts", "r01-k0", "programs", "0001.py"), "utf8")).length).toBe(6);
+  });
+
+  it("refuses a device without opening it (root only: mknod)", async (ctx) => {
+    if (!haveDevice) ctx.skip();
+    const r = await get("/api/runs/run/artifact?path=zero");
+    expect(r.status).toBe(400);
+    expect(r.json.error).toMatch(/zero is a device; only regular files are served/);
   });
 
   it("never opens a run whose hone.db or WAL is a FIFO, and the other runs stay served", { timeout: 20_000 }, async () => {

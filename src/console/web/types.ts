@@ -6,7 +6,6 @@ export interface Cost {
   completion_tokens: number;
   cached: number;
   seconds: number;
-  rollout_seconds: number;
 }
 
 export interface RunSummary {
