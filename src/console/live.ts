@@ -8,6 +8,8 @@ export interface LiveOptions {
   checkMs?: number;
   /** File events closer together than this are one check. */
   debounceMs?: number;
+  /** A run's clients are told at most this often (each update makes every open page reload). */
+  minGapMs?: number;
   /** How often the runs list looks for run directories that appeared or went away. */
   rescanMs?: number;
 }
@@ -15,8 +17,9 @@ export interface LiveOptions {
 /**
  * One run directory followed for every client that watches it: a single file watcher on the folder (hone.db and
  * its WAL change on every commit), a slow check as a safety net, and SQLite's data_version before any query, so
- * the fingerprint is computed once per change, not once per client per tick. Started by the first client,
- * stopped with the last.
+ * the fingerprint is computed once per change, not once per client per tick, and at most once per `minGapMs`
+ * (a run of 50,000 rollouts commits often, and every update reloads every open page). Started by the first
+ * client, stopped with the last.
  */
 class RunMonitor {
   private readonly listeners = new Set<Listener>();
@@ -24,6 +27,7 @@ class RunMonitor {
   private timer: NodeJS.Timeout | undefined;
   private pending: NodeJS.Timeout | undefined;
   private version: number | undefined;
+  private checkedAt = 0;
   last: string | undefined;
 
   constructor(
@@ -85,16 +89,18 @@ class RunMonitor {
 
   private soon(): void {
     if (this.pending) return;
+    const wait = Math.max(this.o.debounceMs, this.checkedAt + this.o.minGapMs - Date.now());
     this.pending = setTimeout(() => {
       this.pending = undefined;
       this.check();
-    }, this.o.debounceMs);
+    }, wait);
     this.pending.unref();
   }
 
   /** Recomputes the fingerprint only when another process has committed since the last check. */
   check(): void {
     if (this.listeners.size === 0) return;
+    this.checkedAt = Date.now();
     const reader = this.runs.reader(this.id);
     let now = "gone";
     if (reader) {
@@ -125,7 +131,12 @@ export class LiveHub {
     private readonly runs: RunRegistry,
     o: LiveOptions = {},
   ) {
-    this.o = { checkMs: o.checkMs ?? 2000, debounceMs: o.debounceMs ?? 50, rescanMs: o.rescanMs ?? 2000 };
+    this.o = {
+      checkMs: o.checkMs ?? 2000,
+      debounceMs: o.debounceMs ?? 50,
+      minGapMs: o.minGapMs ?? 1000,
+      rescanMs: o.rescanMs ?? 2000,
+    };
   }
 
   /** Calls `listener` with the run's fingerprint now and whenever it changes; returns the unsubscribe. */

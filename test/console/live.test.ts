@@ -45,7 +45,7 @@ function addRound(run: string, round: number) {
 beforeAll(async () => {
   await writeSyntheticRun(join(root, "gamma"), { rounds: 1, perRound: 2, status: "running" });
   await writeSyntheticRun(join(root, "delta"), { rounds: 1, perRound: 1 });
-  server = await startConsole({ root, port: 0, live: { checkMs: 60_000, debounceMs: 10, rescanMs: 50 } });
+  server = await startConsole({ root, port: 0, live: { checkMs: 60_000, debounceMs: 10, minGapMs: 10, rescanMs: 50 } });
 });
 
 afterAll(() => server.close());
