@@ -3,6 +3,8 @@ import { type Db, openDb } from "../store/db.ts";
 import { Lineage, type Placed } from "./lineage.ts";
 
 type Row = Record<string, unknown>;
+/** How many results a reader keeps (pages of the round table and the lineage are keyed by their offsets). */
+const MEMO_KEYS = 64;
 const parse = <T>(text: string | null, fallback: T): T => (text ? (JSON.parse(text) as T) : fallback);
 
 /**
@@ -38,6 +40,7 @@ export class RunReader {
     const hit = this.memo.get(key);
     if (hit && hit.version === version) return hit.value as T;
     const value = compute();
+    if (this.memo.size >= MEMO_KEYS) this.memo.clear(); // pages asked for at many offsets: start again
     this.memo.set(key, { version, value });
     return value;
   }
@@ -209,6 +212,10 @@ export class RunReader {
 
   /** The round table's rows: newest round first, a page at a time; `q` keeps ids containing it. */
   candidates(offset: number, limit: number, q = "") {
+    return this.cached(`candidates ${offset} ${limit} ${q}`, () => this.candidatesPage(offset, limit, q));
+  }
+
+  private candidatesPage(offset: number, limit: number, q: string) {
     const where = q ? "run_id = 'run' AND instr(id, ?) > 0" : "run_id = 'run'";
     const args = q ? [q] : [];
     const total = (this.db.prepare(`SELECT COUNT(*) AS n FROM candidates WHERE ${where}`).get(...args) as { n: number }).n;
@@ -225,6 +232,10 @@ export class RunReader {
    * knows what is left to load.
    */
   lineagePage(node: string | null, offset: number, limit: number) {
+    return this.cached(`lineage ${JSON.stringify(node)} ${offset} ${limit}`, () => this.lineageSlice(node, offset, limit));
+  }
+
+  private lineageSlice(node: string | null, offset: number, limit: number) {
     const lineage = this.lineage();
     const select = (where: string, args: unknown[]) =>
       this.db
