@@ -1,68 +1,83 @@
-import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createTwoFilesPatch } from "diff";
 import { type Context, Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import { type IdentityParts, identityDifferences } from "../loop/identity.ts";
 import { runReceipt } from "../loop/receipt.ts";
 import { HarnessRepo } from "../store/git.ts";
+import { fileRoutes } from "./api-files.ts";
+import { dbFilesRegular } from "./files.ts";
+import type { LiveHub } from "./live.ts";
+import { badRequest, page } from "./params.ts";
 import type { RunRegistry } from "./runs.ts";
-import { resolveInside } from "./safe-path.ts";
 
-const MAX_ARTIFACT_BYTES = 2 * 1024 * 1024;
-
-function page(c: Context, defaultLimit = 100, maxLimit = 1000): { offset: number; limit: number } | null {
-  const offset = Number(c.req.query("offset") ?? 0);
-  const limit = Number(c.req.query("limit") ?? defaultLimit);
-  if (!Number.isInteger(offset) || offset < 0 || !Number.isInteger(limit) || limit < 1 || limit > maxLimit) return null;
-  return { offset, limit };
-}
-
-const badPage = (c: Context) => c.json({ error: "offset must be an integer ≥ 0 and limit an integer from 1 to 1000" }, 400);
 const notFound = (c: Context, what: string) => c.json({ error: `${what} not found` }, 404);
+const noRun = (c: Context, id: string) =>
+  c.json({ error: `no run named ${JSON.stringify(id)} under this console's folder; it may have been moved or deleted` }, 404);
+const json = (c: Context, text: string) => c.body(text, 200, { "content-type": "application/json; charset=utf-8" });
 
 /** The read-only JSON API over a folder of run directories, plus server-sent events for live pages. */
-export function consoleApi(runs: RunRegistry, opts: { pollMs?: number } = {}): Hono {
+export function consoleApi(runs: RunRegistry, live: LiveHub): Hono {
   const api = new Hono();
-  const pollMs = opts.pollMs ?? 500;
 
   api.get("/runs", (c) => {
     const p = page(c);
-    if (!p) return badPage(c);
+    if ("error" in p) return badRequest(c, p.error);
+    const { offset, limit } = p.value;
     const ids = runs.ids();
-    const items = ids.slice(p.offset, p.offset + p.limit).map((id) => {
+    const items = ids.slice(offset, offset + limit).map((id) => {
       const overview = runs.reader(id)?.overview();
       if (!overview) return { id, status: "unreadable" };
       const { config: _config, ...rest } = overview;
       return { id, ...rest };
     });
-    return c.json({ total: ids.length, ...p, items });
+    return c.json({ total: ids.length, offset, limit, items });
   });
 
   api.get("/runs/:run", (c) => {
-    const data = runs.reader(c.req.param("run"))?.runPage();
-    return data ? c.json({ id: c.req.param("run"), ...data }) : notFound(c, "run");
+    const id = c.req.param("run");
+    const text = runs.reader(id)?.runPageJson(id);
+    return text ? json(c, text) : noRun(c, id);
+  });
+
+  api.get("/runs/:run/candidates", (c) => {
+    const p = page(c);
+    if ("error" in p) return badRequest(c, p.error);
+    const reader = runs.reader(c.req.param("run"));
+    if (!reader) return noRun(c, c.req.param("run"));
+    return c.json(reader.candidates(p.value.offset, p.value.limit, (c.req.query("q") ?? "").slice(0, 200)));
+  });
+
+  api.get("/runs/:run/lineage", (c) => {
+    const p = page(c, 200, 1000);
+    if ("error" in p) return badRequest(c, p.error);
+    const reader = runs.reader(c.req.param("run"));
+    if (!reader) return noRun(c, c.req.param("run"));
+    const data = reader.lineagePage(c.req.query("node") || null, p.value.offset, p.value.limit);
+    return data ? c.json(data) : notFound(c, `candidate ${JSON.stringify(c.req.query("node"))}`);
   });
 
   api.get("/runs/:run/receipt", (c) => {
     const dir = runs.dir(c.req.param("run"));
-    return dir ? c.json(runReceipt(dir)) : notFound(c, "run");
+    if (!dir || dbFilesRegular(join(dir, "hone.db")) === null) return noRun(c, c.req.param("run"));
+    return c.json(runReceipt(dir));
   });
 
   api.get("/runs/:run/candidates/:cid", async (c) => {
     const reader = runs.reader(c.req.param("run"));
-    const candidate = reader?.candidate(c.req.param("cid"));
-    if (!reader || !candidate) return notFound(c, "candidate");
-    const sha = candidate.commit_sha;
+    if (!reader) return noRun(c, c.req.param("run"));
+    const candidate = reader.candidate(c.req.param("cid"));
+    if (!candidate) return notFound(c, `candidate ${JSON.stringify(c.req.param("cid"))}`);
+    const sha = candidate.commit_sha as string | null;
     const files = sha ? await new HarnessRepo(join(reader.dir, "harnesses.git")).read.files(sha) : [];
     return c.json({ ...candidate, files });
   });
 
   api.get("/runs/:run/candidates/:cid/file", async (c) => {
     const reader = runs.reader(c.req.param("run"));
-    const sha = reader?.commitOf(c.req.param("cid"));
+    if (!reader) return noRun(c, c.req.param("run"));
+    const sha = reader.commitOf(c.req.param("cid"));
     const path = c.req.query("path") ?? "";
-    if (!reader || !sha) return notFound(c, "candidate");
+    if (!sha) return notFound(c, `candidate ${JSON.stringify(c.req.param("cid"))} with a harness`);
     const repo = new HarnessRepo(join(reader.dir, "harnesses.git"));
     if (!(await repo.read.files(sha)).includes(path)) return notFound(c, `file ${JSON.stringify(path)}`);
     return c.json({ path, content: await repo.read.show(sha, path) });
@@ -70,7 +85,7 @@ export function consoleApi(runs: RunRegistry, opts: { pollMs?: number } = {}): H
 
   api.get("/runs/:run/diff", async (c) => {
     const reader = runs.reader(c.req.param("run"));
-    if (!reader) return notFound(c, "run");
+    if (!reader) return noRun(c, c.req.param("run"));
     const b = c.req.query("b") ?? "";
     const a = c.req.query("a") ?? ((reader.candidate(b)?.parent as string | null) || "");
     const [shaA, shaB] = [reader.commitOf(a), reader.commitOf(b)];
@@ -82,55 +97,31 @@ export function consoleApi(runs: RunRegistry, opts: { pollMs?: number } = {}): H
 
   api.get("/runs/:run/rollouts", (c) => {
     const p = page(c);
-    if (!p) return badPage(c);
+    if ("error" in p) return badRequest(c, p.error);
     const reader = runs.reader(c.req.param("run"));
-    return reader ? c.json(reader.rollouts(p.offset, p.limit)) : notFound(c, "run");
+    return reader ? c.json(reader.rollouts(p.value.offset, p.value.limit)) : noRun(c, c.req.param("run"));
   });
 
   api.get("/runs/:run/rollouts/:rid", (c) => {
-    const rollout = runs.reader(c.req.param("run"))?.rollout(c.req.param("rid"));
-    return rollout ? c.json(rollout) : notFound(c, "rollout");
+    const reader = runs.reader(c.req.param("run"));
+    if (!reader) return noRun(c, c.req.param("run"));
+    const rollout = reader.rollout(c.req.param("rid"));
+    return rollout ? c.json(rollout) : notFound(c, `rollout ${JSON.stringify(c.req.param("rid"))}`);
   });
 
-  api.get("/runs/:run/rollouts/:rid/trajectory", (c) => {
-    const p = page(c, 500, 5000);
-    if (!p) return badPage(c);
-    const trajectory = runs.reader(c.req.param("run"))?.trajectory(c.req.param("rid"), p.offset, p.limit);
-    return trajectory ? c.json(trajectory) : notFound(c, "trajectory");
-  });
-
-  api.get("/runs/:run/rollouts/:rid/program-diff", (c) => {
-    const dir = runs.dir(c.req.param("run"));
-    const [from, to] = [Number(c.req.query("from")), Number(c.req.query("to"))];
-    if (!dir || !Number.isInteger(from) || !Number.isInteger(to) || from < 1 || to < 1) return notFound(c, "programs");
-    const name = (i: number) => `rollouts/${c.req.param("rid")}/programs/${String(i).padStart(4, "0")}.py`;
-    const [pathA, pathB] = [resolveInside(dir, name(from)), resolveInside(dir, name(to))];
-    if (!pathA || !pathB) return notFound(c, "programs");
-    const diff = createTwoFilesPatch(name(from), name(to), readFileSync(pathA, "utf8"), readFileSync(pathB, "utf8"));
-    return c.json({ from, to, diff });
-  });
-
-  api.get("/runs/:run/artifact", (c) => {
-    const dir = runs.dir(c.req.param("run"));
-    const path = dir ? resolveInside(dir, c.req.query("path") ?? "") : null;
-    if (!path) return notFound(c, "artifact");
-    const content = readFileSync(path);
-    if (content.length > MAX_ARTIFACT_BYTES)
-      return c.json({ error: "artifact larger than 2 MiB; open it from the run folder" }, 413);
-    return c.text(content.toString("utf8"));
-  });
+  api.route("/", fileRoutes(runs));
 
   api.get("/compare", (c) => {
     const ids = c.req.queries("run") ?? [];
     if (ids.length < 2) return c.json({ error: "name at least two runs: /api/compare?run=a&run=b" }, 400);
+    if (ids.length > 12) return c.json({ error: "compare at most 12 runs at once" }, 400);
     const entries: { id: string; rounds: unknown[]; direction: string; receipt: unknown; identity: IdentityParts | null }[] = [];
     for (const id of ids) {
       const reader = runs.reader(id);
-      const dir = runs.dir(id);
-      const data = reader?.runPage();
-      if (!reader || !dir || !data) return notFound(c, `run ${JSON.stringify(id)}`);
+      const overview = reader?.overview();
+      if (!reader || !overview) return noRun(c, id);
       const identity = (reader.rollout("r00-seed")?.identity ?? null) as IdentityParts | null;
-      entries.push({ id, rounds: data.rounds, direction: data.direction, receipt: runReceipt(dir), identity });
+      entries.push({ id, rounds: reader.rounds(), direction: overview.direction, receipt: runReceipt(reader.dir), identity });
     }
     const base = entries[0]?.identity;
     const warnings = entries.slice(1).flatMap((e) => {
@@ -142,32 +133,23 @@ export function consoleApi(runs: RunRegistry, opts: { pollMs?: number } = {}): H
     return c.json({ runs: entries, warnings });
   });
 
-  const live = (c: Context, fingerprint: () => string | undefined) =>
-    streamSSE(c, async (stream) => {
-      let last = "";
-      let closed = false;
-      stream.onAbort(() => {
-        closed = true;
-      });
-      while (!closed) {
-        const now = fingerprint();
-        if (now !== undefined && now !== last) {
-          last = now;
-          await stream.writeSSE({ event: "update", data: now });
-        }
-        await stream.sleep(pollMs);
-      }
+  /** A server-sent event stream fed by the shared hub: no timer or query per client. */
+  const stream = (c: Context, subscribe: (send: (fingerprint: string) => void) => () => void) =>
+    streamSSE(c, async (s) => {
+      let unsubscribe = () => {};
+      const closed = new Promise<void>((resolve) => s.onAbort(resolve));
+      unsubscribe = subscribe((fingerprint) => void s.writeSSE({ event: "update", data: fingerprint }).catch(() => {}));
+      await closed;
+      unsubscribe();
     });
 
   api.get("/runs/:run/events", (c) => {
     const id = c.req.param("run");
-    if (!runs.dir(id)) return notFound(c, "run");
-    return live(c, () => runs.reader(id)?.fingerprint());
+    if (!runs.dir(id)) return noRun(c, id);
+    return stream(c, (send) => live.watchRun(id, send));
   });
 
-  api.get("/events", (c) => live(c, () => JSON.stringify(runs.ids().map((id) => [id, runs.reader(id)?.fingerprint()]))));
+  api.get("/events", (c) => stream(c, (send) => live.watchList(send)));
 
   return api;
 }
-
-export const consoleAssetsReady = (distDir: string) => existsSync(join(distDir, "index.html"));

@@ -1,5 +1,6 @@
-import { existsSync, readdirSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join, relative, sep } from "node:path";
+import { isRegularFile } from "./files.ts";
 
 const SKIP = new Set(["node_modules", ".git", "harnesses.git", "rollouts", "candidates", "best", "slurm", "programs"]);
 
@@ -7,7 +8,7 @@ const SKIP = new Set(["node_modules", ".git", "harnesses.git", "rollouts", "cand
 export function findRunDirs(root: string, depth = 3): string[] {
   const found: string[] = [];
   const walk = (dir: string, level: number) => {
-    if (existsSync(join(dir, "hone.db"))) {
+    if (isRegularFile(join(dir, "hone.db"))) {
       found.push(dir);
       return;
     }

@@ -1,10 +1,21 @@
-import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Db, openDb } from "../store/db.ts";
+import { Lineage, type Placed } from "./lineage.ts";
 
-/** One run directory's records, read-only. Every query is a single indexed or aggregate SQL statement. */
+type Row = Record<string, unknown>;
+/** How many results a reader keeps (pages of the round table and the lineage are keyed by their offsets). */
+const MEMO_KEYS = 64;
+const parse = <T>(text: string | null, fallback: T): T => (text ? (JSON.parse(text) as T) : fallback);
+
+/**
+ * One run directory's records, read-only. Lists are paginated; whatever needs every candidate (the curve, parents,
+ * the lineage) comes from one scan kept in a CandidateIndex, rebuilt only when another process has committed to
+ * the database since (SQLite's data_version), so no query runs once per candidate and none needs an index that a
+ * run written by an older hone may lack.
+ */
 export class RunReader {
   private readonly db: Db;
+  private readonly memo = new Map<string, { version: number; value: unknown }>();
 
   constructor(readonly dir: string) {
     this.db = openDb(join(dir, "hone.db"), { readonly: true });
@@ -12,6 +23,26 @@ export class RunReader {
 
   close(): void {
     this.db.close();
+  }
+
+  /** Changes whenever another connection commits to the database. */
+  version(): number {
+    return this.db.pragma("data_version", { simple: true }) as number;
+  }
+
+  /** Drops what was computed (the registry calls it for runs nobody looked at for a while). */
+  forget(): void {
+    this.memo.clear();
+  }
+
+  private cached<T>(key: string, compute: () => T): T {
+    const version = this.version();
+    const hit = this.memo.get(key);
+    if (hit && hit.version === version) return hit.value as T;
+    const value = compute();
+    if (this.memo.size >= MEMO_KEYS) this.memo.clear(); // pages asked for at many offsets: start again
+    this.memo.set(key, { version, value });
+    return value;
   }
 
   private runRow() {
@@ -22,33 +53,36 @@ export class RunReader {
 
   /** What the runs list shows: task, method, models, status, best score, cost, start. */
   overview() {
+    const o = this.cached("overview", () => this.computeOverview());
+    if (!o) return null;
+    // The clock of a run in progress moves without a commit.
+    const end = o.finished_at ? Date.parse(o.finished_at) : Date.now();
+    return { ...o, cost: { ...o.cost, seconds: (end - Date.parse(o.created_at)) / 1000 } };
+  }
+
+  private computeOverview() {
     const run = this.runRow();
     if (!run) return null;
-    const config = JSON.parse(run.config) as Record<string, unknown> & {
-      task?: string;
-      executor?: { model?: string; baseUrl?: string };
-      proposer?: { model?: string; baseUrl?: string };
-      learning?: { mode?: string };
-      rounds?: number;
-      proposalsPerRound?: number;
-      maxMetricCalls?: number;
-    };
-    const summary = run.summary ? (JSON.parse(run.summary) as { best_score?: number; start_score?: number }) : {};
+    const config = parse<
+      Row & {
+        task?: string;
+        executor?: { model?: string };
+        proposer?: { model?: string };
+        learning?: { mode?: string };
+        rounds?: number;
+        proposalsPerRound?: number;
+        maxMetricCalls?: number;
+      }
+    >(run.config, {});
+    const summary = parse<{ best_score?: number; start_score?: number }>(run.summary, {});
     const progress = this.db
       .prepare(
         `SELECT (SELECT MAX(round) FROM rounds WHERE status = 'finished') AS rounds_done,
                 (SELECT MAX(best_score) FROM rounds) AS best_round_score,
                 (SELECT MIN(incumbent_score) FROM rounds WHERE round = 0) AS start_score,
-                (SELECT COUNT(*) FROM rollouts) AS rollouts,
-                (SELECT COALESCE(SUM(seconds), 0) FROM rollouts) AS rollout_seconds`,
+                (SELECT COUNT(*) FROM rollouts) AS rollouts`,
       )
-      .get() as {
-      rounds_done: number | null;
-      best_round_score: number | null;
-      start_score: number | null;
-      rollouts: number;
-      rollout_seconds: number;
-    };
+      .get() as { rounds_done: number | null; best_round_score: number | null; start_score: number | null; rollouts: number };
     const calls = this.db
       .prepare(
         "SELECT COUNT(*) AS calls, COALESCE(SUM(prompt_tokens), 0) AS prompt_tokens, COALESCE(SUM(completion_tokens), 0) AS completion_tokens, COALESCE(SUM(cached), 0) AS cached FROM model_calls",
@@ -57,7 +91,6 @@ export class RunReader {
     const rounds = this.db
       .prepare("SELECT incumbent_score, best_score FROM rounds WHERE status = 'finished' ORDER BY round")
       .all() as { incumbent_score: number | null; best_score: number | null }[];
-    const end = run.finished_at ? Date.parse(run.finished_at) : Date.now();
     return {
       kind: run.kind,
       status: run.status,
@@ -74,47 +107,162 @@ export class RunReader {
       rollouts: progress.rollouts,
       round_scores: rounds.map((r) => [r.incumbent_score, r.best_score]),
       direction: this.direction(),
-      cost: { ...calls, seconds: (end - Date.parse(run.created_at)) / 1000, rollout_seconds: progress.rollout_seconds },
+      cost: { ...calls, seconds: 0 },
       created_at: run.created_at,
       finished_at: run.finished_at,
       config,
     };
   }
 
-  /** The run page: rounds, every candidate with its parent (for the lineage), the direction of the metric. */
-  runPage() {
+  rounds() {
+    return this.cached("rounds", () =>
+      this.db
+        .prepare(
+          "SELECT round, status, incumbent_commit, incumbent_score, best_score, moved, started_at, finished_at FROM rounds ORDER BY round",
+        )
+        .all(),
+    );
+  }
+
+  /** Who descends from whom: two aggregates over the candidates, a row per parent commit (a handful). */
+  lineage(): Lineage {
+    return this.cached("lineage", () => {
+      const holders = this.db
+        .prepare(
+          `SELECT commit_sha, MIN(id) AS id, parent_commit FROM candidates
+           WHERE commit_sha IN (SELECT DISTINCT parent_commit FROM candidates) GROUP BY commit_sha`,
+        )
+        .all() as { commit_sha: string; id: string; parent_commit: string }[];
+      const groups = this.db.prepare("SELECT parent_commit, COUNT(*) AS n FROM candidates GROUP BY parent_commit").all() as {
+        parent_commit: string;
+        n: number;
+      }[];
+      return new Lineage(new Map(holders.map((h) => [h.commit_sha, h])), new Map(groups.map((g) => [g.parent_commit, g.n])));
+    });
+  }
+
+  /**
+   * The score chart's columns, one entry per candidate, as JSON text SQLite builds in one pass (50,000 candidates
+   * never become 50,000 JavaScript objects). `kind`: 1 scored, 2 no score (refused or failed), 0 not drawn.
+   */
+  private curveJson(): { total: number; json: string } {
+    return this.cached("curve", () => {
+      const r = this.db
+        .prepare(
+          `SELECT COUNT(*) AS total, json_group_array(round) AS round, json_group_array(slot) AS slot, json_group_array(score) AS score,
+                  json_group_array(CASE WHEN score IS NOT NULL THEN 1 WHEN status IN ('pending', 'seed') THEN 0 ELSE 2 END) AS kind
+           FROM candidates`,
+        )
+        .get() as { total: number; round: string; slot: string; score: string; kind: string };
+      return { total: r.total, json: `{"round":${r.round},"slot":${r.slot},"score":${r.score},"kind":${r.kind}}` };
+    });
+  }
+
+  /**
+   * The run page as JSON text: the overview, every round, the curve's columns; candidates and the lineage come a
+   * page at a time from their own routes.
+   */
+  runPageJson(id: string): string | null {
     const overview = this.overview();
     if (!overview) return null;
-    const rounds = this.db
-      .prepare(
-        "SELECT round, status, incumbent_commit, incumbent_score, best_score, moved, started_at, finished_at FROM rounds ORDER BY round",
-      )
-      .all();
-    const candidates = this.db
-      .prepare(
-        `SELECT c.id, c.round, c.slot, c.status,
-                CASE WHEN c.status = 'seed' THEN (SELECT MAX(best_score) FROM rollouts r WHERE r.candidate_id = c.id) ELSE c.score END AS score,
-                c.reward, c.advantage, c.changed, c.gate_error, c.repaired,
-                c.commit_sha, p.id AS parent
-         FROM candidates c
-         LEFT JOIN (SELECT commit_sha, MIN(id) AS id FROM candidates WHERE commit_sha IS NOT NULL GROUP BY commit_sha) p
-           ON p.commit_sha = c.parent_commit AND p.id <> c.id
-         ORDER BY c.round, c.slot`,
-      )
-      .all() as (Record<string, unknown> & { changed: string | null })[];
-    return {
-      ...overview,
-      rounds,
-      candidates: candidates.map((c) => ({ ...c, changed: c.changed ? (JSON.parse(c.changed) as string[]) : [] })),
-    };
+    const curve = this.curveJson();
+    const head = JSON.stringify({ id, ...overview, rounds: this.rounds(), candidates_total: curve.total });
+    return `${head.slice(0, -1)},"curve":${curve.json}}`;
+  }
+
+  /** The rows the round table and the lineage show, each with its parent and how many children it has. */
+  private withLineage(rows: (Row & Placed & { status: string; score: number | null; changed: string | null })[]) {
+    const lineage = this.lineage();
+    const seedScores = new Map(rows.filter((r) => r.status === "seed").map((r) => [r.id, this.seedScore(r)]));
+    return rows.map(({ parent_commit: _p, ...r }) => ({
+      ...r,
+      score: seedScores.has(r.id) ? (seedScores.get(r.id) ?? null) : r.score,
+      changed: parse<string[]>(r.changed, []),
+      parent: lineage.parentOf({ ...r, parent_commit: _p }),
+      children: lineage.childCount({ ...r, parent_commit: _p }),
+    }));
+  }
+
+  private hasIndex(name: string): boolean {
+    return this.cached(`index ${name}`, () =>
+      Boolean(this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?").get(name)),
+    );
+  }
+
+  /**
+   * Where a candidate's rollouts are found fast: by the rollouts_candidate index, or, in a run written before it
+   * (rows there are wide: every rollout keeps its best program, so a scan reads the whole table), through the
+   * rounds index. A rollout runs in its candidate's round or later; the hone that wrote such a run recorded a
+   * seed's baseline in the seed's own round.
+   */
+  private rolloutsOf(c: { id: string; round: number; status: string }): { where: string; args: unknown[] } {
+    if (this.hasIndex("rollouts_candidate")) return { where: "candidate_id = ?", args: [c.id] };
+    const round = c.status === "seed" ? "round = ?" : "round >= ?";
+    return { where: `run_id = 'run' AND ${round} AND candidate_id = ?`, args: [c.round, c.id] };
+  }
+
+  /** A seed's score is its baseline rollouts' best. */
+  private seedScore(c: { id: string; round: number; status: string }): number | null {
+    const { where, args } = this.rolloutsOf(c);
+    return (this.db.prepare(`SELECT MAX(best_score) AS s FROM rollouts WHERE ${where}`).get(...args) as { s: number | null }).s;
+  }
+
+  private static readonly COLUMNS =
+    "id, round, slot, status, score, reward, advantage, changed, gate_error, repaired, commit_sha, parent_commit";
+
+  /** The round table's rows: newest round first, a page at a time; `q` keeps ids containing it. */
+  candidates(offset: number, limit: number, q = "") {
+    return this.cached(`candidates ${offset} ${limit} ${q}`, () => this.candidatesPage(offset, limit, q));
+  }
+
+  private candidatesPage(offset: number, limit: number, q: string) {
+    const where = q ? "run_id = 'run' AND instr(id, ?) > 0" : "run_id = 'run'";
+    const args = q ? [q] : [];
+    const total = (this.db.prepare(`SELECT COUNT(*) AS n FROM candidates WHERE ${where}`).get(...args) as { n: number }).n;
+    const rows = this.db
+      .prepare(`SELECT ${RunReader.COLUMNS} FROM candidates WHERE ${where} ORDER BY round DESC, slot, id LIMIT ? OFFSET ?`)
+      .all(...args, limit, offset) as Parameters<RunReader["withLineage"]>[0];
+    return { total, offset, limit, items: this.withLineage(rows) };
+  }
+
+  /**
+   * The lineage a page at a time. `node` null and offset 0: the top of the tree, the first `limit` candidates by
+   * round (a parent is always from an earlier round, so these form a tree; a small run shows whole). `node` null
+   * and offset > 0: more roots. Otherwise one node's children. Each row says how many children it has, so the page
+   * knows what is left to load.
+   */
+  lineagePage(node: string | null, offset: number, limit: number) {
+    return this.cached(`lineage ${JSON.stringify(node)} ${offset} ${limit}`, () => this.lineageSlice(node, offset, limit));
+  }
+
+  private lineageSlice(node: string | null, offset: number, limit: number) {
+    const lineage = this.lineage();
+    const select = (where: string, args: unknown[]) =>
+      this.db
+        .prepare(`SELECT ${RunReader.COLUMNS} FROM candidates WHERE ${where} ORDER BY round, slot, id LIMIT ? OFFSET ?`)
+        .all(...args, limit, offset) as Parameters<RunReader["withLineage"]>[0];
+    const roots = lineage.roots();
+    if (node === null && offset === 0)
+      return { node, total: roots.total, offset, limit, items: this.withLineage(select("run_id = 'run'", [])) };
+    if (node === null) {
+      const args = [JSON.stringify(roots.orphanCommits), JSON.stringify(roots.selfParented)];
+      const rows = select("parent_commit IN (SELECT value FROM json_each(?)) OR id IN (SELECT value FROM json_each(?))", args);
+      return { node, total: roots.total, offset, limit, items: this.withLineage(rows) };
+    }
+    const row = this.db.prepare(`SELECT ${RunReader.COLUMNS} FROM candidates WHERE id = ?`).get(node) as Placed | undefined;
+    if (!row) return null;
+    const commit = lineage.childrenCommit(row);
+    const items = commit ? this.withLineage(select("parent_commit = ? AND id <> ?", [commit, row.id])) : [];
+    return { node, total: lineage.childCount(row), offset, limit, items };
   }
 
   direction(): "maximize" | "minimize" {
     const row = this.db.prepare("SELECT identity FROM rollouts WHERE identity IS NOT NULL LIMIT 1").get() as
       | { identity: string }
       | undefined;
-    const parsed = row ? (JSON.parse(row.identity) as { task?: { direction?: string } }) : {};
-    return parsed.task?.direction === "minimize" ? "minimize" : "maximize";
+    return parse<{ task?: { direction?: string } }>(row?.identity ?? null, {}).task?.direction === "minimize"
+      ? "minimize"
+      : "maximize";
   }
 
   candidate(id: string) {
@@ -123,28 +271,20 @@ export class RunReader {
         `SELECT id, round, slot, status, score, reward, advantage, spec, changed, gate_error, repaired, parent_commit, commit_sha,
                 content_hash FROM candidates WHERE id = ?`,
       )
-      .get(id) as
-      | (Record<string, unknown> & {
-          spec: string | null;
-          changed: string | null;
-          parent_commit: string;
-          commit_sha: string | null;
-        })
-      | undefined;
+      .get(id) as (Row & Placed & { status: string; spec: string | null; changed: string | null }) | undefined;
     if (!row) return null;
-    const parent = this.db
-      .prepare("SELECT MIN(id) AS id FROM candidates WHERE commit_sha = ? AND id <> ?")
-      .get(row.parent_commit, id) as { id: string | null };
     return {
       ...row,
-      parent: parent.id,
-      spec: row.spec ? JSON.parse(row.spec) : null,
-      changed: row.changed ? (JSON.parse(row.changed) as string[]) : [],
+      score: row.status === "seed" ? this.seedScore(row) : row.score,
+      parent: this.lineage().parentOf(row),
+      spec: parse(row.spec, null),
+      changed: parse<string[]>(row.changed, []),
       rollouts: this.db
         .prepare(
-          "SELECT id, kind, status, stop_reason, error, start_score, best_score, improved, evals_used, evals_invalid, seconds FROM rollouts WHERE candidate_id = ? ORDER BY id",
+          `SELECT id, kind, status, stop_reason, error, start_score, best_score, improved, evals_used, evals_invalid, seconds
+           FROM rollouts WHERE ${this.rolloutsOf(row).where} ORDER BY id`,
         )
-        .all(id),
+        .all(...this.rolloutsOf(row).args),
     };
   }
 
@@ -173,38 +313,26 @@ export class RunReader {
                 evals_invalid, prompt_tokens, completion_tokens, model_calls, seconds, identity, identity_digest, finished_at
          FROM rollouts WHERE id = ?`,
       )
-      .get(id) as (Record<string, unknown> & { identity: string | null }) | undefined;
+      .get(id) as (Row & { identity: string | null }) | undefined;
     if (!row) return null;
     const evaluations = this.db
       .prepare("SELECT idx, valid, score, reason, program_sha, seconds FROM evaluations WHERE rollout_id = ? ORDER BY idx")
       .all(id);
-    return { ...row, identity: row.identity ? JSON.parse(row.identity) : null, evaluations };
-  }
-
-  /** The rollout's trajectory events, a page at a time (a long rollout has thousands). */
-  trajectory(id: string, offset: number, limit: number) {
-    const path = join(this.dir, "rollouts", id, "trajectory.jsonl");
-    if (!/^[A-Za-z0-9_-]+$/.test(id) || !existsSync(path)) return null;
-    const lines = readFileSync(path, "utf8").split("\n").filter(Boolean);
-    const events = lines.slice(offset, offset + limit).map((line) => {
-      try {
-        return JSON.parse(line) as Record<string, unknown>;
-      } catch {
-        return { type: "unreadable", raw: line.slice(0, 500) };
-      }
-    });
-    return { total: lines.length, offset, limit, events };
+    return { ...row, identity: parse(row.identity, null), evaluations };
   }
 
   /** A cheap fingerprint of what a live page shows; it changes whenever the run gains records. */
   fingerprint(): string {
-    const row = this.db
-      .prepare(
-        `SELECT (SELECT status FROM runs WHERE id = 'run') AS s, (SELECT COUNT(*) FROM rounds WHERE status = 'finished') AS r,
-                (SELECT COUNT(*) FROM candidates) AS c, (SELECT COUNT(*) FROM candidates WHERE score IS NOT NULL) AS cs,
-                (SELECT COUNT(*) FROM rollouts) AS ro`,
-      )
-      .get() as Record<string, unknown>;
-    return JSON.stringify(row);
+    return this.cached("fingerprint", () =>
+      JSON.stringify(
+        this.db
+          .prepare(
+            `SELECT (SELECT status FROM runs WHERE id = 'run') AS s, (SELECT COUNT(*) FROM rounds WHERE status = 'finished') AS r,
+                    (SELECT COUNT(*) FROM candidates) AS c, (SELECT COUNT(*) FROM candidates WHERE score IS NOT NULL) AS cs,
+                    (SELECT COUNT(*) FROM rollouts) AS ro`,
+          )
+          .get(),
+      ),
+    );
   }
 }

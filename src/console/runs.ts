@@ -1,12 +1,17 @@
-import { statSync } from "node:fs";
 import { join } from "node:path";
+import { dbFilesRegular } from "./files.ts";
 import { findRunDirs, runId } from "./run-index.ts";
 import { RunReader } from "./run-reader.ts";
+
+/** How many runs keep their computed pages (a curve of 50,000 candidates is a few MB of JSON). */
+const KEEP_COMPUTED = 8;
 
 /** The run directories under the console's root, rescanned at most every `rescanMs` so new runs appear live. */
 export class RunRegistry {
   private dirs = new Map<string, string>();
   private readers = new Map<string, { reader: RunReader; ino: number }>();
+  /** Run ids by last use, most recent last: only the few most recent keep what they computed. */
+  private recent: string[] = [];
   private scannedAt = 0;
 
   constructor(
@@ -29,12 +34,10 @@ export class RunRegistry {
   reader(id: string): RunReader | undefined {
     const dir = this.dir(id);
     if (!dir) return undefined;
-    let ino: number;
-    try {
-      ino = statSync(join(dir, "hone.db")).ino;
-    } catch {
-      return undefined; // removed since the last scan
-    }
+    // Never opened unless hone.db and its WAL files are regular files: SQLite would block on a FIFO.
+    const ino = dbFilesRegular(join(dir, "hone.db"));
+    if (ino === null) return undefined;
+    this.used(id);
     const known = this.readers.get(id);
     // A run folder deleted and made again under the same name is a different run: reopen it.
     if (known && known.ino === ino) return known.reader;
@@ -47,6 +50,13 @@ export class RunRegistry {
       this.readers.delete(id);
       return undefined; // a hone.db being created right now
     }
+  }
+
+  private used(id: string): void {
+    this.recent = [...this.recent.filter((x) => x !== id), id];
+    if (this.recent.length <= KEEP_COMPUTED) return;
+    const oldest = this.recent.shift() as string;
+    this.readers.get(oldest)?.reader.forget();
   }
 
   close(): void {

@@ -9,6 +9,7 @@ import { secureHeaders } from "hono/secure-headers";
 import { HoneError } from "../errors.ts";
 import { consoleApi } from "./api.ts";
 import { guard, isLoopback } from "./auth.ts";
+import { LiveHub, type LiveOptions } from "./live.ts";
 import { RunRegistry } from "./runs.ts";
 
 /** Where `npm run build:console` (run by `npm ci` through `prepare`) writes the pages. */
@@ -20,10 +21,11 @@ export interface ConsoleOptions {
   port?: number;
   token?: string;
   distDir?: string;
-  pollMs?: number;
+  /** How live pages follow runs (intervals for tests). */
+  live?: LiveOptions;
 }
 
-export function consoleApp(runs: RunRegistry, opts: ConsoleOptions): Hono {
+export function consoleApp(runs: RunRegistry, opts: ConsoleOptions, live = new LiveHub(runs, opts.live)): Hono {
   const dist = opts.distDir ?? CONSOLE_DIST;
   const app = new Hono();
   app.use("*", guard(opts.token));
@@ -38,7 +40,7 @@ export function consoleApp(runs: RunRegistry, opts: ConsoleOptions): Hono {
       },
     }),
   );
-  app.route("/api", consoleApi(runs, { pollMs: opts.pollMs }));
+  app.route("/api", consoleApi(runs, live));
   app.all("/api/*", (c) => c.json({ error: "no such API route" }, 404));
   app.use("/assets/*", serveStatic({ root: dist }));
   // Every other path is a page of the single-page app.
@@ -53,7 +55,9 @@ export function consoleApp(runs: RunRegistry, opts: ConsoleOptions): Hono {
 }
 
 /** Starts the console; resolves once it listens. Any bind other than loopback needs a token. */
-export async function startConsole(opts: ConsoleOptions): Promise<{ url: string; close: () => Promise<void> }> {
+export async function startConsole(
+  opts: ConsoleOptions,
+): Promise<{ url: string; close: () => Promise<void>; live: Pick<LiveHub, "stats"> }> {
   const host = opts.host ?? "127.0.0.1";
   if (!isLoopback(host) && !opts.token)
     throw new HoneError(
@@ -62,15 +66,18 @@ export async function startConsole(opts: ConsoleOptions): Promise<{ url: string;
     );
   if (opts.token !== undefined && opts.token.length < 16)
     throw new HoneError("usage", "the console token must be at least 16 characters; put a long random secret in the token file");
-  const runs = new RunRegistry(resolve(opts.root));
-  const app = consoleApp(runs, opts);
+  const runs = new RunRegistry(resolve(opts.root), opts.live?.rescanMs);
+  const live = new LiveHub(runs, opts.live);
+  const app = consoleApp(runs, opts, live);
   return await new Promise((resolvePromise, reject) => {
     const server = serve({ fetch: app.fetch, hostname: host, port: opts.port ?? 4460 }, (info: AddressInfo) => {
       const shown = info.family === "IPv6" ? `[${info.address}]` : info.address;
       resolvePromise({
         url: `http://${shown}:${info.port}`,
+        live,
         close: () =>
           new Promise((done) => {
+            live.close();
             runs.close();
             server.close(() => done());
             (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();

@@ -39,6 +39,9 @@ CREATE TABLE IF NOT EXISTS model_calls (
 CREATE INDEX IF NOT EXISTS candidates_round ON candidates (run_id, round);
 CREATE INDEX IF NOT EXISTS rollouts_round ON rollouts (run_id, round);
 CREATE INDEX IF NOT EXISTS model_calls_rollout ON model_calls (rollout_id);
+CREATE INDEX IF NOT EXISTS rollouts_candidate ON rollouts (candidate_id);
+CREATE INDEX IF NOT EXISTS candidates_commit ON candidates (commit_sha);
+CREATE INDEX IF NOT EXISTS candidates_parent ON candidates (parent_commit);
 `;
 
 export const SCHEMA_VERSION = "1";

@@ -1,6 +1,5 @@
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunRegistry } from "../../src/console/runs.ts";
 import { consoleApp, startConsole } from "../../src/console/server.ts";
@@ -56,22 +55,31 @@ describe("console API", () => {
     expect((await get(app, "/api/runs?limit=abc")).status).toBe(400);
   });
 
-  it("gives the run page: rounds, every candidate with its parent, costs", async () => {
+  it("gives the run page: rounds, the curve's columns, costs; candidates a page at a time with their parents", async () => {
     const app = consoleApp(registry, { root });
     const r = await get(app, `/api/runs/${encodeURIComponent("group/beta")}`);
     expect(r.status).toBe(200);
     const data = r.json as {
       rounds: unknown[];
-      candidates: { id: string; parent: string | null }[];
+      candidates_total: number;
+      curve: { round: number[]; slot: number[]; score: (number | null)[]; kind: number[] };
       direction: string;
       rollouts: number;
     };
     expect(data.rounds).toHaveLength(3);
-    expect(data.candidates.map((c) => c.id)).toEqual(["r00-seed", "r01-k0", "r01-k1", "r02-k0", "r02-k1"]);
-    expect(data.candidates.find((c) => c.id === "r00-seed")?.parent).toBeNull();
-    expect(data.candidates.find((c) => c.id === "r02-k1")?.parent).toBe("r00-seed");
+    expect(data.candidates_total).toBe(5);
+    expect(data.curve.round).toHaveLength(5);
+    expect(data.curve.kind.filter((k) => k === 1)).toHaveLength(4);
     expect(data.direction).toBe("maximize");
     expect(data.rollouts).toBe(5);
+    const page = await get(app, `/api/runs/${encodeURIComponent("group/beta")}/candidates?limit=3`);
+    const items = page.json.items as { id: string; parent: string | null; score: number | null }[];
+    expect(page.json.total).toBe(5);
+    expect(items.map((c) => c.id)).toEqual(["r02-k0", "r02-k1", "r01-k0"]);
+    expect(items.find((c) => c.id === "r02-k1")?.parent).toBe("r00-seed");
+    const rest = await get(app, `/api/runs/${encodeURIComponent("group/beta")}/candidates?offset=3&limit=3`);
+    const seed = (rest.json.items as { id: string; parent: string | null; score: number | null }[]).at(-1);
+    expect(seed).toMatchObject({ id: "r00-seed", parent: null, score: 1 });
     const rollouts = await get(app, "/api/runs/alpha/rollouts?offset=2&limit=3");
     expect(rollouts.json.total).toBe(8);
     expect(rollouts.json.items).toHaveLength(3);
@@ -170,33 +178,5 @@ describe("console API", () => {
     await writeSyntheticRun(dir, { rounds: 3, perRound: 1 });
     expect(((await get(app, "/api/runs/again")).json.rounds as unknown[]).length).toBe(4);
     rmSync(dir, { recursive: true, force: true });
-  });
-
-  it("pushes an update over server-sent events when a run gains a round", async () => {
-    const server = await startConsole({ root, port: 0, pollMs: 50 });
-    const controller = new AbortController();
-    try {
-      const response = await fetch(`${server.url}/api/runs/gamma/events`, { signal: controller.signal });
-      expect(response.headers.get("content-type")).toMatch(/text\/event-stream/);
-      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-      const decoder = new TextDecoder();
-      let text = "";
-      const nextUpdate = async () => {
-        const seen = (text.match(/event: update/g) ?? []).length;
-        while ((text.match(/event: update/g) ?? []).length === seen) text += decoder.decode((await reader.read()).value);
-      };
-      await nextUpdate();
-      const db = new Database(join(root, "gamma", "hone.db"));
-      db.prepare(
-        "INSERT INTO rounds (run_id, round, status, incumbent_commit, started_at, finished_at) VALUES ('run', 2, 'finished', 'x', 'now', 'now')",
-      ).run();
-      db.close();
-      await nextUpdate();
-      expect((text.match(/event: update/g) ?? []).length).toBe(2);
-      expect(text).toMatch(/"r":3/);
-    } finally {
-      controller.abort();
-      await server.close();
-    }
   });
 });

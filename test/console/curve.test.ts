@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { bestSoFarByRound, runCurve } from "../../src/console/web/curve.ts";
-import type { CandidateRow, Round } from "../../src/console/web/types.ts";
+import { bestSoFarByRound, carried, curvePoints, runCurve } from "../../src/console/web/curve.ts";
+import type { CurvePoint, Round } from "../../src/console/web/types.ts";
 
 const round = (n: number, incumbent: number | null, best: number | null, status = "finished"): Round => ({
   round: n,
@@ -12,25 +12,18 @@ const round = (n: number, incumbent: number | null, best: number | null, status 
   started_at: "",
   finished_at: null,
 });
+/** A candidate's point as the server classifies it: scored, refused or failed (no score), or not drawn. */
 const cand = (
-  id: string,
+  _id: string,
   r: number,
   slot: number,
   score: number | null,
   status = score === null ? "invalid" : "valid",
-): CandidateRow => ({
-  id,
+): CurvePoint => ({
   round: r,
   slot,
-  status,
   score,
-  reward: null,
-  advantage: null,
-  changed: [],
-  gate_error: null,
-  repaired: 0,
-  commit_sha: null,
-  parent: null,
+  kind: score !== null ? 1 : status === "pending" || status === "seed" ? 0 : 2,
 });
 
 describe("run curve", () => {
@@ -61,5 +54,19 @@ describe("run curve", () => {
     expect([...bestSoFarByRound(rounds, "minimize").values()]).toEqual([0.38, 0.38, 0.36]);
     const c = runCurve(rounds, [cand("r01-k0", 1, 0, 0.39), cand("r01-k1", 1, 1, null)], "minimize");
     expect(c.invalid.find((v) => v !== null)).toBe(0.4);
+  });
+
+  it("reads the server's columns as points and carries the best so far between rounds for the legend", () => {
+    const points = curvePoints({ round: [0, 1, 1], slot: [0, 0, 1], score: [null, 2.5, null], kind: [0, 1, 2] });
+    expect(points).toEqual([
+      { round: 0, slot: 0, score: null, kind: 0 },
+      { round: 1, slot: 0, score: 2.5, kind: 1 },
+      { round: 1, slot: 1, score: null, kind: 2 },
+    ]);
+    const c = runCurve([round(0, 1, 1), round(1, 1, 2.5)], points, "maximize");
+    expect(c.round).toEqual([0, 1, 1, 1]);
+    expect(c.slot).toEqual([null, 0, null, 1]);
+    expect(c.x.map((_, i) => carried(c.bestSoFar, i))).toEqual([1, 1, 2.5, 2.5]);
+    expect(carried([null, null], 1)).toBeNull();
   });
 });

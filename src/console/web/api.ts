@@ -13,7 +13,11 @@ export const runPath = (id: string) => `/api/runs/${encodeURIComponent(id)}`;
  * Loads `url` and reloads it whenever the server-sent events at `eventsUrl` say the records changed. Data is
  * replaced in place (no loading state after the first load), so live pages do not jump.
  */
-export function useLiveJson<T>(url: string | null, eventsUrl: string | null): { data: T | null; error: string | null } {
+export function useLiveJson<T>(
+  url: string | null,
+  eventsUrl: string | null,
+  reloadKey?: unknown,
+): { data: T | null; error: string | null } {
   const [data, setData] = useState<T | null>(null);
   const [error, setError] = useState<string | null>(null);
   const seq = useRef(0);
@@ -29,16 +33,18 @@ export function useLiveJson<T>(url: string | null, eventsUrl: string | null): { 
       })
       .catch((e: Error) => mine === seq.current && setError(e.message));
   }, [url]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new reloadKey (a parent's fresh data) loads again
   useEffect(() => {
     load();
     if (!eventsUrl) return;
     const source = new EventSource(eventsUrl);
     source.addEventListener("update", load);
     return () => source.close();
-  }, [load, eventsUrl]);
+  }, [load, eventsUrl, reloadKey]);
   return { data, error };
 }
 
-export function useJson<T>(url: string | null) {
-  return useLiveJson<T>(url, null);
+/** Loads `url`, and again whenever `reloadKey` changes (a live parent page passes its own data). */
+export function useJson<T>(url: string | null, reloadKey?: unknown) {
+  return useLiveJson<T>(url, null, reloadKey);
 }

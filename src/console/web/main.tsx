@@ -1,5 +1,6 @@
 import { type ReactElement, StrictMode } from "react";
 import { createRoot } from "react-dom/client";
+import { ErrorPage } from "./components/ErrorPage.tsx";
 import { CandidatePage } from "./pages/Candidate.tsx";
 import { ComparePage } from "./pages/Compare.tsx";
 import { RolloutPage } from "./pages/Rollout.tsx";
@@ -16,9 +17,10 @@ function App() {
     page = <CandidatePage run={parts[1]} id={parts[3]} />;
   else if (parts[0] === "run" && parts[1] && parts[2] === "rollout" && parts[3])
     page = <RolloutPage run={parts[1]} id={parts[3]} />;
-  else if (parts[0] === "run" && parts[1]) page = <RunPage id={parts[1]} />;
-  else if (parts[0] === "compare") page = <ComparePage ids={search.getAll("run")} />;
-  else page = <RunsPage />;
+  else if (parts[0] === "run" && parts[1] && parts.length === 2) page = <RunPage id={parts[1]} />;
+  else if (parts[0] === "compare" && parts.length === 1) page = <ComparePage ids={search.getAll("run")} />;
+  else if (parts.length === 0) page = <RunsPage />;
+  else page = <ErrorPage message={`There is no page at ${path}.`} run={parts[0] === "run" && parts[1] ? parts[1] : undefined} />;
   return (
     <>
       <header>

@@ -6,7 +6,6 @@ export interface Cost {
   completion_tokens: number;
   cached: number;
   seconds: number;
-  rollout_seconds: number;
 }
 
 export interface RunSummary {
@@ -41,6 +40,22 @@ export interface Round {
   finished_at: string | null;
 }
 
+/** A candidate's point on the score chart. kind: 1 scored, 2 no score (refused or failed), 0 not drawn. */
+export interface CurvePoint {
+  round: number;
+  slot: number;
+  score: number | null;
+  kind: number;
+}
+
+/** The run page's chart columns, one entry per candidate (the server sends columns, not objects). */
+export interface CurveColumns {
+  round: number[];
+  slot: number[];
+  score: (number | null)[];
+  kind: number[];
+}
+
 export interface CandidateRow {
   id: string;
   round: number;
@@ -54,11 +69,22 @@ export interface CandidateRow {
   repaired: number;
   commit_sha: string | null;
   parent: string | null;
+  /** How many candidates were proposed from this one's harness. */
+  children: number;
 }
 
 export interface RunPage extends RunSummary {
   rounds: Round[];
-  candidates: CandidateRow[];
+  candidates_total: number;
+  curve: CurveColumns;
+}
+
+/** One page of a paginated list. */
+export interface Page<T> {
+  total: number;
+  offset: number;
+  limit: number;
+  items: T[];
 }
 
 export interface RolloutRow {
@@ -75,7 +101,7 @@ export interface RolloutRow {
   seconds: number;
 }
 
-export interface CandidateDetail extends Omit<CandidateRow, "changed"> {
+export interface CandidateDetail extends Omit<CandidateRow, "changed" | "children"> {
   changed: string[];
   spec: unknown;
   content_hash: string | null;

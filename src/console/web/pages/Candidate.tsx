@@ -1,14 +1,14 @@
 import { useEffect, useState } from "react";
 import { getJson, runPath, useJson } from "../api.ts";
 import { Diff } from "../components/Diff.tsx";
+import { ErrorPage } from "../components/ErrorPage.tsx";
 import { Status } from "../components/Status.tsx";
 import { duration, score, signed } from "../format.ts";
 import { candidateUrl, Link, rolloutUrl, runUrl } from "../router.tsx";
-import type { CandidateDetail, RunPage } from "../types.ts";
+import type { CandidateDetail, CandidateRow, Page } from "../types.ts";
 
 export function CandidatePage({ run, id }: { run: string; id: string }) {
   const { data, error } = useJson<CandidateDetail>(`${runPath(run)}/candidates/${encodeURIComponent(id)}`);
-  const { data: runData } = useJson<RunPage>(runPath(run));
   const [file, setFile] = useState<string | null>(null);
   const [content, setContent] = useState<string>("");
   const [against, setAgainst] = useState<string>("");
@@ -34,9 +34,8 @@ export function CandidatePage({ run, id }: { run: string; id: string }) {
       .catch((e: Error) => setDiff({ text: "", error: e.message }));
   }, [run, id, data, against]);
 
-  if (error) return <p className="error">{error}</p>;
+  if (error) return <ErrorPage message={error} run={error.startsWith("no run named") ? undefined : run} />;
   if (!data) return <p className="muted">Loading candidate…</p>;
-  const others = (runData?.candidates ?? []).filter((c) => c.id !== id && c.commit_sha);
   return (
     <>
       <div className="titlebar">
@@ -108,15 +107,7 @@ export function CandidatePage({ run, id }: { run: string; id: string }) {
       {data.commit_sha && (
         <section>
           <h2>
-            Diff against{" "}
-            <select value={against} onChange={(e) => setAgainst(e.target.value)} data-testid="diff-against">
-              <option value="">its parent{data.parent ? ` (${data.parent})` : ""}</option>
-              {others.map((c) => (
-                <option key={c.id} value={c.id}>
-                  {c.id} ({c.status}, {score(c.score)})
-                </option>
-              ))}
-            </select>
+            Diff against <Against run={run} id={id} parent={data.parent} onPick={setAgainst} />
           </h2>
           {diff?.error ? (
             <p className="muted">{diff.error}</p>
@@ -129,41 +120,76 @@ export function CandidatePage({ run, id }: { run: string; id: string }) {
       )}
       <section>
         <h2>Rollouts</h2>
-        <table className="grid" data-testid="candidate-rollouts">
-          <thead>
-            <tr>
-              <th>rollout</th>
-              <th>kind</th>
-              <th>status</th>
-              <th>stop</th>
-              <th className="r">start</th>
-              <th className="r">best</th>
-              <th className="r">evaluations</th>
-              <th className="r">time</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.rollouts.map((r) => (
-              <tr key={r.id}>
-                <td>
-                  <Link to={rolloutUrl(run, r.id)}>{r.id}</Link>
-                </td>
-                <td>{r.kind}</td>
-                <td>
-                  <Status value={r.status} />
-                </td>
-                <td>{r.error ?? r.stop_reason ?? "–"}</td>
-                <td className="r mono">{score(r.start_score)}</td>
-                <td className="r mono">{score(r.best_score)}</td>
-                <td className="r">
-                  {r.evals_used} ({r.evals_invalid} invalid)
-                </td>
-                <td className="r">{duration(r.seconds ?? 0)}</td>
+        <div className="table-wrap">
+          <table className="grid" data-testid="candidate-rollouts">
+            <thead>
+              <tr>
+                <th>rollout</th>
+                <th>kind</th>
+                <th>status</th>
+                <th>stop</th>
+                <th className="r">start</th>
+                <th className="r">best</th>
+                <th className="r">evaluations</th>
+                <th className="r">time</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {data.rollouts.map((r) => (
+                <tr key={r.id}>
+                  <td className="nowrap">
+                    <Link to={rolloutUrl(run, r.id)}>{r.id}</Link>
+                  </td>
+                  <td>{r.kind}</td>
+                  <td>
+                    <Status value={r.status} />
+                  </td>
+                  <td>{r.error ?? r.stop_reason ?? "–"}</td>
+                  <td className="r mono">{score(r.start_score)}</td>
+                  <td className="r mono">{score(r.best_score)}</td>
+                  <td className="r">
+                    {r.evals_used} ({r.evals_invalid} invalid)
+                  </td>
+                  <td className="r">{duration(r.seconds ?? 0)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       </section>
+    </>
+  );
+}
+
+/**
+ * Which candidate to diff against: its parent unless a candidate id is typed; the suggestions come from the
+ * server a few at a time (a run can have 50,000 candidates).
+ */
+function Against({ run, id, parent, onPick }: { run: string; id: string; parent: string | null; onPick: (id: string) => void }) {
+  const [q, setQ] = useState("");
+  const { data } = useJson<Page<CandidateRow>>(`${runPath(run)}/candidates?limit=50&q=${encodeURIComponent(q)}`);
+  const options = (data?.items ?? []).filter((c) => c.id !== id && c.commit_sha);
+  useEffect(() => {
+    if (q === "") onPick("");
+    else if (data?.items.some((c) => c.id === q && c.commit_sha)) onPick(q);
+  }, [q, data, onPick]);
+  return (
+    <>
+      <input
+        list="against-options"
+        value={q}
+        onChange={(e) => setQ(e.target.value.trim())}
+        placeholder={parent ? `its parent (${parent}); or type a candidate id` : "type a candidate id"}
+        data-testid="diff-against"
+        aria-label="candidate to diff against"
+      />
+      <datalist id="against-options">
+        {options.map((c) => (
+          <option key={c.id} value={c.id}>
+            {c.status}, {score(c.score)}
+          </option>
+        ))}
+      </datalist>
     </>
   );
 }

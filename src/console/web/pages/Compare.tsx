@@ -2,7 +2,9 @@ import { useMemo } from "react";
 import type uPlot from "uplot";
 import { useJson } from "../api.ts";
 import { Chart } from "../components/Chart.tsx";
-import { bestSoFarByRound } from "../curve.ts";
+import { ErrorPage } from "../components/ErrorPage.tsx";
+import { bestSoFarByRound, carried } from "../curve.ts";
+import { score } from "../format.ts";
 import { Link, runUrl } from "../router.tsx";
 import type { Round } from "../types.ts";
 
@@ -48,8 +50,9 @@ export function ComparePage({ ids }: { ids: string[] }) {
     const aligned: uPlot.AlignedData = [xs, ...curves.map((c) => xs.map((x) => c.get(x) ?? null))];
     return { aligned, points: curves.reduce((a, c) => a + c.size, 0) };
   }, [data]);
-  if (ids.length < 2) return <p className="error">Pick at least two runs on the runs page to compare them.</p>;
-  if (error) return <p className="error">{error}</p>;
+  if (ids.length < 2)
+    return <ErrorPage title="Nothing to compare" message="Pick at least two runs on the runs page to compare them." />;
+  if (error) return <ErrorPage title="These runs cannot be compared" message={error} />;
   if (!data || !chart) return <p className="muted">Loading…</p>;
   const rows: [string, (r: Receipt) => string][] = [
     ["status", (r) => `${r.run.status} (${r.run.kind})`],
@@ -109,6 +112,18 @@ export function ComparePage({ ids }: { ids: string[] }) {
           yLabel="best so far"
           data={chart.aligned}
           pointCount={chart.points}
+          legend={(idx) => {
+            const xs = chart.aligned[0] as number[];
+            const i = idx ?? xs.length - 1;
+            return [
+              { label: idx === null ? "latest round" : "round", value: String(xs[i] ?? "–") },
+              ...data.runs.map((r, k) => ({
+                label: r.id,
+                value: score(carried(chart.aligned[k + 1] as (number | null)[], i)),
+                color: COLOURS[k % COLOURS.length],
+              })),
+            ];
+          }}
           series={data.runs.map((r, i) => ({
             label: r.id,
             stroke: COLOURS[i % COLOURS.length],

@@ -1,35 +1,45 @@
 import { useMemo, useState } from "react";
 import type uPlot from "uplot";
-import { runPath, useLiveJson } from "../api.ts";
-import { Chart } from "../components/Chart.tsx";
+import { runPath, useJson, useLiveJson } from "../api.ts";
+import { Chart, type LegendItem } from "../components/Chart.tsx";
+import { ErrorPage } from "../components/ErrorPage.tsx";
 import { Lineage } from "../components/Lineage.tsx";
 import { Status } from "../components/Status.tsx";
-import { runCurve } from "../curve.ts";
+import { type Curve, carried, curvePoints, runCurve } from "../curve.ts";
 import { duration, num, score, signed, when } from "../format.ts";
 import { candidateUrl, Link } from "../router.tsx";
-import type { RunPage as RunData } from "../types.ts";
+import type { CandidateRow, Page, Round, RunPage as RunData } from "../types.ts";
 
-const ROUNDS_PER_PAGE = 20;
+const ROWS_PER_PAGE = 100;
+const COLOURS = { best: "#1f5fbf", candidate: "#2a9d5b", invalid: "#c0392b" };
+
+/** The legend under the cursor: the round, its best so far, and the candidate there if there is one. */
+function curveLegend(curve: Curve, idx: number | null): LegendItem[] {
+  const i = idx ?? curve.x.length - 1;
+  if (i < 0) return [{ label: "no rounds finished yet", value: "" }];
+  const items: LegendItem[] = [
+    { label: idx === null ? "latest round" : "round", value: String(curve.round[i]) },
+    { label: "best so far", value: score(carried(curve.bestSoFar, i)), color: COLOURS.best },
+  ];
+  if (idx === null) {
+    items.push({ label: "candidates scored", value: num(curve.counts.scored), color: COLOURS.candidate });
+    items.push({ label: "without a score", value: num(curve.counts.invalid), color: COLOURS.invalid });
+  } else if (curve.candidates[i] !== null)
+    items.push({ label: `candidate in slot ${curve.slot[i]}`, value: score(curve.candidates[i]), color: COLOURS.candidate });
+  else if (curve.invalid[i] !== null)
+    items.push({ label: `candidate in slot ${curve.slot[i]}`, value: "no score (refused or failed)", color: COLOURS.invalid });
+  return items;
+}
 
 export function RunPage({ id }: { id: string }) {
   const { data, error } = useLiveJson<RunData & { config: { task?: string } }>(runPath(id), `${runPath(id)}/events`);
-  const [roundPage, setRoundPage] = useState(0);
-  const curve = useMemo(() => (data ? runCurve(data.rounds, data.candidates, data.direction) : null), [data]);
+  const curve = useMemo(() => (data ? runCurve(data.rounds, curvePoints(data.curve), data.direction) : null), [data]);
   const chartData = useMemo<uPlot.AlignedData>(
     () => (curve ? [curve.x, curve.bestSoFar, curve.candidates, curve.invalid] : [[], [], [], []]),
     [curve],
   );
-  if (error) return <p className="error">{error}</p>;
+  if (error) return <ErrorPage message={error} />;
   if (!data || !curve) return <p className="muted">Loading run…</p>;
-  const bestCandidate =
-    [...data.candidates]
-      .filter((c) => c.score !== null)
-      .sort((a, b) => (data.direction === "maximize" ? (b.score ?? 0) - (a.score ?? 0) : (a.score ?? 0) - (b.score ?? 0)))[0]
-      ?.id ?? null;
-  const byRound = new Map<number, typeof data.candidates>();
-  for (const c of data.candidates) byRound.set(c.round, [...(byRound.get(c.round) ?? []), c]);
-  const roundsShown = [...data.rounds].reverse().slice(roundPage * ROUNDS_PER_PAGE, (roundPage + 1) * ROUNDS_PER_PAGE);
-  const pages = Math.ceil(data.rounds.length / ROUNDS_PER_PAGE);
   return (
     <>
       <div className="titlebar">
@@ -52,7 +62,7 @@ export function RunPage({ id }: { id: string }) {
           value={`${data.rounds_done}${data.rounds_planned ? ` / ${data.rounds_planned}` : ""}`}
           testId="rounds-done"
         />
-        <Card label="candidates" value={num(data.candidates.length)} />
+        <Card label="candidates" value={num(data.candidates_total)} />
         <Card label="rollouts" value={num(data.rollouts)} />
         <Card label="tokens" value={num(data.cost.prompt_tokens + data.cost.completion_tokens)} />
         <Card label="model calls" value={`${num(data.cost.calls)} (${num(data.cost.cached)} cached)`} />
@@ -72,21 +82,22 @@ export function RunPage({ id }: { id: string }) {
             yLabel="score"
             data={chartData}
             pointCount={curve.counts.rounds + curve.counts.scored + curve.counts.invalid}
+            legend={(idx) => curveLegend(curve, idx)}
             series={[
-              { label: "best so far", stroke: "#1f5fbf", width: 2.5, spanGaps: true, points: { show: true, size: 7 } },
+              { label: "best so far", stroke: COLOURS.best, width: 2.5, spanGaps: true, points: { show: true, size: 7 } },
               {
                 label: "candidate",
-                stroke: "#2a9d5b",
+                stroke: COLOURS.candidate,
                 width: 0,
                 paths: () => null,
-                points: { show: true, size: 7, fill: "#2a9d5b" },
+                points: { show: true, size: 7, fill: COLOURS.candidate },
               },
               {
                 label: "no score (refused or failed)",
-                stroke: "#c0392b",
+                stroke: COLOURS.invalid,
                 width: 0,
                 paths: () => null,
-                points: { show: true, size: 8, fill: "#fff", stroke: "#c0392b", width: 2 },
+                points: { show: true, size: 8, fill: "#fff", stroke: COLOURS.invalid, width: 2 },
               },
             ]}
           />
@@ -95,51 +106,80 @@ export function RunPage({ id }: { id: string }) {
       <div className="two">
         <section>
           <h2>Lineage</h2>
-          <Lineage run={id} candidates={data.candidates} best={bestCandidate} />
+          <Lineage run={id} best={data.best_score} version={data} />
         </section>
         <section>
           <h2>Rounds</h2>
-          {pages > 1 && (
-            <div className="pager">
-              <button type="button" disabled={roundPage === 0} onClick={() => setRoundPage(roundPage - 1)}>
-                newer
-              </button>
-              <span className="muted">
-                page {roundPage + 1} of {pages}
-              </span>
-              <button type="button" disabled={roundPage >= pages - 1} onClick={() => setRoundPage(roundPage + 1)}>
-                older
-              </button>
-            </div>
-          )}
-          <table className="grid" data-testid="rounds-table">
-            <thead>
-              <tr>
-                <th>round</th>
-                <th>candidate</th>
-                <th>status</th>
-                <th className="r">score</th>
-                <th className="r">reward</th>
-                <th className="r">advantage</th>
-                <th>change</th>
-              </tr>
-            </thead>
-            {roundsShown.map((r) => (
-              <tbody key={r.round} className="round">
+          <RoundTable run={id} rounds={data.rounds} total={data.candidates_total} version={data} />
+        </section>
+      </div>
+    </>
+  );
+}
+
+/** The round table, newest round first, a page of candidates at a time; each round's header before its rows. */
+function RoundTable({ run, rounds, total, version }: { run: string; rounds: Round[]; total: number; version: unknown }) {
+  const [offset, setOffset] = useState(0);
+  const { data, error } = useJson<Page<CandidateRow>>(
+    `${runPath(run)}/candidates?offset=${offset}&limit=${ROWS_PER_PAGE}`,
+    version,
+  );
+  const pages = Math.max(1, Math.ceil(total / ROWS_PER_PAGE));
+  const byRound = new Map(rounds.map((r) => [r.round, r]));
+  const groups: { round: number; rows: CandidateRow[] }[] = [];
+  for (const c of data?.items ?? []) {
+    const last = groups.at(-1);
+    if (last && last.round === c.round) last.rows.push(c);
+    else groups.push({ round: c.round, rows: [c] });
+  }
+  return (
+    <>
+      {pages > 1 && (
+        <div className="pager" data-testid="rounds-pager">
+          <button type="button" disabled={offset === 0} onClick={() => setOffset(offset - ROWS_PER_PAGE)}>
+            newer
+          </button>
+          <span className="muted">
+            page {offset / ROWS_PER_PAGE + 1} of {num(pages)} · {num(total)} candidates
+          </span>
+          <button type="button" disabled={offset + ROWS_PER_PAGE >= total} onClick={() => setOffset(offset + ROWS_PER_PAGE)}>
+            older
+          </button>
+        </div>
+      )}
+      {error && <p className="error">{error}</p>}
+      <div className="table-wrap">
+        <table className="grid" data-testid="rounds-table">
+          <thead>
+            <tr>
+              <th>round</th>
+              <th>candidate</th>
+              <th>status</th>
+              <th className="r">score</th>
+              <th className="r">reward</th>
+              <th className="r">advantage</th>
+              <th>change</th>
+            </tr>
+          </thead>
+          {groups.map(({ round, rows }) => {
+            const r = byRound.get(round);
+            return (
+              <tbody key={round} className="round">
                 <tr className="round-head">
-                  <td>{r.round}</td>
+                  <td className="r">{round}</td>
                   <td colSpan={2}>
-                    incumbent {score(r.incumbent_score)} → best {score(r.best_score)} {r.moved ? "· moved" : ""}
+                    incumbent <span className="mono">{score(r?.incumbent_score)}</span> → best{" "}
+                    <span className="mono">{score(r?.best_score)}</span> {r?.moved ? "· moved" : ""}
                   </td>
                   <td colSpan={4} className="muted small">
-                    <Status value={r.status} /> {when(r.started_at)}
+                    {r && <Status value={r.status} />} <span className="nowrap">{when(r?.started_at ?? null)}</span>
                   </td>
                 </tr>
-                {(byRound.get(r.round) ?? []).map((c) => (
+                {rows.map((c) => (
                   <tr key={c.id} data-testid="candidate-row">
                     <td />
-                    <td>
-                      <Link to={candidateUrl(id, c.id)}>{c.id}</Link>
+                    <td className="nowrap">
+                      <Link to={candidateUrl(run, c.id)}>{c.id}</Link>
                     </td>
                     <td>
                       <Status value={c.status} />
@@ -154,9 +194,9 @@ export function RunPage({ id }: { id: string }) {
                   </tr>
                 ))}
               </tbody>
-            ))}
-          </table>
-        </section>
+            );
+          })}
+        </table>
       </div>
     </>
   );

@@ -1,5 +1,6 @@
 import { useState } from "react";
 import { useLiveJson } from "../api.ts";
+import { ErrorPage } from "../components/ErrorPage.tsx";
 import { Sparkline } from "../components/Sparkline.tsx";
 import { Status } from "../components/Status.tsx";
 import { duration, num, score, when } from "../format.ts";
@@ -9,7 +10,7 @@ import type { RunSummary } from "../types.ts";
 export function RunsPage() {
   const { data, error } = useLiveJson<{ total: number; items: RunSummary[] }>("/api/runs?limit=1000", "/api/events");
   const [picked, setPicked] = useState<string[]>([]);
-  if (error) return <p className="error">{error}</p>;
+  if (error) return <ErrorPage title="The runs could not be listed" message={error} />;
   if (!data) return <p className="muted">Loading runs…</p>;
   const toggle = (id: string) => setPicked((p) => (p.includes(id) ? p.filter((x) => x !== id) : [...p, id]));
   const compare = () => navigate(`/compare?${picked.map((id) => `run=${encodeURIComponent(id)}`).join("&")}`);
@@ -27,62 +28,64 @@ export function RunsPage() {
           No run directories here yet. Start one with <code>npx hone optimize --task circle-packing --out runs/cp26</code>.
         </p>
       )}
-      <table className="grid" data-testid="runs-table">
-        <thead>
-          <tr>
-            <th />
-            <th>run</th>
-            <th>task</th>
-            <th>method</th>
-            <th>executor / proposer</th>
-            <th>status</th>
-            <th>rounds</th>
-            <th>progress</th>
-            <th className="r">best</th>
-            <th className="r">start</th>
-            <th className="r">tokens</th>
-            <th className="r">calls</th>
-            <th className="r">time</th>
-            <th>started</th>
-          </tr>
-        </thead>
-        <tbody>
-          {data.items.map((r) => (
-            <tr key={r.id} data-testid="run-row">
-              <td>
-                <input
-                  type="checkbox"
-                  aria-label={`pick ${r.id}`}
-                  checked={picked.includes(r.id)}
-                  onChange={() => toggle(r.id)}
-                />
-              </td>
-              <td>
-                <Link to={runUrl(r.id)}>{r.id}</Link>
-              </td>
-              <td>{r.task ?? "–"}</td>
-              <td>{r.method}</td>
-              <td>
-                {r.executor ?? "–"} / {r.proposer ?? "–"}
-              </td>
-              <td>
-                <Status value={r.status} />
-              </td>
-              <td>
-                {r.rounds_done}
-                {r.rounds_planned ? ` / ${r.rounds_planned}` : ""}
-              </td>
-              <td>{r.round_scores && <Sparkline scores={r.round_scores} direction={r.direction} />}</td>
-              <td className="r mono">{score(r.best_score)}</td>
-              <td className="r mono">{score(r.start_score)}</td>
-              <td className="r">{r.cost ? num(r.cost.prompt_tokens + r.cost.completion_tokens) : "–"}</td>
-              <td className="r">{r.cost ? num(r.cost.calls) : "–"}</td>
-              <td className="r">{r.cost ? duration(r.cost.seconds) : "–"}</td>
-              <td>{when(r.created_at)}</td>
+      <div className="table-wrap">
+        <table className="grid" data-testid="runs-table">
+          <thead>
+            <tr>
+              <th />
+              <th>run</th>
+              <th>task</th>
+              <th>method</th>
+              <th>executor / proposer</th>
+              <th>status</th>
+              <th>rounds</th>
+              <th>progress</th>
+              <th className="r">best</th>
+              <th className="r">start</th>
+              <th className="r">tokens</th>
+              <th className="r">calls</th>
+              <th className="r">time</th>
+              <th>started</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {data.items.map((r) => (
+              <tr key={r.id} data-testid="run-row">
+                <td>
+                  <input
+                    type="checkbox"
+                    aria-label={`pick ${r.id}`}
+                    checked={picked.includes(r.id)}
+                    onChange={() => toggle(r.id)}
+                  />
+                </td>
+                <td className="nowrap">
+                  <Link to={runUrl(r.id)}>{r.id}</Link>
+                </td>
+                <td>{r.task ?? "–"}</td>
+                <td>{r.method}</td>
+                <td>
+                  {r.executor ?? "–"} / {r.proposer ?? "–"}
+                </td>
+                <td>
+                  <Status value={r.status} />
+                </td>
+                <td className="nowrap">
+                  {r.rounds_done}
+                  {r.rounds_planned ? ` / ${r.rounds_planned}` : ""}
+                </td>
+                <td>{r.round_scores && <Sparkline scores={r.round_scores} direction={r.direction} />}</td>
+                <td className="r mono">{score(r.best_score)}</td>
+                <td className="r mono">{score(r.start_score)}</td>
+                <td className="r">{r.cost ? num(r.cost.prompt_tokens + r.cost.completion_tokens) : "–"}</td>
+                <td className="r">{r.cost ? num(r.cost.calls) : "–"}</td>
+                <td className="r">{r.cost ? duration(r.cost.seconds) : "–"}</td>
+                <td className="nowrap">{when(r.created_at)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </>
   );
 }
