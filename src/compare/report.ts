@@ -1,6 +1,6 @@
 import type { Direction } from "../measure/compare.ts";
 import { mean } from "../measure/stats.ts";
-import { type CellCost, type CellRecord, COST_FIELDS, type TaskResult } from "./cell.ts";
+import { type CellCost, type CellRecord, COST_FIELDS, type MethodClaim, type TaskResult } from "./cell.ts";
 import { identityConflicts } from "./comparable.ts";
 import { type BandPoint, curveBand } from "./curve.ts";
 import { type Estimate, type Interval, type IntervalKind, signOf, tInterval } from "./intervals.ts";
@@ -32,8 +32,8 @@ export interface CellSummary {
   curve: BandPoint[];
   curve_split: string;
   test_seen_by_method: boolean;
-  /** How many claims the method made of its own (kept in the records, never used here). */
-  method_reported: number;
+  /** The method's own claims, per seed: kept apart, never drawn as hone's or used in a statistic. */
+  method_reported: (MethodClaim & { seed: number })[];
   /** Where the seeds' identities differ: such a cell has no mean and is compared with nothing. */
   identity_conflicts: string[];
 }
@@ -109,7 +109,7 @@ export function summarizeCell(records: readonly CellRecord[]): CellSummary {
       : [],
     curve_split: first.curve.split,
     test_seen_by_method: recs.some((r) => r.test_seen_by_method),
-    method_reported: recs.reduce((n, r) => n + r.method_reported.length, 0),
+    method_reported: recs.flatMap((r) => r.method_reported.map((c) => ({ seed: r.seed, ...c }))),
     identity_conflicts: conflicts,
   };
 }
