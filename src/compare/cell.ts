@@ -102,6 +102,8 @@ const text = z.string().min(1).max(1000);
 const count = z.number().int().min(0);
 const finite = z.number(); // zod 4 refuses Infinity and NaN (JSON has neither)
 const amount = z.number().min(0);
+// Sampling fields are scalars, or one level of them (vLLM's chat_template_kwargs): no deep nesting to walk.
+const scalar = z.union([z.string().max(10_000), z.number(), z.boolean(), z.null()]);
 
 const taskResultSchema = z
   .object({ task: text, score: finite.nullable(), valid: z.boolean(), reason: z.string().max(4000).optional() })
@@ -118,7 +120,7 @@ const identitySchema = z
       .object({
         task: z.object({ id: text, content: text, metric: text, direction: z.enum(["maximize", "minimize"]) }).strict(),
         executor: z.object({ endpoint: text, model: text, dialect: text }).strict(),
-        sampling: z.record(z.string(), z.unknown()),
+        sampling: z.record(z.string().max(200), z.union([scalar, z.record(z.string().max(200), scalar)])),
         budget: z.object({ maxEvals: count, timeoutSec: z.number().min(0) }).strict(),
         harness: text,
         hone: text,
@@ -178,4 +180,10 @@ export const cellRecordSchema: z.ZodType<CellRecord> = z
     const a = [...new Set(ids(r.final))].sort().join("\n");
     const b = [...new Set(ids(r.seed_harness))].sort().join("\n");
     if (a !== b) ctx.addIssue({ code: "custom", message: "must hold the same tasks as final", path: ["seed_harness", "tasks"] });
+    if (r.seed_harness.harness !== r.identity.measurement.harness)
+      ctx.addIssue({
+        code: "custom",
+        message: "must be the seed harness of identity.measurement.harness",
+        path: ["seed_harness", "harness"],
+      });
   });

@@ -107,6 +107,22 @@ describe("reading cell records", () => {
       "identity.budget.unit",
       /evaluator_calls/,
     ],
+    [
+      "a seed harness other than the identity's",
+      { ...rec(), seed_harness: { ...rec().seed_harness, harness: "other" } },
+      "seed_harness.harness",
+      /identity/,
+    ],
+    [
+      "nested sampling",
+      (() => {
+        const r = rec();
+        r.identity.measurement.sampling = { a: { b: { c: 1 } } };
+        return r;
+      })(),
+      "identity.measurement.sampling.a",
+      /./,
+    ],
     ["a negative cost", { ...rec(), cost: { ...rec().cost, seconds: -1 } }, "cost.seconds", />=0/],
     ["a bad time", { ...rec(), finished: "yesterday" }, "finished", /datetime/i],
   ])("refuses %s, naming the file and the field", (_what, value, field, message) => {

@@ -47,16 +47,17 @@ export interface RecordSpec {
 
 /** A finished cell × seed record. */
 export function cellRecord(s: RecordSpec): CellRecord {
+  const id = s.identity ?? identity();
   return {
     format: "hone-cell/1",
     benchmark: s.benchmark ?? "gsm8k-slice",
     harness: s.harness ?? "qa",
     method: s.method,
     seed: s.seed,
-    identity: s.identity ?? identity(),
+    identity: id,
     test_seen_by_method: s.testSeen ?? false,
     final: { candidate: "r03-k1", harness: `final-${s.method}-${s.seed}`, tasks: tasks(s.final) },
-    seed_harness: { candidate: "seed", harness: "seedharness01", tasks: tasks(s.seedHarness ?? s.final.map(() => 0)) },
+    seed_harness: { candidate: "seed", harness: id.measurement.harness, tasks: tasks(s.seedHarness ?? s.final.map(() => 0)) },
     curve: { split: "validation", points: points(s.curve ?? [[0, 0]]) },
     method_reported: [],
     cost: { proposer_calls: 3, proposer_tokens: 900, executor_tokens: 12_000, evaluator_calls: 60, seconds: 4.5, ...s.cost },
