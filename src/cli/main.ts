@@ -1,5 +1,6 @@
 import { Command, CommanderError } from "commander";
 import { ExitCode } from "../errors.ts";
+import { registerCompare } from "./commands/compare.ts";
 import { registerDatasets } from "./commands/datasets.ts";
 import { registerEval } from "./commands/eval.ts";
 import { registerEvaluate } from "./commands/evaluate.ts";
@@ -36,6 +37,7 @@ registerReceipt(program);
 registerEval(program);
 registerDatasets(program);
 registerTrain(program);
+registerCompare(program);
 registerWorker(program);
 registerView(program);
 registerRolloutJob(program);

@@ -1,0 +1,151 @@
+import type { Direction } from "../measure/compare.ts";
+import { mean } from "../measure/stats.ts";
+import { type CellCost, type CellRecord, COST_FIELDS, type MethodClaim, type TaskResult } from "./cell.ts";
+import { identityConflicts } from "./comparable.ts";
+import { type BandPoint, curveBand } from "./curve.ts";
+import { type Estimate, type Interval, type IntervalKind, signOf, tInterval } from "./intervals.ts";
+import { comparePaired, type PairedComparison } from "./paired.ts";
+import { cellName } from "./plan.ts";
+
+/** One cell of the grid, over its seeds. */
+export interface CellSummary {
+  cell: string;
+  benchmark: string;
+  harness: string;
+  method: string;
+  /** Seeds with a record, and those of them whose test results count (every task valid). */
+  seeds: number[];
+  measured_seeds: number[];
+  /** Seeds left out of the mean, with why. */
+  excluded: { seed: number; reason: string }[];
+  direction: Direction;
+  budget: { unit: string; size: number };
+  /** The test score of the method's final choice over seeds (each seed: the mean over the test tasks). */
+  mean: number | null;
+  ci95: Interval | null;
+  /** The seed harness on the same tasks, and the final choice's gain over it (positive is better), paired by seed. */
+  seed_harness: Estimate;
+  gain: Estimate;
+  /** The cost of improving, mean per seed. */
+  cost: CellCost;
+  /** The best-so-far band over seeds on the budget's x-axis (measured by hone on `curve_split`). */
+  curve: BandPoint[];
+  curve_split: string;
+  test_seen_by_method: boolean;
+  /** The method's own claims, per seed: kept apart, never drawn as hone's or used in a statistic. */
+  method_reported: (MethodClaim & { seed: number })[];
+  /** Where the seeds' identities differ: such a cell has no mean and is compared with nothing. */
+  identity_conflicts: string[];
+}
+
+export interface CompareReport {
+  baseline: string;
+  interval: IntervalKind;
+  cells: CellSummary[];
+  comparisons: PairedComparison[];
+  pending: string[];
+}
+
+export interface ReportOptions {
+  baseline?: string;
+  interval?: IntervalKind;
+  pending?: string[];
+}
+
+/** A seed's test score: the mean over the tasks, or why there is none (a task without a valid result). */
+export function seedScore(tasks: readonly TaskResult[]): { score: number } | { reason: string } {
+  const bad = tasks.filter((t) => !t.valid || t.score === null);
+  if (bad.length > 0) return { reason: `${bad.length} of ${tasks.length} test tasks without a valid result (${bad[0]?.task})` };
+  return { score: mean(tasks.map((t) => t.score as number)) };
+}
+
+const bySeed = (a: CellRecord, b: CellRecord) => a.seed - b.seed;
+
+/** Summarises one cell's records (all of one benchmark × harness × method, one per seed). */
+export function summarizeCell(records: readonly CellRecord[]): CellSummary {
+  const recs = [...records].sort(bySeed);
+  const first = recs[0] as CellRecord;
+  const direction = first.identity.measurement.task.direction as Direction;
+  const conflicts = identityConflicts(recs.map((r) => r.identity));
+  const finals: number[] = [];
+  const bases: number[] = [];
+  const gains: number[] = [];
+  const measured: number[] = [];
+  const excluded: { seed: number; reason: string }[] = [];
+  for (const r of recs) {
+    const f = seedScore(r.final.tasks);
+    const b = seedScore(r.seed_harness.tasks);
+    if ("score" in b) bases.push(b.score);
+    if (!("score" in f)) {
+      excluded.push({ seed: r.seed, reason: `final choice: ${f.reason}` });
+      continue;
+    }
+    measured.push(r.seed);
+    finals.push(f.score);
+    if ("score" in b) gains.push(signOf(direction) * (f.score - b.score));
+  }
+  const ok = conflicts.length === 0;
+  const est = tInterval(ok ? finals : []);
+  return {
+    cell: cellName(first.benchmark, first.harness, first.method),
+    benchmark: first.benchmark,
+    harness: first.harness,
+    method: first.method,
+    seeds: recs.map((r) => r.seed),
+    measured_seeds: measured,
+    excluded,
+    direction,
+    budget: first.identity.budget,
+    mean: est.mean,
+    ci95: est.ci95,
+    seed_harness: tInterval(ok ? bases : []),
+    gain: tInterval(ok ? gains : []),
+    cost: meanCost(recs.map((r) => r.cost)),
+    curve: ok
+      ? curveBand(
+          recs.map((r) => r.curve.points),
+          direction,
+        )
+      : [],
+    curve_split: first.curve.split,
+    test_seen_by_method: recs.some((r) => r.test_seen_by_method),
+    method_reported: recs.flatMap((r) => r.method_reported.map((c) => ({ seed: r.seed, ...c }))),
+    identity_conflicts: conflicts,
+  };
+}
+
+function meanCost(costs: readonly CellCost[]): CellCost {
+  return Object.fromEntries(COST_FIELDS.map((k) => [k, mean(costs.map((c) => c[k]))])) as unknown as CellCost;
+}
+
+/** Groups records by cell, in order of benchmark, harness, then method (the baseline first). */
+export function groupCells(records: readonly CellRecord[], baseline: string): CellRecord[][] {
+  const groups = new Map<string, CellRecord[]>();
+  for (const r of records) {
+    const key = cellName(r.benchmark, r.harness, r.method);
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  }
+  const rank = (r: CellRecord) => [r.benchmark, r.harness, r.method === baseline ? "" : r.method];
+  return [...groups.values()].sort((a, b) => {
+    const x = rank(a[0] as CellRecord);
+    const y = rank(b[0] as CellRecord);
+    for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return (x[i] as string) < (y[i] as string) ? -1 : 1;
+    return 0;
+  });
+}
+
+/** The whole report: a summary per cell, and each method against the baseline on the same benchmark and harness. */
+export function buildReport(records: readonly CellRecord[], o: ReportOptions = {}): CompareReport {
+  const baseline = o.baseline ?? "random";
+  const interval = o.interval ?? "t";
+  const groups = groupCells(records, baseline);
+  const cells = groups.map(summarizeCell);
+  const comparisons: PairedComparison[] = [];
+  groups.forEach((g, i) => {
+    const s = cells[i] as CellSummary;
+    if (s.method === baseline) return;
+    const j = cells.findIndex((c) => c.benchmark === s.benchmark && c.harness === s.harness && c.method === baseline);
+    comparisons.push(comparePaired(g, j < 0 ? undefined : (groups[j] as CellRecord[]), { baseline, interval }));
+  });
+  return { baseline, interval, cells, comparisons, pending: o.pending ?? [] };
+}

@@ -1,0 +1,106 @@
+import type { PairedComparison } from "./paired.ts";
+import type { CellSummary, CompareReport } from "./report.ts";
+
+type Align = "left" | "right";
+interface Column<T> {
+  header: string;
+  align: Align;
+  value: (row: T) => string;
+}
+
+/** A fixed-width table: text columns padded right, numbers padded left so their digits line up; never wrapped. */
+export function alignedTable<T>(columns: Column<T>[], rows: readonly T[]): string {
+  const cells = rows.map((r) => columns.map((c) => c.value(r)));
+  const widths = columns.map((c, i) => Math.max(c.header.length, ...cells.map((r) => (r[i] as string).length)));
+  const pad = (s: string, i: number) => {
+    const w = widths[i] as number;
+    return columns[i]?.align === "right" ? s.padStart(w) : s.padEnd(w);
+  };
+  const line = (r: string[]) => r.map(pad).join("  ").trimEnd();
+  return [line(columns.map((c) => c.header)), line(widths.map((w) => "-".repeat(w))), ...cells.map(line)].join("\n");
+}
+
+/** A score with four decimals (the same everywhere, so columns line up); "-" for none. */
+export const num = (v: number | null | undefined) => (v === null || v === undefined || !Number.isFinite(v) ? "-" : v.toFixed(4));
+/** A count or an amount: whole numbers as they are, others with one decimal. */
+export const amount = (v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(1));
+
+const text = <T>(header: string, value: (r: T) => string): Column<T> => ({ header, align: "left", value });
+const right = <T>(header: string, value: (r: T) => string): Column<T> => ({ header, align: "right", value });
+
+const CELL_COLUMNS: Column<CellSummary>[] = [
+  text("benchmark", (c) => c.benchmark),
+  text("harness", (c) => c.harness),
+  text("method", (c) => c.method),
+  right("seeds", (c) => `${c.measured_seeds.length}/${c.seeds.length}`),
+  right("test", (c) => num(c.mean)),
+  right("95% CI lo", (c) => num(c.ci95?.[0])),
+  right("hi", (c) => num(c.ci95?.[1])),
+  right("seed harness", (c) => num(c.seed_harness.mean)),
+  right("gain", (c) => num(c.gain.mean)),
+  right("95% CI lo", (c) => num(c.gain.ci95?.[0])),
+  right("hi", (c) => num(c.gain.ci95?.[1])),
+  right("proposer calls", (c) => amount(c.cost.proposer_calls)),
+  right("proposer tokens", (c) => amount(c.cost.proposer_tokens)),
+  right("executor tokens", (c) => amount(c.cost.executor_tokens)),
+  right("evaluator calls", (c) => amount(c.cost.evaluator_calls)),
+  right("seconds", (c) => amount(c.cost.seconds)),
+];
+
+/** What a comparison concluded, in words. */
+export function verdictText(c: PairedComparison): string {
+  if (c.status === "refused") return "refused: identities differ";
+  if (c.status === "no_baseline") return `no ${c.baseline} cell to compare with`;
+  if (c.ci95 === null) return "no verdict (fewer than two pairs)";
+  return c.verdict ?? "no verdict (interval includes 0)";
+}
+
+const COMPARISON_COLUMNS: Column<PairedComparison>[] = [
+  text("benchmark", (c) => c.benchmark),
+  text("harness", (c) => c.harness),
+  text("method", (c) => c.method),
+  right("pairs", (c) => (c.status === "compared" ? String(c.n) : "-")),
+  right("mean difference", (c) => num(c.mean_difference)),
+  right("95% CI lo", (c) => num(c.ci95?.[0])),
+  right("hi", (c) => num(c.ci95?.[1])),
+  text("verdict", verdictText),
+];
+
+const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
+
+/** Everything a reader must know beside the numbers: refusals, left-out seeds and pairs, disclosures, pending cells. */
+export function reportNotes(r: CompareReport): string[] {
+  const notes: string[] = [];
+  for (const c of r.comparisons) {
+    const what = `${c.benchmark}/${c.harness}: ${c.method} vs ${c.baseline}`;
+    for (const d of c.differences) notes.push(`${what} not compared: ${d}`);
+    if (c.left_out.invalid_pairs)
+      notes.push(`${what}: ${plural(c.left_out.invalid_pairs, "task pair")} left out (a side without a valid result)`);
+    if (c.left_out.seeds_unpaired.length)
+      notes.push(`${what}: seeds ${c.left_out.seeds_unpaired.join(", ")} ran for only one of them`);
+  }
+  for (const c of r.cells) {
+    for (const d of c.identity_conflicts) notes.push(`${c.cell}: seeds measured differently, no statistics: ${d}`);
+    for (const e of c.excluded) notes.push(`${c.cell}: seed ${e.seed} left out of the mean: ${e.reason}`);
+    if (c.test_seen_by_method) notes.push(`${c.cell}: the method searched on the test tasks (test-time discovery)`);
+    if (c.method_reported.length)
+      notes.push(`${c.cell}: ${plural(c.method_reported.length, "claim")} reported by the method itself (kept apart, in --json)`);
+  }
+  if (r.pending.length) notes.push(`not finished (no cell.json yet): ${r.pending.join(", ")}`);
+  return notes;
+}
+
+/** The terminal report: the cells, the comparisons against the baseline, then the notes. */
+export function reportText(r: CompareReport): string {
+  const budgets = [...new Set(r.cells.map((c) => `${c.budget.size} ${c.budget.unit}`))];
+  const parts = [
+    `cells: test score of the final choice (mean over tasks, then over seeds; 95% t interval), gain over the seed harness (positive is better), mean cost per seed; budget ${budgets.join(" / ")}`,
+    alignedTable(CELL_COLUMNS, r.cells),
+    "",
+    `paired differences against ${r.baseline}, per task and seed (${r.interval === "t" ? "Student t" : "paired bootstrap"} 95% interval; positive is better; a verdict only where the interval excludes 0)`,
+    r.comparisons.length ? alignedTable(COMPARISON_COLUMNS, r.comparisons) : "(no other method to compare)",
+  ];
+  const notes = reportNotes(r);
+  if (notes.length) parts.push("", "notes:", ...notes.map((n) => `  - ${n}`));
+  return `${parts.join("\n")}\n`;
+}
