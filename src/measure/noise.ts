@@ -1,0 +1,53 @@
+import { mean, sampleSd } from "./stats.ts";
+
+/**
+ * How much an evaluator's score varies for one program. `stochastic` is what the comparison rules act on:
+ * declared by the task (`stochastic: true|false` in hone.yaml), or measured by repeating the seed's evaluation.
+ */
+export interface NoiseEstimate {
+  stochastic: boolean;
+  /** declared by the task; measured by repeats; not_measured when repeats are disabled (--noise-repeats 1). */
+  basis: "declared" | "measured" | "not_measured";
+  /** Evaluations made, and how many of them were invalid. */
+  n: number;
+  invalid: number;
+  /** Over the valid scores: mean, sample standard deviation and spread (max − min); null without a valid score. */
+  mean: number | null;
+  sd: number;
+  spread: number;
+}
+
+/** One evaluation's outcome as the repeat rule sees it: a valid score, or null for an invalid evaluation. */
+export type RepeatScore = number | null;
+
+const same = (a: RepeatScore, b: RepeatScore) => (a === null ? b === null : b !== null && Object.is(a, b));
+
+/**
+ * The repeat rule: how many times to evaluate a program to know its noise, up to `repeats`.
+ * - declared `stochastic: false`, or `repeats` 1: one evaluation, nothing repeated;
+ * - declared `stochastic: true`: all `repeats`;
+ * - unknown: stop after two evaluations that agree bit for bit (same validity, same score to the last bit), else
+ *   all `repeats`. A deterministic evaluator therefore costs one evaluation more per run, once, on the seed.
+ */
+export function needsAnotherRepeat(scores: readonly RepeatScore[], o: { repeats: number; declared?: boolean }): boolean {
+  if (scores.length === 0) return true;
+  if (scores.length >= o.repeats || o.declared === false) return false;
+  if (o.declared === true) return true;
+  return !(scores.length >= 2 && same(scores[0] as RepeatScore, scores[1] as RepeatScore));
+}
+
+/** The noise estimate from a program's repeated scores, under the same rule as needsAnotherRepeat. */
+export function estimateNoise(scores: readonly RepeatScore[], o: { repeats: number; declared?: boolean }): NoiseEstimate {
+  const valid = scores.filter((s): s is number => s !== null);
+  const allSame = scores.every((s) => same(s, scores[0] ?? null));
+  const basis = o.declared !== undefined ? "declared" : o.repeats <= 1 || scores.length < 2 ? "not_measured" : "measured";
+  return {
+    stochastic: o.declared ?? (basis === "measured" && !allSame),
+    basis,
+    n: scores.length,
+    invalid: scores.length - valid.length,
+    mean: valid.length ? mean(valid) : null,
+    sd: sampleSd(valid),
+    spread: valid.length ? Math.max(...valid) - Math.min(...valid) : 0,
+  };
+}
