@@ -10,12 +10,12 @@ import { experienceDigest } from "../method/digest.ts";
 import { loraStep } from "../method/lora.ts";
 import { propose } from "../method/proposer.ts";
 import { advantages, gapReward, REWARD_MIN } from "../method/reward.ts";
+import { forScope } from "../model/cache.ts";
 import { seedFrom } from "../model/offline/rng.ts";
-import { type ModelSettings, resolveModel } from "../model/resolve.ts";
 import { checkHarness, gateGeneratedCode } from "../sandbox/check.ts";
 import { now } from "../store/db.ts";
 import { isBetter } from "../task/evaluation.ts";
-import { candidateId, type Incumbent, type RunContext } from "./optimize-context.ts";
+import { candidateId, type Incumbent, pad, type RunContext } from "./optimize-context.ts";
 import { finishedRolloutIds, recordRollout, rolloutDirFinished, roundRollouts } from "./rollout-records.ts";
 import type { RolloutJob } from "./runner.ts";
 
@@ -40,7 +40,7 @@ export async function roundZero(ctx: RunContext): Promise<Incumbent> {
     "INSERT OR IGNORE INTO candidates (id, run_id, round, slot, parent_commit, commit_sha, ref, content_hash, spec, changed, status) VALUES (?, ?, 0, 0, ?, ?, 'refs/candidates/r00-seed', ?, NULL, '[]', 'seed')",
   ).run("r00-seed", runId, commit, commit, seedHarness.contentHash);
 
-  const start = await ctx.evaluate(task.seedProgram);
+  const start = await ctx.evaluate.scoped("noise-r00")(task.seedProgram);
   if (!start.valid && start.reason && /raised|without a result|has no "/.test(start.reason)) {
     throw new HoneError("evaluatorFailed", `the evaluator failed on the seed program ${task.seedPath}: ${start.reason}`);
   }
@@ -98,7 +98,8 @@ async function runJobs(ctx: RunContext, round: number, specs: JobSpec[]): Promis
       const error = r.error ?? "the rollout left no result";
       ctx.emit({ type: "rollout_done", round, job: r.id, score: null, error });
       // A replay that meets an unrecorded request cannot go on faithfully.
-      if (/replay: this request was never recorded/.test(error)) throw new HoneError("runFailed", `rollout ${r.id}: ${error}`);
+      if (/replay: this (request|evaluation) was never recorded/.test(error))
+        throw new HoneError("runFailed", `rollout ${r.id}: ${error}`);
       // Anything else (a cancelled or timed-out cluster job, a worker error) is a failed measurement, never a score.
       ctx.db
         .prepare(
@@ -189,7 +190,7 @@ export async function runRound(ctx: RunContext, round: number, inc: Incumbent): 
     };
     const recorded = existing?.proposer_completion ? JSON.parse(existing.proposer_completion) : undefined;
     const proposal = await propose(
-      ctx.proposer.model,
+      forScope(ctx.proposer.model, `proposer-r${pad(round)}`),
       ctx.proposerHarness,
       {
         task,
@@ -350,7 +351,7 @@ export async function runRound(ctx: RunContext, round: number, inc: Incumbent): 
 
   if (settings.learning.mode === "lora" && settings.learning.lora) {
     const adapter = await loraStep(ctx.db, ctx.runId, round, ctx.dir, settings.learning.lora, settings.proposer);
-    if (adapter) ctx.proposer = await resolveModel({ ...(settings.proposer as ModelSettings), model: adapter });
+    if (adapter) ctx.proposer = await ctx.recording.model({ ...settings.proposer, model: adapter });
   }
   return next;
 }
