@@ -1,11 +1,12 @@
 // The context of an optimize run: its records, versions, task, models (with cache or replay), evaluator and runner.
-import { existsSync, renameSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { contentHash } from "../harness/files.ts";
 import { loadHarness } from "../harness/package.ts";
 import type { Harness } from "../harness/types.ts";
 import type { ResolvedModel } from "../model/resolve.ts";
-import { type Db, now, openDb } from "../store/db.ts";
+import { commitOfCandidate, contentHashOfCommit } from "../store/candidates.ts";
+import { createRunDb, type Db, openDb } from "../store/db.ts";
 import { HarnessRepo } from "../store/git.ts";
 import { resolveTask } from "../task/builtin.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
@@ -16,6 +17,7 @@ import { isolationNotice } from "../task/python-env.ts";
 import type { ScopedEvaluate } from "../task/recorded-evaluations.ts";
 import { HONE_VERSION, type IdentityParts } from "./identity.ts";
 import type { OptimizeEvent, OptimizeSettings, RunnerFactory } from "./optimize.ts";
+import type { RunNoise } from "./optimize-noise.ts";
 import { Recording } from "./recording.ts";
 import { LocalRunner, type Runner } from "./runner.ts";
 
@@ -49,6 +51,21 @@ export class RunContext {
     readonly close: () => Promise<void>,
   ) {}
   identityBase: Omit<IdentityParts, "sampling" | "harness"> | undefined;
+  /** The run's noise estimate, measured in round 0 (or read back on resume). */
+  noise: RunNoise | undefined;
+
+  /** The harness version of a candidate as a folder (materialized from git when a kill removed it). */
+  candidateDir(id: string, commit: string): string {
+    const dir = join(this.dir, "candidates", id);
+    if (!existsSync(join(dir, "agent.yaml"))) this.repo.materialize(commit, dir);
+    return dir;
+  }
+  commitOf(id: string): string | null {
+    return commitOfCandidate(this.db, id);
+  }
+  contentHashOf(commit: string): string | null {
+    return contentHashOfCommit(this.db, commit);
+  }
 }
 
 export async function open(
@@ -60,17 +77,8 @@ export async function open(
 ): Promise<RunContext> {
   const task = await resolveTask(settings.task, settings.tasksDir);
   const proposerHarness = loadHarness(settings.proposerHarness);
-  // hone.db appears with the run's row already in it (built under another name, then renamed), so a run killed at
-  // any point either has nothing to resume or can be resumed from its stored options.
   const dbPath = join(runDir, "hone.db");
-  if (!existsSync(dbPath)) {
-    const fresh = openDb(`${dbPath}.new`);
-    const insert =
-      "INSERT OR IGNORE INTO runs (id, kind, created_at, status, config) VALUES ('run', 'optimize', ?, 'running', ?)";
-    fresh.prepare(insert).run(now(), JSON.stringify(settings));
-    fresh.close();
-    renameSync(`${dbPath}.new`, dbPath);
-  }
+  createRunDb(dbPath, "optimize", settings);
   const db = openDb(dbPath);
   const repo = resolved(join(runDir, "harnesses.git"));
   const notice = isolationNotice();

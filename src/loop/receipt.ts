@@ -1,6 +1,7 @@
 import { join } from "node:path";
-import { openDb } from "../store/db.ts";
+import { type Db, openDb } from "../store/db.ts";
 import { HarnessRepo } from "../store/git.ts";
+import { loadNoise, noiseCounts } from "../store/noise.ts";
 
 function countBy(values: string[]): Record<string, number> {
   const out: Record<string, number> = {};
@@ -10,6 +11,21 @@ function countBy(values: string[]): Record<string, number> {
 
 const q = (sorted: number[], p: number) =>
   sorted.length ? (sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] as number) : null;
+
+function noiseBreakdown(db: Db) {
+  const rows = noiseCounts(db);
+  return {
+    total: rows.reduce((a, r) => a + r.evaluations, 0),
+    invalid: rows.reduce((a, r) => a + r.invalid, 0),
+    seconds: Math.round(rows.reduce((a, r) => a + r.seconds, 0) * 10) / 10,
+    by_purpose: Object.fromEntries(rows.map((r) => [r.purpose, r.evaluations])),
+  };
+}
+
+function noiseOf(db: Db) {
+  const n = loadNoise(db, "run");
+  return n ? { ...n, stochastic: n.stochastic === 1 } : null;
+}
 
 /** What a run's numbers rest on, read from its hone.db and git repository. */
 export function runReceipt(dir: string) {
@@ -97,6 +113,7 @@ export function runReceipt(dir: string) {
         max_evals_per_rollout: config.maxMetricCalls,
         concurrency: config.concurrency,
         paired: config.paired,
+        noise_repeats: config.noiseRepeats,
         seed: config.seed,
         cache: config.cache?.mode ?? "read-write",
         learning: config.learning?.mode,
@@ -115,7 +132,10 @@ export function runReceipt(dir: string) {
         evaluations: rollouts.reduce((a, r) => a + r.evals_used, 0),
         invalid_evaluations: rollouts.reduce((a, r) => a + r.evals_invalid, 0),
         rollout_seconds: Math.round(rollouts.reduce((a, r) => a + r.seconds, 0) * 10) / 10,
+        /** Re-evaluations for noise, outside every rollout's budget, by purpose (seed, incumbent, candidate, control). */
+        noise_evaluations: noiseBreakdown(db),
       },
+      noise: noiseOf(db),
       failed: [
         ...rollouts
           .filter((r) => r.status !== "completed")

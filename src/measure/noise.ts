@@ -51,3 +51,18 @@ export function estimateNoise(scores: readonly RepeatScore[], o: { repeats: numb
     spread: valid.length ? Math.max(...valid) - Math.min(...valid) : 0,
   };
 }
+
+const fmt = (x: number) => Number(x.toPrecision(4)).toString();
+
+/** One line for people: what the evaluator's noise is and where that comes from. */
+export function describeNoise(n: NoiseEstimate & { repeats?: number }): string {
+  const kind = n.stochastic ? "stochastic" : "deterministic";
+  const where =
+    n.basis === "declared"
+      ? "declared by the task"
+      : n.basis === "not_measured"
+        ? "not measured (--noise-repeats 1)"
+        : `measured on ${n.n} evaluations of the seed program`;
+  const spread = n.stochastic || n.basis === "measured" ? `, sd ${fmt(n.sd)}, spread ${fmt(n.spread)}` : "";
+  return `${kind} (${where}${spread})`;
+}

@@ -36,6 +36,8 @@ export interface DiscoveryTask {
   programPreload: string[];
   /** Strings that must never appear in a harness (hidden data, marked secrets); the evaluator source is added at load. */
   secrets: string[];
+  /** hone.yaml `stochastic`: whether the evaluator's score varies for one program; undefined means measured. */
+  stochastic?: boolean;
 }
 
 export const honeTaskSchema = z
@@ -62,6 +64,7 @@ export const honeTaskSchema = z
     program_preload: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_.]*$/)).default(["numpy"]),
     source: z.string().optional(),
     rules: z.string().optional(),
+    stochastic: z.boolean().optional(),
   })
   .strict();
 
@@ -160,5 +163,6 @@ export function loadTaskFolder(dirArg: string, overrides: { id?: string } = {}):
     programPreload: hone.program_preload,
     source: hone.source,
     rules: hone.rules,
+    stochastic: hone.stochastic,
   };
 }

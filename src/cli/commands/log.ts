@@ -2,8 +2,11 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { HoneError } from "../../errors.ts";
+import { describeNoise } from "../../measure/noise.ts";
 import { openDb } from "../../store/db.ts";
+import { allDecisions } from "../../store/decisions.ts";
 import { HarnessRepo } from "../../store/git.ts";
+import { loadNoise } from "../../store/noise.ts";
 import { formatScore, printJson } from "../output.ts";
 
 function openRun(dir: string) {
@@ -43,12 +46,23 @@ export function registerLog(program: Command): void {
         moved: number;
       }[];
       const cands = db.prepare("SELECT * FROM candidates ORDER BY round, slot").all() as CandidateRow[];
+      const decisions = allDecisions(db);
+      const noise = loadNoise(db, "run");
       db.close();
       if (opts.json) {
-        printJson({ main, rounds, candidates: cands.map((c) => ({ ...c, changed: JSON.parse(c.changed ?? "[]") })) });
+        printJson({
+          main,
+          noise: noise ?? null,
+          rounds,
+          candidates: cands.map((c) => ({ ...c, changed: JSON.parse(c.changed ?? "[]"), decision: decisions.get(c.id) ?? null })),
+        });
         return;
       }
       const lines: string[] = [];
+      if (noise)
+        lines.push(
+          `noise    ${describeNoise({ ...noise, stochastic: noise.stochastic === 1, basis: noise.basis as "measured" })}, ${noise.repeats} repeats per comparison`,
+        );
       for (const r of rounds) {
         lines.push(
           `round ${r.round}  incumbent ${formatScore(r.incumbent_score)} @ ${r.incumbent_commit.slice(0, 10)}  best ${formatScore(r.best_score)}${r.moved ? "  → moved" : ""}`,
@@ -67,6 +81,8 @@ export function registerLog(program: Command): void {
           lines.push(
             `  ${mark} ${c.id.padEnd(9)} ${c.status.padEnd(8)} ${formatScore(c.score).padStart(9)}  reward ${c.reward === null ? "   -" : c.reward.toFixed(2).padStart(5)}  ${c.commit_sha?.slice(0, 10) ?? "-".padEnd(10)}  ${what}`,
           );
+          const d = decisions.get(c.id);
+          if (d) lines.push(`      ${d.decision} by ${d.rule}: ${d.reason}`);
         }
       }
       lines.push("", "* = current incumbent (refs/heads/main), + = on its lineage");

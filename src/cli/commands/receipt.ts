@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { Command } from "commander";
 import { HoneError } from "../../errors.ts";
 import { runReceipt } from "../../loop/receipt.ts";
+import { describeNoise } from "../../measure/noise.ts";
 import { printJson } from "../output.ts";
 
 export function registerReceipt(program: Command): void {
@@ -28,6 +29,7 @@ export function registerReceipt(program: Command): void {
         ),
         `harness  seed ${r.harnesses.seed?.slice(0, 12)}, incumbent ${r.harnesses.incumbent_commit?.slice(0, 12)}, ${r.harnesses.candidates} candidates ${JSON.stringify(r.harnesses.by_status)}, ${r.harnesses.identities} measurement identities`,
         `measured ${r.measurements.rollouts} rollouts, ${r.measurements.evaluations} evaluations (${r.measurements.invalid_evaluations} invalid), ${r.measurements.rollout_seconds} rollout-seconds`,
+        `noise    ${r.noise ? describeNoise(r.noise as Parameters<typeof describeNoise>[0]) : "-"}; ${r.measurements.noise_evaluations.total} re-evaluations outside the rollouts' budgets ${JSON.stringify(r.measurements.noise_evaluations.by_purpose)}`,
         `failed   ${r.failed.length === 0 ? "nothing" : ""}`,
         ...r.failed.map((f) => `  - ${f.what}: ${f.why}`),
       ];
