@@ -136,8 +136,9 @@ export class Recording {
   }
 
   /** Records a worker or Slurm job made, into the run's own records. */
-  import(records: ShippedRecords | undefined): void {
-    if (!records) return;
+  import(shipped: unknown): void {
+    if (!shipped) return;
+    const records = readRecords(shipped);
     for (const r of records.responses) this.own.put(r.key, r.model, r.response);
     for (const e of records.evaluations) this.evaluations.put(e.key, e.result);
   }

@@ -17,7 +17,10 @@ export function registerEval(program: Command): void {
     .option("--data-dir <dir>", "where datasets live (default HONE_DATA_DIR or ~/.cache/hone/datasets)")
     .option("--concurrency <n>", "tasks at once", Number, 8)
     .option("--seed <n>", "seed for sampling and splits", Number, 0)
-    .option("--out <dir>", "write per-task trajectories and summary.json here")
+    .option(
+      "--out <dir>",
+      "run directory: hone.db, harness/, trajectories/, summary.json (default runs/eval-<benchmark>-<split>-<time>)",
+    )
     .option("--queue <redis-url>", QUEUE_HELP)
     .option("--json", "print the summary as JSON");
   addModelOptions(cmd).action(async (opts) => {
@@ -52,7 +55,7 @@ export function registerEval(program: Command): void {
       process.stdout.write(`${table(["task", "status", "correct", "answer", "model calls"], rows)}\n\n`);
       const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
       process.stdout.write(
-        `${summary.harness.name} on ${summary.benchmark}/${summary.split}: accuracy ${pct(summary.accuracy)} (95% CI ${pct(summary.ci95[0])}–${pct(summary.ci95[1])}) over ${summary.completed} completed of ${summary.tasks}${summary.failed ? `; ${summary.failed} incomplete` : ""}\n`,
+        `${summary.harness.name} on ${summary.benchmark}/${summary.split}: accuracy ${pct(summary.accuracy)} (95% CI ${pct(summary.ci95[0])}–${pct(summary.ci95[1])}) over ${summary.completed} completed of ${summary.tasks}${summary.failed ? `; ${summary.failed} incomplete` : ""}\n  records  ${summary.outDir}/hone.db\n`,
       );
     }
     process.exitCode = summary.failed === 0 ? ExitCode.ok : summary.completed === 0 ? ExitCode.internal : ExitCode.incomplete;
