@@ -162,3 +162,48 @@ export function slotSummaries(db: Db, runId: string, round: number): SlotSummary
     )
     .all(runId, round) as SlotSummary[];
 }
+
+export interface LogRound {
+  round: number;
+  status: string;
+  incumbent_commit: string;
+  incumbent_score: number | null;
+  best_score: number | null;
+  moved: number;
+}
+
+export function allRounds(db: Db): LogRound[] {
+  return db
+    .prepare("SELECT round, status, incumbent_commit, incumbent_score, best_score, moved FROM rounds ORDER BY round")
+    .all() as LogRound[];
+}
+
+export interface FullCandidateRow {
+  id: string;
+  round: number;
+  slot: number;
+  status: string;
+  commit_sha: string | null;
+  parent_commit: string;
+  content_hash: string | null;
+  score: number | null;
+  reward: number | null;
+  advantage: number | null;
+  changed: string | null;
+  gate_error: string | null;
+  spec: string | null;
+}
+
+export function allCandidates(db: Db): FullCandidateRow[] {
+  return db
+    .prepare(
+      "SELECT id, round, slot, status, commit_sha, parent_commit, content_hash, score, reward, advantage, changed, gate_error, spec FROM candidates ORDER BY round, slot",
+    )
+    .all() as FullCandidateRow[];
+}
+
+export function candidateCommits(db: Db, id: string): { commit_sha: string | null; parent_commit: string } | undefined {
+  return db.prepare("SELECT commit_sha, parent_commit FROM candidates WHERE id = ?").get(id) as
+    | { commit_sha: string | null; parent_commit: string }
+    | undefined;
+}

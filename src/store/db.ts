@@ -92,6 +92,7 @@ export type RunKind = "run" | "eval" | "train" | "optimize";
  */
 export function createRunDb(path: string, kind: RunKind, config: unknown): void {
   if (existsSync(path)) return;
+  mkdirSync(dirname(path), { recursive: true });
   rmSync(`${path}.new`, { force: true });
   const fresh = openDb(`${path}.new`);
   fresh

@@ -6,6 +6,14 @@ import { runReceipt } from "../../loop/receipt.ts";
 import { describeNoise } from "../../measure/noise.ts";
 import { printJson } from "../output.ts";
 
+function resultLine(kind: string, s: Record<string, unknown> | null): string {
+  if (!s) return "-";
+  if (kind === "eval") return `accuracy ${s.accuracy} over ${s.completed} completed of ${s.tasks} (mean score ${s.meanScore})`;
+  if (kind === "train") return `HEAD ${String(s.head).slice(0, 12)} after ${(s.epochs as unknown[]).length} decided epochs`;
+  const at = typeof s.best_commit === "string" ? ` at ${s.best_commit.slice(0, 12)}` : "";
+  return `best ${s.best_score} (start ${s.start_score})${at}`;
+}
+
 export function registerReceipt(program: Command): void {
   program
     .command("receipt <run-dir>")
@@ -17,7 +25,7 @@ export function registerReceipt(program: Command): void {
       if (opts.json) return printJson(r);
       const lines = [
         `run      ${r.run.kind}, ${r.run.status}, ${r.run.started} → ${r.run.finished ?? "not finished"}`,
-        `result   ${r.run.summary ? `best ${r.run.summary.best_score} (start ${r.run.summary.start_score}) at ${r.run.summary.best_commit?.slice(0, 12)}` : "-"}`,
+        `result   ${resultLine(r.run.kind, r.run.summary)}`,
         `task     ${r.task.id}${r.task.content ? ` (content ${r.task.content.slice(0, 12)}, ${r.task.metric} ${r.task.direction})` : ""}`,
         `scorer   ${r.scorer ? `${r.scorer.budget.maxEvals} evaluations per rollout, ${r.scorer.budget.timeoutSec} s each; hone ${r.scorer.hone}` : "-"}`,
         `settings ${Object.entries(r.settings)
