@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { cpSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -8,7 +8,7 @@ import { BullmqQARunner, BullmqRunner } from "../../src/loop/distributed/bullmq.
 import type { QAJobResult } from "../../src/loop/qa-runner.ts";
 import type { RolloutJobResult } from "../../src/loop/runner.ts";
 import { loadTaskFolder } from "../../src/task/discovery-task.ts";
-import { hone } from "../helpers/cli.ts";
+import { hone, optimizeArgs } from "../helpers/cli.ts";
 import { ROOT, tempDir, write } from "../helpers/fixtures.ts";
 import { sumQuestions } from "../helpers/qa-data.ts";
 
@@ -107,6 +107,20 @@ describe("hone train through two BullMQ workers", () => {
     const replay = await hone(["replay", join(dir, "queued"), "--json"], { timeoutMs: 300_000 });
     expect(replay.code, replay.stderr).toBe(0);
     expect(JSON.parse(replay.stdout).matches).toBe(true);
+  });
+});
+
+describe("hone optimize through two BullMQ workers", () => {
+  it("a queued run replays exactly from the records its workers shipped back", { timeout: 600_000 }, async () => {
+    const out = join(tempDir(), "queued-opt");
+    const r = await hone(optimizeArgs({ rounds: 1, proposals: 2, maxEvals: 3, seed: 2, out, extra: ["--queue", url] }), {
+      timeoutMs: 300_000,
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(existsSync(join(out, "rollouts", "r01-k0", "records.json"))).toBe(true);
+    const replay = await hone(["replay", out, "--json"], { timeoutMs: 300_000 });
+    expect(replay.code, replay.stderr).toBe(0);
+    expect(JSON.parse(replay.stdout)).toMatchObject({ kind: "optimize", matches: true, differences: [] });
   });
 });
 
