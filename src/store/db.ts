@@ -140,6 +140,23 @@ export function openRecordDb(path: string, schema: string): Db {
   return db;
 }
 
+const tables = new WeakMap<Db, Set<string>>();
+
+/**
+ * Whether a run's hone.db has a table: run directories written by older versions lack the newer tables, and are
+ * opened read-only (never migrated by a reader), so queries on those tables read as empty.
+ */
+export function hasTable(db: Db, name: string): boolean {
+  let known = tables.get(db);
+  if (!known) {
+    known = new Set(
+      (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((r) => r.name),
+    );
+    if (db.readonly) tables.set(db, known);
+  }
+  return known.has(name);
+}
+
 export interface RoundRow {
   round: number;
   incumbent_score: number | null;

@@ -1,4 +1,4 @@
-import type { Db } from "./db.ts";
+import { type Db, hasTable } from "./db.ts";
 
 /**
  * One keep-or-drop decision on a candidate, with the rule that made it: `promote` (it became the incumbent),
@@ -32,6 +32,7 @@ export function insertDecisions(db: Db, runId: string, round: number, rows: Deci
 }
 
 export function roundDecisions(db: Db, runId: string, round: number): DecisionRow[] {
+  if (!hasTable(db, "decisions")) return [];
   return (
     db
       .prepare(
@@ -43,6 +44,7 @@ export function roundDecisions(db: Db, runId: string, round: number): DecisionRo
 
 /** Every decision of a run by candidate id (for logs and pages). */
 export function allDecisions(db: Db): Map<string, DecisionRow & { round: number }> {
+  if (!hasTable(db, "decisions")) return new Map();
   const rows = db
     .prepare("SELECT round, candidate_id, decision, rule, reason, score, detail FROM decisions ORDER BY round, candidate_id")
     .all() as (Omit<DecisionRow, "detail"> & { round: number; detail: string | null })[];

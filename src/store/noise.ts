@@ -1,4 +1,4 @@
-import type { Db } from "./db.ts";
+import { type Db, hasTable } from "./db.ts";
 
 /** Why a program was re-evaluated outside any rollout's budget. */
 export type NoisePurpose = "seed" | "incumbent" | "candidate" | "control";
@@ -16,6 +16,7 @@ export interface NoiseEvaluationRow {
 
 /** The recorded re-evaluations of one program in one round, in order. */
 export function noiseEvaluations(db: Db, runId: string, round: number, programSha: string): NoiseEvaluationRow[] {
+  if (!hasTable(db, "noise_evaluations")) return [];
   return db
     .prepare(
       "SELECT idx, valid, score, reason, seconds, purpose, result FROM noise_evaluations WHERE run_id = ? AND round = ? AND program_sha = ? ORDER BY idx",
@@ -60,6 +61,7 @@ export function saveNoise(db: Db, runId: string, row: NoiseRow): void {
 }
 
 export function loadNoise(db: Db, runId: string): NoiseRow | undefined {
+  if (!hasTable(db, "noise")) return undefined;
   return db
     .prepare("SELECT program_sha, repeats, stochastic, basis, n, invalid, mean, sd, spread FROM noise WHERE run_id = ?")
     .get(runId) as NoiseRow | undefined;
@@ -67,6 +69,7 @@ export function loadNoise(db: Db, runId: string): NoiseRow | undefined {
 
 /** Re-evaluations by purpose, and their seconds: counted apart from every rollout's budget. */
 export function noiseCounts(db: Db): { purpose: string; evaluations: number; invalid: number; seconds: number }[] {
+  if (!hasTable(db, "noise_evaluations")) return [];
   return db
     .prepare(
       "SELECT purpose, COUNT(*) AS evaluations, SUM(1 - valid) AS invalid, COALESCE(SUM(seconds), 0) AS seconds FROM noise_evaluations GROUP BY purpose ORDER BY purpose",

@@ -1,4 +1,4 @@
-import { type Db, now } from "./db.ts";
+import { type Db, hasTable, now } from "./db.ts";
 
 /**
  * QA measurements (hone eval, hone train): one harness version measured on a panel of tasks, task by task.
@@ -63,6 +63,7 @@ export function insertTaskResult(db: Db, measurementId: string, r: TaskResultRow
 }
 
 export function taskResults(db: Db, measurementId: string): TaskResultRow[] {
+  if (!hasTable(db, "task_results")) return [];
   return db
     .prepare(
       "SELECT task_id, idx, job_id, seed, status, score, steps, tokens, error, extracted, answer, detail, trajectory FROM task_results WHERE measurement_id = ? ORDER BY idx",
@@ -97,6 +98,7 @@ export interface MeasurementRow {
 }
 
 export function measurement(db: Db, id: string): MeasurementRow | undefined {
+  if (!hasTable(db, "measurements")) return undefined;
   return db
     .prepare(
       "SELECT id, round, candidate_id, commit_sha, content_hash, benchmark, split, status, tasks, solved, infra, mean_score FROM measurements WHERE id = ?",
@@ -105,6 +107,7 @@ export function measurement(db: Db, id: string): MeasurementRow | undefined {
 }
 
 export function measurements(db: Db): MeasurementRow[] {
+  if (!hasTable(db, "measurements")) return [];
   return db
     .prepare(
       "SELECT id, round, candidate_id, commit_sha, content_hash, benchmark, split, status, tasks, solved, infra, mean_score FROM measurements ORDER BY round, id",
@@ -114,6 +117,7 @@ export function measurements(db: Db): MeasurementRow[] {
 
 /** The per-task solved matrix of a run: every measurement's status per task (for a train run's page). */
 export function solvedMatrix(db: Db): { measurement_id: string; task_id: string; status: TaskStatus; score: number }[] {
+  if (!hasTable(db, "task_results")) return [];
   return db.prepare("SELECT measurement_id, task_id, status, score FROM task_results ORDER BY measurement_id, idx").all() as {
     measurement_id: string;
     task_id: string;

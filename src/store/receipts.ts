@@ -1,4 +1,4 @@
-import type { Db } from "./db.ts";
+import { type Db, hasTable } from "./db.ts";
 
 /** The queries a receipt rests on, for every run kind. */
 
@@ -50,13 +50,16 @@ export function candidateStatuses(
   }[];
 }
 
-/** QA measurements: how many, how many task results, and every task that failed for infrastructure reasons. */
-export function qaCounts(db: Db): {
+export interface QACounts {
   measurements: number;
   pending: number;
   task_results: number;
   failed: { measurement_id: string; task_id: string; error: string | null }[];
-} {
+}
+
+/** QA measurements: how many, how many task results, and every task that failed for infrastructure reasons. */
+export function qaCounts(db: Db): QACounts {
+  if (!hasTable(db, "measurements")) return { measurements: 0, pending: 0, task_results: 0, failed: [] };
   const m = db.prepare("SELECT COUNT(*) AS n, COALESCE(SUM(status = 'pending'), 0) AS pending FROM measurements").get() as {
     n: number;
     pending: number;
@@ -64,6 +67,6 @@ export function qaCounts(db: Db): {
   const t = db.prepare("SELECT COUNT(*) AS n FROM task_results").get() as { n: number };
   const failed = db
     .prepare("SELECT measurement_id, task_id, error FROM task_results WHERE status = 'infra' ORDER BY measurement_id, idx")
-    .all() as { measurement_id: string; task_id: string; error: string | null }[];
+    .all() as QACounts["failed"];
   return { measurements: m.n, pending: m.pending, task_results: t.n, failed };
 }
