@@ -4,7 +4,7 @@ import { HoneError } from "../errors.ts";
 import { SpecError } from "../harness/compile.ts";
 import { contentHash } from "../harness/files.ts";
 import { loadHarness } from "../harness/package.ts";
-import type { Criterion, Measurement, Verdict } from "../method/criteria.ts";
+import type { Criterion, Measurement } from "../method/criteria.ts";
 import type { Estimator } from "../method/estimators.ts";
 import type { ModelSettings } from "../model/resolve.ts";
 import { finishRound, roundState, setRoundStatus, startRound } from "../store/candidates.ts";
@@ -14,6 +14,7 @@ import type { QATask } from "../task/qa/benchmarks.ts";
 import { asMeasurement, measurePanel } from "./qa-measure.ts";
 import { LocalQARunner, type QARunner } from "./qa-runner.ts";
 import { Recording } from "./recording.ts";
+import { type GreedyMonotonic, type HarnessParameter, Loss, TrainingMisuse } from "./train-loss.ts";
 import {
   candidateIdOfCommit,
   changedFiles,
@@ -26,71 +27,7 @@ import {
   trainSummary,
 } from "./train-records.ts";
 
-/** The harness parameter: `data` is the incumbent commit (HEAD), `grad` the verdict waiting for step(). */
-export interface HarnessParameter {
-  data: string;
-  grad: Loss | undefined;
-}
-
-export class TrainingMisuse extends HoneError {
-  constructor(message: string) {
-    super("usage", message);
-  }
-}
-
-/** One epoch's result. backward() records the verdict on the harness parameter; nothing else. */
-export class Loss {
-  backwardCalled = false;
-  stepped = false;
-  constructor(
-    readonly trainer: Trainer,
-    readonly epoch: number,
-    readonly candidate: string,
-    readonly baseline: Measurement,
-    readonly measured: Measurement,
-    readonly verdict: Verdict,
-  ) {}
-  get value(): number {
-    return this.verdict.loss;
-  }
-  backward(): void {
-    if (this.backwardCalled) throw new TrainingMisuse(`loss.backward() was called twice in epoch ${this.epoch}`);
-    if (this.trainer.current !== this)
-      throw new TrainingMisuse(
-        `loss.backward() on a stale loss (epoch ${this.epoch}; the trainer is at epoch ${this.trainer.current?.epoch ?? "-"})`,
-      );
-    this.backwardCalled = true;
-    this.trainer.harness.grad = this;
-  }
-  /** Valid once step() ran. */
-  get promoted(): boolean {
-    if (!this.stepped) throw new TrainingMisuse("loss.promoted is known only after optimizer.step()");
-    return this.trainer.harness.data === this.candidate;
-  }
-}
-
-/** Applies a verdict: fast-forward to the candidate when it promotes, otherwise stay. Nothing else. */
-export class GreedyMonotonic {
-  private trainer: Trainer | undefined;
-  bind(trainer: Trainer): void {
-    this.trainer = trainer;
-  }
-  step(): void {
-    const t = this.trainer;
-    if (!t) throw new TrainingMisuse("the optimizer is not bound to a trainer; pass it to new Trainer({ optimizer })");
-    const grad = t.harness.grad;
-    if (!grad) throw new TrainingMisuse("optimizer.step() without loss.backward(): there is no verdict to apply");
-    if (grad.stepped) throw new TrainingMisuse(`optimizer.step() was called twice in epoch ${grad.epoch}`);
-    if (grad !== t.current) throw new TrainingMisuse("optimizer.step() with a stale verdict");
-    if (grad.verdict.decision === "promote" && grad.verdict.loss < 0) {
-      if (!t.repo.fastForwardMain(grad.candidate, t.harness.data))
-        throw new Error(`main cannot fast-forward to ${grad.candidate}`);
-      t.harness.data = grad.candidate;
-    }
-    grad.stepped = true;
-    t.harness.grad = undefined;
-  }
-}
+export { GreedyMonotonic, type HarnessParameter, Loss, TrainingMisuse } from "./train-loss.ts";
 
 export interface TrainerOptions {
   /** Run directory: hone.db, harnesses.git, candidates/ and trajectories/ live here. */
