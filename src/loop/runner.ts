@@ -80,6 +80,8 @@ export interface LocalRunnerOptions {
   concurrency: number;
   timeLimitSec?: number;
   onEvent?: (jobId: string, event: Record<string, unknown>) => void;
+  /** Writes more files into a finished rollout's folder before it appears under its name (a worker's records). */
+  beforeFinish?: (partialDir: string) => void;
 }
 
 /** Loads and gates a package once per directory: package directories do not change while a run uses them. */
@@ -130,6 +132,7 @@ export async function runJob(
     });
     jsonl.close();
     writeResult(partial, { job: job.id, seed: job.seed, ...outcome, bestProgram: undefined });
+    o.beforeFinish?.(partial);
     rmSync(job.outDir, { recursive: true, force: true });
     mkdirSync(dirname(job.outDir), { recursive: true });
     renameSync(partial, job.outDir);

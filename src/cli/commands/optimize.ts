@@ -116,6 +116,7 @@ export function registerOptimize(program: Command): void {
         best_score: result.bestScore,
         start_score: result.startScore,
         best_harness: result.bestHarnessPath,
+        noise: result.noise ?? null,
         rounds: result.rounds,
       });
     } else {

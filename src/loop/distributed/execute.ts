@@ -95,9 +95,14 @@ export async function executeJobData(
         maxEvals: d.maxEvals,
         outDir,
       },
-      { task: current.task, model: recorded(model, responses), evaluate, timeLimitSec: d.timeLimitSec },
+      {
+        task: current.task,
+        model: recorded(model, responses),
+        evaluate,
+        timeLimitSec: d.timeLimitSec,
+        beforeFinish: (dir) => writeRecordsFile(dir, shipRecords(responses, evaluations)),
+      },
     );
-    if (!r.error) writeRecordsFile(outDir, shipRecords(responses, evaluations));
     return r.error;
   } finally {
     rmSync(scratch, { recursive: true, force: true });
