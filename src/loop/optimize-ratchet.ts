@@ -151,6 +151,18 @@ export async function ratchet(ctx: RunContext, round: number, inc: Incumbent, co
       : undefined;
   const passing: { e: Eligible; score: number; detail: Record<string, unknown>; rule: string; reason: string }[] = [];
   for (const e of eligible) {
+    if (incScores && incScores.length < 2) {
+      const reason = `the incumbent's program was valid in ${incScores.length} of ${ctx.noise?.repeats} repeats: nothing to compare against`;
+      decisions.push({
+        candidate_id: e.c.candidate,
+        decision: "unmeasurable",
+        rule: "welch_interval",
+        reason,
+        score: null,
+        detail: null,
+      });
+      continue;
+    }
     const r = await compare(ctx, round, e, inc, incScores);
     const base = { candidate_id: e.c.candidate, score: r.score };
     if ("invalid" in r) {
