@@ -1,4 +1,5 @@
 import type { OptimizeEvent } from "../loop/optimize.ts";
+import { describeNoise } from "../measure/noise.ts";
 import { formatScore } from "./output.ts";
 
 /**
@@ -47,6 +48,9 @@ export class OptimizeProgress {
           `round ${e.round}: incumbent ${formatScore(e.incumbentScore)}${e.round === 0 ? " (seed program; rolling out the seed harness)" : ""}`,
         );
         break;
+      case "noise":
+        this.print(`  noise: ${describeNoise(e.noise)}`);
+        break;
       case "proposals":
         this.print(`  proposals: ${e.valid} valid, ${e.repaired} repaired, ${e.invalid} invalid`);
         break;
@@ -62,7 +66,7 @@ export class OptimizeProgress {
       case "round_end":
         if (e.incumbentScore !== null) this.best = e.incumbentScore;
         this.print(
-          `round ${e.round} done: incumbent ${formatScore(e.incumbentScore)}${e.moved ? " (moved)" : ""}${e.rewards.length ? `; rewards ${e.rewards.map((r) => r.toFixed(2)).join(" ")}` : ""}`,
+          `round ${e.round} done: incumbent ${formatScore(e.incumbentScore)}${e.moved ? " (moved)" : ""}${e.rewards.length ? `; rewards ${e.rewards.map((r) => (r === null ? "-" : r.toFixed(2))).join(" ")}` : ""}`,
         );
         break;
     }

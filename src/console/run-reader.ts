@@ -1,5 +1,8 @@
 import { join } from "node:path";
-import { type Db, openDb } from "../store/db.ts";
+import { type Db, hasTable, openDb } from "../store/db.ts";
+import { allDecisions } from "../store/decisions.ts";
+import { loadNoise } from "../store/noise.ts";
+import { measurements, solvedMatrix } from "../store/qa.ts";
 import { Lineage, type Placed } from "./lineage.ts";
 
 type Row = Record<string, unknown>;
@@ -321,18 +324,35 @@ export class RunReader {
     return { ...row, identity: parse(row.identity, null), evaluations };
   }
 
+  /**
+   * What pages need beyond rounds and candidates: the run's noise estimate, every decision with its rule (a candidate
+   * without one is still being measured: pending), QA measurements (pending or finished) and the per-task matrix.
+   */
+  measurementRecords() {
+    return {
+      noise: loadNoise(this.db, "run") ?? null,
+      decisions: [...allDecisions(this.db).values()],
+      measurements: measurements(this.db),
+      tasks: solvedMatrix(this.db),
+    };
+  }
+
   /** A cheap fingerprint of what a live page shows; it changes whenever the run gains records. */
   fingerprint(): string {
-    return this.cached("fingerprint", () =>
-      JSON.stringify(
+    // Decisions and QA task results count too, where the run's hone.db has them (older runs do not).
+    return this.cached("fingerprint", () => {
+      const more = hasTable(this.db, "task_results")
+        ? ", (SELECT COUNT(*) FROM decisions) AS d, (SELECT COUNT(*) FROM task_results) AS tr"
+        : "";
+      return JSON.stringify(
         this.db
           .prepare(
             `SELECT (SELECT status FROM runs WHERE id = 'run') AS s, (SELECT COUNT(*) FROM rounds WHERE status = 'finished') AS r,
                     (SELECT COUNT(*) FROM candidates) AS c, (SELECT COUNT(*) FROM candidates WHERE score IS NOT NULL) AS cs,
-                    (SELECT COUNT(*) FROM rollouts) AS ro`,
+                    (SELECT COUNT(*) FROM rollouts) AS ro${more}`,
           )
           .get(),
-      ),
-    );
+      );
+    });
   }
 }

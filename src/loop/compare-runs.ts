@@ -7,9 +7,17 @@ const QUERIES: Record<string, string> = {
   rollouts:
     "SELECT id, candidate_id, kind, seed, status, stop_reason, best_score, improved, evals_used, evals_invalid, identity_digest FROM rollouts ORDER BY id",
   evaluations: "SELECT rollout_id, idx, valid, score, reason, program_sha FROM evaluations ORDER BY rollout_id, idx",
+  decisions: "SELECT round, candidate_id, decision, rule, reason, score, detail FROM decisions ORDER BY round, candidate_id",
+  noise: "SELECT program_sha, repeats, stochastic, basis, n, invalid, mean, sd, spread FROM noise",
+  noise_evaluations:
+    "SELECT round, program_sha, idx, purpose, valid, score, reason FROM noise_evaluations ORDER BY round, program_sha, idx",
+  measurements:
+    "SELECT id, round, candidate_id, commit_sha, content_hash, benchmark, split, status, tasks, solved, infra, mean_score FROM measurements ORDER BY id",
+  task_results:
+    "SELECT measurement_id, task_id, idx, job_id, seed, status, score, steps, tokens, error, extracted, answer FROM task_results ORDER BY measurement_id, idx",
 };
 
-/** Field-by-field differences between two runs' records (rounds, candidates, rollouts, evaluations). */
+/** Field-by-field differences between two runs' records: rounds, candidates, rollouts, evaluations, decisions, noise, QA measurements. */
 export function compareRecords(a: Db, b: Db): { counts: Record<string, number>; differences: string[] } {
   const differences: string[] = [];
   const counts: Record<string, number> = {};

@@ -1,11 +1,17 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { loadHarness } from "../harness/package.ts";
+import type { CacheMode } from "../model/cache.ts";
 import type { ModelSettings } from "../model/resolve.ts";
-import { loadSplit, type QATask } from "../task/qa/benchmarks.ts";
+import { insertCandidate } from "../store/candidates.ts";
+import { createRunDb, finishRun, openDb } from "../store/db.ts";
+import { loadSplit } from "../task/qa/benchmarks.ts";
 import { officialScorer, primaryMetric } from "../task/qa/score-answer.ts";
-import { LocalQARunner, type QAJob, type QARunner } from "./qa-runner.ts";
+import { measurePanel } from "./qa-measure.ts";
+import { LocalQARunner, type QARunner } from "./qa-runner.ts";
 import type { TaskResult } from "./qa-task.ts";
+import { Recording } from "./recording.ts";
+import { refuseNonEmpty, snapshotHarness, stamp } from "./run-dir.ts";
 
 export { questionMessage, solveTask, type TaskResult } from "./qa-task.ts";
 
@@ -24,6 +30,8 @@ export interface EvalSummary {
   ci95: [number, number];
   meanScore: number;
   results: TaskResult[];
+  /** The run directory: hone.db, harness/, trajectories/, summary.json. */
+  outDir: string;
 }
 
 /** Wilson score interval for a proportion (95%). */
@@ -44,60 +52,117 @@ export interface EvalOptions extends Partial<ModelSettings> {
   dataDir?: string;
   concurrency?: number;
   seed?: number;
+  /** The run directory (default runs/eval-<benchmark>-<split>-<time>); it must not exist or be empty. */
   outDir?: string;
+  /** Request cache: off (default for eval), read-write, or replay. */
+  cache?: { mode: CacheMode; dir?: string };
+  /** For `hone replay`: the recorded eval run whose model calls this one reproduces. */
+  replayOf?: string;
   onResult?: (r: TaskResult, done: number, total: number) => void;
 }
 
+/** What an eval run stores to be replayed: its options without callbacks, paths absolute. */
+export type EvalConfig = Omit<EvalOptions, "onResult">;
+
 /**
  * `hone eval`: a harness on a benchmark split, each task scored by the benchmark's official rule. Tasks run through a
- * runner (the local pool unless one is given, e.g. BullMQ workers); the summary does not depend on which.
+ * runner (the local pool unless one is given, e.g. BullMQ workers); the summary does not depend on which. The run
+ * directory holds hone.db (the measurement, every task's result, model calls and responses), a copy of the harness,
+ * the trajectories and summary.json.
  */
 export async function evaluateBenchmark(o: EvalOptions, runner?: QARunner): Promise<EvalSummary> {
   const harnessDir = resolve(o.harnessDir);
   const harness = loadHarness(harnessDir);
   const tasks = await loadSplit(o.benchmark, o.split, { dir: o.dataDir, seed: o.seed, limit: o.limit });
-  const outDir = o.outDir ? resolve(o.outDir) : undefined;
-  if (outDir) mkdirSync(join(outDir, "trajectories"), { recursive: true });
-  const jobs: QAJob[] = tasks.map((task: QATask, i) => ({
-    id: String(i),
+  const outDir = resolve(o.outDir ?? join("runs", `eval-${o.benchmark}-${o.split}-${stamp()}`));
+  refuseNonEmpty(outDir);
+  snapshotHarness(harnessDir, join(outDir, "harness"));
+  const { onResult: _cb, ...config } = o;
+  createRunDb(join(outDir, "hone.db"), "eval", {
+    ...config,
     harnessDir,
-    benchmark: o.benchmark,
-    task,
-    seed: (o.seed ?? 0) + i,
-    trajectoryPath: outDir ? join(outDir, "trajectories", `${task.id}.jsonl`) : undefined,
-  }));
+    dataDir: o.dataDir ? resolve(o.dataDir) : undefined,
+    outDir,
+  } satisfies EvalConfig);
+  const db = openDb(join(outDir, "hone.db"));
+  const recording = new Recording(outDir, { cache: o.cache ?? { mode: "off" }, replayOf: o.replayOf });
   const pool =
     runner ??
-    new LocalQARunner({ model: { ...o, model: o.model ?? "offline" } as ModelSettings, concurrency: o.concurrency ?? 8 });
+    new LocalQARunner({
+      model: { ...o, model: o.model ?? "offline" } as ModelSettings,
+      concurrency: o.concurrency ?? 8,
+      recording,
+    });
+  insertCandidate(db, "run", {
+    id: "harness",
+    round: 0,
+    slot: 0,
+    parentCommit: "",
+    commit: null,
+    ref: null,
+    contentHash: harness.contentHash,
+    spec: null,
+    changed: [],
+    status: "seed",
+    gateError: null,
+    repaired: false,
+  });
   const results: TaskResult[] = new Array(tasks.length);
   let done = 0;
   try {
-    for await (const r of pool.run(jobs)) {
-      results[Number(r.id)] = r.result;
-      o.onResult?.(r.result, ++done, tasks.length);
-    }
+    await measurePanel(
+      db,
+      outDir,
+      "run",
+      {
+        id: "harness",
+        round: 0,
+        candidateId: "harness",
+        commit: null,
+        contentHash: harness.contentHash,
+        benchmark: o.benchmark,
+        split: o.split,
+        tasks: tasks.length,
+        panel: tasks,
+        harnessDir: join(outDir, "harness"),
+        seedOf: (i) => (o.seed ?? 0) + i,
+        trajectoryDir: "trajectories",
+      },
+      pool,
+      recording,
+      (row, result) => {
+        if (!result) return;
+        results[row.idx] = result;
+        o.onResult?.(result, ++done, tasks.length);
+      },
+    );
+    const completed = results.filter((r) => r.status === "completed");
+    const correct = completed.filter((r) => r.correct).length;
+    const scorer = officialScorer(o.benchmark);
+    const mean = (name: string) =>
+      completed.length ? completed.reduce((a, r) => a + (r.metrics?.[name] ?? 0), 0) / completed.length : 0;
+    const summary: EvalSummary = {
+      benchmark: o.benchmark,
+      split: o.split,
+      harness: { name: harness.name, content_hash: harness.contentHash },
+      tasks: tasks.length,
+      completed: completed.length,
+      failed: tasks.length - completed.length,
+      metric: primaryMetric(scorer),
+      metrics: Object.fromEntries(scorer.metrics.map((m) => [m, mean(m)])),
+      accuracy: completed.length ? correct / completed.length : 0,
+      ci95: wilson(correct, completed.length),
+      meanScore: completed.length ? completed.reduce((a, r) => a + r.score, 0) / completed.length : 0,
+      results,
+      outDir,
+    };
+    writeFileSync(join(outDir, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
+    const { results: _r, ...brief } = summary;
+    finishRun(db, brief);
+    return summary;
   } finally {
     if (!runner) await pool.close();
+    recording.close();
+    db.close();
   }
-  const completed = results.filter((r) => r.status === "completed");
-  const correct = completed.filter((r) => r.correct).length;
-  const scorer = officialScorer(o.benchmark);
-  const mean = (name: string) =>
-    completed.length ? completed.reduce((a, r) => a + (r.metrics?.[name] ?? 0), 0) / completed.length : 0;
-  const summary: EvalSummary = {
-    benchmark: o.benchmark,
-    split: o.split,
-    harness: { name: harness.name, content_hash: harness.contentHash },
-    tasks: tasks.length,
-    completed: completed.length,
-    failed: tasks.length - completed.length,
-    metric: primaryMetric(scorer),
-    metrics: Object.fromEntries(scorer.metrics.map((m) => [m, mean(m)])),
-    accuracy: completed.length ? correct / completed.length : 0,
-    ci95: wilson(correct, completed.length),
-    meanScore: completed.length ? completed.reduce((a, r) => a + r.score, 0) / completed.length : 0,
-    results,
-  };
-  if (outDir) writeFileSync(join(outDir, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
-  return summary;
 }

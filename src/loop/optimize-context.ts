@@ -1,13 +1,12 @@
 // The context of an optimize run: its records, versions, task, models (with cache or replay), evaluator and runner.
-import { existsSync, renameSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { contentHash } from "../harness/files.ts";
 import { loadHarness } from "../harness/package.ts";
 import type { Harness } from "../harness/types.ts";
-import { type CacheMode, defaultCachePath, ResponseStore, withCache } from "../model/cache.ts";
-import { OpenAICompatibleModel } from "../model/openai-compatible.ts";
-import { type ModelSettings, type ResolvedModel, resolveModel } from "../model/resolve.ts";
-import { type Db, now, openDb } from "../store/db.ts";
+import type { ResolvedModel } from "../model/resolve.ts";
+import { commitOfCandidate, contentHashOfCommit } from "../store/candidates.ts";
+import { createRunDb, type Db, openDb } from "../store/db.ts";
 import { HarnessRepo } from "../store/git.ts";
 import { resolveTask } from "../task/builtin.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
@@ -15,9 +14,11 @@ import type { Evaluation } from "../task/evaluation.ts";
 import { evaluateProgram } from "../task/evaluator.ts";
 import { EvaluatorPool } from "../task/evaluator-pool.ts";
 import { isolationNotice } from "../task/python-env.ts";
-import { EvaluationRecords, recordingEvaluator } from "../task/recorded-evaluations.ts";
+import type { ScopedEvaluate } from "../task/recorded-evaluations.ts";
 import { HONE_VERSION, type IdentityParts } from "./identity.ts";
 import type { OptimizeEvent, OptimizeSettings, RunnerFactory } from "./optimize.ts";
+import type { RunNoise } from "./optimize-noise.ts";
+import { Recording } from "./recording.ts";
 import { LocalRunner, type Runner } from "./runner.ts";
 
 export interface Incumbent {
@@ -42,34 +43,29 @@ export class RunContext {
     readonly settings: OptimizeSettings,
     readonly executor: ResolvedModel,
     public proposer: ResolvedModel,
-    readonly evaluate: (program: string) => Promise<Evaluation>,
+    readonly evaluate: ScopedEvaluate,
     readonly runner: Runner,
     readonly proposerHarness: Harness,
     readonly emit: (e: OptimizeEvent) => void,
+    readonly recording: Recording,
     readonly close: () => Promise<void>,
   ) {}
   identityBase: Omit<IdentityParts, "sampling" | "harness"> | undefined;
-}
+  /** The run's noise estimate, measured in round 0 (or read back on resume). */
+  noise: RunNoise | undefined;
 
-/** A model served only from records: no endpoint is contacted; an unrecorded request is an error. */
-function replayModel(m: OptimizeSettings["executor"], cache: { read: ResponseStore[]; write: ResponseStore[] }): ResolvedModel {
-  const client = new OpenAICompatibleModel(
-    {
-      baseUrl: "http://replay.invalid/v1",
-      model: m.model,
-      dialect: m.model === "offline" ? "vllm" : m.dialect,
-      keepSampling: m.keepSampling,
-      stream: m.stream,
-    },
-    {},
-  );
-  return {
-    model: withCache(client, { mode: "replay", ...cache }),
-    baseUrl: "replay",
-    modelName: m.model,
-    offline: m.model === "offline",
-    close: async () => {},
-  };
+  /** The harness version of a candidate as a folder (materialized from git when a kill removed it). */
+  candidateDir(id: string, commit: string): string {
+    const dir = join(this.dir, "candidates", id);
+    if (!existsSync(join(dir, "agent.yaml"))) this.repo.materialize(commit, dir);
+    return dir;
+  }
+  commitOf(id: string): string | null {
+    return commitOfCandidate(this.db, id);
+  }
+  contentHashOf(commit: string): string | null {
+    return contentHashOfCommit(this.db, commit);
+  }
 }
 
 export async function open(
@@ -81,34 +77,15 @@ export async function open(
 ): Promise<RunContext> {
   const task = await resolveTask(settings.task, settings.tasksDir);
   const proposerHarness = loadHarness(settings.proposerHarness);
-  // hone.db appears with the run's row already in it (built under another name, then renamed), so a run killed at
-  // any point either has nothing to resume or can be resumed from its stored options.
   const dbPath = join(runDir, "hone.db");
-  if (!existsSync(dbPath)) {
-    const fresh = openDb(`${dbPath}.new`);
-    const insert =
-      "INSERT OR IGNORE INTO runs (id, kind, created_at, status, config) VALUES ('run', 'optimize', ?, 'running', ?)";
-    fresh.prepare(insert).run(now(), JSON.stringify(settings));
-    fresh.close();
-    renameSync(`${dbPath}.new`, dbPath);
-  }
+  createRunDb(dbPath, "optimize", settings);
   const db = openDb(dbPath);
   const repo = resolved(join(runDir, "harnesses.git"));
   const notice = isolationNotice();
   if (notice) emit({ type: "notice", text: notice });
 
   // Every model call and evaluation of the run is recorded in its hone.db, so the run can be replayed.
-  const mode: CacheMode = settings.cache?.mode ?? "read-write";
-  const runCalls = new ResponseStore(join(runDir, "hone.db"));
-  const shared =
-    mode === "off"
-      ? undefined
-      : new ResponseStore(settings.cache?.dir ? join(settings.cache.dir, "requests.db") : defaultCachePath());
-  const source = settings.replayOf ? new ResponseStore(join(resolve(settings.replayOf), "hone.db")) : undefined;
-  const read = [runCalls, source, shared].filter((x): x is ResponseStore => x !== undefined);
-  const write = [runCalls, mode === "read-write" ? shared : undefined].filter((x): x is ResponseStore => x !== undefined);
-  const evaluations = new EvaluationRecords(join(runDir, "hone.db"));
-  const sourceEvaluations = settings.replayOf ? new EvaluationRecords(join(resolve(settings.replayOf), "hone.db")) : undefined;
+  const recording = new Recording(runDir, settings);
   let pool: EvaluatorPool | undefined;
   const live = async (p: string) => {
     if (!settings.warmPool) return evaluateProgram(task, p);
@@ -116,20 +93,10 @@ export async function open(
     return pool.evaluate(p);
   };
   const taskHash = contentHash(task.dir);
-  const evaluate = recordingEvaluator(
-    live,
-    taskHash,
-    evaluations,
-    mode === "replay" ? [evaluations, ...(sourceEvaluations ? [sourceEvaluations] : [])] : [],
-  );
-
-  const cached = async (m: OptimizeSettings["executor"]): Promise<ResolvedModel> => {
-    if (mode === "replay") return replayModel(m, { read, write });
-    const r = await resolveModel(m as ModelSettings);
-    return { ...r, model: withCache(r.model, { mode, read, write }) };
-  };
-  const executor = await cached(settings.executor);
-  const proposer = await cached(settings.proposer);
+  const evaluate = recording.evaluator(live, taskHash);
+  const executor = await recording.model(settings.executor);
+  const proposer = await recording.model(settings.proposer);
+  const mode = recording.mode;
   const runId = "run";
   const queued =
     mode === "replay"
@@ -162,14 +129,13 @@ export async function open(
     runner,
     proposerHarness,
     emit,
+    recording,
     async () => {
       await runner.close();
       pool?.close();
       await executor.close();
       await ctx.proposer.close();
-      for (const s of [runCalls, shared, source]) s?.close();
-      evaluations.close();
-      sourceEvaluations?.close();
+      recording.close();
       db.close();
     },
   );

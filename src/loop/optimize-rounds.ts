@@ -1,4 +1,4 @@
-// The rounds of an optimize run: round zero, a round of proposals, the ratchet, and resuming finished rounds.
+// The rounds of an optimize run: round zero (the seed, its noise, its rollout), a round of proposals, and resuming.
 import { copyFileSync, existsSync, mkdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { HoneError } from "../errors.ts";
@@ -9,67 +9,104 @@ import { changedFields, type HarnessSpec } from "../harness/spec.ts";
 import { experienceDigest } from "../method/digest.ts";
 import { loraStep } from "../method/lora.ts";
 import { propose } from "../method/proposer.ts";
-import { advantages, gapReward, REWARD_MIN } from "../method/reward.ts";
+import { forScope } from "../model/cache.ts";
 import { seedFrom } from "../model/offline/rng.ts";
-import { type ModelSettings, resolveModel } from "../model/resolve.ts";
 import { checkHarness, gateGeneratedCode } from "../sandbox/check.ts";
-import { now } from "../store/db.ts";
-import { isBetter } from "../task/evaluation.ts";
-import { candidateId, type Incumbent, type RunContext } from "./optimize-context.ts";
-import { finishedRolloutIds, recordRollout, rolloutDirFinished, roundRollouts } from "./rollout-records.ts";
+import {
+  bestScoreOf,
+  type CandidateInsert,
+  insertCandidate,
+  recordProposal,
+  roundCandidates,
+  roundState,
+  startRound,
+} from "../store/candidates.ts";
+import { insertFailedRollout, insertModelCalls } from "../store/rollouts.ts";
+import type { Evaluation } from "../task/evaluation.ts";
+import { candidateId, type Incumbent, pad, type RunContext } from "./optimize-context.ts";
+import { comparesRepeats, measureSeedNoise, repeats, validScores } from "./optimize-noise.ts";
+import { closeRound, incumbentAfter, ratchet } from "./optimize-ratchet.ts";
+import { roundRewards } from "./optimize-rewards.ts";
+import { readRecordsFile } from "./recording.ts";
+import { finishedRolloutIds, recordRollout, rolloutDirFinished } from "./rollout-records.ts";
 import type { RolloutJob } from "./runner.ts";
 
-export async function roundZero(ctx: RunContext): Promise<Incumbent> {
-  const { db, runId, repo, task, settings } = ctx;
-  const seedDir = join(ctx.dir, "candidates", "r00-seed");
+/** The seed harness as candidate r00-seed: committed once, materialized again after a kill. */
+async function seedCandidate(ctx: RunContext): Promise<{ commit: string; dir: string }> {
+  const { repo, settings } = ctx;
+  const dir = join(ctx.dir, "candidates", "r00-seed");
   let commit = repo.resolve("refs/candidates/r00-seed");
   if (!commit) {
-    rmSync(seedDir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
     const src = loadHarness(settings.seedHarness, { generatedCode: gateGeneratedCode });
-    mkdirSync(seedDir, { recursive: true });
+    mkdirSync(dir, { recursive: true });
     for (const f of src.files) {
-      mkdirSync(dirname(join(seedDir, f)), { recursive: true });
-      copyFileSync(join(src.dir, f), join(seedDir, f));
+      mkdirSync(dirname(join(dir, f)), { recursive: true });
+      copyFileSync(join(src.dir, f), join(dir, f));
     }
-    commit = await repo.commitDir(seedDir, "r00: seed harness", undefined, 0);
+    commit = await repo.commitDir(dir, "r00: seed harness", undefined, 0);
     repo.createRef("refs/candidates/r00-seed", commit);
     repo.fastForwardMain(commit);
-  } else if (!existsSync(join(seedDir, "agent.yaml"))) repo.materialize(commit, seedDir);
-  const seedHarness = loadHarness(seedDir, { generatedCode: gateGeneratedCode });
-  db.prepare(
-    "INSERT OR IGNORE INTO candidates (id, run_id, round, slot, parent_commit, commit_sha, ref, content_hash, spec, changed, status) VALUES (?, ?, 0, 0, ?, ?, 'refs/candidates/r00-seed', ?, NULL, '[]', 'seed')",
-  ).run("r00-seed", runId, commit, commit, seedHarness.contentHash);
+  } else if (!existsSync(join(dir, "agent.yaml"))) repo.materialize(commit, dir);
+  const harness = loadHarness(dir, { generatedCode: gateGeneratedCode });
+  insertCandidate(ctx.db, ctx.runId, {
+    id: "r00-seed",
+    round: 0,
+    slot: 0,
+    parentCommit: commit,
+    commit,
+    ref: "refs/candidates/r00-seed",
+    contentHash: harness.contentHash,
+    spec: null,
+    changed: [],
+    status: "seed",
+    gateError: null,
+    repaired: false,
+  });
+  return { commit, dir };
+}
 
-  const start = await ctx.evaluate(task.seedProgram);
-  if (!start.valid && start.reason && /raised|without a result|has no "/.test(start.reason)) {
+/**
+ * The incumbent a run starts from: the seed program, evaluated under the repeat rule. Where the evaluator is
+ * stochastic its score is the mean of the repeats, and the rollouts start from that score.
+ */
+function seedIncumbent(ctx: RunContext, commit: string, dir: string, evaluations: Evaluation[]): Incumbent {
+  const start = evaluations[0] as Evaluation;
+  const scores = validScores(evaluations);
+  const stochastic = ctx.noise !== undefined && comparesRepeats(ctx.noise);
+  const score = stochastic ? (scores.length ? (ctx.noise?.mean ?? undefined) : undefined) : start.valid ? start.score : undefined;
+  const evaluation = stochastic && score !== undefined ? { ...start, valid: true, score } : start;
+  return { commit, dir, program: ctx.task.seedProgram, evaluation, score };
+}
+
+export async function roundZero(ctx: RunContext): Promise<Incumbent> {
+  const { db, runId, task, settings } = ctx;
+  const { commit, dir } = await seedCandidate(ctx);
+  // A broken evaluator is refused on its first evaluation, before any repeat.
+  const [start] = await repeats(ctx, 0, task.seedProgram, "seed", (s) => s.length < 1);
+  if (start && !start.valid && start.reason && /raised|without a result|has no "/.test(start.reason)) {
     throw new HoneError("evaluatorFailed", `the evaluator failed on the seed program ${task.seedPath}: ${start.reason}`);
   }
-  const seed: Incumbent = {
-    commit,
-    dir: seedDir,
-    program: task.seedProgram,
-    evaluation: start,
-    score: start.valid ? start.score : undefined,
-  };
-  db.prepare(
-    "INSERT OR IGNORE INTO rounds (run_id, round, status, incumbent_commit, incumbent_score, started_at) VALUES (?, 0, 'running', ?, ?, ?)",
-  ).run(runId, commit, seed.score ?? null, now());
+  const { evaluations, noise } = await measureSeedNoise(ctx, task.seedProgram);
+  ctx.noise = noise;
+  const seed = seedIncumbent(ctx, commit, dir, evaluations);
+  startRound(db, runId, 0, "running", commit, seed.score ?? null);
   ctx.emit({ type: "round_start", round: 0, incumbentScore: seed.score ?? null });
+  ctx.emit({ type: "noise", noise });
+  if (roundState(db, runId, 0)?.status === "finished") return incumbentAfter(ctx, 0, seed);
   const job: RolloutJob = {
     id: "r00-seed",
-    harnessDir: seedDir,
+    harnessDir: dir,
     startProgram: seed.program,
-    startEvaluation: start,
+    startEvaluation: seed.evaluation,
     seed: seedFrom(settings.seed, 0, 0),
     maxEvals: settings.maxMetricCalls,
     outDir: join(ctx.dir, "rollouts", "r00-seed"),
   };
-  const done = db.prepare("SELECT status FROM rounds WHERE run_id = ? AND round = 0").get(runId) as
-    | { status: string }
-    | undefined;
-  if (done?.status === "finished") return incumbentAfter(ctx, 0, seed);
   await runJobs(ctx, 0, [{ job, candidate: "r00-seed", kind: "baseline" }]);
-  return ratchet(ctx, 0, seed, [{ candidate: "r00-seed", commit, dir: seedDir }]);
+  const decided = await ratchet(ctx, 0, seed, [{ candidate: "r00-seed", commit, dir }]);
+  closeRound(ctx, 0, decided);
+  return decided.next;
 }
 
 interface JobSpec {
@@ -78,17 +115,24 @@ interface JobSpec {
   kind: "candidate" | "parent" | "baseline";
 }
 
+function record(ctx: RunContext, round: number, s: JobSpec): void {
+  ctx.recording.import(readRecordsFile(s.job.outDir));
+  recordRollout(
+    ctx.db,
+    ctx.dir,
+    { runId: ctx.runId, round, candidateId: s.candidate, kind: s.kind, id: s.job.id, dir: s.job.outDir, seed: s.job.seed },
+    ctx.identityBase,
+  );
+}
+
 /** Runs the jobs not yet recorded; a finished rollout found on disk but not in hone.db is recorded, not re-run. */
 async function runJobs(ctx: RunContext, round: number, specs: JobSpec[]): Promise<void> {
   const done = finishedRolloutIds(ctx.db, ctx.runId);
   const pending: JobSpec[] = [];
   for (const s of specs) {
     if (done.has(s.job.id)) continue;
-    if (rolloutDirFinished(s.job.outDir)) {
-      recordRollout(ctx.db, ctx.runId, round, s.candidate, s.kind, s.job.id, s.job.outDir, s.job.seed, ctx.identityBase);
-      continue;
-    }
-    pending.push(s);
+    if (rolloutDirFinished(s.job.outDir)) record(ctx, round, s);
+    else pending.push(s);
   }
   if (pending.length === 0) return;
   const byId = new Map(pending.map((p) => [p.job.id, p]));
@@ -97,181 +141,135 @@ async function runJobs(ctx: RunContext, round: number, specs: JobSpec[]): Promis
     if (r.error || !rolloutDirFinished(s.job.outDir)) {
       const error = r.error ?? "the rollout left no result";
       ctx.emit({ type: "rollout_done", round, job: r.id, score: null, error });
-      // A replay that meets an unrecorded request cannot go on faithfully.
-      if (/replay: this request was never recorded/.test(error)) throw new HoneError("runFailed", `rollout ${r.id}: ${error}`);
+      // A replay that meets an unrecorded request or evaluation cannot go on faithfully.
+      if (/replay: this (request|evaluation) was never recorded/.test(error))
+        throw new HoneError("runFailed", `rollout ${r.id}: ${error}`);
       // Anything else (a cancelled or timed-out cluster job, a worker error) is a failed measurement, never a score.
-      ctx.db
-        .prepare(
-          "INSERT OR REPLACE INTO rollouts (id, run_id, round, candidate_id, kind, seed, status, error, evals_used, evals_invalid, finished_at) VALUES (?, ?, ?, ?, ?, ?, 'failed', ?, 0, 0, ?)",
-        )
-        .run(s.job.id, ctx.runId, round, s.candidate, s.kind, s.job.seed, error.slice(0, 2000), now());
+      insertFailedRollout(ctx.db, ctx.runId, {
+        id: s.job.id,
+        round,
+        candidateId: s.candidate,
+        kind: s.kind,
+        seed: s.job.seed,
+        error,
+      });
       continue;
     }
-    recordRollout(ctx.db, ctx.runId, round, s.candidate, s.kind, s.job.id, s.job.outDir, s.job.seed, ctx.identityBase);
+    record(ctx, round, s);
     ctx.emit({ type: "rollout_done", round, job: r.id, score: r.outcome?.bestScore ?? null });
   }
 }
 
-/** The ratchet: the best program of the round and its harness move in only when strictly better. */
-function ratchet(
-  ctx: RunContext,
-  round: number,
-  inc: Incumbent,
-  candidates: { candidate: string; commit: string; dir: string }[],
-): Incumbent {
-  const { db, runId, task } = ctx;
-  const rows = roundRollouts(db, runId, round).filter((r) => r.kind !== "parent");
-  let best: { row: (typeof rows)[number]; cand: (typeof candidates)[number] } | undefined;
-  for (const c of candidates) {
-    const row = rows.find((r) => r.candidate_id === c.candidate);
-    const own = row ? (task.direction === "maximize" ? row.own_max : row.own_min) : null;
-    if (!row || own === null || row.status !== "completed" || !row.best_program) continue;
-    const current = best ? (task.direction === "maximize" ? best.row.own_max : best.row.own_min) : inc.score;
-    if (isBetter(own, current ?? undefined, task.direction)) best = { row, cand: c };
-  }
-  const bestOwn = best ? (task.direction === "maximize" ? best.row.own_max : best.row.own_min) : null;
-  let next = inc;
-  if (best && bestOwn !== null) {
-    if (!ctx.repo.fastForwardMain(best.cand.commit, inc.commit))
-      throw new Error(`main cannot fast-forward to ${best.cand.commit}`);
-    next = {
-      commit: best.cand.commit,
-      dir: best.cand.dir,
-      program: best.row.best_program as string,
-      score: bestOwn,
-      evaluation: { valid: true, score: bestOwn, metrics: {}, artifacts: {}, seconds: 0 },
+/** Asks the proposer for K specs, gates and commits each, and records them with the proposer's calls. */
+async function proposeRound(ctx: RunContext, round: number, inc: Incumbent, recorded: unknown): Promise<void> {
+  const { db, runId, repo, task, settings } = ctx;
+  const incHarness = loadHarness(inc.dir, { generatedCode: gateGeneratedCode });
+  const digest = experienceDigest(db, runId, {
+    tokenBudget: settings.learning.digestTokens,
+    metric: task.metric,
+    direction: task.direction,
+  });
+  const check = async (spec: HarnessSpec, slot: number): Promise<string[]> => {
+    const dir = join(ctx.dir, "candidates", candidateId(round, slot));
+    try {
+      applySpec(inc.dir, spec, dir);
+    } catch (err) {
+      if (err instanceof SpecError) return [err.message];
+      throw err;
+    }
+    const report = await checkHarness(dir, { task });
+    return report.problems.map((p) => `[${p.check}] ${p.message.replace(`${dir}/`, "")}`);
+  };
+  const proposal = await propose(
+    forScope(ctx.proposer.model, `proposer-r${pad(round)}`),
+    ctx.proposerHarness,
+    {
+      task,
+      incumbent: { harness: incHarness, program: inc.program, score: inc.score },
+      digest,
+      round,
+      k: settings.proposalsPerRound,
+    },
+    check,
+    seedFrom(settings.seed, round, "proposer"),
+    recorded as Parameters<typeof propose>[5],
+  );
+  insertModelCalls(
+    db,
+    runId,
+    "proposer",
+    null,
+    round,
+    proposal.responses.map((r) => ({
+      latencyMs: r.latency_ms,
+      promptTokens: r.usage.prompt_tokens,
+      completionTokens: r.usage.completion_tokens,
+      attempts: r.attempts,
+      cached: Boolean(r.cached),
+      faults: r.faults ? JSON.stringify(r.faults) : null,
+    })),
+  );
+  // Harness versions first (in parallel), then every record in one transaction.
+  const commits = await Promise.all(
+    proposal.slots.map(async (s) => {
+      const id = candidateId(round, s.slot);
+      const dir = join(ctx.dir, "candidates", id);
+      if (!s.spec) {
+        rmSync(dir, { recursive: true, force: true });
+        return null;
+      }
+      const commit = await repo.commitDir(
+        dir,
+        `${id}: ${changedFields(s.spec).join(", ") || "change"}`,
+        inc.commit,
+        round * 100 + s.slot + 1,
+      );
+      repo.createRef(`refs/candidates/${id}`, commit);
+      return commit;
+    }),
+  );
+  const rows: CandidateInsert[] = proposal.slots.map((s) => {
+    const id = candidateId(round, s.slot);
+    const commit = commits[s.slot] ?? null;
+    return {
+      id,
+      round,
+      slot: s.slot,
+      parentCommit: inc.commit,
+      commit,
+      ref: commit ? `refs/candidates/${id}` : null,
+      contentHash: s.spec ? contentHash(join(ctx.dir, "candidates", id)) : null,
+      spec: s.spec ? JSON.stringify(s.spec) : s.raw === undefined ? null : JSON.stringify(s.raw),
+      changed: s.spec ? changedFields(s.spec) : [],
+      status: s.spec ? (s.repaired ? "repaired" : "valid") : "invalid",
+      gateError: s.problems.length ? s.problems.join("; ") : null,
+      repaired: s.repaired,
     };
-  }
-  db.prepare(
-    "UPDATE rounds SET status = 'finished', best_score = ?, moved = ?, finished_at = ? WHERE run_id = ? AND round = ?",
-  ).run(bestOwn, next !== inc ? 1 : 0, now(), runId, round);
-  return next;
+  });
+  recordProposal(
+    db,
+    runId,
+    round,
+    {
+      model: ctx.proposer.modelName,
+      messages: proposal.messages,
+      completion: { completion: proposal.completion, repairCompletion: proposal.repairCompletion },
+    },
+    rows,
+  );
 }
 
 export async function runRound(ctx: RunContext, round: number, inc: Incumbent): Promise<Incumbent> {
-  const { db, runId, repo, task, settings } = ctx;
-  const existing = db
-    .prepare("SELECT status, proposer_completion, proposer_prompt FROM rounds WHERE run_id = ? AND round = ?")
-    .get(runId, round) as { status: string; proposer_completion: string | null; proposer_prompt: string | null } | undefined;
+  const { db, runId, settings } = ctx;
+  const existing = roundState(db, runId, round);
   if (existing?.status === "finished") return incumbentAfter(ctx, round, inc);
-  if (!existing)
-    db.prepare(
-      "INSERT INTO rounds (run_id, round, status, incumbent_commit, incumbent_score, started_at) VALUES (?, ?, 'proposing', ?, ?, ?)",
-    ).run(runId, round, inc.commit, inc.score ?? null, now());
+  startRound(db, runId, round, "proposing", inc.commit, inc.score ?? null);
   ctx.emit({ type: "round_start", round, incumbentScore: inc.score ?? null });
-  const incHarness = loadHarness(inc.dir, { generatedCode: gateGeneratedCode });
 
-  let cands = db
-    .prepare("SELECT id, slot, status, commit_sha, spec FROM candidates WHERE run_id = ? AND round = ? ORDER BY slot")
-    .all(runId, round) as {
-    id: string;
-    slot: number;
-    status: string;
-    commit_sha: string | null;
-    spec: string | null;
-  }[];
+  let cands = roundCandidates(db, runId, round);
   if (cands.length === 0) {
-    const digest = experienceDigest(db, runId, {
-      tokenBudget: settings.learning.digestTokens,
-      metric: task.metric,
-      direction: task.direction,
-    });
-    const check = async (spec: HarnessSpec, slot: number): Promise<string[]> => {
-      const dir = join(ctx.dir, "candidates", candidateId(round, slot));
-      try {
-        applySpec(inc.dir, spec, dir);
-      } catch (err) {
-        if (err instanceof SpecError) return [err.message];
-        throw err;
-      }
-      const report = await checkHarness(dir, { task });
-      return report.problems.map((p) => `[${p.check}] ${p.message.replace(`${dir}/`, "")}`);
-    };
-    const recorded = existing?.proposer_completion ? JSON.parse(existing.proposer_completion) : undefined;
-    const proposal = await propose(
-      ctx.proposer.model,
-      ctx.proposerHarness,
-      {
-        task,
-        incumbent: { harness: incHarness, program: inc.program, score: inc.score },
-        digest,
-        round,
-        k: settings.proposalsPerRound,
-      },
-      check,
-      seedFrom(settings.seed, round, "proposer"),
-      recorded,
-    );
-    for (const r of proposal.responses) {
-      db.prepare(
-        "INSERT INTO model_calls (run_id, role, rollout_id, round, latency_ms, prompt_tokens, completion_tokens, attempts, cached, faults) VALUES (?, 'proposer', NULL, ?, ?, ?, ?, ?, ?, ?)",
-      ).run(
-        runId,
-        round,
-        r.latency_ms,
-        r.usage.prompt_tokens,
-        r.usage.completion_tokens,
-        r.attempts,
-        r.cached ? 1 : 0,
-        r.faults ? JSON.stringify(r.faults) : null,
-      );
-    }
-    // Harness versions first (in parallel: each is a few git processes), then every record in one transaction.
-    const commits = await Promise.all(
-      proposal.slots.map(async (s) => {
-        const id = candidateId(round, s.slot);
-        const dir = join(ctx.dir, "candidates", id);
-        if (!s.spec) {
-          rmSync(dir, { recursive: true, force: true });
-          return null;
-        }
-        const commit = await repo.commitDir(
-          dir,
-          `${id}: ${changedFields(s.spec).join(", ") || "change"}`,
-          inc.commit,
-          round * 100 + s.slot + 1,
-        );
-        repo.createRef(`refs/candidates/${id}`, commit);
-        return commit;
-      }),
-    );
-    const store = db.transaction(() => {
-      db.prepare(
-        "UPDATE rounds SET proposer_model = ?, proposer_prompt = ?, proposer_completion = ?, status = 'rolling_out' WHERE run_id = ? AND round = ?",
-      ).run(
-        ctx.proposer.modelName,
-        JSON.stringify(proposal.messages),
-        JSON.stringify({ completion: proposal.completion, repairCompletion: proposal.repairCompletion }),
-        runId,
-        round,
-      );
-      for (const s of proposal.slots) {
-        const id = candidateId(round, s.slot);
-        const dir = join(ctx.dir, "candidates", id);
-        const commit = commits[s.slot] ?? null;
-        db.prepare(
-          "INSERT INTO candidates (id, run_id, round, slot, parent_commit, commit_sha, ref, content_hash, spec, changed, status, gate_error, repaired) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        ).run(
-          id,
-          runId,
-          round,
-          s.slot,
-          inc.commit,
-          commit,
-          commit ? `refs/candidates/${id}` : null,
-          s.spec ? contentHash(dir) : null,
-          s.spec ? JSON.stringify(s.spec) : s.raw === undefined ? null : JSON.stringify(s.raw),
-          JSON.stringify(s.spec ? changedFields(s.spec) : []),
-          s.spec ? (s.repaired ? "repaired" : "valid") : "invalid",
-          s.problems.length ? s.problems.join("; ").slice(0, 4000) : null,
-          s.repaired ? 1 : 0,
-        );
-      }
-    });
-    store();
-    cands = db
-      .prepare("SELECT id, slot, status, commit_sha, spec FROM candidates WHERE run_id = ? AND round = ? ORDER BY slot")
-      .all(runId, round) as typeof cands;
+    await proposeRound(ctx, round, inc, existing?.proposer_completion ? JSON.parse(existing.proposer_completion) : undefined);
+    cands = roundCandidates(db, runId, round);
   }
   ctx.emit({
     type: "proposals",
@@ -282,10 +280,7 @@ export async function runRound(ctx: RunContext, round: number, inc: Incumbent): 
   });
 
   const runnable = cands.filter((c) => c.commit_sha);
-  for (const c of runnable) {
-    const dir = join(ctx.dir, "candidates", c.id);
-    if (!existsSync(join(dir, "agent.yaml"))) repo.materialize(c.commit_sha as string, dir);
-  }
+  for (const c of runnable) ctx.candidateDir(c.id, c.commit_sha as string);
   const jobs: JobSpec[] = [];
   for (const c of runnable) {
     const seed = seedFrom(settings.seed, round, c.slot);
@@ -304,80 +299,26 @@ export async function runRound(ctx: RunContext, round: number, inc: Incumbent): 
   }
   await runJobs(ctx, round, jobs);
 
-  // Rewards and advantages for every slot; invalid and repaired proposals are charged the minimum.
-  const rows = roundRollouts(db, runId, round);
-  const own = (r: (typeof rows)[number] | undefined) =>
-    r && r.status === "completed" ? ((task.direction === "maximize" ? r.own_max : r.own_min) ?? undefined) : undefined;
-  const rewards = cands.map((c) => {
-    if (c.status !== "valid") return REWARD_MIN;
-    const mine = rows.find((r) => r.candidate_id === c.id && r.kind === "candidate");
-    const baseline = settings.paired
-      ? (own(rows.find((r) => r.candidate_id === c.id && r.kind === "parent")) ?? inc.score)
-      : inc.score;
-    return gapReward(own(mine), baseline, task.reference?.value, task.direction);
-  });
-  const adv = advantages(rewards);
-  const update = db.prepare("UPDATE candidates SET reward = ?, advantage = ?, score = ? WHERE id = ?");
-  db.transaction(() => {
-    cands.forEach((c, i) => {
-      update.run(
-        rewards[i] ?? null,
-        adv[i] ?? null,
-        own(rows.find((r) => r.candidate_id === c.id && r.kind === "candidate")) ?? null,
-        c.id,
-      );
-    });
-  })();
-
-  const next = ratchet(
+  const decided = await ratchet(
     ctx,
     round,
     inc,
     runnable.map((c) => ({ candidate: c.id, commit: c.commit_sha as string, dir: join(ctx.dir, "candidates", c.id) })),
   );
+  const rewards = roundRewards(ctx, round, inc, cands, decided.decisions);
+  closeRound(ctx, round, decided, rewards.write);
   ctx.emit({
     type: "round_end",
     round,
-    incumbentScore: next.score ?? null,
-    bestScore: (
-      db.prepare("SELECT best_score FROM rounds WHERE run_id = ? AND round = ?").get(runId, round) as {
-        best_score: number | null;
-      }
-    ).best_score,
-    moved: next !== inc,
-    rewards,
+    incumbentScore: decided.next.score ?? null,
+    bestScore: bestScoreOf(db, runId, round),
+    moved: decided.next !== inc,
+    rewards: rewards.values,
   });
 
   if (settings.learning.mode === "lora" && settings.learning.lora) {
     const adapter = await loraStep(ctx.db, ctx.runId, round, ctx.dir, settings.learning.lora, settings.proposer);
-    if (adapter) ctx.proposer = await resolveModel({ ...(settings.proposer as ModelSettings), model: adapter });
+    if (adapter) ctx.proposer = await ctx.recording.model({ ...settings.proposer, model: adapter });
   }
-  return next;
-}
-
-/** On resume: the incumbent after a finished round, rebuilt from the records. */
-function incumbentAfter(ctx: RunContext, round: number, inc: Incumbent): Incumbent {
-  const { db, runId, task } = ctx;
-  const r = db.prepare("SELECT moved FROM rounds WHERE run_id = ? AND round = ?").get(runId, round) as { moved: number };
-  if (!r.moved) return inc;
-  const rows = roundRollouts(db, runId, round).filter((x) => x.kind !== "parent" && x.status === "completed");
-  const best = rows
-    .map((x) => ({ x, own: task.direction === "maximize" ? x.own_max : x.own_min }))
-    .filter((y) => y.own !== null)
-    .sort(
-      (a, b) =>
-        (task.direction === "maximize" ? (b.own as number) - (a.own as number) : (a.own as number) - (b.own as number)) ||
-        a.x.candidate_id.localeCompare(b.x.candidate_id),
-    )[0];
-  if (!best) return inc;
-  const c = db.prepare("SELECT commit_sha FROM candidates WHERE id = ?").get(best.x.candidate_id) as { commit_sha: string };
-  const dir = join(ctx.dir, "candidates", best.x.candidate_id);
-  if (!existsSync(join(dir, "agent.yaml"))) ctx.repo.materialize(c.commit_sha, dir);
-  return {
-    commit: c.commit_sha,
-    dir,
-    program: best.x.best_program as string,
-    score: best.own as number,
-    evaluation: { valid: true, score: best.own as number, metrics: {}, artifacts: {}, seconds: 0 },
-  };
+  return decided.next;
 }

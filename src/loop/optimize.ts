@@ -4,13 +4,15 @@ import { stringify as toYaml } from "yaml";
 import { HoneError } from "../errors.ts";
 import { type LoraSettings, resumeAdapter } from "../method/lora.ts";
 import type { CacheMode } from "../model/cache.ts";
-import { type ModelSettings, resolveModel } from "../model/resolve.ts";
+import type { ModelSettings } from "../model/resolve.ts";
 import { checkHarness } from "../sandbox/check.ts";
-import { type Db, now, openDb, roundRows } from "../store/db.ts";
+import { candidateOfCommit, lastFinishedRound, slotSummaries } from "../store/candidates.ts";
+import { type Db, finishRun, openDb, roundRows, runRow } from "../store/db.ts";
 import { resolveTask } from "../task/builtin.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import type { SlurmSettings } from "./distributed/slurm.ts";
 import { type Incumbent, open, type RunContext } from "./optimize-context.ts";
+import type { RunNoise } from "./optimize-noise.ts";
 import { roundZero, runRound } from "./optimize-rounds.ts";
 import { DEFAULT_HARNESS } from "./run.ts";
 import type { Runner } from "./runner.ts";
@@ -41,6 +43,12 @@ export interface OptimizeSettings {
   queue?: string;
   /** Run each rollout as a Slurm job (sbatch) on a filesystem shared with the run directory. */
   slurm?: SlurmSettings;
+  /**
+   * How many times round 0 evaluates the seed program to measure the evaluator's noise, and how many times each
+   * comparison re-evaluates a candidate's best program and the incumbent where it is stochastic (default 3; 1
+   * disables noise measurement: single scores, strictly better).
+   */
+  noiseRepeats?: number;
 }
 
 export type OptimizeEvent =
@@ -55,8 +63,10 @@ export type OptimizeEvent =
       incumbentScore: number | null;
       bestScore: number | null;
       moved: boolean;
-      rewards: number[];
+      /** Per slot; null where the candidate was unmeasurable (a failed or mismatched paired control). */
+      rewards: (number | null)[];
     }
+  | { type: "noise"; noise: RunNoise }
   | { type: "notice"; text: string };
 
 export interface RoundSummary {
@@ -80,6 +90,8 @@ export interface OptimizeResult {
   bestHarnessPath: string;
   bestScore: number | null;
   startScore: number | null;
+  /** The evaluator's noise as measured in round 0 (or declared by the task). */
+  noise: RunNoise | undefined;
   rounds: RoundSummary[];
   writeBestProgram(path: string): void;
 }
@@ -99,7 +111,8 @@ export interface OptimizeOptions {
  * `hone optimize`: learn the harness at test time. Round 0 rolls out the seed harness; each later round the
  * proposer writes K specs, each is compiled, gated and rolled out from the incumbent program under the same
  * budget; rewards and advantages are recorded; the best program and the harness that found it carry into the next
- * round only when strictly better. Every candidate is a commit; every measurement is a row in hone.db.
+ * round only when it is a different program whose score clears the incumbent's beyond the measured noise
+ * (optimize-ratchet.ts). Every candidate is a commit; every measurement and decision is a row in hone.db.
  */
 export async function optimize(settingsIn: OptimizeSettings, o: OptimizeOptions): Promise<OptimizeResult> {
   const runDir = resolve(o.outDir);
@@ -109,9 +122,11 @@ export async function optimize(settingsIn: OptimizeSettings, o: OptimizeOptions)
     if (!existsSync(join(runDir, "hone.db")))
       throw new HoneError("usage", `${runDir} has no hone.db to resume; start a run with --out ${o.outDir}`);
     const db = openDb(join(runDir, "hone.db"));
-    const row = db.prepare("SELECT config FROM runs WHERE id = 'run'").get() as { config: string } | undefined;
+    const row = runRow(db);
     db.close();
     if (!row) throw new HoneError("usage", `${runDir}: the run was never started; remove the folder and start again`);
+    if (row.kind !== "optimize")
+      throw new HoneError("usage", `${runDir} is a ${row.kind} run, not an optimize run; resume it with hone ${row.kind}`);
     settings = {
       ...JSON.parse(row.config),
       ...Object.fromEntries(Object.entries(o.overrides ?? {}).filter(([, v]) => v !== undefined)),
@@ -133,10 +148,8 @@ export async function optimize(settingsIn: OptimizeSettings, o: OptimizeOptions)
     let incumbent = await roundZero(ctx);
     const lora = settings.learning.mode === "lora" ? settings.learning.lora : undefined;
     if (o.resume && lora) {
-      const last =
-        (ctx.db.prepare("SELECT MAX(round) AS r FROM rounds WHERE status = 'finished'").get() as { r: number | null }).r ?? 0;
-      const adapter = await resumeAdapter(runDir, lora, last, settings.proposer);
-      if (adapter) ctx.proposer = await resolveModel({ ...(settings.proposer as ModelSettings), model: adapter });
+      const adapter = await resumeAdapter(runDir, lora, lastFinishedRound(ctx.db), settings.proposer);
+      if (adapter) ctx.proposer = await ctx.recording.model({ ...settings.proposer, model: adapter });
     }
     for (let round = 1; round <= settings.rounds; round++) incumbent = await runRound(ctx, round, incumbent);
     return finish(ctx, incumbent);
@@ -150,9 +163,7 @@ function finish(ctx: RunContext, inc: Incumbent): OptimizeResult {
   const bestDir = join(ctx.dir, "best");
   rmSync(bestDir, { recursive: true, force: true });
   repo.materialize(inc.commit, bestDir);
-  const cand = db
-    .prepare("SELECT id, round, parent_commit, spec, changed FROM candidates WHERE commit_sha = ? ORDER BY round LIMIT 1")
-    .get(inc.commit) as { id: string; round: number; parent_commit: string; spec: string | null; changed: string } | undefined;
+  const cand = candidateOfCommit(db, inc.commit);
   writeFileSync(
     join(bestDir, "spec.yaml"),
     cand?.spec ? toYaml(JSON.parse(cand.spec)) : "# the seed harness: no spec applied\n{}\n",
@@ -163,46 +174,27 @@ function finish(ctx: RunContext, inc: Incumbent): OptimizeResult {
   );
   const programFile = join(ctx.dir, `best_program${task.programExtension}`);
   writeFileSync(programFile, inc.program);
-  const start = db.prepare("SELECT incumbent_score FROM rounds WHERE run_id = ? AND round = 0").get(runId) as {
-    incumbent_score: number | null;
-  };
   const rounds = summarize(db, runId);
-  db.prepare("UPDATE runs SET status = 'finished', finished_at = ?, summary = ? WHERE id = ?").run(
-    now(),
-    JSON.stringify({ best_score: inc.score ?? null, best_commit: inc.commit, start_score: start.incumbent_score }),
-    runId,
-  );
+  const startScore = rounds[0]?.incumbentScore ?? null;
+  finishRun(db, { best_score: inc.score ?? null, best_commit: inc.commit, start_score: startScore, noise: ctx.noise ?? null });
   return {
     runDir: ctx.dir,
     runId,
     bestHarnessPath: bestDir,
     bestScore: inc.score ?? null,
-    startScore: start.incumbent_score,
+    startScore,
+    noise: ctx.noise,
     rounds,
     writeBestProgram: (path: string) => writeFileSync(path, inc.program),
   };
 }
 
 export function summarize(db: Db, runId: string): RoundSummary[] {
-  const rounds = roundRows(db, runId);
-  return rounds.map((r) => ({
+  return roundRows(db, runId).map((r) => ({
     round: r.round,
     incumbentScore: r.incumbent_score,
     bestScore: r.best_score,
     moved: r.moved === 1,
-    candidates: (
-      db
-        .prepare(
-          "SELECT slot, status, score, reward, advantage, changed FROM candidates WHERE run_id = ? AND round = ? ORDER BY slot",
-        )
-        .all(runId, r.round) as {
-        slot: number;
-        status: string;
-        score: number | null;
-        reward: number | null;
-        advantage: number | null;
-        changed: string | null;
-      }[]
-    ).map((c) => ({ ...c, changed: JSON.parse(c.changed ?? "[]") as string[] })),
+    candidates: slotSummaries(db, runId, r.round).map((c) => ({ ...c, changed: JSON.parse(c.changed ?? "[]") as string[] })),
   }));
 }

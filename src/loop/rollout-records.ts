@@ -1,21 +1,36 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
+import { type IdentityParts, identityDigest } from "../measure/identity.ts";
 import type { Db } from "../store/db.ts";
-import { now } from "../store/db.ts";
-import { type IdentityParts, identityDigest } from "./identity.ts";
+import { type EvaluationRecordRow, insertRollout, type ModelCallRow } from "../store/rollouts.ts";
 
-export interface RolloutRow {
-  id: string;
-  candidate_id: string;
-  kind: string;
-  seed: number;
-  status: string;
-  best_score: number | null;
-  /** Best valid score over the rollout's own evaluations (not counting its starting program), per direction. */
-  own_max: number | null;
-  own_min: number | null;
-  best_program: string | null;
-  evals_used: number;
+export { finishedRolloutIds, type RolloutRow, roundRollouts } from "../store/rollouts.ts";
+
+type Event = Record<string, unknown>;
+
+/** A trajectory file's events. */
+export function readEvents(path: string): Event[] {
+  return readFileSync(path, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Event);
+}
+
+/** The model calls of a trajectory, as records. */
+export function modelCallsOf(events: Event[]): ModelCallRow[] {
+  return events
+    .filter((x) => x.type === "model_call")
+    .map((e) => {
+      const u = e.usage as { prompt_tokens: number; completion_tokens: number };
+      return {
+        latencyMs: e.latency_ms as number,
+        promptTokens: u.prompt_tokens,
+        completionTokens: u.completion_tokens,
+        attempts: e.attempts as number,
+        cached: Boolean(e.cached),
+        faults: e.faults ? JSON.stringify(e.faults) : null,
+      };
+    });
 }
 
 /**
@@ -24,109 +39,68 @@ export interface RolloutRow {
  */
 export function recordRollout(
   db: Db,
-  runId: string,
-  round: number,
-  candidateId: string,
-  kind: "candidate" | "parent" | "baseline",
-  id: string,
-  dir: string,
-  seed: number,
+  runDir: string,
+  r: {
+    runId: string;
+    round: number;
+    candidateId: string;
+    kind: "candidate" | "parent" | "baseline";
+    id: string;
+    dir: string;
+    seed: number;
+  },
   identityBase?: Omit<IdentityParts, "sampling" | "harness">,
 ): void {
-  const result = JSON.parse(readFileSync(join(dir, "result.json"), "utf8"));
-  const events = readFileSync(join(dir, "trajectory.jsonl"), "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
-  const programFile = readdirSync(dir).find((f) => f.startsWith("best_program"));
-  const bestProgram = programFile ? readFileSync(join(dir, programFile), "utf8") : null;
-  const evaluations = events.filter((e) => e.type === "evaluation");
+  const result = JSON.parse(readFileSync(join(r.dir, "result.json"), "utf8"));
+  const events = readEvents(join(r.dir, "trajectory.jsonl"));
+  const programFile = readdirSync(r.dir).find((f) => f.startsWith("best_program"));
+  const bestProgram = programFile ? readFileSync(join(r.dir, programFile), "utf8") : null;
   const start = events.find((e) => e.type === "rollout_start") as
     | { harness?: { content_hash: string }; sampling?: Record<string, unknown> }
     | undefined;
   const identity = identityBase
     ? { ...identityBase, sampling: start?.sampling ?? {}, harness: start?.harness?.content_hash ?? "" }
     : undefined;
-  const insert = db.transaction(() => {
-    db.prepare(
-      `INSERT OR REPLACE INTO rollouts (id, run_id, round, candidate_id, kind, seed, status, stop_reason, error, start_score, best_score, improved,
-        evals_used, evals_invalid, prompt_tokens, completion_tokens, model_calls, seconds, dir, best_program, finished_at, identity, identity_digest)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      id,
-      runId,
-      round,
-      candidateId,
-      kind,
-      seed,
-      result.status,
-      result.stopReason ?? null,
-      result.error ?? null,
-      result.startScore ?? null,
-      result.bestScore ?? null,
-      result.improved ? 1 : 0,
-      result.evaluations?.used ?? 0,
-      result.evaluations?.invalid ?? 0,
-      result.usage?.prompt_tokens ?? 0,
-      result.usage?.completion_tokens ?? 0,
-      result.usage?.model_calls ?? 0,
-      result.usage?.seconds ?? 0,
-      dir,
+  const evaluations: EvaluationRecordRow[] = events
+    .filter((e) => e.type === "evaluation")
+    .map((e) => ({
+      index: e.index as number,
+      valid: Boolean(e.valid),
+      score: (e.score as number | null) ?? null,
+      reason: (e.reason as string | undefined) ?? null,
+      programSha: e.program_sha256 as string,
+      seconds: (e.seconds as number | undefined) ?? null,
+    }));
+  const usage = result.usage ?? {};
+  insertRollout(
+    db,
+    r.runId,
+    {
+      id: r.id,
+      round: r.round,
+      candidateId: r.candidateId,
+      kind: r.kind,
+      seed: r.seed,
+      status: result.status,
+      stopReason: result.stopReason ?? result.stop_reason ?? null,
+      error: result.error ?? null,
+      startScore: result.startScore ?? result.start_score ?? null,
+      bestScore: result.bestScore ?? result.best_score ?? null,
+      improved: Boolean(result.improved),
+      evalsUsed: result.evaluations?.used ?? 0,
+      evalsInvalid: result.evaluations?.invalid ?? 0,
+      promptTokens: usage.prompt_tokens ?? 0,
+      completionTokens: usage.completion_tokens ?? 0,
+      modelCalls: usage.model_calls ?? 0,
+      seconds: usage.seconds ?? 0,
+      dir: relative(runDir, r.dir) || ".",
       bestProgram,
-      now(),
-      identity ? JSON.stringify(identity) : null,
-      identity ? identityDigest(identity) : null,
-    );
-    db.prepare("DELETE FROM evaluations WHERE rollout_id = ?").run(id);
-    const ev = db.prepare(
-      "INSERT INTO evaluations (rollout_id, idx, valid, score, reason, program_sha, seconds) VALUES (?, ?, ?, ?, ?, ?, ?)",
-    );
-    for (const e of evaluations)
-      ev.run(
-        id,
-        e.index,
-        e.valid ? 1 : 0,
-        (e.score as number | null) ?? null,
-        (e.reason as string | undefined) ?? null,
-        e.program_sha256,
-        e.seconds ?? null,
-      );
-    db.prepare("DELETE FROM model_calls WHERE rollout_id = ?").run(id);
-    const mc = db.prepare(
-      "INSERT INTO model_calls (run_id, role, rollout_id, round, latency_ms, prompt_tokens, completion_tokens, attempts, cached, faults) VALUES (?, 'executor', ?, ?, ?, ?, ?, ?, ?, ?)",
-    );
-    for (const e of events.filter((x) => x.type === "model_call")) {
-      const u = e.usage as { prompt_tokens: number; completion_tokens: number };
-      mc.run(
-        runId,
-        id,
-        round,
-        e.latency_ms,
-        u.prompt_tokens,
-        u.completion_tokens,
-        e.attempts,
-        e.cached ? 1 : 0,
-        e.faults ? JSON.stringify(e.faults) : null,
-      );
-    }
-  });
-  insert();
-}
-
-/** The rollout rows of a round, with each rollout's best valid score over its own evaluations. */
-export function roundRollouts(db: Db, runId: string, round: number): RolloutRow[] {
-  return db
-    .prepare(
-      `SELECT r.id, r.candidate_id, r.kind, r.seed, r.status, r.best_score, r.best_program, r.evals_used,
-              (SELECT MAX(score) FROM evaluations e WHERE e.rollout_id = r.id AND e.valid = 1) AS own_max,
-              (SELECT MIN(score) FROM evaluations e WHERE e.rollout_id = r.id AND e.valid = 1) AS own_min
-       FROM rollouts r WHERE r.run_id = ? AND r.round = ?`,
-    )
-    .all(runId, round) as RolloutRow[];
-}
-
-export function finishedRolloutIds(db: Db, runId: string): Set<string> {
-  return new Set((db.prepare("SELECT id FROM rollouts WHERE run_id = ?").all(runId) as { id: string }[]).map((r) => r.id));
+      identity: identity ? JSON.stringify(identity) : null,
+      identityDigest: identity ? identityDigest(identity) : null,
+    },
+    evaluations,
+    modelCallsOf(events),
+  );
 }
 
 export const rolloutDirFinished = (dir: string) => existsSync(join(dir, "result.json"));

@@ -1,19 +1,28 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
+import { contentHash } from "../harness/files.ts";
 import type { Harness } from "../harness/types.ts";
+import { HONE_VERSION } from "../measure/identity.ts";
+import { type CacheMode, forScope } from "../model/cache.ts";
 import { preflight } from "../model/check.ts";
-import { type ModelSettings, resolveModel } from "../model/resolve.ts";
+import type { ModelSettings, ResolvedModel } from "../model/resolve.ts";
 import { type RolloutOutcome, runRollout, writeResult } from "../runtime/rollout.ts";
 import { prepareHarness } from "../sandbox/check.ts";
 import { generatedCodeHost } from "../sandbox/generated-code.ts";
 import { taskInputs } from "../sandbox/tool-host.ts";
+import { insertCandidate } from "../store/candidates.ts";
+import { createRunDb, type Db, finishRun, openDb } from "../store/db.ts";
 import { JsonlTrajectory } from "../store/trajectory.ts";
 import { resolveTask } from "../task/builtin.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import { evaluateProgram } from "../task/evaluator.ts";
 import { EvaluatorPool } from "../task/evaluator-pool.ts";
 import { isolationNotice } from "../task/python-env.ts";
+import { evaluateIn } from "../task/recorded-evaluations.ts";
+import { Recording } from "./recording.ts";
+import { recordRollout } from "./rollout-records.ts";
+import { snapshotHarness } from "./run-dir.ts";
 
 export const DEFAULT_HARNESS = resolve(dirname(new URL(import.meta.url).pathname), "..", "..", "harnesses", "initial");
 
@@ -30,6 +39,16 @@ export interface RunHarnessOptions extends Partial<ModelSettings> {
   onNotice?: (text: string) => void;
   /** Called with each trajectory event, for live progress. */
   onEvent?: (event: Record<string, unknown>) => void;
+  /** Request cache: off (default for a single run), read-write, or replay. */
+  cache?: { mode: CacheMode; dir?: string };
+  /** For `hone replay`: the recorded run whose model calls and evaluations this run reproduces. */
+  replayOf?: string;
+}
+
+/** What a run stores to be replayed: its options without callbacks, the harness and task as given. */
+export interface RunConfig extends Omit<RunHarnessOptions, "onNotice" | "onEvent"> {
+  harness: string;
+  task: string;
 }
 
 export interface RunHarnessResult {
@@ -71,7 +90,7 @@ export async function runHarness(
     throw new HoneError("usage", `--base-url is needed for model "${model}" (or use --model offline)`);
   const maxEvals = opts.maxEvals ?? task.budget.maxEvals;
 
-  if (baseUrl) {
+  if (baseUrl && opts.cache?.mode !== "replay") {
     const problem = await preflight({
       baseUrl,
       model,
@@ -83,29 +102,37 @@ export async function runHarness(
 
   const notice = isolationNotice();
   if (notice) opts.onNotice?.(notice);
-  const pool = opts.warmPool === false ? undefined : await EvaluatorPool.start(task, { size: 1 });
-  const evaluate = (program: string) => (pool ? pool.evaluate(program) : evaluateProgram(task, program));
-  const closePool = () => pool?.close();
-  let start: Awaited<ReturnType<typeof evaluate>>;
-  try {
-    start = await evaluate(task.seedProgram);
-  } catch (err) {
-    closePool();
-    throw err;
-  }
-  if (!start.valid && start.reason && /raised|without a result|has no "/.test(start.reason)) {
-    closePool();
-    throw new HoneError(
-      "evaluatorFailed",
-      `the evaluator failed on the seed program ${task.seedPath}: ${start.reason}. Fix ${task.evaluatorPath} (run \`hone evaluate --task ${task.id} ${task.seedPath}\` to see it).`,
-    );
-  }
-
-  const resolved = await resolveModel({ ...opts, model, baseUrl, apiKeyEnv: opts.apiKeyEnv ?? harness.defaults.apiKeyEnv });
+  // Built under a hidden name (hone.db and all) and renamed when finished.
   const partial = join(dirname(outDir), `.${basename(outDir)}.partial-${process.pid}`);
+  rmSync(partial, { recursive: true, force: true });
   mkdirSync(partial, { recursive: true });
+  snapshotHarness(harness.dir, join(partial, "harness"));
+  const { onNotice: _n, onEvent: _e, ...stored } = opts;
+  createRunDb(join(partial, "hone.db"), "run", {
+    ...stored,
+    harness: resolve(harnessDir),
+    task: typeof taskRef === "string" ? taskRef : task.dir,
+    model,
+    baseUrl,
+    maxEvals,
+  } satisfies RunConfig);
+  const recording = new Recording(partial, { cache: opts.cache ?? { mode: "off" }, replayOf: opts.replayOf });
+  let pool: EvaluatorPool | undefined;
+  const live = (program: string) => (pool ? pool.evaluate(program) : evaluateProgram(task, program));
+  const evaluate = recording.evaluator(live, contentHash(task.dir));
+  let resolved: ResolvedModel | undefined;
   let jsonl: JsonlTrajectory | undefined;
+  const db = openDb(join(partial, "hone.db"));
   try {
+    if (opts.warmPool !== false) pool = await EvaluatorPool.start(task, { size: 1 });
+    const start = await evaluateIn(evaluate, "start")(task.seedProgram);
+    if (!start.valid && start.reason && /raised|without a result|has no "/.test(start.reason)) {
+      throw new HoneError(
+        "evaluatorFailed",
+        `the evaluator failed on the seed program ${task.seedPath}: ${start.reason}. Fix ${task.evaluatorPath} (run \`hone evaluate --task ${task.id} ${task.seedPath}\` to see it).`,
+      );
+    }
+    resolved = await recording.model({ ...opts, model, baseUrl, apiKeyEnv: opts.apiKeyEnv ?? harness.defaults.apiKeyEnv });
     jsonl = new JsonlTrajectory(join(partial, "trajectory.jsonl"));
     const trajectory = {
       write: (e: Record<string, unknown> & { type: string }) => {
@@ -117,8 +144,8 @@ export async function runHarness(
     const outcome = await runRollout({
       harness,
       task,
-      model: resolved.model,
-      evaluate,
+      model: forScope(resolved.model, "rollout"),
+      evaluate: evaluateIn(evaluate, "rollout"),
       maxEvals,
       seed,
       trajectory,
@@ -152,6 +179,10 @@ export async function runHarness(
       usage: outcome.usage,
       iterations: outcome.iterations,
     });
+    recordRun(db, partial, { task, harness, model, baseUrl, dialect: opts.dialect, maxEvals, seed });
+    finishRun(db, { best_score: outcome.bestScore ?? null, start_score: outcome.startScore ?? null, status: outcome.status });
+    db.close();
+    recording.close();
     mkdirSync(dirname(outDir), { recursive: true });
     if (existsSync(outDir)) rmSync(outDir, { recursive: true });
     renameSync(partial, outDir);
@@ -169,10 +200,45 @@ export async function runHarness(
     };
   } catch (err) {
     jsonl?.close();
+    if (db.open) db.close();
+    recording.close();
     rmSync(partial, { recursive: true, force: true });
     throw err;
   } finally {
-    closePool();
-    await resolved.close();
+    pool?.close();
+    await resolved?.close();
   }
+}
+
+/** The run's records: its harness as the one candidate, its rollout with evaluations and model calls. */
+function recordRun(
+  db: Db,
+  dir: string,
+  o: { task: DiscoveryTask; harness: Harness; model: string; baseUrl?: string; dialect?: string; maxEvals: number; seed: number },
+): void {
+  insertCandidate(db, "run", {
+    id: "harness",
+    round: 0,
+    slot: 0,
+    parentCommit: "",
+    commit: null,
+    ref: null,
+    contentHash: o.harness.contentHash,
+    spec: null,
+    changed: [],
+    status: "seed",
+    gateError: null,
+    repaired: false,
+  });
+  recordRollout(
+    db,
+    dir,
+    { runId: "run", round: 0, candidateId: "harness", kind: "baseline", id: "rollout", dir, seed: o.seed },
+    {
+      task: { id: o.task.id, content: contentHash(o.task.dir), metric: o.task.metric, direction: o.task.direction },
+      executor: { endpoint: o.model === "offline" ? "offline" : (o.baseUrl ?? ""), model: o.model, dialect: o.dialect ?? "vllm" },
+      budget: { maxEvals: o.maxEvals, timeoutSec: o.task.timeoutSec },
+      hone: HONE_VERSION,
+    },
+  );
 }

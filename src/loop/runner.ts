@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { loadHarness } from "../harness/package.ts";
 import type { Harness } from "../harness/types.ts";
+import { forScope } from "../model/cache.ts";
 import type { ChatModel } from "../model/types.ts";
 import { type RolloutOutcome, runRollout, writeResult } from "../runtime/rollout.ts";
 import { gateGeneratedCode } from "../sandbox/check.ts";
@@ -10,6 +11,7 @@ import { taskInputs } from "../sandbox/tool-host.ts";
 import { JsonlTrajectory } from "../store/trajectory.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import type { Evaluation } from "../task/evaluation.ts";
+import { evaluateIn } from "../task/recorded-evaluations.ts";
 
 /** One rollout to run: everything needed, nothing secret. Serializable, so distributed runners can ship it. */
 export interface RolloutJob {
@@ -78,6 +80,8 @@ export interface LocalRunnerOptions {
   concurrency: number;
   timeLimitSec?: number;
   onEvent?: (jobId: string, event: Record<string, unknown>) => void;
+  /** Writes more files into a finished rollout's folder before it appears under its name (a worker's records). */
+  beforeFinish?: (partialDir: string) => void;
 }
 
 /** Loads and gates a package once per directory: package directories do not change while a run uses them. */
@@ -106,11 +110,12 @@ export async function runJob(
   try {
     const harness = cache.get(job.harnessDir);
     const task = o.task;
+    // Each rollout counts its own occurrences of identical requests and evaluations (exact replay).
     const outcome = await runRollout({
       harness,
       task,
-      model: o.model,
-      evaluate: o.evaluate,
+      model: forScope(o.model, job.id),
+      evaluate: evaluateIn(o.evaluate, job.id),
       maxEvals: job.maxEvals,
       seed: job.seed,
       trajectory: {
@@ -127,6 +132,7 @@ export async function runJob(
     });
     jsonl.close();
     writeResult(partial, { job: job.id, seed: job.seed, ...outcome, bestProgram: undefined });
+    o.beforeFinish?.(partial);
     rmSync(job.outDir, { recursive: true, force: true });
     mkdirSync(dirname(job.outDir), { recursive: true });
     renameSync(partial, job.outDir);

@@ -2,86 +2,38 @@ import { cpSync, existsSync, mkdirSync, rmSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
 import { SpecError } from "../harness/compile.ts";
-import { contentHash, listFiles } from "../harness/files.ts";
+import { contentHash } from "../harness/files.ts";
 import { loadHarness } from "../harness/package.ts";
-import type { Criterion, Measurement, Verdict } from "../method/criteria.ts";
+import type { Criterion, Measurement } from "../method/criteria.ts";
 import type { Estimator } from "../method/estimators.ts";
 import type { ModelSettings } from "../model/resolve.ts";
+import { finishRound, roundState, setRoundStatus, startRound } from "../store/candidates.ts";
+import { createRunDb, type Db, finishRun, openDb, runRow } from "../store/db.ts";
 import { HarnessRepo } from "../store/git.ts";
 import type { QATask } from "../task/qa/benchmarks.ts";
-import { LocalQARunner, type QAJob, type QARunner } from "./qa-runner.ts";
+import { asMeasurement, measurePanel } from "./qa-measure.ts";
+import { LocalQARunner, type QARunner } from "./qa-runner.ts";
+import { Recording } from "./recording.ts";
+import { type GreedyMonotonic, type HarnessParameter, Loss, TrainingMisuse } from "./train-loss.ts";
+import {
+  candidateIdOfCommit,
+  changedFiles,
+  epochCandidate,
+  epochId,
+  finishedEpochs,
+  recordCandidate,
+  recordSkip,
+  recordVerdict,
+  trainSummary,
+} from "./train-records.ts";
 
-/** The harness parameter: `data` is the incumbent commit (HEAD), `grad` the verdict waiting for step(). */
-export interface HarnessParameter {
-  data: string;
-  grad: Loss | undefined;
-}
-
-export class TrainingMisuse extends HoneError {
-  constructor(message: string) {
-    super("usage", message);
-  }
-}
-
-/** One epoch's result. backward() records the verdict on the harness parameter; nothing else. */
-export class Loss {
-  backwardCalled = false;
-  stepped = false;
-  constructor(
-    readonly trainer: Trainer,
-    readonly epoch: number,
-    readonly candidate: string,
-    readonly baseline: Measurement,
-    readonly measured: Measurement,
-    readonly verdict: Verdict,
-  ) {}
-  get value(): number {
-    return this.verdict.loss;
-  }
-  backward(): void {
-    if (this.backwardCalled) throw new TrainingMisuse(`loss.backward() was called twice in epoch ${this.epoch}`);
-    if (this.trainer.current !== this)
-      throw new TrainingMisuse(
-        `loss.backward() on a stale loss (epoch ${this.epoch}; the trainer is at epoch ${this.trainer.current?.epoch ?? "-"})`,
-      );
-    this.backwardCalled = true;
-    this.trainer.harness.grad = this;
-  }
-  /** Valid once step() ran. */
-  get promoted(): boolean {
-    if (!this.stepped) throw new TrainingMisuse("loss.promoted is known only after optimizer.step()");
-    return this.trainer.harness.data === this.candidate;
-  }
-}
-
-/** Applies a verdict: fast-forward to the candidate when it promotes, otherwise stay. Nothing else. */
-export class GreedyMonotonic {
-  private trainer: Trainer | undefined;
-  bind(trainer: Trainer): void {
-    this.trainer = trainer;
-  }
-  step(): void {
-    const t = this.trainer;
-    if (!t) throw new TrainingMisuse("the optimizer is not bound to a trainer; pass it to new Trainer({ optimizer })");
-    const grad = t.harness.grad;
-    if (!grad) throw new TrainingMisuse("optimizer.step() without loss.backward(): there is no verdict to apply");
-    if (grad.stepped) throw new TrainingMisuse(`optimizer.step() was called twice in epoch ${grad.epoch}`);
-    if (grad !== t.current) throw new TrainingMisuse("optimizer.step() with a stale verdict");
-    if (grad.verdict.decision === "promote" && grad.verdict.loss < 0) {
-      if (!t.repo.fastForwardMain(grad.candidate, t.harness.data))
-        throw new Error(`main cannot fast-forward to ${grad.candidate}`);
-      t.harness.data = grad.candidate;
-    }
-    grad.stepped = true;
-    t.harness.grad = undefined;
-  }
-}
+export { GreedyMonotonic, type HarnessParameter, Loss, TrainingMisuse } from "./train-loss.ts";
 
 export interface TrainerOptions {
-  /** Run directory: harnesses.git, candidates/ and measurements live here. */
+  /** Run directory: hone.db, harnesses.git, candidates/ and trajectories/ live here. */
   dir: string;
   seedHarness: string;
-  panel: { benchmark: string; tasks: QATask[] };
+  panel: { benchmark: string; tasks: QATask[]; split?: string };
   model: Partial<ModelSettings> & { model: string };
   estimator: Estimator;
   criterion: Criterion;
@@ -92,6 +44,12 @@ export interface TrainerOptions {
   /** Where panel tasks run (default: the local pool); the trainer does not know which. */
   runner?: QARunner;
   seed?: number;
+  /** Continue the run in `dir` (after a kill): finished epochs, candidates and task results are read back. */
+  resume?: boolean;
+  /** What the run was started with, stored in hone.db (the CLI stores its resolved train.yaml). */
+  config?: unknown;
+  /** The run's records (cache, replay); by default its own, with the request cache off. */
+  recording?: Recording;
   onEvent?: (e: { type: string; epoch: number; [k: string]: unknown }) => void;
 }
 
@@ -107,7 +65,9 @@ const glob = (pattern: string) =>
 /**
  * `hone train`, after harness-training: each epoch measures HEAD on the panel, asks the estimator for one bounded
  * change, measures the candidate on the same panel, and yields a Loss; the caller runs loss.backward() and
- * optimizer.step(). Every candidate is a commit on refs/candidates/epoch-NN; promotions are fast-forwards.
+ * optimizer.step(). Every candidate is a commit on refs/candidates/epoch-NN; promotions are fast-forwards. Every
+ * measurement (per task), verdict and step is in hone.db, so a run killed at any point resumes (`resume: true`)
+ * and reaches the decisions an uninterrupted run reaches.
  */
 export class Trainer {
   readonly harness: HarnessParameter;
@@ -115,18 +75,58 @@ export class Trainer {
   current: Loss | undefined;
   private readonly measured = new Map<string, Measurement>();
   private readonly dir: string;
+  private db: Db | undefined;
+  private recording: Recording | undefined;
+  private localRunner: QARunner | undefined;
+  private runner: QARunner | undefined;
+  private ownRecording = false;
 
   constructor(private readonly o: TrainerOptions) {
     this.dir = resolve(o.dir);
-    if (existsSync(join(this.dir, "harnesses.git")))
-      throw new HoneError("usage", `${this.dir} already holds a training run; choose another directory`);
+    const exists = existsSync(join(this.dir, "harnesses.git"));
+    if (exists && !o.resume)
+      throw new HoneError("usage", `${this.dir} already holds a training run; choose another directory, or resume it`);
+    if (o.resume && !existsSync(join(this.dir, "hone.db")))
+      throw new HoneError("usage", `${this.dir} has no hone.db to resume; start a training run there first`);
     mkdirSync(this.dir, { recursive: true });
-    this.repo = HarnessRepo.init(join(this.dir, "harnesses.git"));
+    createRunDb(join(this.dir, "hone.db"), "train", o.config ?? this.defaultConfig());
+    this.repo = exists ? new HarnessRepo(join(this.dir, "harnesses.git")) : HarnessRepo.init(join(this.dir, "harnesses.git"));
     const seedDir = join(this.dir, "candidates", "epoch-00");
-    cpSync(resolve(o.seedHarness), seedDir, { recursive: true });
+    if (!this.repo.resolve("refs/candidates/epoch-00")) {
+      rmSync(seedDir, { recursive: true, force: true });
+      cpSync(resolve(o.seedHarness), seedDir, { recursive: true });
+    }
     loadHarness(seedDir);
     this.harness = { data: "", grad: undefined };
+    this.recording = o.recording;
+    this.runner = o.runner;
     o.optimizer.bind(this);
+  }
+
+  private defaultConfig() {
+    return {
+      seedHarness: resolve(this.o.seedHarness),
+      panel: { benchmark: this.o.panel.benchmark, split: this.o.panel.split, tasks: this.o.panel.tasks.map((t) => t.id) },
+      model: this.o.model,
+      estimator: this.o.estimator.name,
+      criterion: this.o.criterion.describe(),
+      seed: this.o.seed ?? 0,
+    };
+  }
+
+  /** Identifies the run's queue jobs: derived from the run's creation, so a resumed coordinator finds its finished jobs. */
+  get runKey(): string {
+    return `train-${runRow(this.records())?.created_at.replace(/[^0-9]/g, "")}`;
+  }
+
+  /** Runs panel tasks on this runner from now on (BullMQ workers: built once the run's key is known). */
+  useRunner(runner: QARunner): void {
+    this.runner = runner;
+  }
+
+  private records(): Db {
+    this.db ??= openDb(join(this.dir, "hone.db"));
+    return this.db;
   }
 
   private dirOf(commit: string): string {
@@ -135,34 +135,52 @@ export class Trainer {
     return d;
   }
 
-  /** Measures a harness version on the panel (once per commit). */
+  private panelRunner(): QARunner {
+    if (this.runner) return this.runner;
+    if (!this.recording) {
+      this.recording = new Recording(this.dir, { cache: { mode: "off" } });
+      this.ownRecording = true;
+    }
+    this.localRunner ??= new LocalQARunner({
+      model: this.o.model as ModelSettings,
+      concurrency: this.o.concurrency ?? 8,
+      recording: this.recording,
+    });
+    return this.localRunner;
+  }
+
+  /** Measures a harness version on the panel (once per commit; tasks already recorded are not run again). */
   async measure(commit: string): Promise<Measurement> {
     const known = this.measured.get(commit);
     if (known) return known;
+    const db = this.records();
     const harnessDir = this.dirOf(commit);
-    loadHarness(harnessDir);
-    const jobs: QAJob[] = this.o.panel.tasks.map((task) => ({
-      id: task.id,
-      harnessDir,
-      benchmark: this.o.panel.benchmark,
-      task,
-      seed: this.o.seed ?? 0,
-    }));
-    const runner =
-      this.o.runner ?? new LocalQARunner({ model: this.o.model as ModelSettings, concurrency: this.o.concurrency ?? 8 });
-    const tasks: Measurement["tasks"] = {};
-    try {
-      for await (const { id, result: r } of runner.run(jobs))
-        tasks[id] = {
-          status: r.status === "failed" ? "infra" : r.correct ? "solved" : "unsolved",
-          score: r.score,
-          steps: r.modelCalls,
-          tokens: r.tokens,
-        };
-    } finally {
-      if (!this.o.runner) await runner.close();
-    }
-    const m = { commit, tasks };
+    const harness = loadHarness(harnessDir);
+    const id = candidateIdOfCommit(db, commit) ?? `commit-${commit.slice(0, 12)}`;
+    const round = (db.prepare("SELECT round FROM candidates WHERE id = ?").get(id) as { round: number } | undefined)?.round ?? 0;
+    this.o.onEvent?.({ type: "measuring", epoch: round, candidate: id });
+    const rows = await measurePanel(
+      db,
+      this.dir,
+      "run",
+      {
+        id,
+        round,
+        candidateId: id,
+        commit,
+        contentHash: harness.contentHash,
+        benchmark: this.o.panel.benchmark,
+        split: this.o.panel.split ?? null,
+        tasks: this.o.panel.tasks.length,
+        panel: this.o.panel.tasks,
+        harnessDir,
+        seedOf: () => this.o.seed ?? 0,
+        trajectoryDir: join("trajectories", id),
+      },
+      this.panelRunner(),
+      this.recording,
+    );
+    const m = asMeasurement(commit, rows);
     this.measured.set(commit, m);
     return m;
   }
@@ -170,75 +188,162 @@ export class Trainer {
   private checkSurface(candidateDir: string, incumbentDir: string): string | undefined {
     if (!this.o.patchSurface) return undefined;
     const allowed = this.o.patchSurface.map(glob);
-    const before = new Map(listFiles(incumbentDir).map((f) => [f, contentHash(incumbentDir, [f])]));
-    const after = new Map(listFiles(candidateDir).map((f) => [f, contentHash(candidateDir, [f])]));
-    const changed = [...new Set([...before.keys(), ...after.keys()])].filter((f) => before.get(f) !== after.get(f));
-    const outside = changed.filter((f) => !allowed.some((g) => g.test(f)));
+    const outside = changedFiles(candidateDir, incumbentDir).filter((f) => !allowed.some((g) => g.test(f)));
     return outside.length ? `changes files outside the patch surface: ${outside.join(", ")}` : undefined;
   }
 
-  async *epochs(n: number): AsyncGenerator<Loss> {
-    if (!this.harness.data) {
-      this.harness.data = await this.repo.commitDir(
-        join(this.dir, "candidates", "epoch-00"),
-        "epoch 00: seed harness",
-        undefined,
-        0,
-      );
-      this.repo.createRef("refs/candidates/epoch-00", this.harness.data);
-      this.repo.fastForwardMain(this.harness.data);
+  /** The seed harness as epoch-00: committed once, measured as round 0. */
+  private async seed(): Promise<void> {
+    const db = this.records();
+    let commit = this.repo.resolve("refs/candidates/epoch-00");
+    if (!commit) {
+      commit = await this.repo.commitDir(join(this.dir, "candidates", "epoch-00"), "epoch 00: seed harness", undefined, 0);
+      this.repo.createRef("refs/candidates/epoch-00", commit);
+      this.repo.fastForwardMain(commit);
     }
+    recordCandidate(db, {
+      id: "epoch-00",
+      round: 0,
+      parentCommit: commit,
+      commit,
+      contentHash: loadHarness(join(this.dir, "candidates", "epoch-00")).contentHash,
+      changed: [],
+      status: "seed",
+      gateError: null,
+    });
+    startRound(db, "run", 0, "measuring", commit, null);
+    const m = await this.measure(commit);
+    db.prepare("UPDATE rounds SET incumbent_score = ? WHERE run_id = 'run' AND round = 0").run(meanScore(m));
+    db.prepare("UPDATE candidates SET score = ? WHERE id = 'epoch-00'").run(meanScore(m));
+    if (roundState(db, "run", 0)?.status !== "finished") finishRound(db, "run", 0, null, false);
+    this.harness.data = commit;
+  }
+
+  /** Proposes the epoch's candidate (or reads back the one recorded before a kill); a string says why it was skipped. */
+  private async candidate(epoch: number, incumbentDir: string): Promise<{ commit: string } | { skip: string }> {
+    const db = this.records();
+    const recorded = epochCandidate(db, epoch);
+    if (recorded?.commit_sha) return { commit: recorded.commit_sha };
+    const candidateDir = join(this.dir, "candidates", epochId(epoch));
+    rmSync(candidateDir, { recursive: true, force: true });
+    cpSync(incumbentDir, candidateDir, { recursive: true });
+    let skip: string | undefined;
+    let summary: string | undefined;
+    try {
+      summary = await this.o.estimator.propose({
+        epoch,
+        incumbentDir,
+        candidateDir,
+        panelDescription: `${this.o.panel.tasks.length} ${this.o.panel.benchmark} questions`,
+      });
+      if (summary === undefined) skip = "no_candidate: the estimator proposed nothing";
+      else if (contentHash(candidateDir) === contentHash(incumbentDir)) skip = "no_candidate: the change is empty";
+      else {
+        const outside = this.checkSurface(candidateDir, incumbentDir);
+        if (outside) skip = `invalid_candidate: ${outside}`;
+        else loadHarness(candidateDir);
+      }
+    } catch (err) {
+      if (err instanceof SpecError || err instanceof HoneError) skip = `invalid_candidate: ${err.message}`;
+      else throw err;
+    }
+    if (skip) {
+      recordSkip(db, epoch, this.harness.data, skip);
+      return { skip };
+    }
+    const ref = `refs/candidates/${epochId(epoch)}`;
+    const commit = await this.repo.commitDir(candidateDir, `epoch ${epoch}: ${summary}`, this.harness.data, epoch);
+    if (!this.repo.resolve(ref)) this.repo.createRef(ref, commit);
+    recordCandidate(db, {
+      id: epochId(epoch),
+      round: epoch,
+      parentCommit: this.harness.data,
+      commit,
+      contentHash: contentHash(candidateDir),
+      changed: changedFiles(candidateDir, incumbentDir),
+      status: "valid",
+      gateError: null,
+      summary,
+    });
+    return { commit };
+  }
+
+  /** On resume: HEAD after the finished epochs and the run of skipped epochs at their end. */
+  private restore(): { next: number; skips: number } {
     let skips = 0;
-    for (let epoch = 1; epoch <= n; epoch++) {
-      const emit = (type: string, extra: Record<string, unknown> = {}) => this.o.onEvent?.({ type, epoch, ...extra });
-      const baseline = await this.measure(this.harness.data);
-      const incumbentDir = this.dirOf(this.harness.data);
-      const candidateDir = join(this.dir, "candidates", `epoch-${String(epoch).padStart(2, "0")}`);
-      rmSync(candidateDir, { recursive: true, force: true });
-      cpSync(incumbentDir, candidateDir, { recursive: true });
-      let skip: string | undefined;
-      let summary: string | undefined;
-      try {
-        summary = await this.o.estimator.propose({
-          epoch,
-          incumbentDir,
-          candidateDir,
-          panelDescription: `${this.o.panel.tasks.length} ${this.o.panel.benchmark} questions`,
-        });
-        if (summary === undefined) skip = "no_candidate: the estimator proposed nothing";
-        else if (contentHash(candidateDir) === contentHash(incumbentDir)) skip = "no_candidate: the change is empty";
-        else {
-          const outside = this.checkSurface(candidateDir, incumbentDir);
-          if (outside) skip = `invalid_candidate: ${outside}`;
-          else loadHarness(candidateDir);
-        }
-      } catch (err) {
-        if (err instanceof SpecError || err instanceof HoneError) skip = `invalid_candidate: ${err.message}`;
-        else throw err;
-      }
-      if (skip) {
-        emit("skip", { reason: skip });
-        if (++skips >= 2) throw new HoneError("runFailed", `training stopped: two epochs in a row were skipped (last: ${skip})`);
-        continue;
-      }
-      const candidate = await this.repo.commitDir(candidateDir, `epoch ${epoch}: ${summary}`, this.harness.data, epoch);
-      this.repo.createRef(`refs/candidates/epoch-${String(epoch).padStart(2, "0")}`, candidate);
-      const measured = await this.measure(candidate);
-      const verdict = this.o.criterion.compare(measured, baseline);
-      if (verdict.decision === "unmeasurable") {
-        emit("skip", { reason: `measurement: ${verdict.reason}` });
+    let next = 1;
+    for (const e of finishedEpochs(this.records())) {
+      if (e.moved && e.candidate) this.harness.data = e.candidate;
+      skips = e.skipped ? skips + 1 : 0;
+      next = e.epoch + 1;
+    }
+    return { next, skips };
+  }
+
+  async *epochs(n: number): AsyncGenerator<Loss> {
+    try {
+      if (!this.harness.data) await this.seed();
+      const restored = this.restore();
+      let skips = restored.skips;
+      const skipped = (epoch: number, reason: string) => {
+        this.o.onEvent?.({ type: "skip", epoch, reason });
         if (++skips >= 2)
-          throw new HoneError("runFailed", `training stopped: two epochs in a row were skipped (last: ${verdict.reason})`);
-        continue;
+          throw new HoneError("runFailed", `training stopped: two epochs in a row were skipped (last: ${reason})`);
+      };
+      if (skips >= 2) throw new HoneError("runFailed", "training stopped: two epochs in a row were skipped");
+      for (let epoch = restored.next; epoch <= n; epoch++) {
+        const emit = (type: string, extra: Record<string, unknown> = {}) => this.o.onEvent?.({ type, epoch, ...extra });
+        const db = this.records();
+        const baseline = await this.measure(this.harness.data);
+        startRound(db, "run", epoch, "proposing", this.harness.data, meanScore(baseline));
+        const proposed = await this.candidate(epoch, this.dirOf(this.harness.data));
+        if ("skip" in proposed) {
+          skipped(epoch, proposed.skip);
+          continue;
+        }
+        const candidate = proposed.commit;
+        setRoundStatus(db, "run", epoch, "measuring");
+        const measured = await this.measure(candidate);
+        const verdict = this.o.criterion.compare(measured, baseline);
+        recordVerdict(db, epoch, epochId(epoch), verdict, this.o.criterion.describe(), meanScore(measured));
+        if (verdict.decision === "unmeasurable") {
+          finishRound(db, "run", epoch, null, false);
+          skipped(epoch, `measurement: ${verdict.reason}`);
+          continue;
+        }
+        skips = 0;
+        setRoundStatus(db, "run", epoch, "deciding");
+        const loss = new Loss(this, epoch, candidate, baseline, measured, verdict);
+        this.current = loss;
+        emit("loss", { candidate, decision: verdict.decision, reason: verdict.reason, loss: verdict.loss });
+        yield loss;
+        if (!loss.backwardCalled) throw new TrainingMisuse(`epoch ${epoch} ended without loss.backward()`);
+        if (!loss.stepped) throw new TrainingMisuse(`epoch ${epoch} ended without optimizer.step()`);
+        const promoted = this.harness.data === candidate;
+        finishRound(db, "run", epoch, promoted ? meanScore(measured) : null, promoted);
+        emit("step", { promoted, head: this.harness.data });
       }
-      skips = 0;
-      const loss = new Loss(this, epoch, candidate, baseline, measured, verdict);
-      this.current = loss;
-      emit("loss", { candidate, decision: verdict.decision, reason: verdict.reason, loss: verdict.loss });
-      yield loss;
-      if (!loss.backwardCalled) throw new TrainingMisuse(`epoch ${epoch} ended without loss.backward()`);
-      if (!loss.stepped) throw new TrainingMisuse(`epoch ${epoch} ended without optimizer.step()`);
-      emit("step", { promoted: this.harness.data === candidate, head: this.harness.data });
+      finishRun(this.records(), { head: this.harness.data, ...trainSummary(this.records()) });
+    } finally {
+      await this.localRunner?.close();
+      this.localRunner = undefined;
+      if (this.ownRecording) {
+        this.recording?.close();
+        this.recording = undefined;
+        this.ownRecording = false;
+      }
+      this.db?.close();
+      this.db = undefined;
+    }
+  }
+
+  /** The run's epochs from its records (every decided epoch and the skipped ones). */
+  summary() {
+    const db = openDb(join(this.dir, "hone.db"), { readonly: true });
+    try {
+      return trainSummary(db);
+    } finally {
+      db.close();
     }
   }
 
@@ -251,3 +356,8 @@ export class Trainer {
     return relative(this.dir, path);
   }
 }
+
+const meanScore = (m: Measurement): number | null => {
+  const xs = Object.values(m.tasks).filter((t) => t.status !== "infra");
+  return xs.length ? xs.reduce((a, t) => a + t.score, 0) / xs.length : null;
+};

@@ -1,4 +1,4 @@
-import { rng } from "../rng.ts";
+import { pairedInterval } from "../measure/compare.ts";
 
 /**
  * Criteria compare a candidate's measurement with the baseline's on the same panel and return a verdict.
@@ -131,17 +131,7 @@ export class MeanWithConfidence implements Criterion {
 
   /** The paired bootstrap interval of the mean per-task difference (candidate − baseline). */
   interval(diffs: number[]): [number, number] {
-    const b = this.opts.resamples ?? 2000;
-    const random = rng(this.opts.seed ?? 0);
-    const means: number[] = [];
-    for (let i = 0; i < b; i++) {
-      let sum = 0;
-      for (let j = 0; j < diffs.length; j++) sum += diffs[Math.floor(random() * diffs.length)] as number;
-      means.push(sum / diffs.length);
-    }
-    means.sort((x, y) => x - y);
-    const alpha = (1 - (this.opts.confidence ?? 0.95)) / 2;
-    return [means[Math.floor(alpha * (b - 1))] as number, means[Math.ceil((1 - alpha) * (b - 1))] as number];
+    return pairedInterval(diffs, this.opts);
   }
 
   compare(candidate: Measurement, baseline: Measurement): Verdict {

@@ -21,13 +21,15 @@ export interface Estimator {
   propose(ctx: ProposeContext): Promise<string | undefined>;
 }
 
-/** Hand-written diffs (`git diff` format, paths relative to the package), applied in order, one per epoch. */
+/** Hand-written diffs (`git diff` format, paths relative to the package), applied in order: patch k at epoch k. */
 export class PatchQueue implements Estimator {
   readonly name = "patch_queue";
   private next = 0;
   constructor(private readonly patches: string[]) {}
   async propose(ctx: ProposeContext): Promise<string | undefined> {
-    const patch = this.patches[this.next++];
+    // By epoch, not by call count, so a resumed run proposes what the uninterrupted run would.
+    this.next = ctx.epoch;
+    const patch = this.patches[ctx.epoch - 1];
     if (patch === undefined) return undefined;
     const text = patch.includes("\n") ? patch : readFileSync(patch, "utf8");
     try {

@@ -12,8 +12,8 @@ import type { ChatModel, ChatRequest, ChatResponse } from "./types.ts";
  */
 export type CacheMode = "off" | "read-write" | "replay";
 
-/** One SQLite table of responses by request key. First write wins; a corrupt entry reads as a miss. */
-export class ResponseStore {
+/** One SQLite table of responses by key. First write wins; a corrupt entry reads as a miss. */
+export class ResponseStore implements ResponseRecords {
   private readonly db: Db;
   private readonly select: Statement;
   private readonly insert: Statement;
@@ -75,43 +75,117 @@ export function requestKey(model: ChatModel, request: ChatRequest): string {
     .digest("hex");
 }
 
+/** Responses by key: the shared cache (by request) or a run's own records (by request, scope and occurrence). */
+export interface ResponseRecords {
+  get(key: string): ChatResponse | undefined;
+  put(key: string, model: string, response: ChatResponse): void;
+}
+
+/** Records kept in memory (a worker's, shipped back with its job's result). */
+export class MemoryResponses implements ResponseRecords {
+  private readonly byKey = new Map<string, { model: string; response: ChatResponse }>();
+  get(key: string): ChatResponse | undefined {
+    return this.byKey.get(key)?.response;
+  }
+  put(key: string, model: string, response: ChatResponse): void {
+    if (!this.byKey.has(key)) this.byKey.set(key, { model, response });
+  }
+  entries(): { key: string; model: string; response: ChatResponse }[] {
+    return [...this.byKey].map(([key, v]) => ({ key, ...v }));
+  }
+}
+
+/**
+ * A run's own key for a response: the request's key, the scope it was made in (a rollout, a QA job, a proposer
+ * round) and its occurrence there (0 for the first identical request, 1 for the second…), so a model that answers
+ * the same request differently each time is replayed call by call.
+ */
+export function occurrenceKey(key: string, scope: string, n: number): string {
+  return createHash("sha256").update(`${key}\0scope=${scope}\0n=${n}`).digest("hex");
+}
+
 export interface CacheOptions {
   mode: CacheMode;
-  /** Stores looked up, in order (the run's own calls, a recorded run being replayed, the shared cache). */
+  /** Shared stores looked up by request key (read-write, and replay without a recorded run), in order. */
   read: ResponseStore[];
-  /** Stores every new response goes to (the run's own calls always; the shared cache unless off). */
+  /** Shared stores every new response goes to by request key (the shared cache unless off). */
   write: ResponseStore[];
+  /** The run's own records: every response it got, by occurrence key (read back in read-write mode on resume). */
+  record?: ResponseRecords;
+  /** replay: the recorded run's own records, looked up by occurrence key (then, for older runs, by request key). */
+  replayFrom?: ResponseRecords[];
+}
+
+/** A cached model; `scoped(name)` gives the same model with its own occurrence counters (one per rollout or job). */
+export interface CachedModel extends ChatModel {
+  scoped(scope: string): ChatModel;
+}
+
+/** The model for one scope: a cached model's scoped view, any other model as it is. */
+export function forScope(model: ChatModel, scope: string): ChatModel {
+  return typeof (model as Partial<CachedModel>).scoped === "function" ? (model as CachedModel).scoped(scope) : model;
+}
+
+/** Where a response may come from, in order: [store, key to look up]. */
+function sources(o: CacheOptions, key: string, own: string): [ResponseRecords, string][] {
+  const replayFrom = o.replayFrom ?? [];
+  if (o.mode === "replay")
+    return [
+      ...replayFrom.map((s): [ResponseRecords, string] => [s, own]),
+      ...replayFrom.map((s): [ResponseRecords, string] => [s, key]),
+      ...o.read.map((s): [ResponseRecords, string] => [s, key]),
+    ];
+  if (o.mode === "off") return [];
+  return [
+    ...(o.record ? [[o.record, own] as [ResponseRecords, string]] : []),
+    ...o.read.map((s): [ResponseRecords, string] => [s, key]),
+  ];
+}
+
+function lookup(o: CacheOptions, key: string, own: string): { hit: ChatResponse; from: ResponseRecords } | undefined {
+  for (const [store, k] of sources(o, key, own)) {
+    const hit = store.get(k);
+    if (hit) return { hit, from: store };
+  }
+  return undefined;
 }
 
 /**
  * The request cache as a wrapper around any ChatModel. Errors are never cached; hits come back flagged
- * `cached: true` with zero latency and no retries, so latency statistics and fault counts leave them out.
+ * `cached: true` with zero latency and no retries, so latency statistics and fault counts leave them out. Every
+ * response, hit or live, is recorded in the run's own records under its occurrence key.
  */
-export function withCache(model: ChatModel, o: CacheOptions): ChatModel {
-  return {
-    id: model.id,
-    wireBody: model.wireBody?.bind(model),
-    async complete(request, signal) {
-      const key = requestKey(model, request);
-      if (o.mode !== "off") {
-        for (const s of o.read) {
-          const hit = s.get(key);
-          if (hit) {
-            for (const w of o.write) if (w !== s) w.put(key, model.id, hit);
-            return { ...hit, cached: true, latency_ms: 0, attempts: 0 };
-          }
+export function withCache(model: ChatModel, o: CacheOptions): CachedModel {
+  const scopedModel = (scope: string): ChatModel => {
+    const seen = new Map<string, number>();
+    return {
+      id: model.id,
+      wireBody: model.wireBody?.bind(model),
+      async complete(request, signal) {
+        const key = requestKey(model, request);
+        const n = seen.get(key) ?? 0;
+        seen.set(key, n + 1);
+        const own = occurrenceKey(key, scope, n);
+        const found = lookup(o, key, own);
+        if (found) {
+          o.record?.put(own, model.id, found.hit);
+          if (o.mode === "read-write") for (const w of o.write) if (w !== found.from) w.put(key, model.id, found.hit);
+          return { ...found.hit, cached: true, latency_ms: 0, attempts: 0 };
         }
-      }
-      if (o.mode === "replay")
-        throw new ModelError(
-          "replay_miss",
-          `replay: this request was never recorded (key ${key.slice(0, 16)}…); the run cannot be replayed exactly from its records`,
-          { url: model.id },
-        );
-      const response = await model.complete(request, signal);
-      const { cached: _c, faults: _f, ...toStore } = response;
-      for (const s of o.write) s.put(key, model.id, toStore);
-      return response;
-    },
+        if (o.mode === "replay")
+          throw new ModelError(
+            "replay_miss",
+            `replay: this request was never recorded (key ${key.slice(0, 16)}…, occurrence ${n} in ${scope || "the run"}); the run cannot be replayed exactly from its records`,
+            { url: model.id },
+          );
+        const response = await model.complete(request, signal);
+        const { cached: _c, faults: _f, ...toStore } = response;
+        o.record?.put(own, model.id, toStore);
+        for (const s of o.write) s.put(key, model.id, toStore);
+        return response;
+      },
+    };
   };
+  const unscoped = scopedModel("");
+  return { ...unscoped, scoped: scopedModel };
 }

@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 
@@ -36,6 +36,29 @@ CREATE TABLE IF NOT EXISTS model_calls (
   latency_ms REAL, prompt_tokens INTEGER, completion_tokens INTEGER, attempts INTEGER, cached INTEGER NOT NULL DEFAULT 0,
   faults TEXT
 );
+CREATE TABLE IF NOT EXISTS decisions (
+  run_id TEXT NOT NULL, round INTEGER NOT NULL, candidate_id TEXT NOT NULL, decision TEXT NOT NULL, rule TEXT NOT NULL,
+  reason TEXT NOT NULL, score REAL, detail TEXT, PRIMARY KEY (run_id, round, candidate_id)
+);
+CREATE TABLE IF NOT EXISTS noise (
+  run_id TEXT PRIMARY KEY, program_sha TEXT NOT NULL, repeats INTEGER NOT NULL, stochastic INTEGER NOT NULL,
+  basis TEXT NOT NULL, n INTEGER NOT NULL, invalid INTEGER NOT NULL, mean REAL, sd REAL NOT NULL, spread REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS noise_evaluations (
+  run_id TEXT NOT NULL, round INTEGER NOT NULL, program_sha TEXT NOT NULL, idx INTEGER NOT NULL, purpose TEXT NOT NULL,
+  valid INTEGER NOT NULL, score REAL, reason TEXT, seconds REAL, result TEXT NOT NULL,
+  PRIMARY KEY (run_id, round, program_sha, idx)
+);
+CREATE TABLE IF NOT EXISTS measurements (
+  id TEXT PRIMARY KEY, run_id TEXT NOT NULL, round INTEGER NOT NULL, candidate_id TEXT NOT NULL, commit_sha TEXT,
+  content_hash TEXT NOT NULL, benchmark TEXT NOT NULL, split TEXT, status TEXT NOT NULL, tasks INTEGER NOT NULL,
+  solved INTEGER, infra INTEGER, mean_score REAL, started_at TEXT NOT NULL, finished_at TEXT
+);
+CREATE TABLE IF NOT EXISTS task_results (
+  measurement_id TEXT NOT NULL, task_id TEXT NOT NULL, idx INTEGER NOT NULL, job_id TEXT NOT NULL, seed INTEGER NOT NULL,
+  status TEXT NOT NULL, score REAL NOT NULL, steps INTEGER NOT NULL, tokens INTEGER NOT NULL, error TEXT, extracted TEXT,
+  answer TEXT, detail TEXT, trajectory TEXT, finished_at TEXT NOT NULL, PRIMARY KEY (measurement_id, task_id)
+);
 CREATE INDEX IF NOT EXISTS candidates_round ON candidates (run_id, round);
 CREATE INDEX IF NOT EXISTS rollouts_round ON rollouts (run_id, round);
 CREATE INDEX IF NOT EXISTS model_calls_rollout ON model_calls (rollout_id);
@@ -44,7 +67,7 @@ CREATE INDEX IF NOT EXISTS candidates_commit ON candidates (commit_sha);
 CREATE INDEX IF NOT EXISTS candidates_parent ON candidates (parent_commit);
 `;
 
-export const SCHEMA_VERSION = "1";
+export const SCHEMA_VERSION = "2";
 
 export type Db = Database.Database;
 
@@ -63,6 +86,48 @@ export function openDb(path: string, opts: { readonly?: boolean } = {}): Db {
 
 export const now = () => new Date().toISOString();
 
+export type RunKind = "run" | "eval" | "train" | "optimize";
+
+/**
+ * Creates a run directory's hone.db with its run row already in it (built under another name, then renamed), so
+ * a run killed at any point either has nothing to resume or can be resumed from its stored configuration.
+ * Leaves an existing hone.db as it is.
+ */
+export function createRunDb(path: string, kind: RunKind, config: unknown): void {
+  if (existsSync(path)) return;
+  mkdirSync(dirname(path), { recursive: true });
+  rmSync(`${path}.new`, { force: true });
+  const fresh = openDb(`${path}.new`);
+  fresh
+    .prepare("INSERT INTO runs (id, kind, created_at, status, config) VALUES ('run', ?, ?, 'running', ?)")
+    .run(kind, now(), JSON.stringify(config));
+  fresh.close();
+  renameSync(`${path}.new`, path);
+}
+
+export interface RunRow {
+  kind: RunKind;
+  created_at: string;
+  finished_at: string | null;
+  status: string;
+  config: string;
+  summary: string | null;
+}
+
+export function runRow(db: Db): RunRow | undefined {
+  return db.prepare("SELECT kind, created_at, finished_at, status, config, summary FROM runs WHERE id = 'run'").get() as
+    | RunRow
+    | undefined;
+}
+
+export function finishRun(db: Db, summary: unknown, status = "finished"): void {
+  db.prepare("UPDATE runs SET status = ?, finished_at = ?, summary = ? WHERE id = 'run'").run(
+    status,
+    now(),
+    JSON.stringify(summary),
+  );
+}
+
 /**
  * Opens (creating if needed) a table of records by key shared between processes: the request cache and recorded
  * evaluations. WAL with synchronous NORMAL: a record may be lost on power loss (never on a process crash) and the
@@ -76,6 +141,23 @@ export function openRecordDb(path: string, schema: string): Db {
   db.pragma("busy_timeout = 10000");
   db.exec(schema);
   return db;
+}
+
+const tables = new WeakMap<Db, Set<string>>();
+
+/**
+ * Whether a run's hone.db has a table: run directories written by older versions lack the newer tables, and are
+ * opened read-only (never migrated by a reader), so queries on those tables read as empty.
+ */
+export function hasTable(db: Db, name: string): boolean {
+  let known = tables.get(db);
+  if (!known) {
+    known = new Set(
+      (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((r) => r.name),
+    );
+    if (db.readonly) tables.set(db, known);
+  }
+  return known.has(name);
 }
 
 export interface RoundRow {

@@ -48,6 +48,8 @@ export interface DiscoveryTask {
   metricFallback: MetricFallback;
   /** What a manifest declares the task needs, in its own words (HarnessTTT's deps mix modules and data). */
   declaredNeeds?: string[];
+  /** hone.yaml `stochastic`: whether the evaluator's score varies for one program; undefined means measured. */
+  stochastic?: boolean;
 }
 
 export const honeTaskSchema = z
@@ -76,6 +78,7 @@ export const honeTaskSchema = z
     source: z.string().optional(),
     rules: z.string().optional(),
     metric_fallback: z.enum(["mean", "none"]).optional(),
+    stochastic: z.boolean().optional(),
   })
   .strict();
 
@@ -248,5 +251,6 @@ export function loadTaskFolder(ref: string, overrides: LoadOptions = {}): Discov
     configPath,
     phase: layout.phase,
     metricFallback: { rule: fallback, exclude: config.database?.feature_dimensions ?? DEFAULT_FEATURES },
+    stochastic: hone.stochastic,
   };
 }

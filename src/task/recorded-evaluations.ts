@@ -1,20 +1,28 @@
 import { createHash } from "node:crypto";
 import type { Statement } from "better-sqlite3";
+import { HoneError } from "../errors.ts";
 import { type Db, openRecordDb } from "../store/db.ts";
 import type { Evaluation } from "./evaluation.ts";
 
+/** Evaluations by key: a run's hone.db, or memory on a worker (shipped back with the job's result). */
+export interface EvaluationSink {
+  get(key: string): Evaluation | undefined;
+  put(key: string, e: Evaluation): void;
+}
+
 /**
- * Every evaluation of a run, by (task content, program, limits). Recorded always; read back only on replay, so a
- * live run never trusts an old result of an evaluator that may not be deterministic.
+ * Every evaluation of a run, by (task content, program, scope, occurrence). Recorded always; read back only on
+ * replay, so a live run never trusts an old result of an evaluator that may not be deterministic. A later result
+ * under the same key replaces the earlier one: a rollout re-run after a kill is the one its records describe.
  */
-export class EvaluationRecords {
+export class EvaluationRecords implements EvaluationSink {
   private readonly db: Db;
   private readonly select: Statement;
   private readonly insert: Statement;
   constructor(path: string) {
     this.db = openRecordDb(path, "CREATE TABLE IF NOT EXISTS evaluation_records (key TEXT PRIMARY KEY, result TEXT NOT NULL)");
     this.select = this.db.prepare("SELECT result FROM evaluation_records WHERE key = ?");
-    this.insert = this.db.prepare("INSERT OR IGNORE INTO evaluation_records (key, result) VALUES (?, ?)");
+    this.insert = this.db.prepare("INSERT OR REPLACE INTO evaluation_records (key, result) VALUES (?, ?)");
   }
   get(key: string): Evaluation | undefined {
     const row = this.select.get(key) as { result: string } | undefined;
@@ -33,27 +41,69 @@ export class EvaluationRecords {
   }
 }
 
-export const evaluationKey = (taskHash: string, program: string) =>
-  createHash("sha256").update(`${taskHash}\0${program}`).digest("hex");
+export class MemoryEvaluations implements EvaluationSink {
+  private readonly byKey = new Map<string, Evaluation>();
+  get(key: string): Evaluation | undefined {
+    return this.byKey.get(key);
+  }
+  put(key: string, e: Evaluation): void {
+    this.byKey.set(key, e);
+  }
+  entries(): { key: string; result: Evaluation }[] {
+    return [...this.byKey].map(([key, result]) => ({ key, result }));
+  }
+}
 
-/** Wraps an evaluate function: records every result; with `replayFrom`, serves recorded results first. */
+/** The key of the n-th evaluation of `program` in `scope` (a rollout, a round's noise repeats) on this task. */
+export const evaluationKey = (taskHash: string, program: string, scope: string, n: number) =>
+  createHash("sha256").update(`${taskHash}\0${program}\0scope=${scope}\0n=${n}`).digest("hex");
+
+/** The key runs recorded before occurrences were counted (read only when replaying such a run). */
+const legacyKey = (taskHash: string, program: string) => createHash("sha256").update(`${taskHash}\0${program}`).digest("hex");
+
+export type Evaluate = (program: string) => Promise<Evaluation>;
+
+/** An evaluate function with `scoped(name)`: the same evaluator with its own occurrence counters. */
+export interface ScopedEvaluate extends Evaluate {
+  scoped(scope: string): Evaluate;
+}
+
+/** The evaluate function for one scope: a recording evaluator's scoped view, any other function as it is. */
+export function evaluateIn(evaluate: Evaluate, scope: string): Evaluate {
+  const s = (evaluate as Partial<ScopedEvaluate>).scoped;
+  return typeof s === "function" ? s(scope) : evaluate;
+}
+
+/**
+ * Wraps an evaluate function: records every result under its occurrence key. With `replayFrom` (a replay), results
+ * come only from those records, and an evaluation that was never recorded is an error, never a live evaluation.
+ */
 export function recordingEvaluator(
-  evaluate: (program: string) => Promise<Evaluation>,
+  evaluate: Evaluate,
   taskHash: string,
-  record: EvaluationRecords,
-  replayFrom: EvaluationRecords[] = [],
-): (program: string) => Promise<Evaluation> {
-  return async (program) => {
-    const key = evaluationKey(taskHash, program);
-    for (const r of replayFrom) {
-      const hit = r.get(key);
-      if (hit) {
-        if (r !== record) record.put(key, hit);
+  record: EvaluationSink,
+  replayFrom?: EvaluationSink[],
+): ScopedEvaluate {
+  const scoped = (scope: string): Evaluate => {
+    const seen = new Map<string, number>();
+    return async (program) => {
+      const n = seen.get(program) ?? 0;
+      seen.set(program, n + 1);
+      const key = evaluationKey(taskHash, program, scope, n);
+      if (replayFrom) {
+        const hit = replayFrom.map((r) => r.get(key) ?? r.get(legacyKey(taskHash, program))).find((x) => x !== undefined);
+        if (!hit)
+          throw new HoneError(
+            "runFailed",
+            `replay: this evaluation was never recorded (evaluation ${n} of a program in ${scope || "the run"}); the run cannot be replayed exactly from its records`,
+          );
+        record.put(key, hit);
         return hit;
       }
-    }
-    const e = await evaluate(program);
-    record.put(key, e);
-    return e;
+      const e = await evaluate(program);
+      record.put(key, e);
+      return e;
+    };
   };
+  return Object.assign(scoped(""), { scoped });
 }

@@ -17,7 +17,10 @@ export function registerEval(program: Command): void {
     .option("--data-dir <dir>", "where datasets live (default HONE_DATA_DIR or ~/.cache/hone/datasets)")
     .option("--concurrency <n>", "tasks at once", Number, 8)
     .option("--seed <n>", "seed for sampling and splits", Number, 0)
-    .option("--out <dir>", "write per-task trajectories and summary.json here")
+    .option(
+      "--out <dir>",
+      "run directory: hone.db, harness/, trajectories/, summary.json (default runs/eval-<benchmark>-<split>-<time>)",
+    )
     .option("--queue <redis-url>", QUEUE_HELP)
     .option("--json", "print the summary as JSON");
   addModelOptions(cmd).action(async (opts) => {
@@ -53,7 +56,7 @@ export function registerEval(program: Command): void {
       const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
       const metrics = Object.entries(summary.metrics).map(([m, v]) => `${m} ${pct(v)}`);
       process.stdout.write(
-        `${summary.harness.name} on ${summary.benchmark}/${summary.split}: ${metrics.join(", ")} (95% CI of ${summary.metric} ${pct(summary.ci95[0])}–${pct(summary.ci95[1])}) over ${summary.completed} completed of ${summary.tasks}${summary.failed ? `; ${summary.failed} incomplete` : ""}\n`,
+        `${summary.harness.name} on ${summary.benchmark}/${summary.split}: ${metrics.join(", ")} (95% CI of ${summary.metric} ${pct(summary.ci95[0])}–${pct(summary.ci95[1])}) over ${summary.completed} completed of ${summary.tasks}${summary.failed ? `; ${summary.failed} incomplete` : ""}\n  records  ${summary.outDir}/hone.db\n`,
       );
     }
     process.exitCode = summary.failed === 0 ? ExitCode.ok : summary.completed === 0 ? ExitCode.internal : ExitCode.incomplete;

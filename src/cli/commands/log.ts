@@ -2,75 +2,94 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { HoneError } from "../../errors.ts";
-import { openDb } from "../../store/db.ts";
+import { describeNoise } from "../../measure/noise.ts";
+import { allCandidates, allRounds, candidateCommits } from "../../store/candidates.ts";
+import { type Db, openDb, runRow } from "../../store/db.ts";
+import { allDecisions } from "../../store/decisions.ts";
 import { HarnessRepo } from "../../store/git.ts";
+import { loadNoise } from "../../store/noise.ts";
+import { rolloutSummaries } from "../../store/receipts.ts";
 import { formatScore, printJson } from "../output.ts";
+import { evalLog, printEvalLog, printRunLog, printTrainLog, trainLog } from "./log-kinds.ts";
 
 function openRun(dir: string) {
   if (!existsSync(join(dir, "hone.db"))) throw new HoneError("usage", `${dir} is not a run directory (no hone.db)`);
   return { db: openDb(join(dir, "hone.db"), { readonly: true }), repo: new HarnessRepo(join(dir, "harnesses.git")) };
 }
 
-interface CandidateRow {
-  id: string;
-  round: number;
-  slot: number;
-  status: string;
-  commit_sha: string | null;
-  parent_commit: string;
-  score: number | null;
-  reward: number | null;
-  advantage: number | null;
-  changed: string | null;
-  gate_error: string | null;
+function optimizeLog(db: Db, repo: HarnessRepo, json: boolean): void {
+  const main = repo.resolve("refs/heads/main");
+  const rounds = allRounds(db);
+  const cands = allCandidates(db);
+  const decisions = allDecisions(db);
+  const noise = loadNoise(db, "run");
+  if (json) {
+    printJson({
+      kind: "optimize",
+      main,
+      noise: noise ?? null,
+      rounds,
+      candidates: cands.map((c) => ({ ...c, changed: JSON.parse(c.changed ?? "[]"), decision: decisions.get(c.id) ?? null })),
+    });
+    return;
+  }
+  const lines: string[] = [];
+  if (noise)
+    lines.push(
+      `noise    ${describeNoise({ ...noise, stochastic: noise.stochastic === 1, basis: noise.basis as "measured" })}, ${noise.repeats} repeats per comparison`,
+    );
+  for (const r of rounds) {
+    lines.push(
+      `round ${r.round}  incumbent ${formatScore(r.incumbent_score)} @ ${r.incumbent_commit.slice(0, 10)}  best ${formatScore(r.best_score)}${r.moved ? "  → moved" : ""}`,
+    );
+    for (const c of cands.filter((x) => x.round === r.round)) {
+      const mark =
+        c.commit_sha && c.commit_sha === main
+          ? "*"
+          : c.commit_sha && repo.isAncestor(c.commit_sha, main ?? c.commit_sha)
+            ? "+"
+            : " ";
+      const what =
+        c.status === "invalid"
+          ? `invalid: ${(c.gate_error ?? "").slice(0, 90)}`
+          : (JSON.parse(c.changed ?? "[]") as string[]).join(", ") || "(seed)";
+      lines.push(
+        `  ${mark} ${c.id.padEnd(9)} ${c.status.padEnd(8)} ${formatScore(c.score).padStart(9)}  reward ${c.reward === null ? "   -" : c.reward.toFixed(2).padStart(5)}  ${c.commit_sha?.slice(0, 10) ?? "-".padEnd(10)}  ${what}`,
+      );
+      const d = decisions.get(c.id);
+      if (d) lines.push(`      ${d.decision} by ${d.rule}: ${d.reason}`);
+    }
+  }
+  lines.push("", "* = current incumbent (refs/heads/main), + = on its lineage");
+  process.stdout.write(`${lines.join("\n")}\n`);
 }
 
 export function registerLog(program: Command): void {
   program
     .command("log <run-dir>")
-    .description("the lineage of an optimize run: rounds, candidates, scores, rewards, the incumbent's path")
+    .description(
+      "a run's record: an optimize run's lineage with scores, rewards and decisions; a train run's epochs and solved matrix; an eval's tasks; a run's rollout",
+    )
     .option("--json", "print as JSON")
     .action((dir: string, opts) => {
       const { db, repo } = openRun(dir);
-      const main = repo.resolve("refs/heads/main");
-      const rounds = db
-        .prepare("SELECT round, incumbent_commit, incumbent_score, best_score, moved FROM rounds ORDER BY round")
-        .all() as {
-        round: number;
-        incumbent_commit: string;
-        incumbent_score: number | null;
-        best_score: number | null;
-        moved: number;
-      }[];
-      const cands = db.prepare("SELECT * FROM candidates ORDER BY round, slot").all() as CandidateRow[];
-      db.close();
-      if (opts.json) {
-        printJson({ main, rounds, candidates: cands.map((c) => ({ ...c, changed: JSON.parse(c.changed ?? "[]") })) });
-        return;
-      }
-      const lines: string[] = [];
-      for (const r of rounds) {
-        lines.push(
-          `round ${r.round}  incumbent ${formatScore(r.incumbent_score)} @ ${r.incumbent_commit.slice(0, 10)}  best ${formatScore(r.best_score)}${r.moved ? "  → moved" : ""}`,
-        );
-        for (const c of cands.filter((x) => x.round === r.round)) {
-          const mark =
-            c.commit_sha && c.commit_sha === main
-              ? "*"
-              : c.commit_sha && repo.isAncestor(c.commit_sha, main ?? c.commit_sha)
-                ? "+"
-                : " ";
-          const what =
-            c.status === "invalid"
-              ? `invalid: ${(c.gate_error ?? "").slice(0, 90)}`
-              : (JSON.parse(c.changed ?? "[]") as string[]).join(", ") || "(seed)";
-          lines.push(
-            `  ${mark} ${c.id.padEnd(9)} ${c.status.padEnd(8)} ${formatScore(c.score).padStart(9)}  reward ${c.reward === null ? "   -" : c.reward.toFixed(2).padStart(5)}  ${c.commit_sha?.slice(0, 10) ?? "-".padEnd(10)}  ${what}`,
+      try {
+        const kind = runRow(db)?.kind ?? "optimize";
+        if (kind === "optimize") return optimizeLog(db, repo, Boolean(opts.json));
+        const gateErrors = new Map(allCandidates(db).map((c) => [c.id, c.status === "invalid" ? c.gate_error : null]));
+        if (opts.json)
+          return printJson(
+            kind === "train"
+              ? { kind, ...trainLog(db) }
+              : kind === "eval"
+                ? { kind, ...evalLog(db) }
+                : { kind, rollouts: rolloutSummaries(db) },
           );
-        }
+        const lines = kind === "train" ? printTrainLog(db, gateErrors) : kind === "eval" ? printEvalLog(db) : printRunLog(db);
+        process.stdout.write(`${lines.join("\n")}\n`);
+      } finally {
+        db.close();
       }
-      lines.push("", "* = current incumbent (refs/heads/main), + = on its lineage");
-      process.stdout.write(`${lines.join("\n")}\n`);
     });
 
   program
@@ -79,9 +98,7 @@ export function registerLog(program: Command): void {
     .action((dir: string, a: string, b: string | undefined) => {
       const { db, repo } = openRun(dir);
       const commitOf = (x: string) => {
-        const row = db.prepare("SELECT commit_sha, parent_commit FROM candidates WHERE id = ?").get(x) as
-          | { commit_sha: string | null; parent_commit: string }
-          | undefined;
+        const row = candidateCommits(db, x);
         if (row) {
           if (!row.commit_sha) throw new HoneError("usage", `candidate ${x} was invalid and has no harness version`);
           return { commit: row.commit_sha, parent: row.parent_commit };

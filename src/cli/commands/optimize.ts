@@ -21,6 +21,11 @@ export function registerOptimize(program: Command): void {
     .option("--max-evals <n>", "evaluator calls per rollout (default: the task's budget)", Number)
     .option("--concurrency <n>", "rollouts at once", Number)
     .option("--paired", "pair each candidate with a rollout of its parent at the same seed (causal credit)")
+    .option(
+      "--noise-repeats <n>",
+      "evaluations of the seed program in round 0 to measure the evaluator's noise, and re-evaluations per comparison where it is stochastic (default 3; 1 disables)",
+      Number,
+    )
     .option("--seed <n>", "run seed", Number)
     .option("--learning <mode>", "proposer learning: context (default) or lora")
     .option("--tasks-dir <dir>", "a folder of task folders with an optional tasks.yaml")
@@ -55,6 +60,11 @@ export function registerOptimize(program: Command): void {
     if (opts.maxEvals !== undefined) s.maxMetricCalls = opts.maxEvals;
     if (opts.concurrency !== undefined) s.concurrency = opts.concurrency;
     if (opts.paired) s.paired = true;
+    if (opts.noiseRepeats !== undefined) {
+      if (!Number.isInteger(opts.noiseRepeats) || opts.noiseRepeats < 1 || opts.noiseRepeats > 100)
+        throw new HoneError("usage", "--noise-repeats takes a whole number from 1 to 100");
+      s.noiseRepeats = opts.noiseRepeats;
+    }
     if (opts.seed !== undefined) s.seed = opts.seed;
     if (opts.tasksDir) s.tasksDir = opts.tasksDir;
     if (opts.cold) s.warmPool = false;
@@ -108,6 +118,7 @@ export function registerOptimize(program: Command): void {
         best_score: result.bestScore,
         start_score: result.startScore,
         best_harness: result.bestHarnessPath,
+        noise: result.noise ?? null,
         rounds: result.rounds,
       });
     } else {

@@ -1,11 +1,8 @@
-import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
-import { compareRecords } from "../../loop/compare-runs.ts";
-import { type OptimizeSettings, optimize } from "../../loop/optimize.ts";
+import { replayRun } from "../../loop/replay.ts";
 import { defaultCachePath, ResponseStore } from "../../model/cache.ts";
-import { openDb } from "../../store/db.ts";
 import { isTty, printJson } from "../output.ts";
 import { OptimizeProgress } from "../progress.ts";
 
@@ -19,41 +16,25 @@ export function registerReplay(program: Command): void {
   program
     .command("replay <run-dir>")
     .description(
-      "re-run a finished optimize run from its recorded model calls and evaluations, with no endpoint, and check every record matches",
+      "re-run a finished run (optimize, train, eval or run) from its recorded model calls and evaluations, with no endpoint, and check every record matches",
     )
     .option("--out <dir>", "where the replay is written (default <run-dir>-replay)")
     .option("--json", "print the comparison as JSON")
     .action(async (dirArg: string, opts) => {
-      const dir = resolve(dirArg);
-      if (!existsSync(join(dir, "hone.db"))) throw new HoneError("usage", `${dir} is not a run directory (no hone.db)`);
-      const db = openDb(join(dir, "hone.db"), { readonly: true });
-      const row = db.prepare("SELECT config, status FROM runs WHERE id = 'run'").get() as
-        | { config: string; status: string }
-        | undefined;
-      db.close();
-      if (!row) throw new HoneError("usage", `${dir} holds no run`);
-      if (row.status !== "finished")
-        throw new HoneError("usage", `${dir} has not finished; resume it first (hone optimize --resume ${dirArg})`);
-      const settings: OptimizeSettings = { ...JSON.parse(row.config), cache: { mode: "replay" }, replayOf: dir };
-      const out = resolve(opts.out ?? `${dir}-replay`);
       const progress = opts.json ? undefined : new OptimizeProgress(isTty());
-      const started = performance.now();
-      await optimize(settings, { outDir: out, onEvent: (e) => progress?.on(e) });
+      const r = await replayRun(dirArg, opts.out, (e) => progress?.on(e));
       progress?.end();
-      const seconds = (performance.now() - started) / 1000;
-      const a = openDb(join(dir, "hone.db"), { readonly: true });
-      const b = openDb(join(out, "hone.db"), { readonly: true });
-      const { counts, differences } = compareRecords(a, b);
-      a.close();
-      b.close();
-      if (opts.json) printJson({ source: dir, replay: out, seconds, matches: differences.length === 0, counts, differences });
+      const { kind, source, replay, seconds, counts, differences } = r;
+      if (opts.json) printJson({ kind, source, replay, seconds, matches: differences.length === 0, counts, differences });
       else if (differences.length === 0) {
-        process.stdout.write(
-          `replay matches ${dir} exactly: ${counts.rounds} rounds, ${counts.candidates} candidates, ${counts.rollouts} rollouts, ${counts.evaluations} evaluations (${seconds.toFixed(1)} s, written to ${out})\n`,
-        );
+        const what = Object.entries(counts)
+          .filter(([, n]) => n > 0)
+          .map(([t, n]) => `${n} ${t.replace("_", " ")}`)
+          .join(", ");
+        process.stdout.write(`replay matches ${source} exactly: ${what} (${seconds.toFixed(1)} s, written to ${replay})\n`);
       } else
         process.stdout.write(
-          `replay DIFFERS from ${dir} in ${differences.length} field(s):\n  ${differences.slice(0, 40).join("\n  ")}\n`,
+          `replay DIFFERS from ${source} in ${differences.length} field(s):\n  ${differences.slice(0, 40).join("\n  ")}\n`,
         );
       process.exitCode = differences.length === 0 ? ExitCode.ok : ExitCode.runFailed;
     });

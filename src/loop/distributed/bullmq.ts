@@ -15,6 +15,7 @@ import {
   publicSettings,
   type QAJobData,
   type QAJobReturn,
+  queueJobId,
   type RolloutJobData,
   type RolloutJobReturn,
   toJobData,
@@ -64,14 +65,17 @@ class JobQueue {
     return this.events.waitUntilReady().then(() => undefined);
   }
 
-  /** Adds the job unless a job with this id exists (a restarted coordinator), then waits for its return value. */
+  /**
+   * Adds the job unless a job with its id exists (a restarted coordinator), then waits for its return value. The id
+   * carries a digest of the work (queueJobId), so only the very same work is ever found instead of run.
+   */
   async submit<T>(
     runKey: string,
     jobId: string,
     data: RolloutJobData | QAJobData,
     attempts: number,
   ): Promise<T | { failed: string }> {
-    const id = `${runKey}--${jobId}`.replace(/[^A-Za-z0-9_.-]/g, "_");
+    const id = queueJobId(runKey, data);
     const existing = await this.queue.getJob(id);
     const queued =
       existing ??
@@ -175,6 +179,7 @@ export class BullmqQARunner implements QARunner {
         benchmark: job.benchmark,
         task: job.task,
         seed: job.seed,
+        repeat: job.repeat,
         executor: publicSettings(this.o.executor),
       };
       const value = await this.jobs.submit<QAJobReturn>(this.o.runKey, job.id, data, this.o.attempts ?? 3);
@@ -184,7 +189,7 @@ export class BullmqQARunner implements QARunner {
           result: { id: job.task.id, status: "failed", correct: false, score: 0, error: value.failed, modelCalls: 0, tokens: 0 },
         };
       if (job.trajectoryPath) writeFileSync(job.trajectoryPath, value.events.map((e) => `${JSON.stringify(e)}\n`).join(""));
-      return { id: job.id, result: value.result };
+      return { id: job.id, result: value.result, events: value.events, records: value.records };
     });
     yield* asCompleted(pending);
   }

@@ -2,11 +2,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { contentHash } from "../../harness/files.ts";
+import { MemoryResponses, withCache } from "../../model/cache.ts";
 import { type ModelSettings, type ResolvedModel, resolveModel } from "../../model/resolve.ts";
 import { resolveTask } from "../../task/builtin.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
 import { EvaluatorPool } from "../../task/evaluator-pool.ts";
+import { MemoryEvaluations, recordingEvaluator } from "../../task/recorded-evaluations.ts";
 import { runQAJob } from "../qa-runner.ts";
+import { shipRecords, writeRecordsFile } from "../recording.ts";
 import { HarnessCache, runJob } from "../runner.ts";
 import { type QAJobData, type QAJobReturn, type RolloutJobData, unpackDir } from "./job-data.ts";
 
@@ -31,16 +34,21 @@ async function modelFor(settings: QAJobData["executor"], caches: WorkerCaches): 
   return model;
 }
 
-/** Runs one queued QA task on this machine; its trajectory travels back with its result. */
+/** The worker's model with its responses recorded in memory, to travel back with the job's result. */
+const recorded = (model: ResolvedModel, into: MemoryResponses) =>
+  withCache(model.model, { mode: "off", read: [], write: [], record: into });
+
+/** Runs one queued QA task on this machine; its trajectory and the model responses it got travel back with its result. */
 export async function executeQAJobData(d: QAJobData, caches: WorkerCaches, who: string): Promise<QAJobReturn> {
   const model = await modelFor(d.executor, caches);
+  const responses = new MemoryResponses();
   const scratch = mkdtempSync(join(tmpdir(), "hone-qa-job-"));
   try {
     const harnessDir = join(scratch, "harness");
     unpackDir(d.harnessFiles, harnessDir);
-    const job = { id: d.jobId, harnessDir, benchmark: d.benchmark, task: d.task, seed: d.seed };
-    const r = await runQAJob(job, model.model, new HarnessCache(), true);
-    return { worker: who, result: r.result, events: r.events ?? [] };
+    const job = { id: d.jobId, harnessDir, benchmark: d.benchmark, task: d.task, seed: d.seed, repeat: d.repeat };
+    const r = await runQAJob(job, recorded(model, responses), new HarnessCache());
+    return { worker: who, result: r.result, events: r.events ?? [], records: shipRecords(responses) };
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
@@ -68,10 +76,15 @@ export async function executeJobData(
   }
   const model = await modelFor(d.executor, caches);
   const scratch = mkdtempSync(join(tmpdir(), "hone-job-"));
+  // Model responses and evaluations are recorded here, keyed as the coordinator would key them, and written beside
+  // the rollout's results, so a run on workers replays exactly like a local one.
+  const responses = new MemoryResponses();
+  const evaluations = new MemoryEvaluations();
   try {
     const harnessDir = join(scratch, "harness");
     unpackDir(d.harnessFiles, harnessDir);
     const current = entry;
+    const evaluate = recordingEvaluator((p) => current.pool.evaluate(p), d.task.contentHash, evaluations);
     const r = await runJob(
       {
         id: d.jobId,
@@ -82,7 +95,13 @@ export async function executeJobData(
         maxEvals: d.maxEvals,
         outDir,
       },
-      { task: current.task, model: model.model, evaluate: (p) => current.pool.evaluate(p), timeLimitSec: d.timeLimitSec },
+      {
+        task: current.task,
+        model: recorded(model, responses),
+        evaluate,
+        timeLimitSec: d.timeLimitSec,
+        beforeFinish: (dir) => writeRecordsFile(dir, shipRecords(responses, evaluations)),
+      },
     );
     return r.error;
   } finally {

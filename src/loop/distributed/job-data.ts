@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { listFiles } from "../../harness/files.ts";
@@ -6,6 +7,7 @@ import type { TrajectoryEvent } from "../../store/trajectory.ts";
 import type { Evaluation } from "../../task/evaluation.ts";
 import type { QATask } from "../../task/qa/benchmarks.ts";
 import type { TaskResult } from "../qa-task.ts";
+import type { ShippedRecords } from "../recording.ts";
 
 /**
  * One rollout as it travels through a queue: everything a worker needs to run it, nothing secret. The harness
@@ -34,6 +36,7 @@ export interface QAJobData {
   benchmark: string;
   task: QATask;
   seed: number;
+  repeat?: number;
   executor: Partial<ModelSettings> & { model: string };
 }
 
@@ -41,6 +44,8 @@ export interface QAJobReturn {
   worker: string;
   result: TaskResult;
   events: TrajectoryEvent[];
+  /** The model responses the job got, keyed as the coordinator keys its own records. */
+  records?: ShippedRecords;
 }
 
 export const isQAJob = (d: RolloutJobData | QAJobData): d is QAJobData => (d as QAJobData).kind === "qa";
@@ -50,6 +55,29 @@ export interface RolloutJobReturn {
   worker: string;
   files: Record<string, string>;
   error?: string;
+}
+
+function canonical(v: unknown): string {
+  if (v === null || typeof v !== "object") return JSON.stringify(v) ?? "null";
+  if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
+  const o = v as Record<string, unknown>;
+  return `{${Object.keys(o)
+    .filter((k) => o[k] !== undefined)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+    .join(",")}}`;
+}
+
+/**
+ * The id a job has in a queue: its name plus a digest of everything that identifies the work (the harness's files,
+ * the task or its content hash, the seed and repeat, the budget and starting program, the executor's settings), so a
+ * queue's add-if-absent never hands one job's result to a job that differs in any of them, and a restarted
+ * coordinator finds exactly its own finished jobs.
+ */
+export function queueJobId(runKey: string, d: RolloutJobData | QAJobData): string {
+  const { runKey: _r, ...work } = d;
+  const digest = createHash("sha256").update(canonical(work)).digest("hex").slice(0, 24);
+  return `${runKey}--${d.jobId}--${digest}`.replace(/[^A-Za-z0-9_.-]/g, "_");
 }
 
 export function packDir(dir: string): Record<string, string> {

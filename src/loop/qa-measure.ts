@@ -1,0 +1,114 @@
+// Measuring one harness version on a QA panel (hone eval, hone train): every task's result is recorded as it
+// arrives (task_results, model_calls, the model responses for replay); a measurement killed midway resumes with
+// the tasks it has, and is `pending` until every task has a result.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { TaskMeasurement } from "../method/criteria.ts";
+import type { Db } from "../store/db.ts";
+import {
+  finishMeasurement,
+  insertTaskResult,
+  type MeasurementStart,
+  startMeasurement,
+  type TaskResultRow,
+  type TaskStatus,
+  taskResults,
+} from "../store/qa.ts";
+import { insertModelCalls } from "../store/rollouts.ts";
+import type { QATask } from "../task/qa/benchmarks.ts";
+import { type QAJob, type QARunner, qaJobId } from "./qa-runner.ts";
+import type { TaskResult } from "./qa-task.ts";
+import type { Recording } from "./recording.ts";
+import { modelCallsOf } from "./rollout-records.ts";
+
+export interface PanelMeasurement extends MeasurementStart {
+  harnessDir: string;
+  tasks: number;
+  panel: QATask[];
+  /** The seed of the i-th task's job. */
+  seedOf: (i: number) => number;
+  /** Where trajectories go, relative to the run directory. */
+  trajectoryDir: string;
+}
+
+export const statusOf = (r: TaskResult): TaskStatus => (r.status === "failed" ? "infra" : r.correct ? "solved" : "unsolved");
+
+const fileName = (taskId: string) => `${taskId.replace(/[^A-Za-z0-9._-]/g, "_")}.jsonl`;
+
+function row(i: number, job: QAJob, r: TaskResult, trajectory: string): TaskResultRow {
+  return {
+    task_id: job.task.id,
+    idx: i,
+    job_id: job.id,
+    seed: job.seed,
+    status: statusOf(r),
+    score: r.score,
+    steps: r.modelCalls,
+    tokens: r.tokens,
+    error: r.error ?? null,
+    extracted: r.extracted ?? null,
+    answer: r.answer ?? null,
+    detail: r.metrics ? JSON.stringify(r.metrics) : null,
+    trajectory,
+  };
+}
+
+/**
+ * Measures a harness on a panel through a runner; tasks already recorded for this measurement are not run again.
+ * Calls `onResult` for each task as it finishes (recorded or new), in finishing order.
+ */
+export async function measurePanel(
+  db: Db,
+  runDir: string,
+  runId: string,
+  m: PanelMeasurement,
+  runner: QARunner,
+  recording: Recording | undefined,
+  onResult?: (r: TaskResultRow, result?: TaskResult) => void,
+): Promise<TaskResultRow[]> {
+  startMeasurement(db, runId, m);
+  const done = new Map(taskResults(db, m.id).map((r) => [r.task_id, r]));
+  for (const r of done.values()) onResult?.(r);
+  mkdirSync(join(runDir, m.trajectoryDir), { recursive: true });
+  const jobs = m.panel.flatMap((task, i): (QAJob & { i: number })[] =>
+    done.has(task.id)
+      ? []
+      : [
+          {
+            i,
+            id: qaJobId({ benchmark: m.benchmark, task, contentHash: m.contentHash, seed: m.seedOf(i) }),
+            harnessDir: m.harnessDir,
+            benchmark: m.benchmark,
+            task,
+            seed: m.seedOf(i),
+            trajectoryPath: join(runDir, m.trajectoryDir, fileName(task.id)),
+          },
+        ],
+  );
+  const byId = new Map(jobs.map((j) => [j.id, j]));
+  if (jobs.length)
+    for await (const r of runner.run(jobs)) {
+      const job = byId.get(r.id);
+      if (!job) continue;
+      const rec = row(job.i, job, r.result, join(m.trajectoryDir, fileName(job.task.id)));
+      recording?.import(r.records);
+      db.transaction(() => {
+        insertTaskResult(db, m.id, rec);
+        insertModelCalls(db, runId, "executor", job.id, m.round, modelCallsOf(r.events ?? []));
+      })();
+      done.set(job.task.id, rec);
+      onResult?.(rec, r.result);
+    }
+  finishMeasurement(db, m.id);
+  return m.panel.map((t) => done.get(t.id) as TaskResultRow);
+}
+
+/** A measurement as criteria read it. */
+export function asMeasurement(commit: string, rows: TaskResultRow[]): { commit: string; tasks: Record<string, TaskMeasurement> } {
+  return {
+    commit,
+    tasks: Object.fromEntries(
+      rows.map((r) => [r.task_id, { status: r.status, score: r.score, steps: r.steps, tokens: r.tokens }]),
+    ),
+  };
+}

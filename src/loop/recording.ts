@@ -1,0 +1,153 @@
+// A run's records for replay, for every run kind: its model calls and evaluations in its own hone.db, the shared
+// request cache, and (for `hone replay`) the recorded run it reproduces.
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import {
+  type CachedModel,
+  type CacheMode,
+  defaultCachePath,
+  type MemoryResponses,
+  ResponseStore,
+  withCache,
+} from "../model/cache.ts";
+import { OpenAICompatibleModel } from "../model/openai-compatible.ts";
+import { type ModelSettings, type ResolvedModel, resolveModel } from "../model/resolve.ts";
+import type { ChatResponse } from "../model/types.ts";
+import type { Evaluation } from "../task/evaluation.ts";
+import {
+  type Evaluate,
+  EvaluationRecords,
+  type MemoryEvaluations,
+  recordingEvaluator,
+  type ScopedEvaluate,
+} from "../task/recorded-evaluations.ts";
+
+export interface RecordingSettings {
+  /** Request cache: off, read-write (default) or replay; `dir` holds the shared cache (default ~/.cache/hone). */
+  cache?: { mode: CacheMode; dir?: string };
+  /** For `hone replay`: the recorded run whose model calls and evaluations this run reproduces. */
+  replayOf?: string;
+}
+
+/** Records made elsewhere (a worker, a Slurm job) and carried back with the job's result. */
+export interface ShippedRecords {
+  responses: { key: string; model: string; response: ChatResponse }[];
+  evaluations: { key: string; result: Evaluation }[];
+}
+
+export const RECORDS_FILE = "records.json";
+const MAX_RECORDS_BYTES = 256 * 1024 * 1024;
+
+export function shipRecords(responses: MemoryResponses, evaluations?: MemoryEvaluations): ShippedRecords {
+  return { responses: responses.entries(), evaluations: evaluations?.entries() ?? [] };
+}
+
+/** Writes a job's records beside its results (rollout directories travel as their files). */
+export function writeRecordsFile(dir: string, records: ShippedRecords): void {
+  writeFileSync(join(dir, RECORDS_FILE), JSON.stringify(records));
+}
+
+const HEX64 = /^[0-9a-f]{64}$/;
+
+/** Reads records a job wrote, refusing anything that is not the expected shape (size-capped, keys checked). */
+export function readRecords(value: unknown): ShippedRecords {
+  const v = value as Partial<ShippedRecords> | null;
+  const responses = Array.isArray(v?.responses) ? v.responses : [];
+  const evaluations = Array.isArray(v?.evaluations) ? v.evaluations : [];
+  return {
+    responses: responses.filter(
+      (r) => typeof r?.key === "string" && HEX64.test(r.key) && Array.isArray(r.response?.message?.tool_calls),
+    ),
+    evaluations: evaluations.filter(
+      (e) => typeof e?.key === "string" && HEX64.test(e.key) && typeof e.result?.valid === "boolean",
+    ),
+  };
+}
+
+export function readRecordsFile(dir: string): ShippedRecords | undefined {
+  const path = join(dir, RECORDS_FILE);
+  if (!existsSync(path) || statSync(path).size > MAX_RECORDS_BYTES) return undefined;
+  try {
+    return readRecords(JSON.parse(readFileSync(path, "utf8")));
+  } catch {
+    return undefined;
+  }
+}
+
+/** A model served only from records: no endpoint is contacted; an unrecorded request is an error. */
+function replayClient(m: Partial<ModelSettings> & { model: string }): OpenAICompatibleModel {
+  return new OpenAICompatibleModel(
+    {
+      baseUrl: "http://replay.invalid/v1",
+      model: m.model,
+      dialect: m.model === "offline" ? "vllm" : m.dialect,
+      keepSampling: m.keepSampling,
+      // A streamed run replays streamed: the records hold what a stream assembled.
+      stream: m.stream,
+    },
+    {},
+  );
+}
+
+/** The run's record stores, opened once; models and evaluators built through it are cached, recorded or replayed. */
+export class Recording {
+  readonly mode: CacheMode;
+  private readonly own: ResponseStore;
+  private readonly shared?: ResponseStore;
+  private readonly source?: ResponseStore;
+  private readonly evaluations: EvaluationRecords;
+  private readonly sourceEvaluations?: EvaluationRecords;
+
+  constructor(runDir: string, s: RecordingSettings) {
+    this.mode = s.cache?.mode ?? "read-write";
+    this.own = new ResponseStore(join(runDir, "hone.db"));
+    this.evaluations = new EvaluationRecords(join(runDir, "hone.db"));
+    const sharedWanted = this.mode === "read-write" || (this.mode === "replay" && !s.replayOf);
+    if (sharedWanted) this.shared = new ResponseStore(s.cache?.dir ? join(s.cache.dir, "requests.db") : defaultCachePath());
+    if (s.replayOf) {
+      this.source = new ResponseStore(join(resolve(s.replayOf), "hone.db"));
+      this.sourceEvaluations = new EvaluationRecords(join(resolve(s.replayOf), "hone.db"));
+    }
+  }
+
+  /** A model for a role: cached and recorded; in replay mode served from records, without any endpoint. */
+  async model(m: Partial<ModelSettings> & { model: string }): Promise<ResolvedModel & { model: CachedModel }> {
+    const options = {
+      mode: this.mode,
+      read: this.shared ? [this.shared] : [],
+      write: this.mode === "read-write" && this.shared ? [this.shared] : [],
+      record: this.own,
+      replayFrom: this.source ? [this.source] : undefined,
+    };
+    if (this.mode === "replay")
+      return {
+        model: withCache(replayClient(m), options),
+        baseUrl: "replay",
+        modelName: m.model,
+        offline: m.model === "offline",
+        close: async () => {},
+      };
+    const r = await resolveModel(m as ModelSettings);
+    return { ...r, model: withCache(r.model, options) };
+  }
+
+  /** An evaluator whose every result is recorded; in a replay of a recorded run, served from its records only. */
+  evaluator(live: Evaluate, taskHash: string): ScopedEvaluate {
+    const replayFrom = this.mode === "replay" && this.sourceEvaluations ? [this.sourceEvaluations] : undefined;
+    return recordingEvaluator(live, taskHash, this.evaluations, replayFrom);
+  }
+
+  /** Records a worker or Slurm job made, into the run's own records. */
+  import(shipped: unknown): void {
+    if (!shipped) return;
+    const records = readRecords(shipped);
+    for (const r of records.responses) this.own.put(r.key, r.model, r.response);
+    for (const e of records.evaluations) this.evaluations.put(e.key, e.result);
+  }
+
+  close(): void {
+    for (const s of [this.own, this.shared, this.source]) s?.close();
+    this.evaluations.close();
+    this.sourceEvaluations?.close();
+  }
+}

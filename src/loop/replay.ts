@@ -1,0 +1,71 @@
+// `hone replay`: re-runs a finished run of any kind from its own records (model calls and evaluations, by content
+// and occurrence), with no endpoint, into a new folder, and compares the two runs' records field by field.
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { HoneError } from "../errors.ts";
+import { openDb, type RunRow, runRow } from "../store/db.ts";
+import { compareRecords } from "./compare-runs.ts";
+import { type EvalConfig, evaluateBenchmark } from "./eval.ts";
+import { type OptimizeEvent, type OptimizeSettings, optimize } from "./optimize.ts";
+import { type RunConfig, runHarness } from "./run.ts";
+import { openTrainRun } from "./train-setup.ts";
+
+export interface ReplayResult {
+  kind: RunRow["kind"];
+  source: string;
+  replay: string;
+  seconds: number;
+  counts: Record<string, number>;
+  differences: string[];
+}
+
+const replayCache = { mode: "replay" as const };
+
+async function replayTrain(dir: string, out: string): Promise<void> {
+  const db = openDb(join(dir, "hone.db"), { readonly: true });
+  const epochs = (db.prepare("SELECT MAX(round) AS n FROM rounds").get() as { n: number | null }).n ?? 0;
+  db.close();
+  const run = await openTrainRun({ out, replayOf: dir });
+  try {
+    for await (const loss of run.trainer.epochs(epochs)) {
+      loss.backward();
+      run.optimizer.step();
+    }
+  } finally {
+    await run.close();
+  }
+}
+
+/** Replays the finished run in `dirArg` into `outArg` (default `<run-dir>-replay`) and compares their records. */
+export async function replayRun(dirArg: string, outArg?: string, onEvent?: (e: OptimizeEvent) => void): Promise<ReplayResult> {
+  const dir = resolve(dirArg);
+  if (!existsSync(join(dir, "hone.db"))) throw new HoneError("usage", `${dir} is not a run directory (no hone.db)`);
+  const db = openDb(join(dir, "hone.db"), { readonly: true });
+  const row = runRow(db);
+  db.close();
+  if (!row) throw new HoneError("usage", `${dir} holds no run`);
+  if (row.status !== "finished")
+    throw new HoneError("usage", `${dir} has not finished; resume it first (hone ${row.kind} --resume ${dirArg})`);
+  const out = resolve(outArg ?? `${dir}-replay`);
+  const config = JSON.parse(row.config);
+  const started = performance.now();
+  if (row.kind === "optimize") {
+    const settings: OptimizeSettings = { ...config, cache: replayCache, replayOf: dir };
+    await optimize(settings, { outDir: out, onEvent });
+  } else if (row.kind === "run") {
+    const c = config as RunConfig;
+    await runHarness(join(dir, "harness"), c.task, { ...c, cache: replayCache, replayOf: dir, outDir: out });
+  } else if (row.kind === "eval") {
+    const c = config as EvalConfig;
+    await evaluateBenchmark({ ...c, harnessDir: join(dir, "harness"), cache: replayCache, replayOf: dir, outDir: out });
+  } else await replayTrain(dir, out);
+  const seconds = (performance.now() - started) / 1000;
+  const a = openDb(join(dir, "hone.db"), { readonly: true });
+  const b = openDb(join(out, "hone.db"), { readonly: true });
+  try {
+    return { kind: row.kind, source: dir, replay: out, seconds, ...compareRecords(a, b) };
+  } finally {
+    a.close();
+    b.close();
+  }
+}

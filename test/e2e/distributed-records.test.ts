@@ -1,0 +1,180 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BullmqQARunner, BullmqRunner } from "../../src/loop/distributed/bullmq.ts";
+import type { QAJobResult } from "../../src/loop/qa-runner.ts";
+import type { RolloutJobResult } from "../../src/loop/runner.ts";
+import { loadTaskFolder } from "../../src/task/discovery-task.ts";
+import { hone, optimizeArgs } from "../helpers/cli.ts";
+import { ROOT, tempDir, write } from "../helpers/fixtures.ts";
+import { sumQuestions } from "../helpers/qa-data.ts";
+
+// Distributed results equal local results: a real redis-server and two `hone worker` processes.
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+
+let redis: ChildProcess | undefined;
+let url = "";
+const workers: ChildProcess[] = [];
+const lines: string[] = [];
+
+function startWorker(): Promise<void> {
+  const w = spawn(process.execPath, [join(ROOT, "bin", "hone.js"), "worker", "--queue", url, "--concurrency", "2"], {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  workers.push(w);
+  return new Promise((resolve) => {
+    w.stdout?.on("data", (d) => {
+      const got = String(d).trim().split("\n");
+      lines.push(...got);
+      if (got.some((l) => / ready on /.test(l))) resolve();
+    });
+  });
+}
+
+beforeAll(async () => {
+  execFileSync("redis-server", ["--version"], { stdio: "pipe" });
+  if (process.env.HONE_TEST_REDIS_URL) url = process.env.HONE_TEST_REDIS_URL;
+  else {
+    const port = await freePort();
+    redis = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
+      stdio: "ignore",
+    });
+    url = `redis://127.0.0.1:${port}`;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  await Promise.all([startWorker(), startWorker()]);
+}, 120_000);
+
+afterAll(() => {
+  for (const w of workers) w.kill("SIGKILL");
+  redis?.kill("SIGKILL");
+});
+
+const strategy = (to: string, from: string) =>
+  `diff --git a/prompt.md b/prompt.md\n--- a/prompt.md\n+++ b/prompt.md\n@@ -2,3 +2,3 @@\n final_answer exactly once with your answer in the requested format.\n \n-hone-hint: qa_strategy=${from}\n+hone-hint: qa_strategy=${to}\n`;
+
+function records(dir: string) {
+  const db = new Database(join(dir, "hone.db"), { readonly: true });
+  const q = (sql: string) => db.prepare(sql).all();
+  const r = {
+    rounds: q("SELECT round, status, incumbent_commit, incumbent_score, best_score, moved FROM rounds ORDER BY round"),
+    candidates: q("SELECT id, status, commit_sha, content_hash, gate_error, score FROM candidates ORDER BY id"),
+    decisions: q("SELECT round, candidate_id, decision, rule, reason, score FROM decisions ORDER BY round"),
+    measurements: q("SELECT id, commit_sha, status, tasks, solved, infra, mean_score FROM measurements ORDER BY id"),
+    tasks: q(
+      "SELECT measurement_id, task_id, job_id, status, score, steps, tokens, error, extracted FROM task_results ORDER BY measurement_id, idx",
+    ),
+  };
+  db.close();
+  return r;
+}
+
+describe("hone train through two BullMQ workers", () => {
+  it("promotes exactly as the local run does, with identical per-task results, and its records replay", {
+    timeout: 600_000,
+  }, async () => {
+    const dir = tempDir();
+    write(join(dir, "sum.diff"), strategy("sum", "last"));
+    write(join(dir, "product.diff"), strategy("product", "sum"));
+    write(
+      join(dir, "train.yaml"),
+      `harness: ${join(ROOT, "harnesses", "qa")}\npanel: {benchmark: gsm8k, split: test, limit: 6, data_dir: ${sumQuestions(6)}}\nestimator: {kind: patch_queue, patches: [sum.diff, product.diff]}\ncriterion: {kind: strict_pareto}\n`,
+    );
+    const args = ["train", "--config", join(dir, "train.yaml"), "--epochs", "2", "--json"];
+    const local = await hone([...args, "--out", join(dir, "local")], { timeoutMs: 300_000 });
+    expect(local.code, local.stderr).toBe(0);
+    const before = lines.filter((l) => / runs QA task /.test(l)).length;
+    const queued = await hone([...args, "--out", join(dir, "queued"), "--queue", url], { timeoutMs: 300_000 });
+    expect(queued.code, queued.stderr).toBe(0);
+    const a = records(join(dir, "local"));
+    const b = records(join(dir, "queued"));
+    // The local run promotes: the panel is one where a wrong queue (a candidate handed the baseline's result) would tie.
+    expect(a.decisions.map((d) => (d as { decision: string }).decision)).toEqual(["promote", "reject"]);
+    expect(b).toEqual(a);
+    // Every measured task went through the workers: 6 for the seed, 6 per candidate.
+    expect(lines.filter((l) => / runs QA task /.test(l)).length - before).toBeGreaterThanOrEqual(18);
+    const replay = await hone(["replay", join(dir, "queued"), "--json"], { timeoutMs: 300_000 });
+    expect(replay.code, replay.stderr).toBe(0);
+    expect(JSON.parse(replay.stdout).matches).toBe(true);
+  });
+});
+
+describe("hone optimize through two BullMQ workers", () => {
+  it("a queued run replays exactly from the records its workers shipped back", { timeout: 600_000 }, async () => {
+    const out = join(tempDir(), "queued-opt");
+    const r = await hone(optimizeArgs({ rounds: 1, proposals: 2, maxEvals: 3, seed: 2, out, extra: ["--queue", url] }), {
+      timeoutMs: 300_000,
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(existsSync(join(out, "rollouts", "r01-k0", "records.json"))).toBe(true);
+    const replay = await hone(["replay", out, "--json"], { timeoutMs: 300_000 });
+    expect(replay.code, replay.stderr).toBe(0);
+    expect(JSON.parse(replay.stdout)).toMatchObject({ kind: "optimize", matches: true, differences: [] });
+  });
+});
+
+describe("queue job ids carry the work", () => {
+  it("two QA jobs with the same name and task but different harnesses are two executions", { timeout: 120_000 }, async () => {
+    const harness = (to: string) => {
+      const d = join(tempDir(), "qa");
+      cpSync(join(ROOT, "harnesses", "qa"), d, { recursive: true });
+      const prompt = join(d, "prompt.md");
+      writeFileSync(prompt, readFileSync(prompt, "utf8").replace("qa_strategy=last", `qa_strategy=${to}`));
+      return d;
+    };
+    const runner = new BullmqQARunner({ url, runKey: `same-${Date.now()}`, executor: { model: "offline" } });
+    const task = { id: "q-sum", question: "Ann has 3 apples and buys 4 more. How many?", gold: "7" };
+    const results: QAJobResult[] = [];
+    const before = lines.filter((l) => / runs QA task q-sum/.test(l)).length;
+    for (const h of [harness("last"), harness("sum")])
+      for await (const r of runner.run([{ id: "same-id", harnessDir: h, benchmark: "gsm8k", task, seed: 0 }])) results.push(r);
+    await runner.close();
+    expect(results.map((r) => r.result.correct)).toEqual([false, true]);
+    expect(lines.filter((l) => / runs QA task q-sum/.test(l)).length - before).toBe(2);
+  });
+
+  it("two rollout jobs with the same id differing only in harness are two executions", { timeout: 120_000 }, async () => {
+    const task = loadTaskFolder(join(ROOT, "tasks", "circle-packing"), { id: "circle-packing" });
+    const runner = new BullmqRunner({
+      url,
+      runKey: `same-rollout-${Date.now()}`,
+      task,
+      taskRef: task.dir,
+      executor: { model: "offline" },
+    });
+    const seedHarness = join(ROOT, "harnesses", "initial");
+    const other = join(tempDir(), "initial");
+    cpSync(seedHarness, other, { recursive: true });
+    writeFileSync(join(other, "prompt.md"), `${readFileSync(join(other, "prompt.md"), "utf8")}\nhone-hint: step_scale=0.3\n`);
+    const start = { valid: true, score: 0.9, metrics: {}, artifacts: {}, seconds: 0 };
+    const before = lines.filter((l) => / runs r01-k0$/.test(l)).length;
+    const results: RolloutJobResult[] = [];
+    const outs: string[] = [];
+    for (const h of [seedHarness, other]) {
+      const outDir = join(tempDir(), "r01-k0");
+      outs.push(outDir);
+      for await (const r of runner.run([
+        { id: "r01-k0", harnessDir: h, startProgram: task.seedProgram, startEvaluation: start, seed: 1, maxEvals: 2, outDir },
+      ]))
+        results.push(r);
+    }
+    await runner.close();
+    expect(results.map((r) => r.error)).toEqual([undefined, undefined]);
+    expect(lines.filter((l) => / runs r01-k0$/.test(l)).length - before).toBe(2);
+    const hashes = outs.map(
+      (o) => JSON.parse(readFileSync(join(o, "trajectory.jsonl"), "utf8").split("\n")[0] as string).harness.content_hash,
+    );
+    expect(hashes[0]).not.toBe(hashes[1]);
+  });
+});

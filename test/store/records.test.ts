@@ -1,0 +1,82 @@
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { RunReader } from "../../src/console/run-reader.ts";
+import { runReceipt } from "../../src/loop/receipt.ts";
+import { createRunDb, openDb, runRow } from "../../src/store/db.ts";
+import { allDecisions } from "../../src/store/decisions.ts";
+import { loadNoise } from "../../src/store/noise.ts";
+import { finishMeasurement, insertTaskResult, measurements, solvedMatrix, startMeasurement } from "../../src/store/qa.ts";
+import { tempDir } from "../helpers/fixtures.ts";
+
+describe("hone.db", () => {
+  it("appears whole with its run row, and is left as it is when it exists", () => {
+    const path = join(tempDir(), "run", "hone.db");
+    createRunDb(path, "eval", { benchmark: "gsm8k" });
+    createRunDb(path, "train", { other: true });
+    const db = openDb(path, { readonly: true });
+    expect(runRow(db)).toMatchObject({ kind: "eval", status: "running", config: '{"benchmark":"gsm8k"}' });
+    db.close();
+  });
+
+  it("a measurement is pending until closed, then carries its aggregates", () => {
+    const db = openDb(join(tempDir(), "hone.db"));
+    startMeasurement(db, "run", {
+      id: "epoch-01",
+      round: 1,
+      candidateId: "epoch-01",
+      commit: "c",
+      contentHash: "h",
+      benchmark: "gsm8k",
+      split: "test",
+      tasks: 3,
+    });
+    const task = (id: string, idx: number, status: "solved" | "unsolved" | "infra", score: number) =>
+      insertTaskResult(db, "epoch-01", {
+        task_id: id,
+        idx,
+        job_id: `j${idx}`,
+        seed: 0,
+        status,
+        score,
+        steps: 2,
+        tokens: 10,
+        error: status === "infra" ? "worker died" : null,
+        extracted: null,
+        answer: null,
+        detail: null,
+        trajectory: null,
+      });
+    task("a", 0, "solved", 1);
+    expect(measurements(db)[0]).toMatchObject({ status: "pending", solved: null });
+    task("b", 1, "unsolved", 0);
+    task("c", 2, "infra", 0);
+    finishMeasurement(db, "epoch-01");
+    expect(measurements(db)[0]).toMatchObject({ status: "finished", solved: 1, infra: 1, mean_score: 0.5 });
+    expect(solvedMatrix(db).map((r) => r.status)).toEqual(["solved", "unsolved", "infra"]);
+    db.close();
+  });
+
+  it("a run directory written before the measurement tables existed still reads: as having none", () => {
+    const dir = tempDir();
+    const old = new Database(join(dir, "hone.db"));
+    old.exec(`CREATE TABLE runs (id TEXT PRIMARY KEY, kind TEXT NOT NULL, created_at TEXT NOT NULL, status TEXT NOT NULL, config TEXT NOT NULL, summary TEXT, finished_at TEXT);
+      CREATE TABLE rounds (run_id TEXT NOT NULL, round INTEGER NOT NULL, status TEXT NOT NULL, incumbent_commit TEXT NOT NULL, incumbent_score REAL, best_score REAL, moved INTEGER NOT NULL DEFAULT 0, proposer_model TEXT, proposer_prompt TEXT, proposer_completion TEXT, started_at TEXT NOT NULL, finished_at TEXT, PRIMARY KEY (run_id, round));
+      CREATE TABLE candidates (id TEXT PRIMARY KEY, run_id TEXT NOT NULL, round INTEGER NOT NULL, slot INTEGER NOT NULL, parent_commit TEXT NOT NULL, commit_sha TEXT, ref TEXT, content_hash TEXT, spec TEXT, changed TEXT, status TEXT NOT NULL, gate_error TEXT, repaired INTEGER NOT NULL DEFAULT 0, reward REAL, advantage REAL, score REAL);
+      CREATE TABLE rollouts (id TEXT PRIMARY KEY, run_id TEXT NOT NULL, round INTEGER NOT NULL, candidate_id TEXT NOT NULL, kind TEXT NOT NULL, seed INTEGER NOT NULL, status TEXT NOT NULL, stop_reason TEXT, error TEXT, start_score REAL, best_score REAL, improved INTEGER, evals_used INTEGER, evals_invalid INTEGER, prompt_tokens INTEGER, completion_tokens INTEGER, model_calls INTEGER, seconds REAL, dir TEXT, best_program TEXT, finished_at TEXT, identity TEXT, identity_digest TEXT);
+      CREATE TABLE evaluations (rollout_id TEXT NOT NULL, idx INTEGER NOT NULL, valid INTEGER NOT NULL, score REAL, reason TEXT, program_sha TEXT NOT NULL, seconds REAL, PRIMARY KEY (rollout_id, idx));
+      CREATE TABLE model_calls (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, role TEXT NOT NULL, rollout_id TEXT, round INTEGER, latency_ms REAL, prompt_tokens INTEGER, completion_tokens INTEGER, attempts INTEGER, cached INTEGER NOT NULL DEFAULT 0, faults TEXT);
+      INSERT INTO runs VALUES ('run', 'optimize', '2026-01-01T00:00:00Z', 'finished', '{"task":"t","executor":{"model":"offline"},"proposer":{"model":"offline"}}', NULL, NULL);`);
+    old.close();
+    const db = openDb(join(dir, "hone.db"), { readonly: true });
+    expect(allDecisions(db).size).toBe(0);
+    expect(loadNoise(db, "run")).toBeUndefined();
+    expect(measurements(db)).toEqual([]);
+    db.close();
+    const reader = new RunReader(dir);
+    expect(reader.measurementRecords()).toEqual({ noise: null, decisions: [], measurements: [], tasks: [] });
+    expect(reader.fingerprint()).toContain('"ro":0');
+    reader.close();
+    expect(runReceipt(dir).measurements).toMatchObject({ qa_measurements: 0, noise_evaluations: { total: 0 } });
+  });
+});
