@@ -53,6 +53,8 @@ export class RunContext {
   identityBase: Omit<IdentityParts, "sampling" | "harness"> | undefined;
   /** The run's noise estimate, measured in round 0 (or read back on resume). */
   noise: RunNoise | undefined;
+  /** The seed program and its evaluation: where rollouts of a method that starts from the seed begin. */
+  seedStart: { program: string; evaluation: Evaluation } | undefined;
 
   /** The harness version of a candidate as a folder (materialized from git when a kill removed it). */
   candidateDir(id: string, commit: string): string {

@@ -25,6 +25,8 @@ import { insertFailedRollout, insertModelCalls } from "../store/rollouts.ts";
 import type { Evaluation } from "../task/evaluation.ts";
 import { candidateId, type Incumbent, pad, type RunContext } from "./optimize-context.ts";
 import { comparesRepeats, measureSeedNoise, repeats, validScores } from "./optimize-noise.ts";
+import { methodByName, methodParams } from "../method/registry.ts";
+import { keepWithMethod, proposeWithMethod } from "./optimize-method.ts";
 import { closeRound, incumbentAfter, ratchet } from "./optimize-ratchet.ts";
 import { roundRewards } from "./optimize-rewards.ts";
 import { readRecordsFile } from "./recording.ts";
@@ -90,6 +92,7 @@ export async function roundZero(ctx: RunContext): Promise<Incumbent> {
   const { evaluations, noise } = await measureSeedNoise(ctx, task.seedProgram);
   ctx.noise = noise;
   const seed = seedIncumbent(ctx, commit, dir, evaluations);
+  ctx.seedStart = { program: seed.program, evaluation: seed.evaluation };
   startRound(db, runId, 0, "running", commit, seed.score ?? null);
   ctx.emit({ type: "round_start", round: 0, incumbentScore: seed.score ?? null });
   ctx.emit({ type: "noise", noise });
@@ -106,7 +109,15 @@ export async function roundZero(ctx: RunContext): Promise<Incumbent> {
   await runJobs(ctx, 0, [{ job, candidate: "r00-seed", kind: "baseline" }]);
   const decided = await ratchet(ctx, 0, seed, [{ candidate: "r00-seed", commit, dir }]);
   closeRound(ctx, 0, decided);
+  const { method, params } = methodOf(ctx);
+  if (method.name !== "harnessttt") keepWithMethod(ctx, 0, method, params);
   return decided.next;
+}
+
+/** The run's method and its validated parameters (harnessttt unless the settings name another). */
+export function methodOf(ctx: RunContext) {
+  const method = methodByName(ctx.settings.method ?? "harnessttt");
+  return { method, params: methodParams(method, ctx.settings.methodParams ?? {}) };
 }
 
 interface JobSpec {
@@ -266,9 +277,12 @@ export async function runRound(ctx: RunContext, round: number, inc: Incumbent): 
   startRound(db, runId, round, "proposing", inc.commit, inc.score ?? null);
   ctx.emit({ type: "round_start", round, incumbentScore: inc.score ?? null });
 
+  const { method, params } = methodOf(ctx);
+  const ttt = method.name === "harnessttt";
   let cands = roundCandidates(db, runId, round);
   if (cands.length === 0) {
-    await proposeRound(ctx, round, inc, existing?.proposer_completion ? JSON.parse(existing.proposer_completion) : undefined);
+    if (ttt) await proposeRound(ctx, round, inc, existing?.proposer_completion ? JSON.parse(existing.proposer_completion) : undefined);
+    else await proposeWithMethod(ctx, round, inc, method, params);
     cands = roundCandidates(db, runId, round);
   }
   ctx.emit({
@@ -282,9 +296,13 @@ export async function runRound(ctx: RunContext, round: number, inc: Incumbent): 
   const runnable = cands.filter((c) => c.commit_sha);
   for (const c of runnable) ctx.candidateDir(c.id, c.commit_sha as string);
   const jobs: JobSpec[] = [];
+  const start =
+    method.startFrom === "seed" && ctx.seedStart
+      ? { startProgram: ctx.seedStart.program, startEvaluation: ctx.seedStart.evaluation }
+      : { startProgram: inc.program, startEvaluation: inc.evaluation };
   for (const c of runnable) {
     const seed = seedFrom(settings.seed, round, c.slot);
-    const base = { startProgram: inc.program, startEvaluation: inc.evaluation, seed, maxEvals: settings.maxMetricCalls };
+    const base = { ...start, seed, maxEvals: settings.maxMetricCalls };
     jobs.push({
       job: { ...base, id: c.id, harnessDir: join(ctx.dir, "candidates", c.id), outDir: join(ctx.dir, "rollouts", c.id) },
       candidate: c.id,
@@ -305,8 +323,9 @@ export async function runRound(ctx: RunContext, round: number, inc: Incumbent): 
     inc,
     runnable.map((c) => ({ candidate: c.id, commit: c.commit_sha as string, dir: join(ctx.dir, "candidates", c.id) })),
   );
-  const rewards = roundRewards(ctx, round, inc, cands, decided.decisions);
+  const rewards = ttt ? roundRewards(ctx, round, inc, cands, decided.decisions) : { values: [], write: () => {} };
   closeRound(ctx, round, decided, rewards.write);
+  if (!ttt) keepWithMethod(ctx, round, method, params);
   ctx.emit({
     type: "round_end",
     round,
@@ -316,7 +335,7 @@ export async function runRound(ctx: RunContext, round: number, inc: Incumbent): 
     rewards: rewards.values,
   });
 
-  if (settings.learning.mode === "lora" && settings.learning.lora) {
+  if (ttt && settings.learning.mode === "lora" && settings.learning.lora) {
     const adapter = await loraStep(ctx.db, ctx.runId, round, ctx.dir, settings.learning.lora, settings.proposer);
     if (adapter) ctx.proposer = await ctx.recording.model({ ...settings.proposer, model: adapter });
   }

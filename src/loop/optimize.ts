@@ -27,6 +27,10 @@ export interface OptimizeSettings {
   executor: Partial<ModelSettings> & { model: string };
   proposer: Partial<ModelSettings> & { model: string };
   rounds: number;
+  /** The method that proposes and keeps candidates (hone methods lists them); default harnessttt. */
+  method?: string;
+  /** The method's parameters, validated by its own schema (defaults for what is not given). */
+  methodParams?: Record<string, unknown>;
   proposalsPerRound: number;
   maxMetricCalls: number;
   concurrency: number;

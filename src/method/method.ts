@@ -104,6 +104,12 @@ export interface ProposeContext<P> {
   budget: Budget;
   /** Files of a candidate's harness, for methods that read them (the prompt, skills, tool code). */
   files(candidateId: string): Record<string, string>;
+  /**
+   * hone's own spec proposer (the proposer harness's prompt, parsing, one repair with every problem fed back) asked
+   * for `k` HarnessSpecs over a candidate: what HarnessTTT and greedy propose with. Invalid slots come back without
+   * a spec, with their problems.
+   */
+  specProposals(parentId: string, k: number): Promise<{ spec?: HarnessSpec; problems: string[]; sample?: Proposal["sample"] }[]>;
 }
 
 /** One proposal: a spec over its parent (`spec`), or a complete harness folder (`dir`). */

@@ -59,6 +59,10 @@ CREATE TABLE IF NOT EXISTS task_results (
   status TEXT NOT NULL, score REAL NOT NULL, steps INTEGER NOT NULL, tokens INTEGER NOT NULL, error TEXT, extracted TEXT,
   answer TEXT, detail TEXT, trajectory TEXT, finished_at TEXT NOT NULL, PRIMARY KEY (measurement_id, task_id)
 );
+CREATE TABLE IF NOT EXISTS method_state (
+  run_id TEXT NOT NULL, candidate_id TEXT NOT NULL, method TEXT NOT NULL, parents TEXT NOT NULL, rationale TEXT,
+  kept INTEGER, rule TEXT, reason TEXT, state TEXT, PRIMARY KEY (run_id, candidate_id)
+);
 CREATE INDEX IF NOT EXISTS candidates_round ON candidates (run_id, round);
 CREATE INDEX IF NOT EXISTS rollouts_round ON rollouts (run_id, round);
 CREATE INDEX IF NOT EXISTS model_calls_rollout ON model_calls (rollout_id);

@@ -160,3 +160,31 @@ export function roundRollouts(db: Db, runId: string, round: number): RolloutRow[
 export function finishedRolloutIds(db: Db, runId: string): Set<string> {
   return new Set((db.prepare("SELECT id FROM rollouts WHERE run_id = ?").all(runId) as { id: string }[]).map((r) => r.id));
 }
+
+/** Every candidate's own rollout (not paired controls) with its own best scores, for a method's archive. */
+export function candidateRollouts(
+  db: Db,
+  runId: string,
+): Map<string, RolloutRow & { round: number; dir: string | null; tokens: number; seconds: number }> {
+  const rows = db
+    .prepare(
+      `SELECT r.id, r.round, r.candidate_id, r.kind, r.seed, r.status, r.error, r.best_score, r.best_program, r.evals_used, r.identity, r.dir,
+              COALESCE(r.prompt_tokens, 0) + COALESCE(r.completion_tokens, 0) AS tokens, COALESCE(r.seconds, 0) AS seconds,
+              (SELECT MAX(score) FROM evaluations e WHERE e.rollout_id = r.id AND e.valid = 1) AS own_max,
+              (SELECT MIN(score) FROM evaluations e WHERE e.rollout_id = r.id AND e.valid = 1) AS own_min
+       FROM rollouts r WHERE r.run_id = ? AND r.kind != 'parent'`,
+    )
+    .all(runId) as (RolloutRow & { round: number; dir: string | null; tokens: number; seconds: number })[];
+  return new Map(rows.map((r) => [r.candidate_id, r]));
+}
+
+/** The reasons of a rollout's invalid evaluations, the latest first (a reflective method's evidence). */
+export function invalidReasons(db: Db, rolloutId: string, limit: number): string[] {
+  return (
+    db
+      .prepare(
+        "SELECT reason FROM evaluations WHERE rollout_id = ? AND valid = 0 AND reason IS NOT NULL ORDER BY idx DESC LIMIT ?",
+      )
+      .all(rolloutId, limit) as { reason: string }[]
+  ).map((r) => r.reason);
+}

@@ -18,6 +18,8 @@ export function registerOptimize(program: Command): void {
     .option("--proposer-harness <dir>", "the proposer's own harness (default harnesses/proposer)")
     .option("--rounds <n>", "rounds of proposals after the seed round", Number)
     .option("--proposals <k>", "harness specs per round", Number)
+    .option("--method <name>", "the method that proposes and keeps candidates (hone methods lists them; default harnessttt)")
+    .option("--param <key=value...>", "a parameter of the method (repeatable), e.g. --param proposals=2")
     .option("--max-evals <n>", "evaluator calls per rollout (default: the task's budget)", Number)
     .option("--concurrency <n>", "rollouts at once", Number)
     .option("--paired", "pair each candidate with a rollout of its parent at the same seed (causal credit)")
@@ -57,6 +59,8 @@ export function registerOptimize(program: Command): void {
     if (opts.proposerHarness) s.proposerHarness = opts.proposerHarness;
     if (opts.rounds !== undefined) s.rounds = opts.rounds;
     if (opts.proposals !== undefined) s.proposalsPerRound = opts.proposals;
+    if (opts.method) s.method = opts.method;
+    if (opts.param) s.methodParams = { ...(s.methodParams ?? {}), ...parseParams(opts.param) };
     if (opts.maxEvals !== undefined) s.maxMetricCalls = opts.maxEvals;
     if (opts.concurrency !== undefined) s.concurrency = opts.concurrency;
     if (opts.paired) s.paired = true;
@@ -136,4 +140,16 @@ export function registerOptimize(program: Command): void {
     }
     process.exitCode = ExitCode.ok;
   });
+}
+
+/** `--param key=value` pairs: numbers and booleans as such, the rest as text; the method's schema checks them. */
+function parseParams(pairs: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const p of pairs) {
+    const i = p.indexOf("=");
+    if (i <= 0) throw new HoneError("usage", `--param ${p}: write key=value`);
+    const v = p.slice(i + 1);
+    out[p.slice(0, i)] = v === "true" ? true : v === "false" ? false : v !== "" && Number.isFinite(Number(v)) ? Number(v) : v;
+  }
+  return out;
 }

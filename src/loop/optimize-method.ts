@@ -1,0 +1,190 @@
+// A method's propose and keep steps inside an optimize round: proposals compiled, gated, committed and recorded
+// like the HarnessTTT round's, measured by the same rollouts and ratchet, then kept or dropped by the method's rule.
+import { cpSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { applySpec, SpecError } from "../harness/compile.ts";
+import { contentHash } from "../harness/files.ts";
+import { loadHarness } from "../harness/package.ts";
+import { changedFields } from "../harness/spec.ts";
+import { experienceDigest } from "../method/digest.ts";
+import type { Archive, Method, Proposal, ProposeContext, Proposer } from "../method/method.ts";
+import { propose } from "../method/proposer.ts";
+import { forScope } from "../model/cache.ts";
+import { seedFrom } from "../model/offline/rng.ts";
+import type { ChatResponse } from "../model/types.ts";
+import { rng } from "../rng.ts";
+import { checkHarness, gateGeneratedCode } from "../sandbox/check.ts";
+import { type CandidateInsert, recordProposal, setRewards } from "../store/candidates.ts";
+import { insertMethodProposal, setMethodKeep } from "../store/method-state.ts";
+import { insertModelCalls } from "../store/rollouts.ts";
+import { buildArchive, harnessFiles, taskBrief } from "./optimize-archive.ts";
+import { candidateId, type Incumbent, pad, type RunContext } from "./optimize-context.ts";
+
+/** The proposer as a method calls it: scoped per round, so the n-th identical request replays as the n-th. */
+function roundProposer(ctx: RunContext, round: number, responses: ChatResponse[]): Proposer {
+  const model = forScope(ctx.proposer.model, `proposer-r${pad(round)}`);
+  return {
+    model: ctx.proposer.modelName,
+    async complete(messages, o = {}) {
+      const r = await model.complete({
+        messages,
+        sampling: {
+          temperature: o.temperature,
+          max_tokens: o.maxTokens,
+          seed: seedFrom(ctx.settings.seed, round, `method-${o.sample ?? 0}`),
+        },
+        trial: o.sample,
+      });
+      responses.push(r);
+      return { text: r.message.content ?? "", usage: r.usage };
+    },
+  };
+}
+
+/** hone's spec proposer over one candidate of the archive (the HarnessTTT proposer harness, with its repair). */
+function specProposals(
+  ctx: RunContext,
+  round: number,
+  archive: Archive,
+  responses: ChatResponse[],
+): ProposeContext<unknown>["specProposals"] {
+  return async (parentId, k) => {
+    const parent = archive.candidates.find((c) => c.id === parentId);
+    if (!parent?.commit) return [];
+    const harness = loadHarness(ctx.candidateDir(parent.id, parent.commit), { generatedCode: gateGeneratedCode });
+    const digest = experienceDigest(ctx.db, ctx.runId, {
+      tokenBudget: ctx.settings.learning.digestTokens,
+      metric: ctx.task.metric,
+      direction: ctx.task.direction,
+    });
+    const out = await propose(
+      forScope(ctx.proposer.model, `proposer-r${pad(round)}-specs`),
+      ctx.proposerHarness,
+      {
+        task: ctx.task,
+        incumbent: { harness, program: parent.program ?? ctx.task.seedProgram, score: parent.measured?.score ?? undefined },
+        digest,
+        round,
+        k,
+      },
+      async () => [], // the gate runs when each proposal is compiled into its candidate folder
+      seedFrom(ctx.settings.seed, round, "proposer"),
+    );
+    responses.push(...out.responses);
+    return out.slots.map((s) => ({
+      spec: s.spec,
+      problems: s.problems,
+      sample: { messages: out.messages, completion: out.completion },
+    }));
+  };
+}
+
+/** Compiles one proposal into `candidates/<id>/` and gates it; the problems, empty when it is accepted. */
+async function compile(ctx: RunContext, p: Proposal, parentDir: string, dir: string): Promise<string[]> {
+  rmSync(dir, { recursive: true, force: true });
+  try {
+    if (p.spec) applySpec(parentDir, p.spec, dir);
+    else if (p.dir) cpSync(p.dir, dir, { recursive: true });
+    else return ["the proposal has neither a spec nor a folder"];
+  } catch (err) {
+    if (err instanceof SpecError) return [err.message];
+    throw err;
+  }
+  const report = await checkHarness(dir, { task: ctx.task });
+  return report.problems.map((p) => `[${p.check}] ${p.message.replace(`${dir}/`, "")}`);
+}
+
+/** A method's proposals for a round, each compiled, gated, committed and recorded with the proposer's calls. */
+export async function proposeWithMethod<P>(
+  ctx: RunContext,
+  round: number,
+  inc: Incumbent,
+  method: Method<P>,
+  params: P,
+): Promise<void> {
+  const archive = buildArchive(ctx);
+  const responses: ChatResponse[] = [];
+  const proposals = await method.propose({
+    archive,
+    round,
+    k: ctx.settings.proposalsPerRound,
+    params,
+    rng: rng(seedFrom(ctx.settings.seed, round, "method")),
+    proposer: roundProposer(ctx, round, responses),
+    task: taskBrief(ctx.task),
+    budget: { unit: "evaluator_calls", total: ctx.settings.maxMetricCalls * ctx.settings.rounds, used: 0 },
+    files: (id) => harnessFiles(ctx, archive, id),
+    specProposals: specProposals(ctx, round, archive, responses),
+  });
+  const rows: CandidateInsert[] = [];
+  for (const [slot, p] of proposals.entries()) {
+    const id = candidateId(round, slot);
+    const dir = join(ctx.dir, "candidates", id);
+    const parent = archive.candidates.find((c) => c.id === p.parents[0]) ?? archive.candidates.find((c) => c.id === "r00-seed");
+    const parentCommit = parent?.commit ?? inc.commit;
+    const parentDir = parent?.commit ? ctx.candidateDir(parent.id, parent.commit) : inc.dir;
+    const problems = await compile(ctx, p, parentDir, dir);
+    let commit: string | null = null;
+    if (problems.length === 0) {
+      const what = p.spec ? changedFields(p.spec).join(", ") : "harness folder";
+      commit = await ctx.repo.commitDir(dir, `${id}: ${method.name}: ${what || "change"}`, parentCommit, round * 100 + slot + 1);
+      ctx.repo.createRef(`refs/candidates/${id}`, commit);
+    } else rmSync(dir, { recursive: true, force: true });
+    rows.push({
+      id,
+      round,
+      slot,
+      parentCommit,
+      commit,
+      ref: commit ? `refs/candidates/${id}` : null,
+      contentHash: commit ? contentHash(dir) : null,
+      spec: p.spec ? JSON.stringify(p.spec) : null,
+      changed: p.spec ? changedFields(p.spec) : ["folder"],
+      status: problems.length ? "invalid" : "valid",
+      gateError: problems.length ? problems.join("; ") : null,
+      repaired: false,
+    });
+    insertMethodProposal(ctx.db, ctx.runId, {
+      candidate_id: id,
+      method: method.name,
+      parents: p.parents,
+      rationale: p.rationale ?? null,
+      state: p.state ?? null,
+    });
+  }
+  insertModelCalls(
+    ctx.db,
+    ctx.runId,
+    "proposer",
+    null,
+    round,
+    responses.map((r) => ({
+      latencyMs: r.latency_ms,
+      promptTokens: r.usage.prompt_tokens,
+      completionTokens: r.usage.completion_tokens,
+      attempts: r.attempts,
+      cached: Boolean(r.cached),
+      faults: r.faults ? JSON.stringify(r.faults) : null,
+    })),
+  );
+  const samples = proposals.map((p) => p.sample ?? null);
+  recordProposal(
+    ctx.db,
+    ctx.runId,
+    round,
+    { model: ctx.proposer.modelName, messages: [], completion: { method: method.name, samples } },
+    rows,
+  );
+}
+
+/** After a round is measured: the method's keep rule on each of the round's measured candidates, recorded. */
+export function keepWithMethod<P>(ctx: RunContext, round: number, method: Method<P>, params: P): void {
+  const archive = buildArchive(ctx);
+  for (const c of archive.candidates) {
+    if (c.round !== round || c.kept || c.status === "pending") continue;
+    const decision =
+      c.status === "measured" ? method.keep(archive, c, params) : { keep: false, rule: c.status, reason: c.reason ?? c.status };
+    setMethodKeep(ctx.db, ctx.runId, c.id, method.name, decision);
+    setRewards(ctx.db, [{ id: c.id, reward: null, advantage: null, score: c.measured?.score ?? null }]);
+  }
+}

@@ -1,0 +1,35 @@
+import { HoneError } from "../errors.ts";
+import type { Method } from "./method.ts";
+import { greedy } from "./methods/greedy.ts";
+import { harnessttt } from "./methods/harnessttt.ts";
+import { random } from "./methods/random.ts";
+
+/** Every method hone knows: one file under methods/ and one line here. */
+// biome-ignore lint/suspicious/noExplicitAny: each method has its own parameter type
+export const METHODS: Record<string, Method<any>> = {
+  harnessttt,
+  greedy,
+  random,
+};
+
+// biome-ignore lint/suspicious/noExplicitAny: each method has its own parameter type
+export function methodByName(name: string): Method<any> {
+  const m = METHODS[name];
+  if (!m)
+    throw new HoneError(
+      "usage",
+      `unknown method "${name}"; hone methods lists ${Object.keys(METHODS).join(", ")} (or give a folder with method.json)`,
+    );
+  return m;
+}
+
+/** A method's parameters from flags or a config file, validated by its own schema with its defaults. */
+export function methodParams(method: Method<unknown>, raw: Record<string, unknown> = {}): unknown {
+  const r = method.params.safeParse(raw);
+  if (!r.success)
+    throw new HoneError(
+      "usage",
+      `bad parameters for ${method.name}: ${r.error.issues.map((i) => `${i.path.join(".") || "(top)"}: ${i.message}`).join("; ")}`,
+    );
+  return r.data;
+}

@@ -1,0 +1,64 @@
+import type { Db } from "./db.ts";
+
+/**
+ * What a method keeps per candidate beyond hone's own records: its parents (a crossover or merge has two), the
+ * proposer's rationale, the method's keep decision with its rule, and the method's own state (ACE's counters,
+ * DGM's lineage, a population's membership), so a resumed or replayed run rebuilds the same archive.
+ */
+export interface MethodStateRow {
+  candidate_id: string;
+  method: string;
+  parents: string[];
+  rationale: string | null;
+  kept: boolean | null;
+  rule: string | null;
+  reason: string | null;
+  state: Record<string, unknown> | null;
+}
+
+export function insertMethodProposal(
+  db: Db,
+  runId: string,
+  row: Pick<MethodStateRow, "candidate_id" | "method" | "parents" | "rationale" | "state">,
+): void {
+  db.prepare(
+    "INSERT OR IGNORE INTO method_state (run_id, candidate_id, method, parents, rationale, state) VALUES (?, ?, ?, ?, ?, ?)",
+  ).run(
+    runId,
+    row.candidate_id,
+    row.method,
+    JSON.stringify(row.parents),
+    row.rationale,
+    row.state ? JSON.stringify(row.state) : null,
+  );
+}
+
+export function setMethodKeep(
+  db: Db,
+  runId: string,
+  candidateId: string,
+  method: string,
+  keep: { keep: boolean; rule: string; reason: string },
+): void {
+  db.prepare(
+    `INSERT INTO method_state (run_id, candidate_id, method, parents, kept, rule, reason) VALUES (?, ?, ?, '[]', ?, ?, ?)
+     ON CONFLICT (run_id, candidate_id) DO UPDATE SET kept = excluded.kept, rule = excluded.rule, reason = excluded.reason`,
+  ).run(runId, candidateId, method, keep.keep ? 1 : 0, keep.rule, keep.reason.slice(0, 2000));
+}
+
+type Raw = Omit<MethodStateRow, "parents" | "kept" | "state"> & { parents: string; kept: number | null; state: string | null };
+
+export function methodStates(db: Db, runId: string): Map<string, MethodStateRow> {
+  const rows = db.prepare("SELECT * FROM method_state WHERE run_id = ?").all(runId) as Raw[];
+  return new Map(
+    rows.map((r) => [
+      r.candidate_id,
+      {
+        ...r,
+        parents: JSON.parse(r.parents) as string[],
+        kept: r.kept === null ? null : r.kept === 1,
+        state: r.state ? (JSON.parse(r.state) as Record<string, unknown>) : null,
+      },
+    ]),
+  );
+}
