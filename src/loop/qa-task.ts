@@ -60,7 +60,7 @@ export async function solveTask(
   if (loop.stopReason === "model_error") return { ...base, status: "failed", correct: false, score: 0, error: loop.error };
   const answer = env.answer ?? "";
   const scorer = b.scorer;
-  const metrics = scorer.apply(answer, task.gold);
+  const metrics = await scorer.apply(answer, task.gold);
   const correct = metrics[primaryMetric(scorer)] === 1;
   const score = metrics[scorer.score] as number;
   const extracted = scorer.extract(answer);

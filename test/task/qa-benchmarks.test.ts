@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { scoreAnswer } from "../../src/index.ts";
+import { scoreAnswer, scoreAnswerAsync } from "../../src/index.ts";
 import { BENCHMARKS, loadSplit, splitsOf } from "../../src/task/qa/benchmarks.ts";
 import { aimeAnswer, readBoolean } from "../../src/task/qa/exact-answers.ts";
 import { parsePyJson, pyEquals, toPyJson } from "../../src/task/qa/py-json.ts";
@@ -49,8 +49,8 @@ describe("the benchmark registry", () => {
     const tasks = await loadSplit(id, split, { dir: FIXTURES });
     expect(tasks.length).toBeGreaterThan(0);
     for (const t of tasks) {
-      const right = scoreAnswer(id, b.oracleAnswer(t.gold), t.gold);
-      const wrong = scoreAnswer(id, b.wrongAnswer(t.gold), t.gold);
+      const right = await scoreAnswerAsync(id, b.oracleAnswer(t.gold), t.gold);
+      const wrong = await scoreAnswerAsync(id, b.wrongAnswer(t.gold), t.gold);
       expect(Object.keys(right)).toEqual([...b.scorer.metrics]);
       for (const m of b.scorer.metrics) {
         expect(right[m], `${t.id} ${m}`).toBe(1);

@@ -31,7 +31,8 @@ export interface OfficialScorer {
   metrics: readonly string[];
   /** The metric a task's `score` carries (the primary one unless the benchmark reports a graded one, like F1). */
   score: string;
-  apply(response: string, gold: Gold): Record<string, number>;
+  /** Text benchmarks answer at once; code benchmarks run the answer (sandboxed), so their verdict is a promise. */
+  apply(response: string, gold: Gold): Record<string, number> | Promise<Record<string, number>>;
   /** The answer the primary metric reads from a response (for display only). */
   extract(response: string): string | undefined;
 }

@@ -9,7 +9,9 @@ import { bfclParallelMultiple } from "./benchmarks/bfcl-parallel-multiple.ts";
 import { bfclSimple } from "./benchmarks/bfcl-simple.ts";
 import { gsm8k } from "./benchmarks/gsm8k.ts";
 import { hotpotqa } from "./benchmarks/hotpotqa.ts";
+import { humaneval } from "./benchmarks/humaneval.ts";
 import { math500 } from "./benchmarks/math500.ts";
+import { mbpp } from "./benchmarks/mbpp.ts";
 import { musique } from "./benchmarks/musique.ts";
 import { nqOpen } from "./benchmarks/nq-open.ts";
 import { strategyqa } from "./benchmarks/strategyqa.ts";
@@ -32,4 +34,6 @@ export const REGISTRY: readonly BenchmarkDef[] = [
   bfclParallel,
   bfclParallelMultiple,
   bfclIrrelevance,
+  humaneval,
+  mbpp,
 ];
