@@ -15,6 +15,8 @@ import { mbpp } from "./benchmarks/mbpp.ts";
 import { musique } from "./benchmarks/musique.ts";
 import { nqOpen } from "./benchmarks/nq-open.ts";
 import { strategyqa } from "./benchmarks/strategyqa.ts";
+import { tauBenchAirline } from "./benchmarks/tau-bench-airline.ts";
+import { tauBenchRetail } from "./benchmarks/tau-bench-retail.ts";
 import { triviaqa } from "./benchmarks/triviaqa.ts";
 
 /** Every benchmark hone knows: one file in benchmarks/ and one line here. */
@@ -36,4 +38,6 @@ export const REGISTRY: readonly BenchmarkDef[] = [
   bfclIrrelevance,
   humaneval,
   mbpp,
+  tauBenchRetail,
+  tauBenchAirline,
 ];
