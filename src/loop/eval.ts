@@ -45,6 +45,8 @@ export interface EvalOptions extends Partial<ModelSettings> {
   concurrency?: number;
   seed?: number;
   outDir?: string;
+  /** The simulated user of conversation benchmarks (τ-bench): `--user-model`; the executor's model when unset. */
+  userModel?: ModelSettings;
   onResult?: (r: TaskResult, done: number, total: number) => void;
 }
 
@@ -68,7 +70,11 @@ export async function evaluateBenchmark(o: EvalOptions, runner?: QARunner): Prom
   }));
   const pool =
     runner ??
-    new LocalQARunner({ model: { ...o, model: o.model ?? "offline" } as ModelSettings, concurrency: o.concurrency ?? 8 });
+    new LocalQARunner({
+      model: { ...o, model: o.model ?? "offline" } as ModelSettings,
+      concurrency: o.concurrency ?? 8,
+      userModel: o.userModel,
+    });
   const results: TaskResult[] = new Array(tasks.length);
   let done = 0;
   try {

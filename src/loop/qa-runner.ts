@@ -26,10 +26,17 @@ export interface QAJobResult {
 export type QARunner = Runner<QAJob, QAJobResult>;
 
 /** Runs one QA job in this process; a failure becomes a failed task result, never a score. */
-export async function runQAJob(job: QAJob, model: ChatModel, harnesses: HarnessCache, keepEvents = false): Promise<QAJobResult> {
+export async function runQAJob(
+  job: QAJob,
+  model: ChatModel,
+  harnesses: HarnessCache,
+  keepEvents = false,
+  userModel?: ChatModel,
+): Promise<QAJobResult> {
   const trajectory = job.trajectoryPath ? new JsonlTrajectory(job.trajectoryPath) : new MemoryTrajectory();
   try {
-    const result = await solveTask(harnesses.get(job.harnessDir), model, job.benchmark, job.task, job.seed, trajectory);
+    const harness = harnesses.get(job.harnessDir);
+    const result = await solveTask(harness, model, job.benchmark, job.task, job.seed, trajectory, userModel);
     return { id: job.id, result, events: keepEvents && trajectory instanceof MemoryTrajectory ? trajectory.events : undefined };
   } catch (err) {
     const error = err instanceof Error ? err.message : String(err);
@@ -46,21 +53,29 @@ export async function runQAJob(job: QAJob, model: ChatModel, harnesses: HarnessC
 export class LocalQARunner implements QARunner {
   private readonly harnesses = new HarnessCache();
   private resolved?: Promise<ResolvedModel>;
+  private resolvedUser?: Promise<ResolvedModel>;
 
-  constructor(private readonly o: { model: ModelSettings; concurrency: number }) {}
+  /** `userModel`: the simulated user of conversation benchmarks (τ-bench); the executor's model when not given. */
+  constructor(private readonly o: { model: ModelSettings; concurrency: number; userModel?: ModelSettings }) {}
 
   private model(): Promise<ResolvedModel> {
     this.resolved ??= resolveModel(this.o.model);
     return this.resolved;
   }
 
+  private userModel(): Promise<ResolvedModel> | undefined {
+    if (this.o.userModel) this.resolvedUser ??= resolveModel(this.o.userModel);
+    return this.resolvedUser;
+  }
+
   async *run(jobs: QAJob[]): AsyncIterable<QAJobResult> {
     // Resolved before any job starts, so an unreachable endpoint fails once, with its own error.
     const { model } = await this.model();
-    yield* runPool(jobs, this.o.concurrency, (job) => runQAJob(job, model, this.harnesses));
+    const user = (await this.userModel())?.model;
+    yield* runPool(jobs, this.o.concurrency, (job) => runQAJob(job, model, this.harnesses, false, user));
   }
 
   async close(): Promise<void> {
-    if (this.resolved) await (await this.resolved.catch(() => undefined))?.close();
+    for (const r of [this.resolved, this.resolvedUser]) if (r) await (await r.catch(() => undefined))?.close();
   }
 }

@@ -6,6 +6,7 @@ import { QAEnvironment } from "../runtime/qa-env.ts";
 import type { TrajectorySink } from "../store/trajectory.ts";
 import { benchmark, type QATask } from "../task/qa/benchmarks.ts";
 import { primaryMetric } from "../task/qa/score-answer.ts";
+import { solveConversation } from "./conversation-task.ts";
 
 export interface TaskResult {
   id: string;
@@ -41,8 +42,10 @@ export async function solveTask(
   task: QATask,
   seed: number,
   trajectory: TrajectorySink,
+  userModel?: ChatModel,
 ): Promise<TaskResult> {
   const b = benchmark(benchmarkId);
+  if (b.conversation) return solveConversation(harness, model, userModel ?? model, benchmarkId, task, seed, trajectory);
   const env = new QAEnvironment(oracleSubmission(harness, b, task));
   const loop = await runAgentLoop({
     harness,

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
 import { evaluateBenchmark } from "../../loop/eval.ts";
+import type { ModelSettings } from "../../model/resolve.ts";
 import { BENCHMARKS } from "../../task/qa/benchmarks.ts";
 import { addModelOptions, modelSettingsFrom } from "../model-options.ts";
 import { printJson, table } from "../output.ts";
@@ -20,10 +21,11 @@ export function registerEval(program: Command): void {
     .option("--out <dir>", "write per-task trajectories and summary.json here")
     .option("--queue <redis-url>", QUEUE_HELP)
     .option("--json", "print the summary as JSON");
-  addModelOptions(cmd).action(async (opts) => {
+  addModelOptions(addModelOptions(cmd, "user")).action(async (opts) => {
     if (!["train", "validation", "test"].includes(opts.split))
       throw new HoneError("usage", "--split is train, validation or test");
     const s = modelSettingsFrom(opts);
+    const user = modelSettingsFrom(opts, "user");
     const runner = await queueQARunner(opts.queue, { ...s, model: s.model ?? "offline" }, "eval");
     const summary = await evaluateBenchmark(
       {
@@ -37,6 +39,7 @@ export function registerEval(program: Command): void {
         concurrency: opts.concurrency,
         seed: opts.seed,
         outDir: opts.out,
+        userModel: user.model ? (user as ModelSettings) : undefined,
       },
       runner,
     ).finally(() => runner?.close());
