@@ -19,7 +19,8 @@ interface Fn {
 export function offlineCalls(question: string): string {
   let fns: Fn[] = [];
   try {
-    fns = JSON.parse(question.slice(question.indexOf(HEADER) + HEADER.length).trim()) as Fn[];
+    const rest = question.slice(question.indexOf(HEADER) + HEADER.length).split("\n\nGive your final answer")[0] ?? "";
+    fns = JSON.parse(rest.slice(0, rest.lastIndexOf("]") + 1)) as Fn[];
   } catch {
     return "[]";
   }
