@@ -50,3 +50,26 @@ describe("pass^k (τ-bench)", () => {
     expect(meanOver([], 1, passAtK)).toBe(0);
   });
 });
+
+describe("hone eval --samples", () => {
+  it("runs each task n times at its own seeds and reports pass@k and pass^k from them", async () => {
+    const { evaluateBenchmark } = await import("../../src/loop/eval.ts");
+    const { join } = await import("node:path");
+    const { ROOT } = await import("../helpers/fixtures.ts");
+    const s = await evaluateBenchmark({
+      harnessDir: join(ROOT, "harnesses", "qa"),
+      benchmark: "bfcl-simple",
+      split: "test",
+      limit: 4,
+      dataDir: join(ROOT, "test", "fixtures", "datasets"),
+      model: "offline",
+      samples: 3,
+    });
+    expect(s.tasks).toBe(4);
+    expect(s.results).toHaveLength(12);
+    expect(s.completed + s.failed).toBe(12);
+    expect(Object.keys(s.passAtK)).toEqual(["pass@1"]);
+    expect(Object.keys(s.passHatK)).toEqual(["pass^1", "pass^2", "pass^3"]);
+    expect(s.passAtK["pass@1"]).toBeCloseTo(s.accuracy, 12);
+  });
+});

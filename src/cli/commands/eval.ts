@@ -18,6 +18,7 @@ export function registerEval(program: Command): void {
     .option("--data-dir <dir>", "where datasets live (default HONE_DATA_DIR or ~/.cache/hone/datasets)")
     .option("--concurrency <n>", "tasks at once", Number, 8)
     .option("--seed <n>", "seed for sampling and splits", Number, 0)
+    .option("--samples <n>", "samples per task, each at its own seed (pass@k, and τ-bench's pass^k over trials)", Number, 1)
     .option("--out <dir>", "write per-task trajectories and summary.json here")
     .option("--queue <redis-url>", QUEUE_HELP)
     .option("--json", "print the summary as JSON");
@@ -40,6 +41,7 @@ export function registerEval(program: Command): void {
         seed: opts.seed,
         outDir: opts.out,
         userModel: user.model ? (user as ModelSettings) : undefined,
+        samples: opts.samples,
       },
       runner,
     ).finally(() => runner?.close());
@@ -56,8 +58,12 @@ export function registerEval(program: Command): void {
       const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
       const metrics = Object.entries(summary.metrics).map(([m, v]) => `${m} ${pct(v)}`);
       process.stdout.write(
-        `${summary.harness.name} on ${summary.benchmark}/${summary.split}: ${metrics.join(", ")} (95% CI of ${summary.metric} ${pct(summary.ci95[0])}–${pct(summary.ci95[1])}) over ${summary.completed} completed of ${summary.tasks}${summary.failed ? `; ${summary.failed} incomplete` : ""}\n`,
+        `${summary.harness.name} on ${summary.benchmark}/${summary.split}: ${metrics.join(", ")} (95% CI of ${summary.metric} ${pct(summary.ci95[0])}–${pct(summary.ci95[1])}) over ${summary.completed} completed of ${summary.completed + summary.failed}${summary.failed ? `; ${summary.failed} incomplete` : ""}\n`,
       );
+      if (summary.samples > 1) {
+        const est = Object.entries({ ...summary.passAtK, ...summary.passHatK }).map(([k, v]) => `${k} ${pct(v)}`);
+        process.stdout.write(`${summary.samples} samples per task: ${est.join(", ")}\n`);
+      }
     }
     process.exitCode = summary.failed === 0 ? ExitCode.ok : summary.completed === 0 ? ExitCode.internal : ExitCode.incomplete;
   });
