@@ -5,9 +5,11 @@ process.env.HONE_NO_BWRAP = "1";
 import { chmodSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { scoreAnswerAsync } from "../../src/index.ts";
 import { isolationSupport } from "../../src/task/python-env.ts";
+import { loadSplit } from "../../src/task/qa/benchmarks.ts";
 import { checkCode } from "../../src/task/qa/code/check-code.ts";
-import { tempDir } from "../helpers/fixtures.ts";
+import { ROOT, tempDir } from "../helpers/fixtures.ts";
 
 describe("code checks without bubblewrap", () => {
   it("is really the fallback", () => expect(isolationSupport().bwrap).toBe(false));
@@ -30,5 +32,31 @@ describe("code checks without bubblewrap", () => {
     expect(readdirSync(out)).toEqual([]);
     const seen = await checkCode({ program, setup: "", tests: "assert f() == 'hidden'", entries: ["f"], hide: [data] });
     expect(seen.passed).toBe(true);
+  });
+
+  it("a completion that copies the gold from the data folder scores 0: the benchmark hides its folder", async () => {
+    const dir = join(ROOT, "test", "fixtures", "datasets");
+    const task = (await loadSplit("humaneval", "test", { dir }))[0]!;
+    const file = join(dir, "humaneval", "HumanEval.jsonl.gz");
+    const thief = `    import gzip, json
+    try:
+        rows = [json.loads(l) for l in gzip.open(${JSON.stringify(file)}, "rt")]
+    except OSError:
+        return None
+    ns = {}
+    exec(rows[0]["prompt"] + rows[0]["canonical_solution"], ns)
+    return ns["has_close_elements"](numbers, threshold)
+`;
+    expect(await scoreAnswerAsync("humaneval", thief, task.gold)).toEqual({ "pass@1": 0 });
+    // The same theft where the folder is not hidden passes: the attack is real.
+    const g = task.gold as { prompt: string; test: string };
+    const open = await checkCode({
+      program: g.prompt + thief,
+      setup: g.prompt,
+      tests: g.test,
+      entries: ["has_close_elements"],
+      after: "check(has_close_elements)",
+    });
+    expect(open.passed).toBe(true);
   });
 });

@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import type { BenchmarkDef, Gold } from "../benchmark.ts";
 import { executionScorer } from "../code/code-scorer.ts";
 import { field, readJsonl } from "../readers.ts";
@@ -10,6 +11,8 @@ interface HumanEvalGold {
   test: string;
   entry_point: string;
   canonical_solution: string;
+  /** The data folder, hidden from the completion where bubblewrap is missing. */
+  data?: string;
 }
 
 function humanEvalGold(gold: Gold): HumanEvalGold {
@@ -46,6 +49,7 @@ export const humaneval: BenchmarkDef = {
         test: field(r, "test", where),
         entry_point: field(r, "entry_point", where),
         canonical_solution: field(r, "canonical_solution", where),
+        data: resolve(dir),
       };
       return { id: field(r, "task_id", where), question: gold.prompt, gold };
     }),
@@ -59,6 +63,7 @@ export const humaneval: BenchmarkDef = {
       entries: [g.entry_point],
       after: `check(${g.entry_point})`,
       timeoutSec: 3,
+      hide: g.data ? [g.data] : [],
     };
   }),
   answerFormat:

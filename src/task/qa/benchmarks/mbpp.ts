@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import type { BenchmarkDef, Gold, QATask, Split } from "../benchmark.ts";
 import { executionScorer } from "../code/code-scorer.ts";
 import { readJsonArray } from "../readers.ts";
@@ -11,6 +12,8 @@ interface MbppGold {
   code: string;
   test_imports: string[];
   test_list: string[];
+  /** The data folder, hidden from the completion where bubblewrap is missing. */
+  data?: string;
 }
 
 function mbppGold(gold: Gold): MbppGold {
@@ -60,7 +63,12 @@ export const mbpp: BenchmarkDef = {
       if (!Number.isInteger(id) || typeof r.prompt !== "string") throw new Error(`${where}: task_id or prompt missing`);
       const gold = mbppGold(g as Gold);
       const split = splitOf(id);
-      if (split) out[split].push({ id: `mbpp-${id}`, question: question(r.prompt, gold.test_list), gold: { ...gold } });
+      if (split)
+        out[split].push({
+          id: `mbpp-${id}`,
+          question: question(r.prompt, gold.test_list),
+          gold: { ...gold, data: resolve(dir) },
+        });
     });
     return out;
   },
@@ -72,6 +80,7 @@ export const mbpp: BenchmarkDef = {
       tests: g.test_list.join("\n"),
       entries: mbppEntries(g.code, g.test_list),
       timeoutSec: 3,
+      hide: g.data ? [g.data] : [],
     };
   }),
   answerFormat: "Python code: the whole program, the function with the imports it needs",

@@ -28,7 +28,8 @@ export function executionScorer(check: (completion: string, gold: unknown) => Co
     metrics: ["pass@1"],
     score: "pass@1",
     apply: async (response, gold) => {
-      const verdict = await checkCode({ hide: hiddenFolders(), ...check(completionText(response), gold) });
+      const c = check(completionText(response), gold);
+      const verdict = await checkCode({ ...c, hide: [...hiddenFolders(), ...(c.hide ?? [])] });
       return { "pass@1": verdict.passed ? 1 : 0 };
     },
     extract: (response) => completionText(response).trim().split("\n")[0]?.slice(0, 80),
