@@ -5,7 +5,8 @@ import type { CacheMode } from "../model/cache.ts";
 import type { ModelSettings } from "../model/resolve.ts";
 import { insertCandidate } from "../store/candidates.ts";
 import { createRunDb, finishRun, openDb } from "../store/db.ts";
-import { loadSplit } from "../task/qa/benchmarks.ts";
+import { loadSplit, type QATask } from "../task/qa/benchmarks.ts";
+import { meanOver, passAtK, passHatK } from "../task/qa/code/pass-at-k.ts";
 import { officialScorer, primaryMetric } from "../task/qa/score-answer.ts";
 import { measurePanel } from "./qa-measure.ts";
 import { LocalQARunner, type QARunner } from "./qa-runner.ts";
@@ -29,9 +30,37 @@ export interface EvalSummary {
   accuracy: number;
   ci95: [number, number];
   meanScore: number;
+  /** Samples per task (`--samples`); with more than one, every sample is a row of `results`. */
+  samples: number;
+  /** pass@k from the samples (the unbiased estimator), k = 1, 10, 100 up to the number of samples. */
+  passAtK: Record<string, number>;
+  /** τ-bench's pass^k from the samples (trials), k = 1 … the number of samples. */
+  passHatK: Record<string, number>;
   results: TaskResult[];
   /** The run directory: hone.db, harness/, trajectories/, summary.json. */
   outDir: string;
+}
+
+/** Per task, how many samples completed and how many of those were correct (results in task-major order). */
+function counts(results: TaskResult[], n: number): { n: number; c: number }[] {
+  const out: { n: number; c: number }[] = [];
+  for (let i = 0; i < results.length; i += n) {
+    const done = results.slice(i, i + n).filter((r) => r.status === "completed");
+    if (done.length) out.push({ n: done.length, c: done.filter((r) => r.correct).length });
+  }
+  return out;
+}
+
+function estimates(results: TaskResult[], n: number): Pick<EvalSummary, "passAtK" | "passHatK"> {
+  const per = counts(results, n);
+  const most = Math.min(n, ...per.map((t) => t.n));
+  const ks = (list: number[]) => list.filter((k) => per.length > 0 && k <= most);
+  return {
+    passAtK: Object.fromEntries(ks([1, 10, 100]).map((k) => [`pass@${k}`, meanOver(per, k, passAtK)])),
+    passHatK: Object.fromEntries(
+      ks(Array.from({ length: n }, (_, i) => i + 1)).map((k) => [`pass^${k}`, meanOver(per, k, passHatK)]),
+    ),
+  };
 }
 
 /** Wilson score interval for a proportion (95%). */
@@ -58,6 +87,10 @@ export interface EvalOptions extends Partial<ModelSettings> {
   cache?: { mode: CacheMode; dir?: string };
   /** For `hone replay`: the recorded eval run whose model calls this one reproduces. */
   replayOf?: string;
+  /** Samples per task (default 1), for pass@k and pass^k; each at its own sampling seed. */
+  samples?: number;
+  /** The simulated user of conversation benchmarks (τ-bench): `--user-model`; the executor's model when unset. */
+  userModel?: ModelSettings;
   onResult?: (r: TaskResult, done: number, total: number) => void;
 }
 
@@ -86,12 +119,19 @@ export async function evaluateBenchmark(o: EvalOptions, runner?: QARunner): Prom
   } satisfies EvalConfig);
   const db = openDb(join(outDir, "hone.db"));
   const recording = new Recording(outDir, { cache: o.cache ?? { mode: "off" }, replayOf: o.replayOf });
+  // With --samples n each task is measured n times, each sample its own panel row and seed.
+  const n = Math.max(1, o.samples ?? 1);
+  const panel: QATask[] = tasks.flatMap((task) =>
+    Array.from({ length: n }, (_, k) => (k ? { ...task, id: `${task.id}.sample${k}` } : task)),
+  );
+  const seedOf = (j: number) => (o.seed ?? 0) + Math.floor(j / n) + (j % n) * 1_000_003;
   const pool =
     runner ??
     new LocalQARunner({
       model: { ...o, model: o.model ?? "offline" } as ModelSettings,
       concurrency: o.concurrency ?? 8,
       recording,
+      userModel: o.userModel,
     });
   insertCandidate(db, "run", {
     id: "harness",
@@ -107,7 +147,7 @@ export async function evaluateBenchmark(o: EvalOptions, runner?: QARunner): Prom
     gateError: null,
     repaired: false,
   });
-  const results: TaskResult[] = new Array(tasks.length);
+  const results: TaskResult[] = new Array(panel.length);
   let done = 0;
   try {
     await measurePanel(
@@ -122,10 +162,10 @@ export async function evaluateBenchmark(o: EvalOptions, runner?: QARunner): Prom
         contentHash: harness.contentHash,
         benchmark: o.benchmark,
         split: o.split,
-        tasks: tasks.length,
-        panel: tasks,
+        tasks: panel.length,
+        panel,
         harnessDir: join(outDir, "harness"),
-        seedOf: (i) => (o.seed ?? 0) + i,
+        seedOf,
         trajectoryDir: "trajectories",
       },
       pool,
@@ -133,7 +173,7 @@ export async function evaluateBenchmark(o: EvalOptions, runner?: QARunner): Prom
       (row, result) => {
         if (!result) return;
         results[row.idx] = result;
-        o.onResult?.(result, ++done, tasks.length);
+        o.onResult?.(result, ++done, panel.length);
       },
     );
     const completed = results.filter((r) => r.status === "completed");
@@ -147,12 +187,14 @@ export async function evaluateBenchmark(o: EvalOptions, runner?: QARunner): Prom
       harness: { name: harness.name, content_hash: harness.contentHash },
       tasks: tasks.length,
       completed: completed.length,
-      failed: tasks.length - completed.length,
+      failed: panel.length - completed.length,
       metric: primaryMetric(scorer),
       metrics: Object.fromEntries(scorer.metrics.map((m) => [m, mean(m)])),
       accuracy: completed.length ? correct / completed.length : 0,
       ci95: wilson(correct, completed.length),
       meanScore: completed.length ? completed.reduce((a, r) => a + r.score, 0) / completed.length : 0,
+      samples: n,
+      ...estimates(results, n),
       results,
       outDir,
     };

@@ -45,7 +45,12 @@ export function qaJobId(o: { benchmark: string; task: QATask; contentHash: strin
 }
 
 /** Runs one QA job in this process; a failure becomes a failed task result, never a score. */
-export async function runQAJob(job: QAJob, model: ChatModel, harnesses: HarnessCache): Promise<QAJobResult> {
+export async function runQAJob(
+  job: QAJob,
+  model: ChatModel,
+  harnesses: HarnessCache,
+  userModel?: ChatModel,
+): Promise<QAJobResult> {
   const memory = new MemoryTrajectory();
   if (job.trajectoryPath) rmSync(job.trajectoryPath, { force: true });
   const file = job.trajectoryPath ? new JsonlTrajectory(job.trajectoryPath) : undefined;
@@ -56,9 +61,11 @@ export async function runQAJob(job: QAJob, model: ChatModel, harnesses: HarnessC
     },
   };
   try {
-    // The job's own scope: the n-th identical request of this job is its own record (exact replay).
+    // The job's own scope: the n-th identical request of this job is its own record (exact replay); the simulated
+    // user's calls too, in a scope of their own.
     const scoped = forScope(model, job.id);
-    const result = await solveTask(harnesses.get(job.harnessDir), scoped, job.benchmark, job.task, job.seed, trajectory);
+    const user = userModel ? forScope(userModel, `${job.id}-user`) : undefined;
+    const result = await solveTask(harnesses.get(job.harnessDir), scoped, job.benchmark, job.task, job.seed, trajectory, user);
     return { id: job.id, result, events: memory.events };
   } catch (err) {
     const error = err instanceof Error ? err.message : String(err);
@@ -79,21 +86,35 @@ export async function runQAJob(job: QAJob, model: ChatModel, harnesses: HarnessC
 export class LocalQARunner implements QARunner {
   private readonly harnesses = new HarnessCache();
   private resolved?: Promise<ResolvedModel>;
+  private resolvedUser?: Promise<ResolvedModel>;
 
-  constructor(private readonly o: { model: ModelSettings; concurrency: number; recording?: Recording }) {}
+  /** `userModel`: the simulated user of conversation benchmarks (τ-bench); the executor's model when not given. */
+  constructor(
+    private readonly o: { model: ModelSettings; concurrency: number; recording?: Recording; userModel?: ModelSettings },
+  ) {}
+
+  private resolve(m: ModelSettings): Promise<ResolvedModel> {
+    return this.o.recording ? this.o.recording.model(m) : resolveModel(m);
+  }
 
   private model(): Promise<ResolvedModel> {
-    this.resolved ??= this.o.recording ? this.o.recording.model(this.o.model) : resolveModel(this.o.model);
+    this.resolved ??= this.resolve(this.o.model);
     return this.resolved;
+  }
+
+  private userModel(): Promise<ResolvedModel> | undefined {
+    if (this.o.userModel) this.resolvedUser ??= this.resolve(this.o.userModel);
+    return this.resolvedUser;
   }
 
   async *run(jobs: QAJob[]): AsyncIterable<QAJobResult> {
     // Resolved before any job starts, so an unreachable endpoint fails once, with its own error.
     const { model } = await this.model();
-    yield* runPool(jobs, this.o.concurrency, (job) => runQAJob(job, model, this.harnesses));
+    const user = (await this.userModel())?.model;
+    yield* runPool(jobs, this.o.concurrency, (job) => runQAJob(job, model, this.harnesses, user));
   }
 
   async close(): Promise<void> {
-    if (this.resolved) await (await this.resolved.catch(() => undefined))?.close();
+    for (const r of [this.resolved, this.resolvedUser]) if (r) await (await r.catch(() => undefined))?.close();
   }
 }

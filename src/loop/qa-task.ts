@@ -6,6 +6,7 @@ import { QAEnvironment } from "../runtime/qa-env.ts";
 import type { TrajectorySink } from "../store/trajectory.ts";
 import { benchmark, type QATask } from "../task/qa/benchmarks.ts";
 import { primaryMetric } from "../task/qa/score-answer.ts";
+import { solveConversation } from "./conversation-task.ts";
 
 export interface TaskResult {
   id: string;
@@ -41,8 +42,10 @@ export async function solveTask(
   task: QATask,
   seed: number,
   trajectory: TrajectorySink,
+  userModel?: ChatModel,
 ): Promise<TaskResult> {
   const b = benchmark(benchmarkId);
+  if (b.conversation) return solveConversation(harness, model, userModel ?? model, benchmarkId, task, seed, trajectory);
   const env = new QAEnvironment(oracleSubmission(harness, b, task));
   const loop = await runAgentLoop({
     harness,
@@ -60,7 +63,7 @@ export async function solveTask(
   if (loop.stopReason === "model_error") return { ...base, status: "failed", correct: false, score: 0, error: loop.error };
   const answer = env.answer ?? "";
   const scorer = b.scorer;
-  const metrics = scorer.apply(answer, task.gold);
+  const metrics = await scorer.apply(answer, task.gold);
   const correct = metrics[primaryMetric(scorer)] === 1;
   const score = metrics[scorer.score] as number;
   const extracted = scorer.extract(answer);

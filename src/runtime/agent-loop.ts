@@ -33,6 +33,11 @@ export interface AgentLoopOptions {
   deadline: number;
   /** Consecutive text-only replies tolerated before the loop stops. */
   maxNudges?: number;
+  /**
+   * The other side of a conversation (runtime/conversation.ts): a text-only reply goes to it instead of a nudge, and
+   * what it answers comes back as the next user message; undefined ends the conversation.
+   */
+  onText?: (content: string, iteration: number) => Promise<string | undefined>;
 }
 
 export interface AgentLoopResult {
@@ -186,6 +191,13 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
       await chain.afterModel(view(), response, notes);
       flushNotes(notes, iteration);
 
+      if (calls.length === 0 && o.onText) {
+        const reply = await o.onText(response.message.content ?? "", iteration);
+        if (reply === undefined) return result("finish", iteration, modelCalls);
+        messages.push({ role: "user", content: reply });
+        o.trajectory.write({ type: "message", iteration, role: "user", content: reply, source: "user" });
+        continue;
+      }
       if (calls.length === 0) {
         if (nudges >= (o.maxNudges ?? 2)) return result("model_stopped", iteration, modelCalls);
         nudges++;

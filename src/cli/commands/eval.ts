@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
 import { evaluateBenchmark } from "../../loop/eval.ts";
+import type { ModelSettings } from "../../model/resolve.ts";
 import { BENCHMARKS } from "../../task/qa/benchmarks.ts";
 import { addModelOptions, modelSettingsFrom } from "../model-options.ts";
 import { printJson, table } from "../output.ts";
@@ -17,16 +18,18 @@ export function registerEval(program: Command): void {
     .option("--data-dir <dir>", "where datasets live (default HONE_DATA_DIR or ~/.cache/hone/datasets)")
     .option("--concurrency <n>", "tasks at once", Number, 8)
     .option("--seed <n>", "seed for sampling and splits", Number, 0)
+    .option("--samples <n>", "samples per task, each at its own seed (pass@k, and τ-bench's pass^k over trials)", Number, 1)
     .option(
       "--out <dir>",
       "run directory: hone.db, harness/, trajectories/, summary.json (default runs/eval-<benchmark>-<split>-<time>)",
     )
     .option("--queue <redis-url>", QUEUE_HELP)
     .option("--json", "print the summary as JSON");
-  addModelOptions(cmd).action(async (opts) => {
+  addModelOptions(addModelOptions(cmd, "user")).action(async (opts) => {
     if (!["train", "validation", "test"].includes(opts.split))
       throw new HoneError("usage", "--split is train, validation or test");
     const s = modelSettingsFrom(opts);
+    const user = modelSettingsFrom(opts, "user");
     const runner = await queueQARunner(opts.queue, { ...s, model: s.model ?? "offline" }, "eval");
     const summary = await evaluateBenchmark(
       {
@@ -40,6 +43,8 @@ export function registerEval(program: Command): void {
         concurrency: opts.concurrency,
         seed: opts.seed,
         outDir: opts.out,
+        userModel: user.model ? (user as ModelSettings) : undefined,
+        samples: opts.samples,
       },
       runner,
     ).finally(() => runner?.close());
@@ -56,8 +61,12 @@ export function registerEval(program: Command): void {
       const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
       const metrics = Object.entries(summary.metrics).map(([m, v]) => `${m} ${pct(v)}`);
       process.stdout.write(
-        `${summary.harness.name} on ${summary.benchmark}/${summary.split}: ${metrics.join(", ")} (95% CI of ${summary.metric} ${pct(summary.ci95[0])}–${pct(summary.ci95[1])}) over ${summary.completed} completed of ${summary.tasks}${summary.failed ? `; ${summary.failed} incomplete` : ""}\n  records  ${summary.outDir}/hone.db\n`,
+        `${summary.harness.name} on ${summary.benchmark}/${summary.split}: ${metrics.join(", ")} (95% CI of ${summary.metric} ${pct(summary.ci95[0])}–${pct(summary.ci95[1])}) over ${summary.completed} completed of ${summary.completed + summary.failed}${summary.failed ? `; ${summary.failed} incomplete` : ""}\n  records  ${summary.outDir}/hone.db\n`,
       );
+      if (summary.samples > 1) {
+        const est = Object.entries({ ...summary.passAtK, ...summary.passHatK }).map(([k, v]) => `${k} ${pct(v)}`);
+        process.stdout.write(`${summary.samples} samples per task: ${est.join(", ")}\n`);
+      }
     }
     process.exitCode = summary.failed === 0 ? ExitCode.ok : summary.completed === 0 ? ExitCode.internal : ExitCode.incomplete;
   });

@@ -66,9 +66,12 @@ const fallback: OfflineRole = {
 
 const roles: OfflineRole[] = [discoveryExecutor, singleTool];
 
-/** Adds a role ahead of the fallback (proposer, QA solver…); one line per role at its module's registration. */
+/**
+ * Adds a role ahead of the single-tool caller and the fallback (proposer, QA solver…), in registration order; one
+ * line per role at its module's registration. (A harness with one tool, such as harnesses/coder, is still a role's.)
+ */
 export function registerOfflineRole(role: OfflineRole): void {
-  if (!roles.some((r) => r.name === role.name)) roles.push(role);
+  if (!roles.some((r) => r.name === role.name)) roles.splice(roles.indexOf(singleTool), 0, role);
 }
 
 export function offlineReply(request: ChatRequest): PolicyReply {

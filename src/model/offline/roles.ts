@@ -1,4 +1,9 @@
 // Registers the offline model's roles beyond the discovery executor; each role is one module and one line here.
+// Earlier lines claim first: the coder and BFCL roles come before the QA solver, which claims any final_answer.
 import "./proposer-role.ts";
+import "./user-role.ts";
+import "./tool-agent-role.ts";
+import "./coder-role.ts";
+import "./bfcl-role.ts";
 import "./qa-role.ts";
 import "./method-roles.ts";

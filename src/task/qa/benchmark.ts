@@ -31,9 +31,34 @@ export interface OfficialScorer {
   metrics: readonly string[];
   /** The metric a task's `score` carries (the primary one unless the benchmark reports a graded one, like F1). */
   score: string;
-  apply(response: string, gold: Gold): Record<string, number>;
+  /** Text benchmarks answer at once; code benchmarks run the answer (sandboxed), so their verdict is a promise. */
+  apply(response: string, gold: Gold): Record<string, number> | Promise<Record<string, number>>;
   /** The answer the primary metric reads from a response (for display only). */
   extract(response: string): string | undefined;
+}
+
+/** One task's tool environment in a process of its own (τ-bench): its tools, policy and state, and its reward. */
+export interface ToolWorld {
+  /** The tools as the benchmark gives them to the agent (OpenAI function definitions). */
+  tools: { type: "function"; function: { name: string; description: string; parameters: Record<string, unknown> } }[];
+  /** The policy the agent follows (τ-bench's wiki), for the system prompt. */
+  policy: string;
+  /** One tool call with the agent's arguments as it wrote them (JSON text, read as the benchmark reads it). */
+  call(name: string, rawArguments: string): Promise<{ observation: string; done: boolean }>;
+  /** What the agent said to the user (the reward looks for required outputs in it). */
+  respond(content: string): Promise<void>;
+  /** The oracle harnesses: the gold actions (or the wrong oracle's) taken in the environment, outputs said. */
+  oracle(kind: "gold" | "wrong"): Promise<{ observation: string; done: boolean }>;
+  /** The benchmark's reward record for the conversation so far, as JSON text (the scorer reads it). */
+  reward(): Promise<string>;
+  close(): void;
+}
+
+/** A benchmark whose tasks are conversations with a simulated user in a tool environment (τ-bench). */
+export interface ConversationBenchmark {
+  open(task: QATask): Promise<ToolWorld>;
+  /** What the simulated user is told (τ-bench's instruction), never shown to the agent. */
+  instruction(task: QATask): string;
 }
 
 export interface BenchmarkDef {
@@ -55,6 +80,8 @@ export interface BenchmarkDef {
   oracleAnswer(gold: Gold): string;
   /** A plausible wrong answer in that form (the wrong-oracle harness; must score 0). */
   wrongAnswer(gold: Gold): string;
+  /** Set when a task is a conversation in a tool environment rather than one question (τ-bench). */
+  conversation?: ConversationBenchmark;
 }
 
 export function goldText(benchmark: string, gold: Gold): string {

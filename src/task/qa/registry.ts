@@ -9,10 +9,14 @@ import { bfclParallelMultiple } from "./benchmarks/bfcl-parallel-multiple.ts";
 import { bfclSimple } from "./benchmarks/bfcl-simple.ts";
 import { gsm8k } from "./benchmarks/gsm8k.ts";
 import { hotpotqa } from "./benchmarks/hotpotqa.ts";
+import { humaneval } from "./benchmarks/humaneval.ts";
 import { math500 } from "./benchmarks/math500.ts";
+import { mbpp } from "./benchmarks/mbpp.ts";
 import { musique } from "./benchmarks/musique.ts";
 import { nqOpen } from "./benchmarks/nq-open.ts";
 import { strategyqa } from "./benchmarks/strategyqa.ts";
+import { tauBenchAirline } from "./benchmarks/tau-bench-airline.ts";
+import { tauBenchRetail } from "./benchmarks/tau-bench-retail.ts";
 import { triviaqa } from "./benchmarks/triviaqa.ts";
 
 /** Every benchmark hone knows: one file in benchmarks/ and one line here. */
@@ -32,4 +36,8 @@ export const REGISTRY: readonly BenchmarkDef[] = [
   bfclParallel,
   bfclParallelMultiple,
   bfclIrrelevance,
+  humaneval,
+  mbpp,
+  tauBenchRetail,
+  tauBenchAirline,
 ];

@@ -24,9 +24,26 @@ export const primaryMetric = (s: OfficialScorer): string => s.metrics[0] as stri
 export function scoreAnswer(benchmark: string, response: string, gold: Gold): Record<string, number> {
   if (typeof response !== "string") throw new HoneError("usage", "scoreAnswer: the response is a string");
   const scorer = officialScorer(benchmark);
+  let metrics: ReturnType<OfficialScorer["apply"]>;
   try {
-    return scorer.apply(response, gold);
+    metrics = scorer.apply(response, gold);
   } catch (err) {
+    throw new HoneError("usage", `scoreAnswer(${benchmark}): ${(err as Error).message}`);
+  }
+  if (metrics instanceof Promise) {
+    metrics.catch(() => {});
+    throw new HoneError("usage", `scoreAnswer(${benchmark}): this benchmark runs the answer; use scoreAnswerAsync`);
+  }
+  return metrics;
+}
+
+/** `scoreAnswer` for every benchmark, those that run the answer (HumanEval, MBPP: sandboxed) included. */
+export async function scoreAnswerAsync(benchmark: string, response: string, gold: Gold): Promise<Record<string, number>> {
+  if (typeof response !== "string") throw new HoneError("usage", "scoreAnswer: the response is a string");
+  try {
+    return await officialScorer(benchmark).apply(response, gold);
+  } catch (err) {
+    if (err instanceof HoneError) throw err;
     throw new HoneError("usage", `scoreAnswer(${benchmark}): ${(err as Error).message}`);
   }
 }

@@ -1,0 +1,161 @@
+"""Python values as plain, typed JSON, for the calls that cross between a code benchmark's tests and a completion.
+
+Only data crosses: None, bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset, range, and an
+iterator's items (a generator or map the completion returns arrives as an iterator over them, so `list(it)` works
+and `it == [...]` is False, as it is for the original). Each value is one JSON array tagged with its exact type, so
+1, True and 1.0 stay what they are; ints travel in hexadecimal, which has no digit limit. Anything else (a function,
+a class instance, an object whose __eq__ says yes to everything) cannot be written, so it never reaches the tests.
+
+`decode` is what the trusted checker applies to whatever a completion sends: every node is checked, nesting and size
+are capped, and the values it builds are the checker's own built-in types.
+"""
+import json
+
+MAX_DEPTH = 64
+MAX_NODES = 1_000_000
+MAX_LINE = 32 << 20
+
+
+class NotData(TypeError):
+    """A value that is not plain data."""
+
+
+def encode(value, depth=0, budget=None):
+    budget = budget if budget is not None else [MAX_NODES]
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise NotData("the value has more than %d parts" % MAX_NODES)
+    if depth > MAX_DEPTH:
+        raise NotData("the value is nested more than %d deep" % MAX_DEPTH)
+    t = type(value)
+    if value is None:
+        return ["N"]
+    if t is bool:
+        return ["B", value]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return ["I", format(int.__index__(value), "x")]
+    if isinstance(value, float):
+        return ["F", float.__repr__(value)]
+    if isinstance(value, complex):
+        return ["C", float.__repr__(value.real), float.__repr__(value.imag)]
+    if isinstance(value, str):
+        return ["S", str.__str__(value)]
+    if isinstance(value, (bytes, bytearray)):
+        return ["Y", bytes(value).hex()]
+    sub = lambda items: [encode(v, depth + 1, budget) for v in items]  # noqa: E731
+    if isinstance(value, list):
+        return ["L", sub(list.__iter__(value))]
+    if isinstance(value, tuple):
+        return ["T", sub(tuple.__iter__(value))]
+    if isinstance(value, dict):
+        return ["D", [[encode(k, depth + 1, budget), encode(v, depth + 1, budget)] for k, v in dict.items(value)]]
+    if isinstance(value, frozenset):
+        return ["R", sub(frozenset.__iter__(value))]
+    if isinstance(value, set):
+        return ["E", sub(set.__iter__(value))]
+    if t is range:
+        return ["Q", format(value.start, "x"), format(value.stop, "x"), format(value.step, "x")]
+    if _is_iterator(value):
+        return ["G", sub(_bounded(value))]
+    tolist = getattr(value, "tolist", None)  # numpy arrays and scalars
+    if callable(tolist) and type(value).__module__ == "numpy":
+        return encode(tolist(), depth + 1, budget)
+    raise NotData("a %s is not plain data (numbers, text, lists, tuples, dicts, sets)" % t.__name__)
+
+
+def _is_iterator(value):
+    return callable(getattr(type(value), "__next__", None)) and callable(getattr(type(value), "__iter__", None))
+
+
+def _bounded(iterator):
+    for i, item in enumerate(iterator):
+        if i >= MAX_NODES:
+            raise NotData("the iterator yields more than %d items" % MAX_NODES)
+        yield item
+
+
+class BadValue(ValueError):
+    """What a completion sent is not an encoded value."""
+
+
+def _int(text):
+    if not isinstance(text, str) or not text or len(text) > (MAX_LINE >> 1):
+        raise BadValue("an int is hexadecimal text")
+    return int(text, 16)
+
+
+def _float(text):
+    if not isinstance(text, str) or len(text) > 40:
+        raise BadValue("a float is its repr")
+    return float(text)
+
+
+def decode(node, depth=0, budget=None):
+    """The value an encoded node stands for, built from the checker's own types; BadValue when it is not one."""
+    budget = budget if budget is not None else [MAX_NODES]
+    budget[0] -= 1
+    if budget[0] < 0 or depth > MAX_DEPTH:
+        raise BadValue("the value is too large or too deep")
+    if not isinstance(node, list) or not node or not isinstance(node[0], str):
+        raise BadValue("a value is a tagged list")
+    tag, rest = node[0], node[1:]
+    one = rest[0] if len(rest) == 1 else None
+    many = lambda: [decode(v, depth + 1, budget) for v in _items(one)]  # noqa: E731
+    if tag == "N" and not rest:
+        return None
+    if tag == "B" and len(rest) == 1 and isinstance(one, bool):
+        return one
+    if tag == "I" and len(rest) == 1:
+        return _int(one)
+    if tag == "F" and len(rest) == 1:
+        return _float(one)
+    if tag == "C" and len(rest) == 2:
+        return complex(_float(rest[0]), _float(rest[1]))
+    if tag == "S" and len(rest) == 1 and isinstance(one, str):
+        return one
+    if tag == "Y" and len(rest) == 1 and isinstance(one, str):
+        return bytes.fromhex(one)
+    if tag == "L" and len(rest) == 1:
+        return many()
+    if tag == "T" and len(rest) == 1:
+        return tuple(many())
+    if tag == "G" and len(rest) == 1:
+        return iter(tuple(many()))
+    try:
+        if tag == "E" and len(rest) == 1:
+            return set(many())
+        if tag == "R" and len(rest) == 1:
+            return frozenset(many())
+        if tag == "D" and len(rest) == 1:
+            pairs = _items(one)
+            if not all(isinstance(p, list) and len(p) == 2 for p in pairs):
+                raise BadValue("a dict is a list of pairs")
+            return {decode(k, depth + 1, budget): decode(v, depth + 1, budget) for k, v in pairs}
+    except TypeError as exc:  # an unhashable key or element: no honest value looks like that
+        raise BadValue(str(exc))
+    if tag == "Q" and len(rest) == 3:
+        return range(_int(rest[0]), _int(rest[1]), _int(rest[2]))
+    raise BadValue("unknown value tag %r" % tag[:20])
+
+
+def _items(v):
+    if not isinstance(v, list):
+        raise BadValue("expected a list of values")
+    return v
+
+
+def dumps(message):
+    return (json.dumps(message, separators=(",", ":")) + "\n").encode()
+
+
+def loads(line):
+    """One message line, parsed; BadValue for anything that is not a JSON object of bounded size and depth."""
+    if len(line) > MAX_LINE:
+        raise BadValue("a message is larger than %d bytes" % MAX_LINE)
+    try:
+        msg = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise BadValue("a message is not JSON: %s" % str(exc)[:200])
+    if not isinstance(msg, dict):
+        raise BadValue("a message is a JSON object")
+    return msg

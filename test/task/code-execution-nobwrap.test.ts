@@ -1,0 +1,62 @@
+// The same containment where bubblewrap is not available (HONE_NO_BWRAP=1, read once per process): the checker runs as
+// a plain process and the completion gets hone_sandbox's namespaces, a read-only root and the hidden folders.
+process.env.HONE_NO_BWRAP = "1";
+
+import { chmodSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { scoreAnswerAsync } from "../../src/index.ts";
+import { isolationSupport } from "../../src/task/python-env.ts";
+import { loadSplit } from "../../src/task/qa/benchmarks.ts";
+import { checkCode } from "../../src/task/qa/code/check-code.ts";
+import { ROOT, tempDir } from "../helpers/fixtures.ts";
+
+describe("code checks without bubblewrap", () => {
+  it("is really the fallback", () => expect(isolationSupport().bwrap).toBe(false));
+
+  it("still passes a right program and fails a wrong one", async () => {
+    const base = { setup: "", tests: "assert f(3) == 9", entries: ["f"], timeoutSec: 2 };
+    expect((await checkCode({ ...base, program: "def f(x):\n    return x * x\n" })).passed).toBe(true);
+    expect((await checkCode({ ...base, program: "def f(x):\n    return x\n" })).passed).toBe(false);
+  });
+
+  it("hides the data folder and keeps the host's files unwritten", async () => {
+    const data = tempDir("hone-code-data-");
+    writeFileSync(join(data, "gold.txt"), "hone-gold-1234");
+    chmodSync(data, 0o755);
+    const out = tempDir("hone-code-host-");
+    chmodSync(out, 0o777);
+    const program = `def f():\n    try:\n        open(${JSON.stringify(join(out, "x"))}, "w").write("x")\n    except OSError:\n        pass\n    try:\n        return open(${JSON.stringify(join(data, "gold.txt"))}).read()\n    except OSError:\n        return "hidden"\n`;
+    const v = await checkCode({ program, setup: "", tests: "assert f() == 'hone-gold-1234'", entries: ["f"], hide: [data] });
+    expect(v.passed).toBe(false);
+    expect(readdirSync(out)).toEqual([]);
+    const seen = await checkCode({ program, setup: "", tests: "assert f() == 'hidden'", entries: ["f"], hide: [data] });
+    expect(seen.passed).toBe(true);
+  });
+
+  it("a completion that copies the gold from the data folder scores 0: the benchmark hides its folder", async () => {
+    const dir = join(ROOT, "test", "fixtures", "datasets");
+    const task = (await loadSplit("humaneval", "test", { dir }))[0]!;
+    const file = join(dir, "humaneval", "HumanEval.jsonl.gz");
+    const thief = `    import gzip, json
+    try:
+        rows = [json.loads(l) for l in gzip.open(${JSON.stringify(file)}, "rt")]
+    except OSError:
+        return None
+    ns = {}
+    exec(rows[0]["prompt"] + rows[0]["canonical_solution"], ns)
+    return ns["has_close_elements"](numbers, threshold)
+`;
+    expect(await scoreAnswerAsync("humaneval", thief, task.gold)).toEqual({ "pass@1": 0 });
+    // The same theft where the folder is not hidden passes: the attack is real.
+    const g = task.gold as { prompt: string; test: string };
+    const open = await checkCode({
+      program: g.prompt + thief,
+      setup: g.prompt,
+      tests: g.test,
+      entries: ["has_close_elements"],
+      after: "check(has_close_elements)",
+    });
+    expect(open.passed).toBe(true);
+  });
+});
