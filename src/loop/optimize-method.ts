@@ -22,9 +22,18 @@ import { candidateId, type Incumbent, pad, type RunContext } from "./optimize-co
 
 /** The proposer as a method calls it: scoped per round, so the n-th identical request replays as the n-th. */
 function roundProposer(ctx: RunContext, round: number, responses: ChatResponse[]): Proposer {
-  const model = forScope(ctx.proposer.model, `proposer-r${pad(round)}`);
+  const scoped = forScope(ctx.proposer.model, `proposer-r${pad(round)}`);
+  const model = {
+    id: scoped.id,
+    complete: async (...a: Parameters<typeof scoped.complete>) => {
+      const r = await scoped.complete(...a);
+      responses.push(r);
+      return r;
+    },
+  };
   return {
     model: ctx.proposer.modelName,
+    chat: model,
     async complete(messages, o = {}) {
       const r = await model.complete({
         messages,
@@ -35,7 +44,6 @@ function roundProposer(ctx: RunContext, round: number, responses: ChatResponse[]
         },
         trial: o.sample,
       });
-      responses.push(r);
       return { text: r.message.content ?? "", usage: r.usage };
     },
   };
@@ -104,7 +112,10 @@ export async function proposeWithMethod<P>(
 ): Promise<void> {
   const archive = buildArchive(ctx);
   const responses: ChatResponse[] = [];
+  const scratch = join(ctx.dir, ".proposals", `r${pad(round)}`);
+  rmSync(scratch, { recursive: true, force: true });
   const proposals = await method.propose({
+    scratch,
     archive,
     round,
     k: ctx.settings.proposalsPerRound,
@@ -152,6 +163,7 @@ export async function proposeWithMethod<P>(
       state: p.state ?? null,
     });
   }
+  rmSync(join(ctx.dir, ".proposals"), { recursive: true, force: true });
   insertModelCalls(
     ctx.db,
     ctx.runId,

@@ -9,6 +9,7 @@ import { changedFields, type HarnessSpec } from "../harness/spec.ts";
 import { experienceDigest } from "../method/digest.ts";
 import { loraStep } from "../method/lora.ts";
 import { propose } from "../method/proposer.ts";
+import { methodByName, methodParams } from "../method/registry.ts";
 import { forScope } from "../model/cache.ts";
 import { seedFrom } from "../model/offline/rng.ts";
 import { checkHarness, gateGeneratedCode } from "../sandbox/check.ts";
@@ -24,9 +25,8 @@ import {
 import { insertFailedRollout, insertModelCalls } from "../store/rollouts.ts";
 import type { Evaluation } from "../task/evaluation.ts";
 import { candidateId, type Incumbent, pad, type RunContext } from "./optimize-context.ts";
-import { comparesRepeats, measureSeedNoise, repeats, validScores } from "./optimize-noise.ts";
-import { methodByName, methodParams } from "../method/registry.ts";
 import { keepWithMethod, proposeWithMethod } from "./optimize-method.ts";
+import { comparesRepeats, measureSeedNoise, repeats, validScores } from "./optimize-noise.ts";
 import { closeRound, incumbentAfter, ratchet } from "./optimize-ratchet.ts";
 import { roundRewards } from "./optimize-rewards.ts";
 import { readRecordsFile } from "./recording.ts";
@@ -281,7 +281,8 @@ export async function runRound(ctx: RunContext, round: number, inc: Incumbent): 
   const ttt = method.name === "harnessttt";
   let cands = roundCandidates(db, runId, round);
   if (cands.length === 0) {
-    if (ttt) await proposeRound(ctx, round, inc, existing?.proposer_completion ? JSON.parse(existing.proposer_completion) : undefined);
+    if (ttt)
+      await proposeRound(ctx, round, inc, existing?.proposer_completion ? JSON.parse(existing.proposer_completion) : undefined);
     else await proposeWithMethod(ctx, round, inc, method, params);
     cands = roundCandidates(db, runId, round);
   }

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { HarnessSpec } from "../harness/spec.ts";
-import type { ChatMessage, Usage } from "../model/types.ts";
+import type { ChatMessage, ChatModel, Usage } from "../model/types.ts";
 
 /**
  * The method contract. Nearly every harness-learning method is one loop — pick parent(s), propose a change from
@@ -68,6 +68,8 @@ export interface Archive {
 /** The proposer, as a method calls it: cached, recorded and replayed like every model call. */
 export interface Proposer {
   readonly model: string;
+  /** The same model as a ChatModel (for a method program's model proxy); its calls are recorded the same way. */
+  readonly chat: ChatModel;
   complete(
     messages: ChatMessage[],
     o?: { temperature?: number; maxTokens?: number; sample?: number },
@@ -102,6 +104,8 @@ export interface ProposeContext<P> {
   proposer: Proposer;
   task: TaskBrief;
   budget: Budget;
+  /** A folder the method may write proposals into (folder proposals); the loop removes it once they are compiled. */
+  scratch: string;
   /** Files of a candidate's harness, for methods that read them (the prompt, skills, tool code). */
   files(candidateId: string): Record<string, string>;
   /**

@@ -1,5 +1,8 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { HoneError } from "../errors.ts";
 import type { Method } from "./method.ts";
+import { externalMethod } from "./methods/external.ts";
 import { greedy } from "./methods/greedy.ts";
 import { harnessttt } from "./methods/harnessttt.ts";
 import { random } from "./methods/random.ts";
@@ -14,6 +17,7 @@ export const METHODS: Record<string, Method<any>> = {
 
 // biome-ignore lint/suspicious/noExplicitAny: each method has its own parameter type
 export function methodByName(name: string): Method<any> {
+  if (name.includes("/") || existsSync(join(name, "method.json"))) return externalMethod(name);
   const m = METHODS[name];
   if (!m)
     throw new HoneError(

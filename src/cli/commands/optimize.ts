@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
 import { type OptimizeEvent, type OptimizeSettings, optimize } from "../../loop/optimize.ts";
@@ -59,7 +60,8 @@ export function registerOptimize(program: Command): void {
     if (opts.proposerHarness) s.proposerHarness = opts.proposerHarness;
     if (opts.rounds !== undefined) s.rounds = opts.rounds;
     if (opts.proposals !== undefined) s.proposalsPerRound = opts.proposals;
-    if (opts.method) s.method = opts.method;
+    // A method given as a folder is stored by its absolute path, so --resume works from anywhere.
+    if (opts.method) s.method = opts.method.includes("/") ? resolve(opts.method) : opts.method;
     if (opts.param) s.methodParams = { ...(s.methodParams ?? {}), ...parseParams(opts.param) };
     if (opts.maxEvals !== undefined) s.maxMetricCalls = opts.maxEvals;
     if (opts.concurrency !== undefined) s.concurrency = opts.concurrency;
