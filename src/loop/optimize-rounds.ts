@@ -18,6 +18,7 @@ import { isBetter } from "../task/evaluation.ts";
 import { candidateId, type Incumbent, type RunContext } from "./optimize-context.ts";
 import { finishedRolloutIds, recordRollout, rolloutDirFinished, roundRollouts } from "./rollout-records.ts";
 import type { RolloutJob } from "./runner.ts";
+import { assertEvaluatorWorks } from "./seed-check.ts";
 
 export async function roundZero(ctx: RunContext): Promise<Incumbent> {
   const { db, runId, repo, task, settings } = ctx;
@@ -41,9 +42,7 @@ export async function roundZero(ctx: RunContext): Promise<Incumbent> {
   ).run("r00-seed", runId, commit, commit, seedHarness.contentHash);
 
   const start = await ctx.evaluate(task.seedProgram);
-  if (!start.valid && start.reason && /raised|without a result|has no "/.test(start.reason)) {
-    throw new HoneError("evaluatorFailed", `the evaluator failed on the seed program ${task.seedPath}: ${start.reason}`);
-  }
+  assertEvaluatorWorks(task, start);
   const seed: Incumbent = {
     commit,
     dir: seedDir,

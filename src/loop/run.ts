@@ -14,6 +14,7 @@ import type { DiscoveryTask } from "../task/discovery-task.ts";
 import { evaluateProgram } from "../task/evaluator.ts";
 import { EvaluatorPool } from "../task/evaluator-pool.ts";
 import { isolationNotice } from "../task/python-env.ts";
+import { assertEvaluatorWorks } from "./seed-check.ts";
 
 export const DEFAULT_HARNESS = resolve(dirname(new URL(import.meta.url).pathname), "..", "..", "harnesses", "initial");
 
@@ -93,12 +94,11 @@ export async function runHarness(
     closePool();
     throw err;
   }
-  if (!start.valid && start.reason && /raised|without a result|has no "/.test(start.reason)) {
+  try {
+    assertEvaluatorWorks(task, start);
+  } catch (err) {
     closePool();
-    throw new HoneError(
-      "evaluatorFailed",
-      `the evaluator failed on the seed program ${task.seedPath}: ${start.reason}. Fix ${task.evaluatorPath} (run \`hone evaluate --task ${task.id} ${task.seedPath}\` to see it).`,
-    );
+    throw err;
   }
 
   const resolved = await resolveModel({ ...opts, model, baseUrl, apiKeyEnv: opts.apiKeyEnv ?? harness.defaults.apiKeyEnv });

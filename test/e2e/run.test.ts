@@ -18,7 +18,8 @@ describe("hone run (CLI, offline model)", () => {
     const r = await hone(["run", "--task", "circle-packing", "--model", "offline", "--max-evals", "20", "--out", out, "--json"], {
       env: { OPENAI_API_KEY: SECRET },
     });
-    expect(r.stderr).toBe("");
+    // Nothing on stderr but, where bubblewrap is missing, the one note saying what is not isolated.
+    expect(r.stderr.split("\n").filter((l) => l && !/^note: evaluated programs are not fully isolated/.test(l))).toEqual([]);
     expect(r.code).toBe(0);
     const printed = JSON.parse(r.stdout);
     const result = JSON.parse(readFileSync(join(out, "result.json"), "utf8"));
@@ -77,6 +78,20 @@ describe("hone run (CLI, offline model)", () => {
     const r = await hone(["run", "--task", task, "--model", "offline", "--out", out]);
     expect(r.code).toBe(8);
     expect(r.stderr).toMatch(/evaluator failed on the seed program.*RuntimeError: evaluator bug/);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it.each([
+    ["NaN", "return {'combined_score': float('nan')}"],
+    ["inf", "return {'combined_score': float('inf')}"],
+    ["nothing", "return None"],
+    ["no score", "return {'other': 1.0}"],
+  ])("says the evaluator is broken when it returns %s on the seed program (exit 8)", async (_, body) => {
+    const task = makeTask(`def evaluate(program_path):\n    ${body}\n`);
+    const out = join(tempDir(), "never");
+    const r = await hone(["run", "--task", task, "--model", "offline", "--out", out]);
+    expect(r.code, r.stderr).toBe(8);
+    expect(r.stderr).toMatch(/the evaluator failed on the seed program .*initial_program.py: .*Fix .*evaluator.py/);
     expect(existsSync(out)).toBe(false);
   });
 
