@@ -129,3 +129,69 @@ export function runReceipt(dir: string) {
     db.close();
   }
 }
+
+export type Receipt = ReturnType<typeof runReceipt>;
+
+const counts = (by: Record<string, number>) =>
+  Object.entries(by)
+    .map(([k, n]) => `${n} ${k.replace(/_/g, " ")}`)
+    .join(", ");
+const score = (v: unknown) => (typeof v === "number" ? (Math.abs(v) >= 1000 ? v.toFixed(2) : v.toPrecision(6)) : "-");
+const short = (sha: string | null | undefined) => sha?.slice(0, 12) ?? "-";
+const ms = (v: number | null) => (v === null ? "-" : `${v.toFixed(0)} ms`);
+
+/** The receipt as text: one labelled line per part, the failures listed under their heading. */
+export function formatReceipt(r: Receipt): string {
+  const s = r.settings;
+  const summary = r.run.summary as { best_score?: number; start_score?: number; best_commit?: string } | null;
+  const lines = [
+    ["run", `${r.run.kind}, ${r.run.status}, ${r.run.started} → ${r.run.finished ?? "not finished"}`],
+    [
+      "result",
+      summary
+        ? `best ${score(summary.best_score)} (start ${score(summary.start_score)}), harness ${short(summary.best_commit)}`
+        : "-",
+    ],
+    [
+      "task",
+      `${r.task.id}${r.task.content ? ` (content ${short(r.task.content)}), ${r.task.metric}, ${r.task.direction === "minimize" ? "lower" : "higher"} is better` : ""}`,
+    ],
+    [
+      "scorer",
+      r.scorer
+        ? `${r.scorer.budget.maxEvals} evaluations per rollout, ${r.scorer.budget.timeoutSec} s each; hone ${r.scorer.hone}`
+        : "-",
+    ],
+    [
+      "settings",
+      [
+        `${s.rounds} round(s) of ${s.proposals_per_round} proposal(s)`,
+        `${s.max_evals_per_rollout} evaluations per rollout`,
+        `concurrency ${s.concurrency}`,
+        s.paired ? "paired" : "unpaired",
+        `seed ${s.seed}`,
+        `cache ${s.cache}`,
+        `learning ${s.learning ?? "context"}`,
+        ...(s.replay_of ? [`a replay of ${s.replay_of}`] : []),
+      ].join(", "),
+    ],
+    ...r.models.map((m) => [
+      m.role,
+      `${m.model} @ ${m.endpoint ?? "-"}, ${m.dialect}${m.api_key_env ? `, key from $${m.api_key_env}` : ""}: ${m.calls} calls (${m.cache_hits} from the cache), ${m.prompt_tokens} prompt + ${m.completion_tokens} completion tokens, latency p50 ${ms(m.latency_ms_p50)}, p95 ${ms(m.latency_ms_p95)} (live calls only)${Object.keys(m.retried_faults).length ? `; retried ${counts(m.retried_faults)}` : ""}`,
+    ]),
+    [
+      "harnesses",
+      `seed ${short(r.harnesses.seed)}, incumbent ${short(r.harnesses.incumbent_commit)}; ${r.harnesses.candidates} candidates (${counts(r.harnesses.by_status)}); ${r.harnesses.identities} measurement identities`,
+    ],
+    [
+      "measured",
+      `${r.measurements.rollouts} rollouts, ${r.measurements.evaluations} evaluations (${r.measurements.invalid_evaluations} invalid), ${r.measurements.rollout_seconds} rollout-seconds`,
+    ],
+    ["failed", r.failed.length === 0 ? "nothing" : `${r.failed.length}:`],
+  ];
+  const width = Math.max(...lines.map(([k]) => (k as string).length)) + 1;
+  return [
+    ...lines.map(([k, v]) => `${(k as string).padEnd(width)} ${v}`),
+    ...r.failed.map((f) => `  - ${f.what}: ${f.why.replace(/\s+/g, " ")}`),
+  ].join("\n");
+}

@@ -21,6 +21,18 @@ describe("replay, receipts and the request cache (CLI)", () => {
     const receipt = JSON.parse((await hone(["receipt", join(dir, "replayed"), "--json"])).stdout);
     expect(receipt.settings.cache).toBe("replay");
     expect(receipt.models[0].cache_hits).toBe(receipt.models[0].calls);
+
+    // Replaying again: into the same --out is refused with what to do (replay has no --resume to suggest) ...
+    const same = await hone(["replay", run, "--out", join(dir, "replayed")]);
+    expect(same.code).toBe(2);
+    expect(same.stderr).toMatch(/already exists and is not empty; a replay needs a new folder: choose another --out/);
+    expect(same.stderr).not.toMatch(/--resume/);
+    // ... and without --out each replay gets a folder of its own.
+    for (const name of ["run-replay", "run-replay-2"]) {
+      const again = await hone(["replay", run, "--json"]);
+      expect(again.code, again.stderr).toBe(0);
+      expect(JSON.parse(again.stdout)).toMatchObject({ replay: join(dir, name), matches: true });
+    }
   });
 
   it("--cache replay with nothing recorded fails with a clear error instead of calling anything", async () => {
@@ -60,13 +72,19 @@ describe("replay, receipts and the request cache (CLI)", () => {
     const text = (await hone(["receipt", run])).stdout;
     for (const part of [
       /task\s+circle-packing \(content [0-9a-f]{12}/,
-      /executor offline/,
-      /proposer offline/,
-      /settings .*seed=0.*cache=off/,
-      /measured \d+ rollouts, \d+ evaluations/,
-      /failed/,
+      /executor\s+offline/,
+      /proposer\s+offline/,
+      /settings\s+.*seed 0.*cache off/,
+      /harnesses\s+.*\d+ candidates \(1 seed, \d+ valid/,
+      /measured\s+\d+ rollouts, \d+ evaluations/,
+      /^failed\s+(nothing|\d+:)$/m,
     ])
       expect(text).toMatch(part);
+    // Readable text: no raw JSON, no empty heading (the failures' own reasons, listed under it, may quote).
+    for (const l of text.split("\n").filter((x) => !x.startsWith("  - "))) {
+      expect(l).not.toMatch(/[{}"]/);
+      expect(l.trim()).not.toMatch(/^[a-z]+$/);
+    }
     expect(readFileSync(join(run, "hone.db")).length).toBeGreaterThan(0);
   });
 });

@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
@@ -15,13 +15,30 @@ function parseAge(text: string): number {
   return Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as "s" | "m" | "h" | "d"];
 }
 
+/** Where a replay goes: --out (which must not hold anything yet), else the first free <run-dir>-replay[-N]. */
+function replayDir(dir: string, out: string | undefined): string {
+  const taken = (d: string) => existsSync(d) && readdirSync(d).length > 0;
+  if (out) {
+    if (taken(resolve(out)))
+      throw new HoneError(
+        "usage",
+        `${resolve(out)} already exists and is not empty; a replay needs a new folder: choose another --out`,
+      );
+    return resolve(out);
+  }
+  for (let n = 1; ; n++) {
+    const d = `${dir}-replay${n === 1 ? "" : `-${n}`}`;
+    if (!taken(d)) return d;
+  }
+}
+
 export function registerReplay(program: Command): void {
   program
     .command("replay <run-dir>")
     .description(
       "re-run a finished optimize run from its recorded model calls and evaluations, with no endpoint, and check every record matches",
     )
-    .option("--out <dir>", "where the replay is written (default <run-dir>-replay)")
+    .option("--out <dir>", "a new folder for the replay (default <run-dir>-replay, then -replay-2, …)")
     .option("--json", "print the comparison as JSON")
     .action(async (dirArg: string, opts) => {
       const dir = resolve(dirArg);
@@ -35,7 +52,7 @@ export function registerReplay(program: Command): void {
       if (row.status !== "finished")
         throw new HoneError("usage", `${dir} has not finished; resume it first (hone optimize --resume ${dirArg})`);
       const settings: OptimizeSettings = { ...JSON.parse(row.config), cache: { mode: "replay" }, replayOf: dir };
-      const out = resolve(opts.out ?? `${dir}-replay`);
+      const out = replayDir(dir, opts.out);
       const progress = opts.json ? undefined : new OptimizeProgress(isTty());
       const started = performance.now();
       await optimize(settings, { outDir: out, onEvent: (e) => progress?.on(e) });
