@@ -44,7 +44,7 @@ export interface OptimizeSettings {
 }
 
 export type OptimizeEvent =
-  | { type: "start"; runDir: string; resumed: boolean; task: string; rounds: number }
+  | { type: "start"; runDir: string; resumed: boolean; task: string; rounds: number; paired: boolean; maxEvals: number }
   | { type: "round_start"; round: number; incumbentScore: number | null }
   | { type: "proposals"; round: number; valid: number; repaired: number; invalid: number }
   | { type: "rollout_event"; round: number; job: string; event: Record<string, unknown> }

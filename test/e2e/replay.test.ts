@@ -53,9 +53,16 @@ describe("replay, receipts and the request cache (CLI)", () => {
 
   it("a second identical run is served from the shared cache", async () => {
     const dir = tempDir();
-    const args = optimizeArgs({ rounds: 1, proposals: 2, maxEvals: 3, cache: ["--cache-dir", join(dir, "cache")] });
-    expect((await hone([...args, "--out", join(dir, "a")])).code).toBe(0);
-    expect((await hone([...args, "--out", join(dir, "b")])).code).toBe(0);
+    const args = optimizeArgs({ rounds: 1, proposals: 2, maxEvals: 3, cache: ["--cache-dir", join(dir, "cache")], json: false });
+    const a = await hone([...args, "--out", join(dir, "a")]);
+    expect(a.code).toBe(0);
+    expect(a.stdout).toMatch(/model calls {2}executor \d+ \(0 from the cache\), proposer \d+ \(0 from the cache\)/);
+    expect(a.stdout).not.toMatch(/request cache/);
+    // The second run asks no model anything, and says so on screen.
+    const b = await hone([...args, "--out", join(dir, "b")]);
+    expect(b.code).toBe(0);
+    expect(b.stdout).toMatch(/note: model calls are being answered from the request cache .*cache\/requests.db/);
+    expect(b.stdout).toMatch(/note: every model call of this run was answered from the request cache .*cache\/requests.db/);
     const receipt = JSON.parse((await hone(["receipt", join(dir, "b"), "--json"])).stdout);
     expect(receipt.models[0].cache_hits).toBe(receipt.models[0].calls);
     expect(receipt.models[0].latency_ms_p50).toBeNull();
