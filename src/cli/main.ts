@@ -15,6 +15,7 @@ import { registerTrain } from "./commands/train.ts";
 import { registerView } from "./commands/view.ts";
 import { registerWorker } from "./commands/worker.ts";
 import { reportError } from "./output.ts";
+import { installStopHandlers } from "./shutdown.ts";
 
 const program = new Command()
   .name("hone")
@@ -39,6 +40,8 @@ registerView(program);
 registerRolloutJob(program);
 registerServeOffline(program);
 
+// Every command stops cleanly on SIGINT/SIGTERM, and nothing it started outlives it (shutdown.ts).
+installStopHandlers();
 try {
   await program.parseAsync(process.argv);
 } catch (err) {

@@ -31,6 +31,8 @@ export interface RunHarnessOptions extends Partial<ModelSettings> {
   onNotice?: (text: string) => void;
   /** Called with each trajectory event, for live progress. */
   onEvent?: (event: Record<string, unknown>) => void;
+  /** Called with the hidden folder the run is built in, so a caller that is stopped can remove it. */
+  onPartial?: (dir: string) => void;
 }
 
 export interface RunHarnessResult {
@@ -104,6 +106,7 @@ export async function runHarness(
   const resolved = await resolveModel({ ...opts, model, baseUrl, apiKeyEnv: opts.apiKeyEnv ?? harness.defaults.apiKeyEnv });
   const partial = join(dirname(outDir), `.${basename(outDir)}.partial-${process.pid}`);
   mkdirSync(partial, { recursive: true });
+  opts.onPartial?.(partial);
   let jsonl: JsonlTrajectory | undefined;
   try {
     jsonl = new JsonlTrajectory(join(partial, "trajectory.jsonl"));

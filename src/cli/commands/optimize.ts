@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
@@ -9,6 +10,7 @@ import { resolveTask } from "../../task/builtin.ts";
 import { addModelOptions, modelSettingsFrom } from "../model-options.ts";
 import { formatScore, isTty, printJson, table } from "../output.ts";
 import { modelCallSummary, OptimizeProgress } from "../progress.ts";
+import { atStop } from "../shutdown.ts";
 
 export function registerOptimize(program: Command): void {
   const cmd = program
@@ -100,6 +102,10 @@ export function registerOptimize(program: Command): void {
     const progress = opts.json
       ? undefined
       : new OptimizeProgress(isTty(), { cache: cacheMode === "off" ? undefined : cachePath });
+    atStop(() => {
+      if (existsSync(join(outDir, "hone.db")))
+        process.stderr.write(`hone: stopped; continue the run with: npx hone optimize --resume ${outDir}\n`);
+    });
     const result = await optimize(s, {
       outDir,
       resume: Boolean(opts.resume),
