@@ -1,8 +1,10 @@
 import { Command, CommanderError } from "commander";
 import { ExitCode } from "../errors.ts";
+import { registerDoctor } from "./commands/doctor.ts";
 import { registerEval } from "./commands/eval.ts";
 import { registerEvaluate } from "./commands/evaluate.ts";
 import { registerHarness } from "./commands/harness.ts";
+import { registerInit } from "./commands/init.ts";
 import { registerLog } from "./commands/log.ts";
 import { registerModels, registerServeOffline } from "./commands/models.ts";
 import { registerOptimize } from "./commands/optimize.ts";
@@ -24,6 +26,8 @@ const program = new Command()
   .showHelpAfterError()
   .exitOverride();
 
+registerDoctor(program);
+registerInit(program);
 registerRun(program);
 registerTasks(program);
 registerModels(program);
