@@ -151,7 +151,8 @@ export function loadTaskFolder(dirArg: string, overrides: { id?: string } = {}):
     budget: { maxEvals: hone.budget?.max_evals ?? DEFAULT_MAX_EVALS },
     timeoutSec: hone.timeout ?? config.evaluator?.timeout ?? DEFAULT_TIMEOUT_SEC,
     memoryMb: hone.memory_mb ?? DEFAULT_MEMORY_MB,
-    python: hone.python ?? "python3",
+    // A command name is looked up on PATH; a path (./venv/bin/python) resolves against the task folder.
+    python: hone.python?.includes("/") ? resolve(dir, hone.python) : (hone.python ?? "python3"),
     pythonPath: hone.python_path.map((p) => resolve(dir, p)),
     env: hone.env,
     domain: hone.domain,

@@ -84,7 +84,7 @@ export function loadEntry(e: RegistryEntry): DiscoveryTask {
     metric: m.metric ?? task.metric,
     domain: m.domain ?? task.domain,
     timeoutSec: m.timeout ?? task.timeoutSec,
-    python: m.python ?? task.python,
+    python: m.python?.includes("/") ? resolve(join(m.file, ".."), m.python) : (m.python ?? task.python),
     pythonPath: [...task.pythonPath, ...m.python_path.map((p) => resolve(join(m.file, ".."), p))],
     env: { ...task.env, ...m.env },
     budget: { maxEvals: m.max_evals ?? task.budget.maxEvals },

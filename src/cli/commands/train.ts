@@ -41,7 +41,7 @@ export function registerTrain(program: Command): void {
     .action(async (opts) => {
       const c = readTrainConfig(opts.config);
       const tasks = loadSplit(c.panel.benchmark, c.panel.split, {
-        dir: c.panel.data_dir ? resolve(c.base, c.panel.data_dir) : undefined,
+        dir: c.panel.data_dir,
         seed: c.seed,
         limit: c.panel.limit,
       });
@@ -55,7 +55,7 @@ export function registerTrain(program: Command): void {
           : new MeanWithConfidence({ confidence: c.criterion.confidence, resamples: c.criterion.resamples, seed: c.seed });
       const closers: (() => Promise<void>)[] = [];
       let estimator: Estimator;
-      if (c.estimator.kind === "patch_queue") estimator = new PatchQueue(c.estimator.patches.map((p) => resolve(c.base, p)));
+      if (c.estimator.kind === "patch_queue") estimator = new PatchQueue(c.estimator.patches);
       else if (c.estimator.kind === "agent_cli") estimator = new AgentCliEstimator(c.estimator.command, c.estimator.timeout);
       else {
         const proposer = await resolveModel(toModel(c.estimator.proposer));
@@ -69,7 +69,7 @@ export function registerTrain(program: Command): void {
         } as unknown as DiscoveryTask;
         estimator = new LLMEstimator(
           proposer.model,
-          loadHarness(c.estimator.proposer_harness ? resolve(c.base, c.estimator.proposer_harness) : DEFAULT_PROPOSER_HARNESS),
+          loadHarness(c.estimator.proposer_harness ?? DEFAULT_PROPOSER_HARNESS),
           (d) => loadHarness(d),
           panelTask,
           c.seed,
