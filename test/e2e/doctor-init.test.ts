@@ -4,7 +4,9 @@ import { join, resolve } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { explainFetchFailure } from "../../src/cli/commands/eval.ts";
 import { findExecutable } from "../../src/cli/which.ts";
+import { HoneError } from "../../src/errors.ts";
 import { readOptimizeConfig } from "../../src/loop/optimize-config.ts";
 import { readTrainConfig } from "../../src/loop/train-config.ts";
 import { hone } from "../helpers/cli.ts";
@@ -145,5 +147,20 @@ describe("hone init", () => {
     expect(train.code, train.stderr).toBe(0);
     expect(JSON.parse(train.stdout).out).toBe(join(dir, "runs", "train"));
     expect(existsSync(join(elsewhere, "runs"))).toBe(false);
+  });
+});
+
+describe("hone datasets fetch without a network", () => {
+  it("points to --base-url when the canonical source cannot be reached", () => {
+    const err = new HoneError("endpoint", "cannot download https://raw.githubusercontent.com/x/train.jsonl: fetch failed");
+    const told = explainFetchFailure(err, "gsm8k", undefined) as HoneError;
+    expect(told.exit).toBe("endpoint");
+    expect(told.message).toMatch(/fetch failed; without a network here, put train.jsonl, test.jsonl on a server .* --base-url/);
+  });
+
+  it("asks whether the mirror is up when --base-url does not answer (exit 6)", async () => {
+    const r = await hone(["datasets", "fetch", "gsm8k", "--base-url", "http://127.0.0.1:9", "--data-dir", tempDir()]);
+    expect(r.code).toBe(6);
+    expect(r.stderr).toMatch(/cannot download http:\/\/127.0.0.1:9\/train.jsonl: .*; is the mirror http:\/\/127.0.0.1:9 up/);
   });
 });
