@@ -18,7 +18,9 @@ for (const t of skipped) {
   const tool = t.meta?.missingTool ?? "(no missing tool)";
   byTool[tool] = (byTool[tool] ?? 0) + 1;
 }
-const skips = Object.entries(byTool).map(([tool, n]) => `${tool}: ${n}`).join(", ");
+const skips = Object.entries(byTool)
+  .map(([tool, n]) => `${tool}: ${n}`)
+  .join(", ");
 console.log(`${r.numPassedTests} passed, ${failed} failed${skipped.length ? `, ${skipped.length} skipped (${skips})` : ""}`);
 let bad = failed > 0;
 if (mode === "all") {

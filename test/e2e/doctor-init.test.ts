@@ -93,7 +93,7 @@ describe("hone init", () => {
     const dir = join(tempDir(), "project");
     const r = await hone(["init", dir]);
     expect(r.code, r.stderr).toBe(0);
-    const ajv = new Ajv2020({ strict: false });
+    const ajv = new Ajv2020({ strict: false, logger: false });
     for (const [file, schema] of [
       ["hone.yaml", "optimize.schema.json"],
       ["train.yaml", "train.schema.json"],
@@ -115,7 +115,9 @@ describe("hone init", () => {
     expect((await hone(["init", dir, "--force"])).code).toBe(0);
   });
 
-  it("every relative path in hone.yaml and train.yaml resolves against the file, wherever hone runs from", async () => {
+  it("every relative path in hone.yaml and train.yaml resolves against the file, wherever hone runs from", {
+    timeout: 120_000,
+  }, async () => {
     const dir = join(tempDir(), "project");
     expect((await hone(["init", dir])).code).toBe(0);
     const elsewhere = tempDir();

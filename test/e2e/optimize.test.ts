@@ -60,7 +60,9 @@ function killAfterLine(args: string[], after: RegExp, nth: number): Promise<void
 }
 
 describe("hone optimize (CLI, offline executor and proposer)", () => {
-  it("three rounds beat the round-0 harness, the ratchet never goes back, and every number traces to hone.db and git", async () => {
+  it("three rounds beat the round-0 harness, the ratchet never goes back, and every number traces to hone.db and git", {
+    timeout: 180_000,
+  }, async () => {
     const out = join(tempDir(), "cp");
     const r = await hone([...ARGS, "--out", out, "--json"]);
     expect(r.code, r.stderr).toBe(0);
@@ -118,7 +120,7 @@ describe("hone optimize (CLI, offline executor and proposer)", () => {
   });
 
   it("resumes after kill -9 at any point and reaches the same final state as an uninterrupted run", {
-    timeout: 240_000,
+    timeout: 400_000,
   }, async () => {
     const small = optimizeArgs({ rounds: 2, proposals: 3, maxEvals: 6, seed: 5, cache: null, json: false });
     const reference = join(tempDir(), "ref");

@@ -5,7 +5,7 @@ import { hone, optimizeArgs } from "../helpers/cli.ts";
 import { tempDir } from "../helpers/fixtures.ts";
 
 describe("replay, receipts and the request cache (CLI)", () => {
-  it("replays a finished run with no endpoint and reproduces every record field by field", async () => {
+  it("replays a finished run with no endpoint and reproduces every record field by field", { timeout: 180_000 }, async () => {
     const dir = tempDir();
     const run = join(dir, "run");
     const cache = join(dir, "cache");
@@ -51,7 +51,7 @@ describe("replay, receipts and the request cache (CLI)", () => {
     expect(r.stderr).toMatch(/replay: this request was never recorded/);
   });
 
-  it("a second identical run is served from the shared cache", async () => {
+  it("a second identical run is served from the shared cache", { timeout: 120_000 }, async () => {
     const dir = tempDir();
     const args = optimizeArgs({ rounds: 1, proposals: 2, maxEvals: 3, cache: ["--cache-dir", join(dir, "cache")], json: false });
     const a = await hone([...args, "--out", join(dir, "a")]);
