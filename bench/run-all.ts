@@ -4,6 +4,7 @@ import { benchQueue } from "./queue.ts";
 import { benchReplay } from "./replay.ts";
 import { benchRolloutConcurrency } from "./rollout-concurrency.ts";
 import { benchSandbox } from "./sandbox.ts";
+import { benchSearchReplace } from "./search-replace.ts";
 import { benchStepOverhead } from "./step-overhead.ts";
 import { benchWarmPool } from "./warm-pool.ts";
 
@@ -11,6 +12,7 @@ const only = process.argv[2];
 const benches: Record<string, () => Promise<void>> = {
   "step-overhead": benchStepOverhead,
   sandbox: benchSandbox,
+  "search-replace": benchSearchReplace,
   "warm-pool": benchWarmPool,
   "rollout-concurrency": benchRolloutConcurrency,
   replay: benchReplay,

@@ -36,3 +36,4 @@ export type { ChatModel, ChatRequest, ChatResponse } from "./model/types.ts";
 export { listBuiltinTasks, resolveTask } from "./task/builtin.ts";
 export { type DiscoveryTask, loadTaskFolder } from "./task/discovery-task.ts";
 export { evaluateProgram } from "./task/evaluator.ts";
+export { type Gold, scoreAnswer } from "./task/qa/score-answer.ts";

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from "commander";
 import { ExitCode } from "../errors.ts";
+import { registerDatasets } from "./commands/datasets.ts";
 import { registerDoctor } from "./commands/doctor.ts";
 import { registerEval } from "./commands/eval.ts";
 import { registerEvaluate } from "./commands/evaluate.ts";
@@ -38,6 +39,7 @@ registerLog(program);
 registerReplay(program);
 registerReceipt(program);
 registerEval(program);
+registerDatasets(program);
 registerTrain(program);
 registerWorker(program);
 registerView(program);

@@ -1,5 +1,11 @@
 import { type Command, Option } from "commander";
+import { HoneError } from "../errors.ts";
 import type { ModelSettings } from "../model/resolve.ts";
+import { DEFAULT_TIMEOUTS, parseTimeouts, type Timeouts } from "../model/timeouts.ts";
+
+const defaults = Object.entries(DEFAULT_TIMEOUTS)
+  .map(([k, v]) => `${k}=${v}`)
+  .join(",");
 
 /** The flags that point a role at a model; shared by run, eval, optimize and models check. */
 export function addModelOptions(cmd: Command, prefix = ""): Command {
@@ -15,20 +21,35 @@ export function addModelOptions(cmd: Command, prefix = ""): Command {
       ]),
     )
     .option(`--${p}api-key-env <name>`, "environment variable holding the API key (default OPENAI_API_KEY)")
-    .option(`--${p}keep-sampling`, "with --dialect openai: send temperature/top_p anyway")
+    .option(`--${p}keep-sampling`, "with --dialect openai: send temperature/top_p (and to reasoning models penalties and seed)")
+    .option(`--${p}stream`, "stream every model call (default: the harness's llm_config.stream)")
+    .option(`--no-${p}stream`, "never stream, whatever the harness says")
+    .option(`--${p}timeouts <spec>`, `seconds per limit, e.g. idle=5,total=120 (defaults ${defaults})`)
     .option(`--${p}offline-latency-ms <ms>`, "added latency per call of the offline model", Number);
 }
 
 const camel = (s: string) => s.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 
+function timeoutsFrom(spec: unknown, flag: string): Partial<Timeouts> | undefined {
+  if (spec === undefined) return undefined;
+  try {
+    return parseTimeouts(String(spec));
+  } catch (err) {
+    throw new HoneError("usage", `--${flag}: ${(err as Error).message}`);
+  }
+}
+
 export function modelSettingsFrom(opts: Record<string, unknown>, prefix = ""): Partial<ModelSettings> {
-  const get = (name: string) => opts[camel(prefix ? `${prefix}-${name}` : name)];
+  const name = (n: string) => (prefix ? `${prefix}-${n}` : n);
+  const get = (n: string) => opts[camel(name(n))];
   return {
     model: (get("model") ?? (prefix ? opts[camel(prefix)] : undefined)) as string | undefined,
     baseUrl: get("base-url") as string | undefined,
     dialect: get("dialect") as ModelSettings["dialect"],
     apiKeyEnv: get("api-key-env") as string | undefined,
     keepSampling: get("keep-sampling") as boolean | undefined,
+    stream: get("stream") as boolean | undefined,
+    timeouts: timeoutsFrom(get("timeouts"), name("timeouts")),
     offlineLatencyMs: get("offline-latency-ms") as number | undefined,
   };
 }

@@ -205,7 +205,7 @@ function loadTool(dir: string, ref: Agent["tools"][number], field: string, agent
     );
   const base = { name: tf.name, description: tf.description.trim(), inputSchema: tf.input_schema };
   return isBuiltin
-    ? { ...base, kind: "builtin", file }
+    ? { ...base, kind: "builtin", file, ...((ref.binding ?? tf.binding) ? { binding: ref.binding ?? tf.binding } : {}) }
     : { ...base, kind: "custom", file: customFile, source: readPackageText(dir, customFile) };
 }
 
@@ -234,7 +234,7 @@ function loadMiddleware(dir: string, ref: Agent["middlewares"][number], field: s
 }
 
 function samplingOf(c: Agent["llm_config"]): Harness["sampling"] {
-  const { model: _m, base_url: _b, api_key: _k, api_type: _t, stream: _s, ...sampling } = c;
+  const { model: _m, base_url: _b, api_key: _k, api_type: _t, ...sampling } = c;
   return sampling;
 }
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { REASONING_EFFORTS } from "../model/types.ts";
 
 /** Names of tools whose implementation hone provides; a harness binds them by name. */
 export const BUILTIN_TOOLS = [
@@ -35,6 +36,8 @@ export const llmConfigSchema = z
     frequency_penalty: z.number().min(-2).max(2).optional(),
     repetition_penalty: z.number().gt(0).max(2).optional(),
     chat_template_kwargs: z.record(z.string(), z.unknown()).optional(),
+    reasoning_effort: z.enum(REASONING_EFFORTS).optional(),
+    parallel_tool_calls: z.boolean().optional(),
   })
   .strict();
 

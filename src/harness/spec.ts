@@ -53,6 +53,7 @@ export const harnessSpecSchema = z
         budget_reminder: builtinMiddlewarePatches.budget_reminder.optional(),
         stall_restart: builtinMiddlewarePatches.stall_restart.optional(),
         long_tool_output: builtinMiddlewarePatches.long_tool_output.optional(),
+        context_budget: builtinMiddlewarePatches.context_budget.optional(),
       })
       .strict()
       .optional(),

@@ -8,6 +8,8 @@ export interface ToolSpec {
   kind: "builtin" | "custom";
   file: string;
   source?: string;
+  /** agent.yaml's `binding` for a built-in tool: which of hone's implementations it binds (e.g. hone:wrong-answer). */
+  binding?: string;
 }
 
 export interface Skill {

@@ -3,6 +3,7 @@ import { join, resolve } from "node:path";
 import { loadHarness } from "../harness/package.ts";
 import type { ModelSettings } from "../model/resolve.ts";
 import { loadSplit, type QATask } from "../task/qa/benchmarks.ts";
+import { officialScorer, primaryMetric } from "../task/qa/score-answer.ts";
 import { LocalQARunner, type QAJob, type QARunner } from "./qa-runner.ts";
 import type { TaskResult } from "./qa-task.ts";
 
@@ -15,6 +16,10 @@ export interface EvalSummary {
   tasks: number;
   completed: number;
   failed: number;
+  /** The benchmark's primary 0/1 metric, behind `accuracy` and its interval. */
+  metric: string;
+  /** Each official metric's mean over the completed tasks, by its published name. */
+  metrics: Record<string, number>;
   accuracy: number;
   ci95: [number, number];
   meanScore: number;
@@ -50,7 +55,7 @@ export interface EvalOptions extends Partial<ModelSettings> {
 export async function evaluateBenchmark(o: EvalOptions, runner?: QARunner): Promise<EvalSummary> {
   const harnessDir = resolve(o.harnessDir);
   const harness = loadHarness(harnessDir);
-  const tasks = loadSplit(o.benchmark, o.split, { dir: o.dataDir, seed: o.seed, limit: o.limit });
+  const tasks = await loadSplit(o.benchmark, o.split, { dir: o.dataDir, seed: o.seed, limit: o.limit });
   const outDir = o.outDir ? resolve(o.outDir) : undefined;
   if (outDir) mkdirSync(join(outDir, "trajectories"), { recursive: true });
   const jobs: QAJob[] = tasks.map((task: QATask, i) => ({
@@ -76,6 +81,9 @@ export async function evaluateBenchmark(o: EvalOptions, runner?: QARunner): Prom
   }
   const completed = results.filter((r) => r.status === "completed");
   const correct = completed.filter((r) => r.correct).length;
+  const scorer = officialScorer(o.benchmark);
+  const mean = (name: string) =>
+    completed.length ? completed.reduce((a, r) => a + (r.metrics?.[name] ?? 0), 0) / completed.length : 0;
   const summary: EvalSummary = {
     benchmark: o.benchmark,
     split: o.split,
@@ -83,6 +91,8 @@ export async function evaluateBenchmark(o: EvalOptions, runner?: QARunner): Prom
     tasks: tasks.length,
     completed: completed.length,
     failed: tasks.length - completed.length,
+    metric: primaryMetric(scorer),
+    metrics: Object.fromEntries(scorer.metrics.map((m) => [m, mean(m)])),
     accuracy: completed.length ? correct / completed.length : 0,
     ci95: wilson(correct, completed.length),
     meanScore: completed.length ? completed.reduce((a, r) => a + r.score, 0) / completed.length : 0,

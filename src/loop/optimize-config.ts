@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
+import { DEFAULT_TIMEOUTS } from "../model/timeouts.ts";
 import { readConfigFile } from "./config-file.ts";
 import { DEFAULT_PROPOSER_HARNESS, type OptimizeSettings } from "./optimize.ts";
 import { DEFAULT_HARNESS } from "./run.ts";
@@ -15,6 +16,12 @@ const modelSchema = z
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "the name of an environment variable")
       .optional(),
     keep_sampling: z.boolean().optional(),
+    stream: z.boolean().optional(),
+    timeouts: z
+      .object(Object.fromEntries(Object.keys(DEFAULT_TIMEOUTS).map((k) => [k, z.number().positive().max(86_400)])))
+      .partial()
+      .strict()
+      .optional(),
     offline_latency_ms: z.number().min(0).optional(),
   })
   .strict();
@@ -90,6 +97,8 @@ const toModel = (m: z.infer<typeof modelSchema>) => ({
   dialect: m.dialect,
   apiKeyEnv: m.api_key_env,
   keepSampling: m.keep_sampling,
+  stream: m.stream,
+  timeouts: m.timeouts,
   offlineLatencyMs: m.offline_latency_ms,
 });
 

@@ -59,6 +59,7 @@ function replayModel(m: OptimizeSettings["executor"], cache: { read: ResponseSto
       model: m.model,
       dialect: m.model === "offline" ? "vllm" : m.dialect,
       keepSampling: m.keepSampling,
+      stream: m.stream,
     },
     {},
   );

@@ -5,6 +5,7 @@ import { toToolDefinition } from "../runtime/environment.ts";
 import { QAEnvironment } from "../runtime/qa-env.ts";
 import type { TrajectorySink } from "../store/trajectory.ts";
 import { benchmark, type QATask } from "../task/qa/benchmarks.ts";
+import { primaryMetric } from "../task/qa/score-answer.ts";
 
 export interface TaskResult {
   id: string;
@@ -14,14 +15,22 @@ export interface TaskResult {
   extracted?: string;
   answer?: string;
   error?: string;
-  detail?: Record<string, unknown>;
+  /** The benchmark's official metrics for this answer, by their published names. */
+  metrics?: Record<string, number>;
   modelCalls: number;
   tokens: number;
 }
 
 export function questionMessage(benchmarkId: string, task: QATask): string {
-  const format = benchmarkId === "math500" ? "\\boxed{answer}" : benchmarkId === "gsm8k" ? "#### <number>" : "a short answer";
-  return `${task.question}\n\nGive your final answer in the form ${format}.`;
+  return `${task.question}\n\nGive your final answer as ${benchmark(benchmarkId).answerFormat}.`;
+}
+
+/** What `oracle_answer` submits: the gold in the benchmark's form, or with `binding: hone:wrong-answer` a wrong one. */
+function oracleSubmission(harness: Harness, b: ReturnType<typeof benchmark>, task: QATask): () => string {
+  const binding = harness.tools.find((t) => t.name === "oracle_answer")?.binding;
+  if (binding === "hone:wrong-answer") return () => b.wrongAnswer(task.gold);
+  if (binding === undefined || binding === "hone:gold-answer") return () => b.oracleAnswer(task.gold);
+  throw new Error(`oracle_answer's binding is "${binding}"; hone knows hone:gold-answer and hone:wrong-answer`);
 }
 
 /** One QA task on one harness: the agent loop with the QA environment; the answer is scored by the official rule. */
@@ -34,7 +43,7 @@ export async function solveTask(
   trajectory: TrajectorySink,
 ): Promise<TaskResult> {
   const b = benchmark(benchmarkId);
-  const env = new QAEnvironment(() => b.answerFormat(task.gold));
+  const env = new QAEnvironment(oracleSubmission(harness, b, task));
   const loop = await runAgentLoop({
     harness,
     model,
@@ -50,7 +59,11 @@ export async function solveTask(
   const base = { id: task.id, modelCalls: loop.modelCalls, tokens: loop.usage.total_tokens };
   if (loop.stopReason === "model_error") return { ...base, status: "failed", correct: false, score: 0, error: loop.error };
   const answer = env.answer ?? "";
-  const s = b.score(answer, task.gold);
-  trajectory.write({ type: "scored", correct: s.correct, score: s.score, extracted: s.extracted });
-  return { ...base, status: "completed", correct: s.correct, score: s.score, extracted: s.extracted, answer, detail: s.detail };
+  const scorer = b.scorer;
+  const metrics = scorer.apply(answer, task.gold);
+  const correct = metrics[primaryMetric(scorer)] === 1;
+  const score = metrics[scorer.score] as number;
+  const extracted = scorer.extract(answer);
+  trajectory.write({ type: "scored", correct, score, extracted, metrics });
+  return { ...base, status: "completed", correct, score, extracted, answer, metrics };
 }

@@ -1,23 +1,36 @@
 /**
  * Rewards for the proposer, from what each candidate's rollout achieved.
  *
- * Gap-normalised reward of a candidate whose rollout reached `score` (direction-aware, sign s = +1 to maximise,
- * -1 to minimise), against the incumbent's score b and the task's reference value ref:
+ * HarnessTTT, as its released code computes it (gray311/Self_Adapt_Harness at commit
+ * bebde8e6f0c8c476ab4fab7cdeaafcedbb13df56, src/outer/reward/rewards.py: `task_reward_v2`, `compute_task_group_v2`,
+ * `_rloo`, `_max_weights`; src/outer/proposing/propose.py: `parse_gate_mode`; config/campaign.yaml: `min6`):
+ *
+ * `softCapReward`, with s = +1 to maximise and −1 to minimise, the incumbent's (or, paired, the parent's) score b and
+ * the task's reference value ref:
+ *
+ *     when ref is better than b (s·(ref − b) > 1e-9):  r = s·(score − b) / |ref − b|,
+ *                                                      reward = 3·tanh(r/3) if r > 0, else max(−1, r)
+ *     otherwise (no reference, or b has passed it):    reward = clip(s·(score − b) / (|b| + 1e-9), −1, 5)
+ *
+ * The soft cap keeps winners ranked (a hard clip at +1 made two above-reference candidates tie); reaching the
+ * reference earns 3·tanh(1/3) ≈ 0.965. An invalid or failed rollout, and an invalid or repaired proposal, earn
+ * REWARD_MIN = −1 (SAH scores a failed rollout as 0, which is meaningless for minimised or negative metrics).
+ *
+ * `groupAdvantages` over a round's K slots (rewards r, `valid` = the proposal passed the gate, repaired slots included
+ * and charged −1): let R be the range (max − min) of the valid slots' rewards.
+ * - zero signal: every slot valid and R < 1e-3 → every advantage is 0 (no update);
+ * - ties: R < 1e-3 but some slot invalid → the valid rewards are replaced by their mean (only valid-vs-invalid remains);
+ * - otherwise A_k = 0.7·(r_k − mean_{j≠k} r_j) + 0.3·(softmax(r/τ)_k − 1/K), τ = max(R/4, 1e-6).
+ * `proposalGate`: a round with fewer valid proposals than `min` (default ⌈6K/8⌉, SAH's min6 of K = 8) has failed.
+ *
+ * The earlier rule, kept for the loop until it moves to the method layer (`gapReward`, `advantages`):
  *
  *     r = clamp( s * (score - b) / gap, -1, 1 ),   gap = |ref - b|  when a reference exists and differs from b,
- *                                                   gap = max(|b|, 1e-9) otherwise (relative improvement).
- *
- * Reaching the reference earns 1; no change earns 0; an invalid or failed rollout, and an invalid or repaired
- * proposal, earn REWARD_MIN = -1. With --paired the baseline b is the score of the parent harness's rollout at the
- * same sampling seed, so the credit is causal.
- *
- * Advantages within a round's group of K rewards r_1..r_K mix leave-one-out baselines with a sharpening toward the
- * group's best:
- *
+ *                                                   gap = max(|b|, 1e-9) otherwise (relative improvement);
  *     A_k = 0.7 * (r_k - mean_{j != k} r_j) + 0.3 * (K * softmax(r / 0.1)_k - 1)
  *
- * The first term is the RLOO advantage (unbiased, mean zero); the second (also mean zero) adds weight to the
- * best candidates, as SAH does with its 0.7/0.3 mix. A group of one has advantage 0.
+ * A group of one has advantage 0. With --paired the baseline b is the score of the parent harness's rollout at the
+ * same sampling seed, so the credit is causal.
  */
 export const REWARD_MIN = -1;
 export const REWARD_MAX = 1;
@@ -57,4 +70,101 @@ export function advantages(rewards: readonly number[]): number[] {
     const sharpen = (k * (exps[i] as number)) / z - 1;
     return LOO_WEIGHT * loo + SHARPEN_WEIGHT * sharpen;
   });
+}
+
+export const SOFT_CAP = 3;
+export const RELATIVE_CLIP_HIGH = 5;
+export const ZERO_RANGE_EPS = 1e-3;
+export const SHARPEN_ALPHA = 0.3;
+const EPS = 1e-9;
+
+/** HarnessTTT's reward of one rollout (see the header). */
+export function softCapReward(
+  score: number | undefined,
+  baseline: number | undefined,
+  reference: number | undefined,
+  direction: Direction,
+): number {
+  if (score === undefined || !Number.isFinite(score)) return REWARD_MIN;
+  if (baseline === undefined || !Number.isFinite(baseline)) return REWARD_MAX;
+  const sign = direction === "maximize" ? 1 : -1;
+  if (reference !== undefined && Number.isFinite(reference) && sign * (reference - baseline) > EPS) {
+    const r = (sign * (score - baseline)) / Math.abs(reference - baseline);
+    return r > 0 ? SOFT_CAP * Math.tanh(r / SOFT_CAP) : Math.max(REWARD_MIN, r);
+  }
+  const r = (sign * (score - baseline)) / (Math.abs(baseline) + EPS);
+  return Math.max(REWARD_MIN, Math.min(RELATIVE_CLIP_HIGH, r));
+}
+
+export interface GroupSlot {
+  reward: number;
+  /** The proposal passed the gate (a repaired one too). */
+  valid: boolean;
+  /** Written by the repair step rather than the proposer: always charged REWARD_MIN. */
+  repaired?: boolean;
+}
+
+export interface GroupAdvantages {
+  /** The rewards credited (after the repaired charge and the tie collapse). */
+  rewards: number[];
+  advantages: number[];
+  mode: "no_signal" | "rloo+max";
+  tau: number;
+}
+
+/** HarnessTTT's group advantages (SAH's `compute_task_group_v2`; see the header). */
+export function groupAdvantages(slots: readonly GroupSlot[], o: { alpha?: number; zeroRangeEps?: number } = {}): GroupAdvantages {
+  const alpha = o.alpha ?? SHARPEN_ALPHA;
+  const eps = o.zeroRangeEps ?? ZERO_RANGE_EPS;
+  const rewards = slots.map((s) => (s.repaired ? REWARD_MIN : s.reward));
+  const valid = rewards.filter((_, i) => slots[i]?.valid);
+  const range = valid.length ? Math.max(...valid) - Math.min(...valid) : 0;
+  const allValid = slots.every((s) => s.valid);
+  const noSignal = allValid && range < eps;
+  if (valid.length && range < eps && !allValid) {
+    const vm = valid.reduce((a, b) => a + b, 0) / valid.length;
+    slots.forEach((s, i) => {
+      if (s.valid) rewards[i] = vm;
+    });
+  }
+  slots.forEach((s, i) => {
+    if (s.repaired) rewards[i] = REWARD_MIN;
+  });
+  const tau = Math.max(range / 4, 1e-6);
+  if (noSignal) return { rewards, advantages: rewards.map(() => 0), mode: "no_signal", tau };
+  const k = rewards.length;
+  const total = rewards.reduce((a, b) => a + b, 0);
+  const max = Math.max(...rewards);
+  const exps = rewards.map((r) => Math.exp((r - max) / Math.max(tau, EPS)));
+  const z = exps.reduce((a, b) => a + b, 0);
+  const advantages = rewards.map((r, i) => {
+    const loo = k < 2 ? 0 : r - (total - r) / (k - 1);
+    return (1 - alpha) * loo + alpha * ((exps[i] as number) / z - 1 / k);
+  });
+  return { rewards, advantages, mode: "rloo+max", tau };
+}
+
+/** The default minimum of valid proposals: SAH's 6 of 8, scaled to K and rounded up. */
+export const defaultMinValid = (k: number): number => (k <= 0 ? 0 : Math.max(1, Math.ceil((6 * k) / 8)));
+
+export type ProposalGateMode = { kind: "off" } | { kind: "all" } | { kind: "min"; min: number };
+
+/** SAH's gate modes: "off", "all", or "min<N>" with 1 ≤ N ≤ K. */
+export function parseProposalGate(mode: string, k: number): ProposalGateMode {
+  if (mode === "off" || mode === "all") return { kind: mode };
+  const m = /^min(\d+)$/.exec(mode);
+  const n = m ? Number(m[1]) : Number.NaN;
+  if (Number.isInteger(n) && n >= 1 && n <= k) return { kind: "min", min: n };
+  throw new RangeError(`unknown proposal gate ${JSON.stringify(mode)}: expected off, all, or min<N> with 1 <= N <= ${k}`);
+}
+
+/** Whether a round may go on to rollouts: fewer valid proposals than the gate's minimum fails the round. */
+export function proposalGate(
+  validCount: number,
+  k: number,
+  mode: ProposalGateMode = { kind: "min", min: defaultMinValid(k) },
+): { passed: boolean; minValid: number; message?: string } {
+  const minValid = mode.kind === "off" ? 0 : mode.kind === "all" ? k : mode.min;
+  if (validCount >= minValid) return { passed: true, minValid };
+  return { passed: false, minValid, message: `only ${validCount}/${k} valid proposals (minimum ${minValid} required)` };
 }

@@ -1,5 +1,6 @@
 import { ModelError } from "./errors.ts";
 import { type EndpointOptions, OpenAICompatibleModel } from "./openai-compatible.ts";
+import type { ChatRequest, ChatResponse } from "./types.ts";
 
 export interface CheckReport {
   ok: boolean;
@@ -11,16 +12,17 @@ export interface CheckReport {
 
 /** `hone models check`: list the endpoint's models, then make one tiny tool-calling request. */
 export async function checkEndpoint(opts: EndpointOptions, env: NodeJS.ProcessEnv = process.env): Promise<CheckReport> {
-  const client = new OpenAICompatibleModel({ ...opts, timeoutMs: opts.timeoutMs ?? 30_000 }, env);
+  const client = new OpenAICompatibleModel({ ...opts, timeouts: { attempt: 30, first_byte: 30, ...opts.timeouts } }, env);
   const report: CheckReport = { ok: false, baseUrl: opts.baseUrl, model: opts.model, steps: [] };
   try {
     report.models = await client.listModels();
     const listed = report.models.includes(opts.model);
+    const window = listed ? await client.contextWindow() : undefined;
     report.steps.push({
       step: "list models",
       ok: listed,
       detail: listed
-        ? `${report.models.length} model(s); "${opts.model}" is served`
+        ? `${report.models.length} model(s); "${opts.model}" is served${window ? ` with a context window of ${window} tokens` : ""}`
         : `"${opts.model}" is not among the served models: ${report.models.slice(0, 20).join(", ") || "(none)"}`,
     });
     if (!listed) return report;
@@ -28,53 +30,70 @@ export async function checkEndpoint(opts: EndpointOptions, env: NodeJS.ProcessEn
     report.steps.push({ step: "list models", ok: false, detail: err instanceof ModelError ? err.message : String(err) });
     return report;
   }
+  await checkToolCall(client, report);
+  return report;
+}
+
+const PING: ChatRequest = {
+  messages: [
+    { role: "system", content: 'You are a connectivity check. Call the tool ping with the argument word set to "pong".' },
+    { role: "user", content: "Call ping now." },
+  ],
+  tools: [
+    {
+      type: "function",
+      function: {
+        name: "ping",
+        description: "Answer a connectivity check.",
+        parameters: { type: "object", properties: { word: { type: "string" } }, required: ["word"] },
+      },
+    },
+  ],
+  sampling: { max_tokens: 64, temperature: 0 },
+};
+
+/**
+ * One tiny tool-calling request, with `tool_choice: "required"` first. vLLM releases before `required` was added
+ * refuse it with a 400; then the check asks again with "auto" and says so (hone itself only ever sends "auto").
+ */
+async function checkToolCall(client: OpenAICompatibleModel, report: CheckReport): Promise<void> {
+  let note = "";
+  let res: ChatResponse;
   try {
-    const res = await client.complete({
-      messages: [
-        { role: "system", content: 'You are a connectivity check. Call the tool ping with the argument word set to "pong".' },
-        { role: "user", content: "Call ping now." },
-      ],
-      tools: [
-        {
-          type: "function",
-          function: {
-            name: "ping",
-            description: "Answer a connectivity check.",
-            parameters: { type: "object", properties: { word: { type: "string" } }, required: ["word"] },
-          },
-        },
-      ],
-      tool_choice: "required",
-      sampling: { max_tokens: 64, temperature: 0 },
-    });
-    const call = res.message.tool_calls[0];
-    if (!call) {
-      report.steps.push({
-        step: "tool call",
-        ok: false,
-        detail:
-          "the model answered without a tool call; tool calling may be off (vLLM: --enable-auto-tool-choice --tool-call-parser <parser>)",
-      });
-      return report;
-    }
-    let parsed = true;
     try {
-      JSON.parse(call.function.arguments || "{}");
-    } catch {
-      parsed = false;
+      res = await client.complete({ ...PING, tool_choice: "required" });
+    } catch (err) {
+      if (!(err instanceof ModelError) || (err.kind !== "bad_request" && err.kind !== "no_tool_support")) throw err;
+      note = ` (tool_choice "required" was refused, so "auto" was used: ${err.message.slice(0, 200)})`;
+      res = await client.complete({ ...PING, tool_choice: "auto" });
     }
-    report.steps.push({
-      step: "tool call",
-      ok: parsed,
-      detail: parsed
-        ? `called ${call.function.name} in ${Math.round(res.latency_ms)} ms (${res.usage.total_tokens} tokens)`
-        : `called ${call.function.name} but its arguments are not valid JSON: ${call.function.arguments.slice(0, 200)}`,
-    });
-    report.ok = parsed;
   } catch (err) {
     report.steps.push({ step: "tool call", ok: false, detail: err instanceof ModelError ? err.message : String(err) });
+    return;
   }
-  return report;
+  const call = res.message.tool_calls[0];
+  if (!call) {
+    report.steps.push({
+      step: "tool call",
+      ok: false,
+      detail: `the model answered without a tool call; tool calling may be off (vLLM: --enable-auto-tool-choice --tool-call-parser <parser>)${note}`,
+    });
+    return;
+  }
+  let parsed = true;
+  try {
+    JSON.parse(call.function.arguments || "{}");
+  } catch {
+    parsed = false;
+  }
+  report.steps.push({
+    step: "tool call",
+    ok: parsed,
+    detail: parsed
+      ? `called ${call.function.name} in ${Math.round(res.latency_ms)} ms (${res.usage.total_tokens} tokens)${note}`
+      : `called ${call.function.name} but its arguments are not valid JSON: ${call.function.arguments.slice(0, 200)}${note}`,
+  });
+  report.ok = parsed;
 }
 
 /**
@@ -82,7 +101,7 @@ export async function checkEndpoint(opts: EndpointOptions, env: NodeJS.ProcessEn
  * (404) passes; an unreachable endpoint, a refused key or a model the list does not contain fails.
  */
 export async function preflight(opts: EndpointOptions, env: NodeJS.ProcessEnv = process.env): Promise<ModelError | undefined> {
-  const client = new OpenAICompatibleModel({ ...opts, timeoutMs: 15_000 }, env);
+  const client = new OpenAICompatibleModel({ ...opts, timeouts: { first_byte: 5, ...opts.timeouts } }, env);
   try {
     const models = await client.listModels();
     if (models.length > 0 && !models.includes(opts.model)) {

@@ -1,11 +1,15 @@
-import type { ChatRequest } from "./types.ts";
+import { isKnownNonReasoningModel, isOpenAIReasoningModel } from "./model-family.ts";
+import type { ChatMessage, ChatRequest } from "./types.ts";
 
 /**
  * How a request body is written for a server family.
  * - `vllm`: local OpenAI-compatible servers (vLLM, llama.cpp, Ollama, LM Studio). Sends every sampling field
- *   including vLLM's extras (top_k, repetition_penalty, chat_template_kwargs) and uses `max_tokens`.
- * - `openai`: hosted APIs. No vLLM-only fields, `max_completion_tokens`, and temperature/top_p left to the API
- *   unless `keepSampling` is set (several hosted reasoning models reject them).
+ *   including vLLM's extras (top_k, repetition_penalty, chat_template_kwargs) and uses `max_tokens`. The model's
+ *   reasoning goes back on assistant messages as `reasoning`, the field vLLM's chat parser hands to the template
+ *   (interleaved thinking: Qwen3, GLM, gpt-oss templates decide what to render); servers that do not know it ignore it.
+ * - `openai`: hosted APIs. No vLLM-only fields, `max_completion_tokens`, temperature/top_p left to the API unless
+ *   `keepSampling` is set, and for reasoning models (o-series, gpt-5) no penalties or seed either. Reasoning text is
+ *   never sent back: OpenAI's chat API rejects unknown message fields and keeps its own reasoning server-side.
  */
 export type Dialect = "vllm" | "openai";
 
@@ -13,18 +17,27 @@ export interface DialectOptions {
   dialect: Dialect;
   model: string;
   keepSampling?: boolean;
+  /** Ask for a server-sent-event stream with usage in its last chunk. */
+  stream?: boolean;
 }
 
+/**
+ * The body of one chat completion. Key order is fixed by this code (cache keys hash the serialised body); fields
+ * added later come after the older ones, so a request that uses none of them keeps its key.
+ */
 export function buildRequestBody(request: ChatRequest, opts: DialectOptions): Record<string, unknown> {
   const s = request.sampling ?? {};
-  const body: Record<string, unknown> = { model: opts.model, messages: request.messages };
-  if (request.tools && request.tools.length > 0) {
+  const body: Record<string, unknown> = { model: opts.model, messages: wireMessages(request.messages, opts.dialect) };
+  const hasTools = request.tools !== undefined && request.tools.length > 0;
+  if (hasTools) {
     body.tools = request.tools;
     body.tool_choice = request.tool_choice ?? "auto";
   }
-  if (s.seed !== undefined) body.seed = s.seed;
-  if (s.presence_penalty !== undefined) body.presence_penalty = s.presence_penalty;
-  if (s.frequency_penalty !== undefined) body.frequency_penalty = s.frequency_penalty;
+  // Reasoning models reject penalties and seed; `keepSampling` is the explicit request to send them anyway.
+  const tuning = opts.dialect === "vllm" || opts.keepSampling || !isOpenAIReasoningModel(opts.model);
+  if (tuning && s.seed !== undefined) body.seed = s.seed;
+  if (tuning && s.presence_penalty !== undefined) body.presence_penalty = s.presence_penalty;
+  if (tuning && s.frequency_penalty !== undefined) body.frequency_penalty = s.frequency_penalty;
   if (opts.dialect === "vllm") {
     if (s.temperature !== undefined) body.temperature = s.temperature;
     if (s.top_p !== undefined) body.top_p = s.top_p;
@@ -32,12 +45,38 @@ export function buildRequestBody(request: ChatRequest, opts: DialectOptions): Re
     if (s.top_k !== undefined) body.top_k = s.top_k;
     if (s.repetition_penalty !== undefined) body.repetition_penalty = s.repetition_penalty;
     if (s.chat_template_kwargs !== undefined) body.chat_template_kwargs = s.chat_template_kwargs;
+    if (s.reasoning_effort !== undefined) body.reasoning_effort = s.reasoning_effort;
   } else {
     if (opts.keepSampling) {
       if (s.temperature !== undefined) body.temperature = s.temperature;
       if (s.top_p !== undefined) body.top_p = s.top_p;
     }
     if (s.max_tokens !== undefined) body.max_completion_tokens = s.max_tokens;
+    if (s.reasoning_effort !== undefined && !isKnownNonReasoningModel(opts.model)) body.reasoning_effort = s.reasoning_effort;
+  }
+  // OpenAI refuses parallel_tool_calls without tools; vLLM accepts it either way.
+  if (hasTools && s.parallel_tool_calls !== undefined) body.parallel_tool_calls = s.parallel_tool_calls;
+  if (opts.stream) {
+    body.stream = true;
+    body.stream_options = { include_usage: true };
   }
   return body;
+}
+
+/**
+ * Messages as the dialect's servers accept them. An assistant message without tool calls always has string
+ * content (OpenAI refuses `content: null` there); reasoning goes back only in the vllm dialect.
+ */
+export function wireMessages(messages: readonly ChatMessage[], dialect: Dialect): readonly ChatMessage[] {
+  let changed = false;
+  const out = messages.map((m) => {
+    if (m.role !== "assistant") return m;
+    const emptyText = m.content === null && !m.tool_calls?.length;
+    const dropReasoning = m.reasoning !== undefined && (dialect === "openai" || m.reasoning === "");
+    if (!emptyText && !dropReasoning) return m;
+    changed = true;
+    const { reasoning, ...rest } = m;
+    return { ...rest, content: emptyText ? "" : m.content, ...(dropReasoning ? {} : { reasoning }) };
+  });
+  return changed ? out : messages;
 }

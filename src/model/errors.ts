@@ -7,6 +7,7 @@ export type ModelFailureKind =
   | "unauthorized"
   | "unknown_model"
   | "bad_request"
+  | "context_length"
   | "no_tool_support"
   | "bad_response"
   | "replay_miss";
@@ -19,18 +20,35 @@ const RETRYABLE: ReadonlySet<ModelFailureKind> = new Set([
   "bad_response",
 ]);
 
+export interface ModelErrorOptions {
+  url: string;
+  status?: number;
+  retryAfterMs?: number;
+  contextWindow?: number;
+  promptTokens?: number;
+}
+
+/**
+ * A model call failed. `context_length` (the prompt does not fit the model's window) is not retried as it is:
+ * the agent loop compacts the conversation and tries once more.
+ */
 export class ModelError extends Error {
   readonly kind: ModelFailureKind;
   readonly status?: number;
   readonly url: string;
   readonly retryAfterMs?: number;
-  constructor(kind: ModelFailureKind, message: string, opts: { url: string; status?: number; retryAfterMs?: number }) {
+  /** For `context_length`: the window and the prompt's size in tokens, where the server's message says them. */
+  readonly contextWindow?: number;
+  readonly promptTokens?: number;
+  constructor(kind: ModelFailureKind, message: string, opts: ModelErrorOptions) {
     super(message);
     this.name = "ModelError";
     this.kind = kind;
     this.url = opts.url;
     this.status = opts.status;
     this.retryAfterMs = opts.retryAfterMs;
+    this.contextWindow = opts.contextWindow;
+    this.promptTokens = opts.promptTokens;
   }
   get retryable(): boolean {
     return RETRYABLE.has(this.kind);

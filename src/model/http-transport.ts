@@ -1,69 +1,152 @@
-import { Agent as HttpAgent, request as httpRequest } from "node:http";
+import { type ClientRequest, Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import type { Socket } from "node:net";
+import { ClientTimeout } from "./error-map.ts";
 
 const httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 256 });
 const httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: 256 });
 
+export interface TransportOptions {
+  /** Time to open the TCP (and TLS) connection; a reused keep-alive socket skips it. */
+  connectTimeoutMs?: number;
+}
+
 /**
  * A `fetch` for the openai SDK over node:http(s) with keep-alive sockets. Node 20's built-in fetch (undici) costs
  * about 0.6 ms more per loopback call, which dominates an agent step against a local server (see bench/).
- * Supports what the SDK uses: method, headers, a string or byte body, and an AbortSignal.
+ * Supports what the SDK uses: method, headers, a string or byte body, and an AbortSignal. A successful
+ * `text/event-stream` answer is handed over as it arrives (streamed completions); any other answer is read whole.
  */
-export const nodeFetch: typeof fetch = (input, init) =>
-  new Promise((resolve, reject) => {
-    const url = new URL(typeof input === "string" ? input : input instanceof URL ? input.href : input.url);
-    const signal = init?.signal ?? undefined;
-    if (signal?.aborted) {
-      reject(signal.reason ?? new DOMException("aborted", "AbortError"));
-      return;
-    }
-    const headers = plainHeaders(init?.headers);
-    const body = init?.body;
-    let payload: Buffer | undefined;
-    if (typeof body === "string") payload = Buffer.from(body);
-    else if (body instanceof Uint8Array) payload = Buffer.from(body);
-    else if (body instanceof ArrayBuffer) payload = Buffer.from(body);
-    else if (body != null) {
-      // Streams and form data are not used by chat completions; hand them to the platform fetch.
-      fetch(input, init).then(resolve, reject);
-      return;
-    }
-    if (payload) headers["content-length"] = String(payload.length);
-    const https = url.protocol === "https:";
-    const req = (https ? httpsRequest : httpRequest)(
-      url,
-      { method: init?.method ?? "GET", headers, agent: https ? httpsAgent : httpAgent },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("error", reject);
-        // A connection reset mid-body ends the response without "end"; that is a dropped connection, retried.
-        res.on("close", () => {
-          if (!res.complete) reject(Object.assign(new Error("the connection was reset mid-response"), { code: "ECONNRESET" }));
-        });
-        res.on("end", () => {
-          const h = new Headers();
-          for (const [k, v] of Object.entries(res.headers)) {
-            if (Array.isArray(v)) for (const x of v) h.append(k, x);
-            else if (v !== undefined) h.set(k, v);
-          }
+export function nodeFetchWith(t: TransportOptions = {}): typeof fetch {
+  return (input, init) =>
+    new Promise((resolve, reject) => {
+      const url = new URL(typeof input === "string" ? input : input instanceof URL ? input.href : input.url);
+      const signal = init?.signal ?? undefined;
+      if (signal?.aborted) {
+        reject(signal.reason ?? new DOMException("aborted", "AbortError"));
+        return;
+      }
+      const headers = plainHeaders(init?.headers);
+      const body = init?.body;
+      let payload: Buffer | undefined;
+      if (typeof body === "string") payload = Buffer.from(body);
+      else if (body instanceof Uint8Array) payload = Buffer.from(body);
+      else if (body instanceof ArrayBuffer) payload = Buffer.from(body);
+      else if (body != null) {
+        // Streams and form data are not used by chat completions; hand them to the platform fetch.
+        fetch(input, init).then(resolve, reject);
+        return;
+      }
+      if (payload) headers["content-length"] = String(payload.length);
+      const https = url.protocol === "https:";
+      const req = (https ? httpsRequest : httpRequest)(
+        url,
+        { method: init?.method ?? "GET", headers, agent: https ? httpsAgent : httpAgent },
+        (res) => {
           const status = res.statusCode ?? 500;
-          const bytes = Buffer.concat(chunks);
-          if (status >= 200 && status < 300 && status !== 204) {
-            resolve(lightResponse(url.href, status, res.statusMessage ?? "", h, bytes));
+          const h = responseHeaders(res);
+          const ok = status >= 200 && status < 300 && status !== 204;
+          if (ok && String(res.headers["content-type"] ?? "").startsWith("text/event-stream")) {
+            resolve(new Response(eventStream(res), { status, statusText: res.statusMessage, headers: h }));
             return;
           }
-          const nullBody = status === 204 || status === 304;
-          resolve(new Response(nullBody ? null : bytes, { status, statusText: res.statusMessage, headers: h }));
-        });
-      },
-    );
-    const onAbort = () => req.destroy(Object.assign(new Error("The operation was aborted."), { name: "AbortError" }));
-    signal?.addEventListener("abort", onAbort, { once: true });
-    req.on("close", () => signal?.removeEventListener("abort", onAbort));
-    req.on("error", reject);
-    req.end(payload);
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("error", reject);
+          // A connection reset mid-body ends the response without "end"; that is a dropped connection, retried.
+          res.on("close", () => {
+            if (!res.complete) reject(Object.assign(new Error("the connection was reset mid-response"), { code: "ECONNRESET" }));
+          });
+          res.on("end", () => {
+            const bytes = Buffer.concat(chunks);
+            if (ok) {
+              resolve(lightResponse(url.href, status, res.statusMessage ?? "", h, bytes));
+              return;
+            }
+            const nullBody = status === 204 || status === 304;
+            resolve(new Response(nullBody ? null : errorBody(bytes), { status, statusText: res.statusMessage, headers: h }));
+          });
+        },
+      );
+      const onAbort = () => req.destroy(Object.assign(new Error("The operation was aborted."), { name: "AbortError" }));
+      signal?.addEventListener("abort", onAbort, { once: true });
+      req.on("close", () => signal?.removeEventListener("abort", onAbort));
+      req.on("error", reject);
+      if (t.connectTimeoutMs) limitConnect(req, https, t.connectTimeoutMs);
+      req.end(payload);
+    });
+}
+
+/** The transport with no connect limit of its own (the SDK's timeout still bounds every request). */
+export const nodeFetch: typeof fetch = nodeFetchWith();
+
+/** Worded without "time out": the SDK would report a bare "Request timed out." instead and drop this cause. */
+export const connectLimitMessage = (ms: number) => `no connection within the connect limit of ${ms / 1000} s`;
+
+function limitConnect(req: ClientRequest, https: boolean, ms: number): void {
+  req.on("socket", (socket: Socket) => {
+    if (!socket.connecting) return;
+    const timer = setTimeout(() => req.destroy(new ClientTimeout(connectLimitMessage(ms))), ms);
+    socket.once(https ? "secureConnect" : "connect", () => clearTimeout(timer));
+    socket.once("close", () => clearTimeout(timer));
   });
+}
+
+function responseHeaders(res: IncomingMessage): Headers {
+  const h = new Headers();
+  for (const [k, v] of Object.entries(res.headers)) {
+    if (Array.isArray(v)) for (const x of v) h.append(k, x);
+    else if (v !== undefined) h.set(k, v);
+  }
+  return h;
+}
+
+/** The response body as a web stream, chunk by chunk; a reset connection errors the stream. */
+function eventStream(res: IncomingMessage): ReadableStream<Uint8Array> {
+  let done = false;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      const fail = (err: Error) => {
+        if (done) return;
+        done = true;
+        controller.error(err);
+      };
+      res.on("data", (c: Buffer) => {
+        if (!done) controller.enqueue(new Uint8Array(c.buffer, c.byteOffset, c.byteLength));
+      });
+      res.on("end", () => {
+        if (done) return;
+        done = true;
+        controller.close();
+      });
+      res.on("error", fail);
+      res.on("close", () => {
+        if (!res.complete) fail(Object.assign(new Error("the connection was reset mid-stream"), { code: "ECONNRESET" }));
+      });
+    },
+    cancel() {
+      done = true;
+      res.destroy();
+    },
+  });
+}
+
+/**
+ * Error bodies in the shape the SDK reads (`{"error": {...}}`). Older vLLM releases answer with the error's fields
+ * at the top level (`{"object": "error", "message": …}`), which the SDK would report as "no body".
+ */
+function errorBody(bytes: Buffer<ArrayBuffer>): Buffer<ArrayBuffer> {
+  if (bytes.length === 0 || bytes.length > 1_000_000) return bytes;
+  try {
+    const v = JSON.parse(bytes.toString("utf8")) as Record<string, unknown>;
+    if (v && typeof v === "object" && !("error" in v) && typeof v.message === "string") {
+      return Buffer.from(JSON.stringify({ error: { message: v.message, type: v.type, param: v.param ?? null, code: v.code } }));
+    }
+  } catch {
+    // Not JSON: the SDK passes the text through as the message.
+  }
+  return bytes;
+}
 
 function plainHeaders(h: HeadersInit | undefined): Record<string, string> {
   const out: Record<string, string> = {};

@@ -3,6 +3,7 @@ import { OFFLINE_MODEL_ID } from "./offline/server.ts";
 import { startOfflineServerThread } from "./offline/threaded.ts";
 import { OpenAICompatibleModel } from "./openai-compatible.ts";
 import { defaultRetryPolicy, type RetryPolicy, withRetries } from "./retry.ts";
+import { resolveTimeouts, type Timeouts } from "./timeouts.ts";
 import type { ChatModel } from "./types.ts";
 
 export interface ModelSettings {
@@ -12,7 +13,10 @@ export interface ModelSettings {
   dialect?: Dialect;
   apiKeyEnv?: string;
   keepSampling?: boolean;
-  timeoutMs?: number;
+  /** Stream every call (true) or none (false); unset follows the harness's `llm_config.stream`. */
+  stream?: boolean;
+  /** Seconds per limit (timeouts.ts); unset ones take the defaults. */
+  timeouts?: Partial<Timeouts>;
   /** Added latency per call of the in-process offline model. */
   offlineLatencyMs?: number;
   retry?: Partial<RetryPolicy>;
@@ -32,10 +36,13 @@ export interface ResolvedModel {
  * loopback, so the same HTTP client, retries and records run as with a real endpoint.
  */
 export async function resolveModel(s: ModelSettings): Promise<ResolvedModel> {
-  const retry = { ...defaultRetryPolicy, ...s.retry };
+  const retry = { ...defaultRetryPolicy, totalMs: resolveTimeouts(s.timeouts).total * 1000, ...s.retry };
   if (s.model === OFFLINE_MODEL_ID && !s.baseUrl) {
     const server = await startOfflineServerThread({ latencyMs: s.offlineLatencyMs });
-    const client = new OpenAICompatibleModel({ baseUrl: server.url, model: OFFLINE_MODEL_ID, dialect: "vllm" }, {});
+    const client = new OpenAICompatibleModel(
+      { baseUrl: server.url, model: OFFLINE_MODEL_ID, dialect: "vllm", stream: s.stream, timeouts: s.timeouts },
+      {},
+    );
     return {
       model: withRetries(client, retry),
       baseUrl: server.url,
@@ -51,7 +58,8 @@ export async function resolveModel(s: ModelSettings): Promise<ResolvedModel> {
     dialect: s.dialect,
     apiKeyEnv: s.apiKeyEnv,
     keepSampling: s.keepSampling,
-    timeoutMs: s.timeoutMs,
+    stream: s.stream,
+    timeouts: s.timeouts,
   });
   return { model: withRetries(client, retry), baseUrl: s.baseUrl, modelName: s.model, offline: false, close: async () => {} };
 }

@@ -6,6 +6,8 @@ export interface RetryPolicy {
   maxAttempts: number;
   baseDelayMs: number;
   maxDelayMs: number;
+  /** Cap on one call, every attempt and backoff included (the `total` timeout); unset: no cap. */
+  totalMs?: number;
   /** Uniform random in [0,1); injectable so tests are deterministic. */
   random?: () => number;
   sleep?: (ms: number) => Promise<void>;
@@ -31,23 +33,68 @@ export function withRetries(model: ChatModel, policy: RetryPolicy = defaultRetry
     async complete(request: ChatRequest, signal?: AbortSignal): Promise<ChatResponse> {
       const started = performance.now();
       const faults: { kind: string; message: string }[] = [];
-      for (let attempt = 1; ; attempt++) {
-        try {
-          const res = await model.complete(request, signal);
-          return { ...res, attempts: attempt, latency_ms: performance.now() - started, ...(faults.length ? { faults } : {}) };
-        } catch (err) {
-          if (err instanceof ModelError) faults.push({ kind: err.kind, message: err.message.slice(0, 300) });
-          if (!(err instanceof ModelError) || !err.retryable || attempt >= policy.maxAttempts || signal?.aborted) {
-            if (err instanceof ModelError && err.retryable && attempt >= policy.maxAttempts) {
-              throw new ModelError(err.kind, `${err.message} (gave up after ${attempt} attempts)`, err);
+      const cap = callCap(policy.totalMs, signal, model);
+      try {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            const res = await model.complete(request, cap.signal);
+            return { ...res, attempts: attempt, latency_ms: performance.now() - started, ...(faults.length ? { faults } : {}) };
+          } catch (raw) {
+            const err = cap.reached() ? cap.error(faults.at(-1)?.message, attempt) : raw;
+            if (err instanceof ModelError) faults.push({ kind: err.kind, message: err.message.slice(0, 300) });
+            if (
+              !(err instanceof ModelError) ||
+              !err.retryable ||
+              cap.reached() ||
+              attempt >= policy.maxAttempts ||
+              signal?.aborted
+            ) {
+              if (err instanceof ModelError && err.retryable && attempt >= policy.maxAttempts && !cap.reached()) {
+                throw new ModelError(err.kind, `${err.message} (gave up after ${attempt} attempts)`, err);
+              }
+              throw err;
             }
-            throw err;
+            const delayMs = backoffDelay(attempt, policy, err.retryAfterMs);
+            if (cap.left() <= delayMs) throw cap.error(err.message, attempt);
+            policy.onRetry?.({ attempt, delayMs, error: err });
+            await (policy.sleep ?? realSleep)(delayMs);
           }
-          const delayMs = backoffDelay(attempt, policy, err.retryAfterMs);
-          policy.onRetry?.({ attempt, delayMs, error: err });
-          await (policy.sleep ?? realSleep)(delayMs);
         }
+      } finally {
+        cap.dispose();
       }
+    },
+  };
+}
+
+/** The `total` limit of one call as a signal for its attempts, joined with the caller's (the rollout's deadline). */
+function callCap(totalMs: number | undefined, outer: AbortSignal | undefined, model: ChatModel) {
+  const error = (lastFault: string | undefined, attempts: number) =>
+    new ModelError(
+      "timeout",
+      `no answer within the call's total timeout of ${(totalMs ?? 0) / 1000} s (${attempts} attempt(s))${lastFault ? `; last fault: ${lastFault}` : ""}`,
+      { url: model.id },
+    );
+  if (totalMs === undefined)
+    return { signal: outer, reached: () => false, left: () => Number.POSITIVE_INFINITY, error, dispose() {} };
+  const controller = new AbortController();
+  const end = performance.now() + totalMs;
+  let reached = false;
+  const onOuter = () => controller.abort();
+  outer?.addEventListener("abort", onOuter, { once: true });
+  if (outer?.aborted) controller.abort();
+  const timer = setTimeout(() => {
+    reached = true;
+    controller.abort();
+  }, totalMs);
+  return {
+    signal: controller.signal,
+    reached: () => reached,
+    left: () => end - performance.now(),
+    error,
+    dispose() {
+      clearTimeout(timer);
+      outer?.removeEventListener("abort", onOuter);
     },
   };
 }

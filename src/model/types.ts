@@ -1,8 +1,12 @@
-/** One OpenAI-style chat message. Tool calls carry their arguments as the raw JSON string the model wrote. */
+/**
+ * One OpenAI-style chat message. Tool calls carry their arguments as the raw JSON string the model wrote. An
+ * assistant message keeps the model's `reasoning` text when the server returned one (vLLM's `reasoning` or
+ * `reasoning_content`); whether it goes back to the server is the dialect's choice (dialect.ts).
+ */
 export type ChatMessage =
   | { role: "system"; content: string }
   | { role: "user"; content: string }
-  | { role: "assistant"; content: string | null; tool_calls?: ToolCall[] }
+  | { role: "assistant"; content: string | null; tool_calls?: ToolCall[]; reasoning?: string }
   | { role: "tool"; tool_call_id: string; content: string };
 
 export interface ToolCall {
@@ -27,7 +31,16 @@ export interface Sampling {
   frequency_penalty?: number;
   repetition_penalty?: number;
   chat_template_kwargs?: Record<string, unknown>;
+  /** Reasoning models (OpenAI o-series and gpt-5, vLLM's gpt-oss and others): how hard to think. */
+  reasoning_effort?: ReasoningEffort;
+  /** Whether the model may call several tools in one turn; sent only when set and tools are offered. */
+  parallel_tool_calls?: boolean;
+  /** Ask for a server-sent-event stream (the harness's `llm_config.stream`; a model setting overrides it). */
+  stream?: boolean;
 }
+
+export const REASONING_EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh"] as const;
+export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
 
 export interface ChatRequest {
   messages: ChatMessage[];
@@ -42,10 +55,13 @@ export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** Part of completion_tokens spent thinking, where the server reports it (`completion_tokens_details`). */
+  reasoning_tokens?: number;
 }
 
 export interface ChatResponse {
-  message: { content: string | null; tool_calls: ToolCall[] };
+  /** Tool calls keep the server's ids; a call the server gave no id has `id: ""` (the agent loop names it). */
+  message: { content: string | null; tool_calls: ToolCall[]; reasoning?: string };
   finish_reason: string;
   usage: Usage;
   /** Wall-clock time of the call as seen by the client, retries included. */
@@ -54,6 +70,11 @@ export interface ChatResponse {
   attempts: number;
   model: string;
   cached?: boolean;
+  /**
+   * The model's context window in tokens as the client knew it when it made the call (vLLM's `max_model_len` from
+   * /v1/models); recorded with the response so a replay compacts exactly as the run did.
+   */
+  context_window?: number;
   /** Retried failures on the way to this response (kind and message), for the records. */
   faults?: { kind: string; message: string }[];
 }
@@ -72,4 +93,5 @@ export function addUsage(into: Usage, more: Usage): void {
   into.prompt_tokens += more.prompt_tokens;
   into.completion_tokens += more.completion_tokens;
   into.total_tokens += more.total_tokens;
+  if (more.reasoning_tokens !== undefined) into.reasoning_tokens = (into.reasoning_tokens ?? 0) + more.reasoning_tokens;
 }

@@ -5,14 +5,17 @@ import {
   addUsage,
   type ChatMessage,
   type ChatModel,
+  type ChatResponse,
   type Sampling,
   type ToolDefinition,
   type Usage,
   zeroUsage,
 } from "../model/types.ts";
 import type { TrajectorySink } from "../store/trajectory.ts";
+import { ContextKeeper, defaultContextBudget } from "./context-keeper.ts";
 import { type Environment, type ToolOutcome, toolError } from "./environment.ts";
 import { type LoopView, type Middleware, MiddlewareChain, type MiddlewareNote } from "./middleware.ts";
+import { withCallIds } from "./tool-call-ids.ts";
 
 export type StopReason = "finish" | "budget_spent" | "iteration_cap" | "time_limit" | "model_stopped" | "model_error";
 
@@ -90,6 +93,19 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
   const notes: MiddlewareNote[] = [];
   let nudges = 0;
   let modelCalls = 0;
+  // The context window: compacted before a call when the harness has hone:context_budget, and once after the server
+  // refuses a prompt as too long whether it has or not (with the default parameters then).
+  const budget = o.middlewares.find((m) => m.contextBudget)?.contextBudget;
+  const budgeted = budget !== undefined;
+  const keeper = new ContextKeeper(budget ?? defaultContextBudget(), o.sampling.max_tokens ?? 0, JSON.stringify(o.tools).length);
+  const callIds = new Set<string>();
+  const compacted = (c: ReturnType<ContextKeeper["beforeCall"]>, iteration: number, refusal?: string): boolean => {
+    if (!c) return false;
+    messages.splice(0, messages.length, ...c.compaction.messages);
+    o.trajectory.write({ type: "compaction", iteration, ...c.record, ...(refusal ? { refusal } : {}) });
+    return true;
+  };
+
   // One deadline signal for the whole rollout (not a controller and timer per call); clients add a listener per
   // request, so the listener limit is lifted on this short-lived signal.
   const deadline = new AbortController();
@@ -99,6 +115,22 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
     return await loop();
   } finally {
     clearTimeout(deadlineTimer);
+  }
+
+  /** One model call; a context-length refusal compacts the conversation and tries once more. */
+  async function call(iteration: number): Promise<ChatResponse> {
+    const request = () => o.model.complete({ messages, tools: o.tools, sampling: o.sampling }, deadline.signal);
+    let response: ChatResponse;
+    try {
+      // The list is not copied: nothing appends to it while the call is in flight.
+      response = await request();
+    } catch (err) {
+      if (!(err instanceof ModelError) || err.kind !== "context_length") throw err;
+      if (!compacted(keeper.afterRefusal(err, messages), iteration, err.message.slice(0, 500))) throw err;
+      response = await request();
+    }
+    keeper.observe(response, messages);
+    return response;
   }
 
   async function loop(): Promise<AgentLoopResult> {
@@ -111,10 +143,10 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
         o.trajectory.write({ type: "message", iteration, role: m.role, content: m.content, source: "middleware" });
       flushNotes(notes, iteration);
 
-      let response: Awaited<ReturnType<ChatModel["complete"]>>;
+      if (budgeted) compacted(keeper.beforeCall(messages), iteration);
+      let response: ChatResponse;
       try {
-        // The list is not copied: nothing appends to it while the call is in flight.
-        response = await o.model.complete({ messages, tools: o.tools, sampling: o.sampling }, deadline.signal);
+        response = await call(iteration);
       } catch (err) {
         if (deadline.signal.aborted) return result("time_limit", iteration - 1, modelCalls);
         // A replay that meets an unrecorded request cannot continue faithfully: that is the run's failure, not the rollout's.
@@ -133,11 +165,24 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
         usage: response.usage,
         finish_reason: response.finish_reason,
         cached: response.cached ?? false,
+        ...(response.context_window !== undefined ? { context_window: response.context_window } : {}),
         ...(response.faults?.length ? { faults: response.faults } : {}),
       });
-      const calls = response.message.tool_calls;
-      messages.push({ role: "assistant", content: response.message.content, ...(calls.length ? { tool_calls: calls } : {}) });
-      o.trajectory.write({ type: "assistant", iteration, content: response.message.content, tool_calls: calls });
+      const calls = withCallIds(response.message.tool_calls, iteration, callIds);
+      const reasoning = response.message.reasoning;
+      messages.push({
+        role: "assistant",
+        content: response.message.content,
+        ...(calls.length ? { tool_calls: calls } : {}),
+        ...(reasoning ? { reasoning } : {}),
+      });
+      o.trajectory.write({
+        type: "assistant",
+        iteration,
+        content: response.message.content,
+        tool_calls: calls,
+        ...(reasoning ? { reasoning } : {}),
+      });
       await chain.afterModel(view(), response, notes);
       flushNotes(notes, iteration);
 

@@ -1,3 +1,4 @@
+import type { ContextBudgetParams } from "../harness/middleware-params.ts";
 import type { ChatMessage, ChatResponse } from "../model/types.ts";
 
 /** What a middleware can read about the rollout. Views are copies: a hook changes things only by what it returns. */
@@ -38,6 +39,8 @@ export interface Middleware {
   afterModel?(view: LoopView, response: ChatResponse): Maybe<{ note?: string }>;
   beforeTool?(view: LoopView, call: ToolCallView): Maybe<BeforeToolResult>;
   afterTool?(view: LoopView, call: ToolCallView, output: string): Maybe<AfterToolResult>;
+  /** Built-in hone:context_budget only: the agent loop keeps the conversation inside the window with these. */
+  contextBudget?: ContextBudgetParams;
 }
 
 export type MiddlewareNote = { middleware: string; hook: string; note: string };

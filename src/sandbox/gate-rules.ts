@@ -9,13 +9,17 @@ export const GATE_RULES = {
   "no-import": "no import, import() or import.meta: generated code has no modules",
   "unknown-global": "only the language's own built-ins and what ctx gives are available",
   "no-eval": "no eval, Function or other code built from strings",
-  "no-constructor": "no .constructor access: constructor chains lead out of the sandbox's objects",
+  "no-constructor":
+    'no .constructor, ["constructor"], a "constructor" string or destructuring it: constructor chains lead to code from strings',
   "no-proto": "no __proto__, prototype writes or prototype-changing calls",
   "no-with": "no with statements",
-  "no-computed-on-root": "no computed member access on ctx, this, globalThis, arguments or built-in namespaces",
+  "no-computed-on-root":
+    "no computed member access (x[…], literal keys included) or computed destructuring on ctx, this, arguments or a global namespace (globalThis, Object, Reflect, Function, Math, JSON, Promise, Symbol)",
   "no-getter-on-global": "no accessors defined on the global object or via __defineGetter__/__lookupGetter__",
   "no-callee": "no arguments.callee or .caller",
-  "no-reflection": "no Proxy or Reflect",
+  "no-reflection": "no Proxy, Reflect, Object.getPrototypeOf or property descriptors (getOwnPropertyDescriptor[s])",
+  "no-global-this": "no this outside a method, class field or static block: elsewhere it can be the global object",
+  "no-global-var": "a top-level var may not take the name of a global: it would start out holding the global itself",
   "missing-entry":
     "a tool must define function run(ctx, args); a middleware at least one of beforeModel, afterModel, beforeTool, afterTool",
 } as const;
@@ -80,18 +84,72 @@ export const NAMED_REFUSALS: Record<string, GateRule> = {
   Reflect: "no-reflection",
 };
 
-/** Roots on which computed member access (x[expr]) is refused. */
-export const COMPUTED_ROOTS = new Set([
-  "ctx",
-  "globalThis",
-  "arguments",
-  "Object",
-  "Reflect",
+/** Global namespaces on which computed member access (x[expr]) is refused, when the name is not shadowed. */
+export const COMPUTED_ROOTS = new Set(["globalThis", "Object", "Reflect", "Function", "Math", "JSON", "Promise", "Symbol"]);
+
+/** Member names that read prototypes or property descriptors (values reached without a member access). */
+export const REFLECTION_CALLS = new Set(["getPrototypeOf", "getOwnPropertyDescriptor", "getOwnPropertyDescriptors"]);
+
+/**
+ * The names on the isolate's global object once hone's bootstrap has run (checked against a live isolate by the
+ * tests). A top-level `var` of one of these names would not shadow it but start out holding it.
+ */
+export const ISOLATE_GLOBALS = new Set([
+  "AggregateError",
+  "Array",
+  "ArrayBuffer",
+  "BigInt",
+  "BigInt64Array",
+  "BigUint64Array",
+  "Boolean",
+  "DataView",
+  "Date",
+  "Error",
+  "EvalError",
+  "Float32Array",
+  "Float64Array",
   "Function",
-  "Math",
+  "Infinity",
+  "Int16Array",
+  "Int32Array",
+  "Int8Array",
   "JSON",
+  "Map",
+  "Math",
+  "NaN",
+  "Number",
+  "Object",
   "Promise",
+  "Proxy",
+  "RangeError",
+  "ReferenceError",
+  "Reflect",
+  "RegExp",
+  "Set",
+  "String",
   "Symbol",
+  "SyntaxError",
+  "TypeError",
+  "URIError",
+  "Uint16Array",
+  "Uint32Array",
+  "Uint8Array",
+  "Uint8ClampedArray",
+  "WeakMap",
+  "WeakSet",
+  "decodeURI",
+  "decodeURIComponent",
+  "encodeURI",
+  "encodeURIComponent",
+  "escape",
+  "eval",
+  "globalThis",
+  "isFinite",
+  "isNaN",
+  "parseFloat",
+  "parseInt",
+  "undefined",
+  "unescape",
 ]);
 
 /** Calls that change prototypes or define accessors. */

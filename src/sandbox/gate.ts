@@ -9,8 +9,10 @@ import {
   MIDDLEWARE_HOOKS,
   NAMED_REFUSALS,
   PROTO_CALLS,
+  REFLECTION_CALLS,
   TOOL_ENTRY,
 } from "./gate-rules.ts";
+import { type ScopeFacts, scopeFacts } from "./gate-scope.ts";
 
 export interface Refusal {
   rule: GateRule;
@@ -32,63 +34,18 @@ const at = (n: Node): { line: number; column: number } => {
   return { line: loc?.start.line ?? 0, column: (loc?.start.column ?? 0) + 1 };
 };
 
-function propName(member: AnyNode): string | undefined {
-  const p = member.property as AnyNode;
-  if (!member.computed && p.type === "Identifier") return p.name as string;
-  if (p.type === "Literal" && typeof p.value === "string") return p.value;
-  if (p.type === "TemplateLiteral" && (p.expressions as unknown[]).length === 0)
-    return ((p.quasis as AnyNode[])[0]?.value as { cooked?: string } | undefined)?.cooked;
+/** The name a key spells: an identifier (when not computed), a string literal or a template without expressions. */
+function keyName(key: AnyNode, computed: boolean): string | undefined {
+  if (!computed && key.type === "Identifier") return key.name as string;
+  if (key.type === "Literal" && typeof key.value === "string") return key.value;
+  if (key.type === "TemplateLiteral" && (key.expressions as unknown[]).length === 0)
+    return ((key.quasis as AnyNode[])[0]?.value as { cooked?: string } | undefined)?.cooked;
   return undefined;
 }
 
-function rootName(n: AnyNode): string | undefined {
-  if (n.type === "Identifier") return n.name as string;
-  if (n.type === "ThisExpression") return "this";
-  return undefined;
-}
+const propName = (member: AnyNode) => keyName(member.property as AnyNode, member.computed === true);
 
-/** Names bound anywhere in the program (functions, parameters, variables, classes, catch clauses). */
-function declaredNames(ast: Node): Set<string> {
-  const names = new Set<string>();
-  const addPattern = (p: AnyNode | null | undefined): void => {
-    if (!p) return;
-    switch (p.type) {
-      case "Identifier":
-        names.add(p.name as string);
-        break;
-      case "ObjectPattern":
-        for (const prop of p.properties as AnyNode[])
-          addPattern((prop.type === "RestElement" ? prop.argument : prop.value) as AnyNode);
-        break;
-      case "ArrayPattern":
-        for (const el of p.elements as (AnyNode | null)[]) addPattern(el);
-        break;
-      case "RestElement":
-        addPattern(p.argument as AnyNode);
-        break;
-      case "AssignmentPattern":
-        addPattern(p.left as AnyNode);
-        break;
-    }
-  };
-  const fn = (n: AnyNode) => {
-    if (n.id) addPattern(n.id as AnyNode);
-    for (const p of n.params as AnyNode[]) addPattern(p);
-  };
-  ancestor(ast, {
-    VariableDeclarator: (n) => addPattern((n as unknown as AnyNode).id as AnyNode),
-    FunctionDeclaration: (n) => fn(n as unknown as AnyNode),
-    FunctionExpression: (n) => fn(n as unknown as AnyNode),
-    ArrowFunctionExpression: (n) => fn(n as unknown as AnyNode),
-    ClassDeclaration: (n) => addPattern((n as unknown as AnyNode).id as AnyNode),
-    ClassExpression: (n) => addPattern((n as unknown as AnyNode).id as AnyNode),
-    CatchClause: (n) => addPattern((n as unknown as AnyNode).param as AnyNode),
-    LabeledStatement: (n) => names.add(((n as unknown as AnyNode).label as AnyNode).name as string),
-  });
-  return names;
-}
-
-/** Identifiers that are references (not property names, keys or labels). */
+/** Identifiers that are references or bindings (not property names, keys or labels). */
 function isReference(node: AnyNode, parent: AnyNode | undefined): boolean {
   if (!parent) return true;
   if (
@@ -109,53 +66,85 @@ function isReference(node: AnyNode, parent: AnyNode | undefined): boolean {
   return true;
 }
 
-/** Runs every gate rule over a source; an empty list means the code may run in the sandbox. */
-export function gate(source: string, kind: CodeKind): Refusal[] {
-  const refusals: Refusal[] = [];
-  const refuse = (rule: GateRule, node: Node | undefined, detail?: string) => {
-    const pos = node ? at(node) : { line: 1, column: 1 };
-    refusals.push({ rule, message: detail ? `${GATE_RULES[rule]}: ${detail}` : GATE_RULES[rule], ...pos });
-  };
-  if (Buffer.byteLength(source) > MAX_SOURCE_BYTES) {
-    refuse("size", undefined, `${Buffer.byteLength(source)} bytes`);
-    return refusals;
+/** Whether `this` here is bound by a method, a class field or a static block (not possibly the global object). */
+function thisIsBound(ancestors: AnyNode[]): boolean {
+  for (let i = ancestors.length - 2; i >= 0; i--) {
+    const n = ancestors[i] as AnyNode;
+    const parent = ancestors[i - 1];
+    if (n.type === "StaticBlock" || n.type === "PropertyDefinition") return true;
+    if (n.type === "FunctionExpression" || n.type === "FunctionDeclaration")
+      return (
+        parent?.type === "MethodDefinition" ||
+        (parent?.type === "Property" && (parent.method === true || parent.kind === "get" || parent.kind === "set"))
+      );
   }
-  let ast: Node;
-  try {
-    ast = parse(source, { ecmaVersion: 2024, sourceType: "script", locations: true, allowReturnOutsideFunction: false });
-  } catch (err) {
-    const e = err as SyntaxError & { loc?: { line: number; column: number } };
-    if (/import|export/.test(e.message))
-      refusals.push({
-        rule: "no-import",
-        message: `${GATE_RULES["no-import"]}: ${e.message}`,
-        line: e.loc?.line ?? 1,
-        column: (e.loc?.column ?? 0) + 1,
-      });
-    else
-      refusals.push({
-        rule: "syntax",
-        message: `${GATE_RULES.syntax}: ${e.message}`,
-        line: e.loc?.line ?? 1,
-        column: (e.loc?.column ?? 0) + 1,
-      });
-    return refusals;
-  }
-  const declared = declaredNames(ast);
+  return false;
+}
 
-  const visitors: AncestorVisitors<unknown> = {
+/** What the object of a computed lookup is, when it is one the rule protects. */
+function protectedRoot(object: AnyNode, facts: ScopeFacts): string | undefined {
+  if (object.type === "ThisExpression") return "this";
+  if (object.type !== "Identifier") return undefined;
+  const name = object.name as string;
+  if (facts.ctx.has(object)) return name;
+  if (name === "arguments") return name;
+  if (facts.free.has(object) && COMPUTED_ROOTS.has(name)) return name;
+  return undefined;
+}
+
+/** `globalThis` not shadowed, or `this` where it can be the global object. */
+const isGlobalObject = (n: AnyNode | undefined, facts: ScopeFacts, ancestors: AnyNode[]) =>
+  n !== undefined &&
+  ((n.type === "ThisExpression" && !thisIsBound(ancestors)) ||
+    (n.type === "Identifier" && n.name === "globalThis" && facts.free.has(n)));
+
+type Refuse = (rule: GateRule, node: Node | undefined, detail?: string) => void;
+
+function visitors(refuse: Refuse, facts: ScopeFacts): AncestorVisitors<unknown> {
+  const computedPattern = (pattern: AnyNode, source: AnyNode | null | undefined) => {
+    if (pattern.type !== "ObjectPattern" || !source) return;
+    const root = protectedRoot(source, facts);
+    if (!root) return;
+    for (const p of pattern.properties as AnyNode[])
+      if (p.type === "Property" && p.computed) refuse("no-computed-on-root", p, `{ [expr]: … } = ${root}`);
+  };
+  return {
     ImportExpression: (n) => refuse("no-import", n),
     MetaProperty: (n) => refuse("no-import", n, "import.meta"),
     WithStatement: (n) => refuse("no-with", n),
+    ThisExpression: (n, _s, ancestors) => {
+      if (!thisIsBound(ancestors as AnyNode[])) refuse("no-global-this", n);
+    },
     Identifier: (n, _s, ancestors) => {
       const node = n as unknown as AnyNode;
-      const parent = ancestors[ancestors.length - 2] as AnyNode | undefined;
-      if (!isReference(node, parent)) return;
+      if (!isReference(node, ancestors[ancestors.length - 2] as AnyNode | undefined)) return;
       const name = node.name as string;
       if (name === "__proto__") return refuse("no-proto", n);
-      if (declared.has(name) && !(name in NAMED_REFUSALS)) return;
-      if (NAMED_REFUSALS[name]) return refuse(NAMED_REFUSALS[name] as GateRule, n, name);
-      if (!ALLOWED_GLOBALS.has(name) && !declared.has(name)) refuse("unknown-global", n, name);
+      const named = NAMED_REFUSALS[name];
+      if (named) return refuse(named, n, name);
+      if (facts.free.has(n) && !ALLOWED_GLOBALS.has(name)) refuse("unknown-global", n, name);
+    },
+    Literal: (n, _s, ancestors) => {
+      const node = n as unknown as AnyNode;
+      const parent = ancestors[ancestors.length - 2] as AnyNode | undefined;
+      if (node.value !== "constructor" || parent?.type === "MemberExpression") return;
+      const definesKey = (parent?.type === "MethodDefinition" || parent?.type === "PropertyDefinition") && parent.key === node;
+      const ownKey = parent?.type === "Property" && parent.key === node && ancestors.at(-3)?.type === "ObjectExpression";
+      if (!definesKey && !ownKey) refuse("no-constructor", n, 'the string "constructor"');
+    },
+    ObjectPattern: (n) => {
+      for (const p of (n as unknown as AnyNode).properties as AnyNode[]) {
+        if (p.type !== "Property") continue;
+        const name = keyName(p.key as AnyNode, p.computed === true);
+        if (name === "constructor") refuse("no-constructor", p, "destructuring constructor");
+        if (name === "__proto__") refuse("no-proto", p, "destructuring __proto__");
+        if (name && REFLECTION_CALLS.has(name)) refuse("no-reflection", p, `destructuring ${name}`);
+        if (name && PROTO_CALLS.has(name)) refuse("no-proto", p, `destructuring ${name}`);
+      }
+    },
+    VariableDeclarator: (n) => {
+      const d = n as unknown as AnyNode;
+      computedPattern(d.id as AnyNode, d.init as AnyNode | null);
     },
     MemberExpression: (n) => {
       const node = n as unknown as AnyNode;
@@ -166,65 +155,82 @@ export function gate(source: string, kind: CodeKind): Refusal[] {
       if (name === "callee" || name === "caller") refuse("no-callee", n, name);
       if (name && PROTO_CALLS.has(name))
         refuse(name.includes("Getter") || name.includes("Setter") ? "no-getter-on-global" : "no-proto", n, name);
-      if (node.computed && name === undefined) {
-        const root = rootName(object);
-        if (root && (COMPUTED_ROOTS.has(root) || root === "this")) refuse("no-computed-on-root", n, `${root}[…]`);
-        const objName = object.type === "MemberExpression" ? propName(object) : undefined;
-        if (objName === "prototype") refuse("no-computed-on-root", n, "….prototype[…]");
-      }
-      if (name === "defineProperty" || name === "defineProperties") {
-        // Checked at the call: accessors on the global object.
+      if (name && REFLECTION_CALLS.has(name)) refuse("no-reflection", n, name);
+      if (node.computed) {
+        const root = protectedRoot(object, facts);
+        if (root) refuse("no-computed-on-root", n, `${root}[…]`);
+        else if (name === undefined && object.type === "MemberExpression" && propName(object) === "prototype")
+          refuse("no-computed-on-root", n, "….prototype[…]");
       }
     },
-    AssignmentExpression: (n) => {
-      const left = (n as unknown as AnyNode).left as AnyNode;
-      if (left.type === "MemberExpression") {
-        const name = propName(left);
-        if (name === "prototype" || name === "__proto__") refuse("no-proto", n, `assignment to .${name}`);
-        const inner = left.object as AnyNode;
-        if (inner.type === "MemberExpression" && propName(inner) === "prototype")
-          refuse("no-proto", n, "assignment into a prototype");
-        const root = rootName(inner);
-        if (root === "this" || root === "globalThis") refuse("no-getter-on-global", n, "writes to the global object");
-      }
+    AssignmentExpression: (n, _s, ancestors) => {
+      const node = n as unknown as AnyNode;
+      const left = node.left as AnyNode;
+      computedPattern(left, node.right as AnyNode);
+      if (left.type !== "MemberExpression") return;
+      const name = propName(left);
+      if (name === "prototype" || name === "__proto__") refuse("no-proto", n, `assignment to .${name}`);
+      const inner = left.object as AnyNode;
+      if (inner.type === "MemberExpression" && propName(inner) === "prototype")
+        refuse("no-proto", n, "assignment into a prototype");
+      if (isGlobalObject(inner, facts, ancestors as AnyNode[])) refuse("no-getter-on-global", n, "writes to the global object");
     },
-    CallExpression: (n) => {
+    CallExpression: (n, _s, ancestors) => {
       const callee = (n as unknown as AnyNode).callee as AnyNode;
       const args = (n as unknown as AnyNode).arguments as AnyNode[];
-      if (callee.type === "MemberExpression") {
-        const name = propName(callee);
-        const target = args[0];
-        if (
-          (name === "defineProperty" || name === "defineProperties") &&
-          target &&
-          (target.type === "ThisExpression" || (target.type === "Identifier" && target.name === "globalThis"))
-        ) {
-          refuse("no-getter-on-global", n, name);
-        }
-        if (
-          (name === "defineProperty" || name === "defineProperties" || name === "assign") &&
-          target?.type === "MemberExpression" &&
-          propName(target) === "prototype"
-        ) {
-          refuse("no-proto", n, `${name} on a prototype`);
-        }
-      }
+      if (callee.type !== "MemberExpression") return;
+      const name = propName(callee);
+      const target = args[0];
+      if ((name === "defineProperty" || name === "defineProperties") && isGlobalObject(target, facts, ancestors as AnyNode[]))
+        refuse("no-getter-on-global", n, name);
+      if (
+        (name === "defineProperty" || name === "defineProperties" || name === "assign") &&
+        target?.type === "MemberExpression" &&
+        propName(target) === "prototype"
+      )
+        refuse("no-proto", n, `${name} on a prototype`);
     },
     NewExpression: (n) => {
       const callee = (n as unknown as AnyNode).callee as AnyNode;
       if (callee.type === "Identifier" && callee.name === "Function") refuse("no-eval", n, "new Function");
     },
   };
-  ancestor(ast, visitors, { ...base });
+}
 
-  const topLevel = new Set(
-    ((ast as unknown as AnyNode).body as AnyNode[]).flatMap((s) => {
-      if (s.type === "FunctionDeclaration") return [((s.id as AnyNode)?.name as string) ?? ""];
-      if (s.type === "VariableDeclaration")
-        return (s.declarations as AnyNode[]).map((d) => ((d.id as AnyNode).name as string) ?? "");
-      return [];
-    }),
-  );
+function parseOrRefuse(source: string, refusals: Refusal[]): Node | undefined {
+  try {
+    return parse(source, { ecmaVersion: 2024, sourceType: "script", locations: true, ranges: true });
+  } catch (err) {
+    const e = err as SyntaxError & { loc?: { line: number; column: number } };
+    const rule: GateRule = /import|export/.test(e.message) ? "no-import" : "syntax";
+    refusals.push({
+      rule,
+      message: `${GATE_RULES[rule]}: ${e.message}`,
+      line: e.loc?.line ?? 1,
+      column: (e.loc?.column ?? 0) + 1,
+    });
+    return undefined;
+  }
+}
+
+/** Runs every gate rule over a source; an empty list means the code may run in the sandbox. */
+export function gate(source: string, kind: CodeKind): Refusal[] {
+  const refusals: Refusal[] = [];
+  const refuse: Refuse = (rule, node, detail) => {
+    const pos = node ? at(node) : { line: 1, column: 1 };
+    refusals.push({ rule, message: detail ? `${GATE_RULES[rule]}: ${detail}` : GATE_RULES[rule], ...pos });
+  };
+  if (Buffer.byteLength(source) > MAX_SOURCE_BYTES) {
+    refuse("size", undefined, `${Buffer.byteLength(source)} bytes`);
+    return refusals;
+  }
+  const ast = parseOrRefuse(source, refusals);
+  if (!ast) return refusals;
+  const facts = scopeFacts(ast);
+  for (const id of facts.globalVars) refuse("no-global-var", id, (id as unknown as AnyNode).name as string);
+  ancestor(ast, visitors(refuse, facts), { ...base });
+
+  const topLevel = new Set(topLevelNames(ast));
   if (kind === "tool" && !topLevel.has(TOOL_ENTRY)) refuse("missing-entry", undefined, "no top-level function run(ctx, args)");
   if (kind === "middleware" && !MIDDLEWARE_HOOKS.some((h) => topLevel.has(h)))
     refuse("missing-entry", undefined, `no top-level ${MIDDLEWARE_HOOKS.join(", ")}`);
@@ -232,10 +238,8 @@ export function gate(source: string, kind: CodeKind): Refusal[] {
   return refusals;
 }
 
-/** Top-level function names a module defines (after it passed the gate). */
-export function topLevelFunctions(source: string): string[] {
-  const ast = parse(source, { ecmaVersion: 2024, sourceType: "script" }) as unknown as AnyNode;
-  return (ast.body as AnyNode[]).flatMap((s) => {
+function topLevelNames(ast: Node): string[] {
+  return ((ast as unknown as AnyNode).body as AnyNode[]).flatMap((s) => {
     if (s.type === "FunctionDeclaration") return [(s.id as AnyNode).name as string];
     if (s.type === "VariableDeclaration")
       return (s.declarations as AnyNode[])
@@ -243,6 +247,11 @@ export function topLevelFunctions(source: string): string[] {
         .map((d) => (d.id as AnyNode).name as string);
     return [];
   });
+}
+
+/** Top-level function names a module defines (after it passed the gate). */
+export function topLevelFunctions(source: string): string[] {
+  return topLevelNames(parse(source, { ecmaVersion: 2024, sourceType: "script" }));
 }
 
 export function formatRefusal(file: string, r: Refusal): string {

@@ -26,7 +26,8 @@ export function taskInputs(task: Pick<DiscoveryTask, "id" | "description" | "met
 /**
  * What a generated tool's ctx reaches in a discovery rollout: the current program (read), stageEdit through the
  * EVOLVE-block rules, probe (validity only, outside the budget, at most `maxProbes` per rollout), evaluate (charged,
- * the same summary evaluate_program returns) and read-only task inputs.
+ * the same summary evaluate_program returns) and read-only task inputs. Probes and evaluations are counted when
+ * they are asked for, before they start, so concurrent calls (Promise.all) cannot pass the cap or the budget.
  */
 export function discoveryToolHost(
   env: DiscoveryEnvironment,
@@ -35,6 +36,7 @@ export function discoveryToolHost(
   maxProbes: number,
 ): ToolHost {
   let probes = 0;
+  let evaluating = 0;
   return {
     taskJson: JSON.stringify({ ...task, budget: { total: env.total } }),
     program: () => env.program,
@@ -65,8 +67,15 @@ export function discoveryToolHost(
       return JSON.stringify({ valid: e.valid, reason: e.reason ?? null });
     },
     async evaluate(): Promise<string> {
-      const done = await env.evaluateCurrent();
-      return JSON.stringify(done ? done.summary : { error: `the evaluator budget (${env.total} calls) is spent` });
+      const spent = JSON.stringify({ error: `the evaluator budget (${env.total} calls) is spent` });
+      if (env.left - evaluating <= 0) return spent;
+      evaluating++;
+      try {
+        const done = await env.evaluateCurrent();
+        return done ? JSON.stringify(done.summary) : spent;
+      } finally {
+        evaluating--;
+      }
     },
   };
 }

@@ -34,6 +34,8 @@ export interface DiscoveryTask {
   cascade: { enabled: boolean; thresholds: number[] };
   /** Modules the warm program zygote imports up front (default numpy). */
   programPreload: string[];
+  /** The most processes one evaluated program may have at once (its threads count too). */
+  maxProcesses: number;
   /** Strings that must never appear in a harness (hidden data, marked secrets); the evaluator source is added at load. */
   secrets: string[];
 }
@@ -60,6 +62,7 @@ export const honeTaskSchema = z
     domain: z.string().optional(),
     secrets: z.array(z.string().min(8)).default([]),
     program_preload: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_.]*$/)).default(["numpy"]),
+    max_processes: z.number().int().min(1).max(4096).default(64),
     source: z.string().optional(),
     rules: z.string().optional(),
   })
@@ -159,6 +162,7 @@ export function loadTaskFolder(dirArg: string, overrides: { id?: string } = {}):
     secrets: [evaluatorSource, ...hone.secrets],
     cascade: { enabled: config.evaluator?.cascade_evaluation ?? false, thresholds: config.evaluator?.cascade_thresholds ?? [] },
     programPreload: hone.program_preload,
+    maxProcesses: hone.max_processes,
     source: hone.source,
     rules: hone.rules,
   };

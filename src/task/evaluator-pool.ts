@@ -1,45 +1,77 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { HoneError } from "../errors.ts";
 import type { DiscoveryTask } from "./discovery-task.ts";
 import type { Evaluation } from "./evaluation.ts";
-import { cascadeArg, evaluatorEnv, readEvaluation } from "./evaluator.ts";
-import { isolationSupport, PYTHON_DIR, resolvePython } from "./python-env.ts";
+import {
+  cascadeArg,
+  type EvaluatorExit,
+  evaluationRequest,
+  evaluatorCommand,
+  evaluatorEnv,
+  judgeExit,
+  programLimits,
+  sealed,
+} from "./evaluator.ts";
+import { makePoolDir } from "./pool-dir.ts";
+import { PYTHON_DIR, pythonInfo } from "./python-env.ts";
 import { BoundedText } from "./python-process.ts";
+import { bwrapArgs, SOCKET_DIR_INSIDE } from "./sandbox-layout.ts";
+import { type ToolChannelSource, zygoteChannel } from "./tool-channel.ts";
 
-type Message = { ready?: boolean; error?: string; id?: number; pid?: number; code?: number | null; signal?: number | null };
+type Message = Record<string, unknown> & { ready?: boolean; error?: string; id?: number };
+
+/** The longest control line a pool process may send (a reply holds a result of at most ~9 MB plus output). */
+const MAX_LINE = 24 << 20;
+/** How long past an evaluation's own timeout the host waits before it kills the evaluator process itself. */
+const BACKSTOP_MS = 10_000;
+/** The line hone_runtime writes to the evaluator's stderr when the program zygote does not answer. */
+const SANDBOX_GONE = "hone-runtime: the program sandbox is not answering";
 
 /** A long-lived Python process speaking JSON lines on stdin/stdout. */
 class LineProcess {
   readonly child: ChildProcess;
-  private readonly waiters = new Map<number, (m: Message) => void>();
+  private readonly waiters = new Map<number, (m: Message | undefined) => void>();
   private readyWaiter: ((m: Message) => void) | undefined;
   readonly stderr = new BoundedText(8000);
   exited = false;
+  readonly onExit: (() => void)[] = [];
 
   constructor(command: string, args: string[], env: NodeJS.ProcessEnv, cwd: string) {
     this.child = spawn(command, args, { env, cwd, stdio: ["pipe", "pipe", "pipe"] });
+    this.child.on("error", (err) => this.stderr.push(String(err)));
+    this.child.stdin?.on("error", () => {});
     this.child.stderr?.setEncoding("utf8").on("data", (c: string) => this.stderr.push(c));
-    createInterface({ input: this.child.stdout as NodeJS.ReadableStream }).on("line", (line) => {
-      let m: Message;
-      try {
-        m = JSON.parse(line);
-      } catch {
-        m = { ready: line.trim() === "ready" };
-      }
-      if (m.ready !== undefined && this.readyWaiter) {
-        this.readyWaiter(m);
-        this.readyWaiter = undefined;
-      } else if (m.id !== undefined) this.waiters.get(m.id)?.(m);
-    });
-    this.child.on("exit", () => {
-      this.exited = true;
-      this.readyWaiter?.({ ready: false, error: `exited: ${this.stderr.toString().trim().split("\n").slice(-3).join(" ")}` });
-      for (const w of this.waiters.values()) w({ code: null, signal: 9 });
-    });
+    const lines = createInterface({ input: this.child.stdout as NodeJS.ReadableStream, crlfDelay: Number.POSITIVE_INFINITY });
+    lines.on("line", (line) => this.receive(line));
+    this.child.on("exit", () => this.gone());
+  }
+
+  private receive(line: string): void {
+    if (line.length > MAX_LINE) {
+      this.kill();
+      return;
+    }
+    let m: Message;
+    try {
+      m = JSON.parse(line);
+    } catch {
+      return;
+    }
+    if (m.ready !== undefined && this.readyWaiter) {
+      this.readyWaiter(m);
+      this.readyWaiter = undefined;
+    } else if (typeof m.id === "number") this.waiters.get(m.id)?.(m);
+  }
+
+  private gone(): void {
+    this.exited = true;
+    const why = this.stderr.toString().trim().split("\n").slice(-3).join(" ");
+    this.readyWaiter?.({ ready: false, error: `exited: ${why}` });
+    for (const w of this.waiters.values()) w(undefined);
+    for (const f of this.onExit) f();
   }
 
   ready(timeoutMs: number): Promise<Message> {
@@ -49,47 +81,30 @@ class LineProcess {
         clearTimeout(timer);
         resolve(m);
       };
+      if (this.exited) this.gone();
     });
   }
 
-  on(id: number, handler: (m: Message) => void): void {
-    this.waiters.set(id, handler);
+  /** Sends one request and waits for its reply; undefined when the process died or the backstop passed. */
+  request(id: number, value: unknown, backstopMs: number): Promise<Message | undefined> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.kill();
+        resolve(undefined);
+      }, backstopMs);
+      this.waiters.set(id, (m) => {
+        clearTimeout(timer);
+        this.waiters.delete(id);
+        resolve(m);
+      });
+      if (this.exited) this.waiters.get(id)?.(undefined);
+      else this.child.stdin?.write(`${JSON.stringify(value)}\n`);
+    });
   }
-  off(id: number): void {
-    this.waiters.delete(id);
-  }
-  send(value: unknown): void {
-    this.child.stdin?.write(`${JSON.stringify(value)}\n`);
-  }
+
   kill(): void {
     if (!this.exited) this.child.kill("SIGKILL");
   }
-}
-
-/** The sandboxed program zygote's command line: bubblewrap around it where it works. */
-function zygoteCommand(python: string, root: string, sock: string, task: DiscoveryTask): [string, string[]] {
-  const args = [join(PYTHON_DIR, "hone_program_zygote.py"), sock, join(root, "programs"), task.programPreload.join(",")];
-  if (!isolationSupport().bwrap) return [python, args];
-  const keep = ["PATH", "LANG", "OPENBLAS_CORETYPE"]
-    .filter((k) => process.env[k])
-    .map((k) => ["--setenv", k, process.env[k] as string]);
-  const groups: string[][] = [
-    ["--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session"],
-    ["--ro-bind", "/", "/"],
-    ["--dev", "/dev"],
-    ["--proc", "/proc"],
-    ["--tmpfs", "/tmp"],
-    ["--tmpfs", task.dir],
-    ["--bind", root, root],
-    // hone's own Python files stay visible even when hone itself lives under /tmp (a CI clone, say).
-    ["--ro-bind", PYTHON_DIR, PYTHON_DIR],
-    ["--clearenv"],
-    ...keep,
-    ["--setenv", "OMP_NUM_THREADS", "1"],
-    ["--setenv", "OPENBLAS_NUM_THREADS", "1"],
-    [python, ...args],
-  ];
-  return ["bwrap", groups.flat()];
 }
 
 export interface PoolOptions {
@@ -98,34 +113,37 @@ export interface PoolOptions {
   startTimeoutMs?: number;
 }
 
+const failed = (reason: string, seconds: number): Evaluation => ({ valid: false, reason, metrics: {}, artifacts: {}, seconds });
+
 /**
- * Warm evaluation for one task: evaluator processes that have already imported the evaluator fork a fresh child
- * per evaluation, and a sandboxed zygote forks each candidate program's process. Same rules as a cold evaluation
- * (timeout with process-group kill, memory limit, scrubbed environment) and the same scores, bit for bit.
+ * Warm evaluation for one task. Evaluator processes (each in its own bubblewrap sandbox where it works) have
+ * imported the evaluator and fork a fresh child per evaluation; a separate sandboxed zygote forks each candidate
+ * program's process into namespaces of its own. Programs and results travel over pipes and a socket only hone's
+ * processes hold; the pool's folder holds nothing but that socket. Same rules and the same scores, bit for bit,
+ * as a cold run. A dead zygote or evaluator is replaced, and the evaluation it cost is recorded as failed.
  */
 export class EvaluatorPool {
   private readonly idle: LineProcess[] = [];
-  private readonly all: LineProcess[] = [];
+  private readonly all = new Set<LineProcess>();
   private readonly queue: ((p: LineProcess) => void)[] = [];
   private zygote: LineProcess | undefined;
+  private zygoteStarting: Promise<LineProcess> | undefined;
   private nextId = 1;
   private closed = false;
+  private starting = 0;
 
   private constructor(
     readonly task: DiscoveryTask,
     private readonly root: string,
-    private readonly python: string,
+    private readonly startTimeoutMs: number,
   ) {}
 
   static async start(task: DiscoveryTask, opts: PoolOptions = {}): Promise<EvaluatorPool> {
-    const root = mkdtempSync(join(tmpdir(), "hone-pool-"));
-    mkdirSync(join(root, "programs"));
-    mkdirSync(join(root, "evals"));
-    const pool = new EvaluatorPool(task, root, resolvePython(task.python));
+    pythonInfo(task.python);
+    const pool = new EvaluatorPool(task, makePoolDir(), opts.startTimeoutMs ?? 60_000);
     try {
-      await pool.startZygote(opts.startTimeoutMs ?? 60_000);
       const size = Math.max(1, opts.size ?? 2);
-      await Promise.all(Array.from({ length: size }, () => pool.startEvaluator(opts.startTimeoutMs ?? 60_000)));
+      await Promise.all([pool.ensureZygote(), ...Array.from({ length: size }, () => pool.startEvaluator())]);
     } catch (err) {
       pool.close();
       throw err;
@@ -133,120 +151,131 @@ export class EvaluatorPool {
     return pool;
   }
 
-  private get socket(): string {
-    return join(this.root, "zygote.sock");
+  private get socketDir(): string {
+    return join(this.root, "sock");
   }
 
-  private async startZygote(timeoutMs: number): Promise<void> {
-    const [cmd, args] = zygoteCommand(this.python, this.root, this.socket, this.task);
-    this.zygote = new LineProcess(cmd, args, { PATH: process.env.PATH ?? "/usr/bin:/bin" }, this.root);
-    const m = await this.zygote.ready(timeoutMs);
-    if (!m.ready) throw new HoneError("evaluatorFailed", `the program sandbox for ${this.task.id} did not start: ${m.error}`);
-  }
-
-  private async startEvaluator(timeoutMs: number): Promise<LineProcess> {
-    const env = { ...evaluatorEnv(this.task, this.root), HONE_PROGRAM_SOCKET: this.socket };
-    const p = new LineProcess(
-      this.python,
-      [join(PYTHON_DIR, "hone_pool.py"), this.task.evaluatorPath, cascadeArg(this.task)],
+  private zygoteCommand(): [string, string[]] {
+    const python = pythonInfo(this.task.python);
+    const inside = sealed(this.task) ? SOCKET_DIR_INSIDE : this.socketDir;
+    const config = {
+      socket: join(inside, "zygote.sock"),
+      preload: this.task.programPreload,
+      limits: programLimits(this.task, this.socketDir),
+    };
+    const script = [join(PYTHON_DIR, "hone_program_zygote.py"), JSON.stringify(config)];
+    if (!sealed(this.task)) return [python.executable, script];
+    const env = { PATH: "/usr/bin:/bin", LANG: process.env.LANG, OMP_NUM_THREADS: "1", OPENBLAS_NUM_THREADS: "1" };
+    const spec = {
+      python,
+      readOnly: [PYTHON_DIR],
+      binds: [[this.socketDir, SOCKET_DIR_INSIDE, true]] as [string, string, boolean][],
       env,
-      this.root,
-    );
-    const m = await p.ready(timeoutMs);
+      setuid: true,
+    };
+    return ["bwrap", bwrapArgs(spec, [python.executable, ...script])];
+  }
+
+  /** The running zygote, started (again) if it is not running. */
+  private ensureZygote(): Promise<LineProcess> {
+    if (this.zygote && !this.zygote.exited) return Promise.resolve(this.zygote);
+    this.zygoteStarting ??= (async () => {
+      const [cmd, args] = this.zygoteCommand();
+      const z = new LineProcess(cmd, args, { PATH: process.env.PATH ?? "/usr/bin:/bin" }, this.root);
+      const m = await z.ready(this.startTimeoutMs);
+      if (!m.ready) {
+        z.kill();
+        throw new HoneError("evaluatorFailed", `the program sandbox for ${this.task.id} did not start: ${m.error}`);
+      }
+      this.zygote = z;
+      return z;
+    })().finally(() => {
+      this.zygoteStarting = undefined;
+    });
+    return this.zygoteStarting;
+  }
+
+  private async startEvaluator(): Promise<LineProcess> {
+    this.starting++;
+    try {
+      return await this.spawnEvaluator();
+    } finally {
+      this.starting--;
+    }
+  }
+
+  private async spawnEvaluator(): Promise<LineProcess> {
+    const inside = sealed(this.task) ? "/tmp" : join(this.root, "work");
+    const socket = join(sealed(this.task) ? SOCKET_DIR_INSIDE : this.socketDir, "zygote.sock");
+    const env = { ...evaluatorEnv(this.task, inside), HONE_PROGRAM_SOCKET: socket };
+    const options = JSON.stringify({ own_pid_namespace: sealed(this.task) });
+    const script = [join(PYTHON_DIR, "hone_pool.py"), this.task.evaluatorPath, cascadeArg(this.task), options];
+    const [cmd, args] = evaluatorCommand(this.task, script, env, this.socketDir);
+    const p = new LineProcess(cmd, args, env, this.root);
+    const m = await p.ready(this.startTimeoutMs);
     if (!m.ready) {
       p.kill();
       throw new HoneError("evaluatorFailed", `the evaluator ${this.task.evaluatorPath} failed to load: ${m.error}`);
     }
-    this.all.push(p);
+    this.all.add(p);
+    p.onExit.push(() => this.all.delete(p));
     this.release(p);
     return p;
   }
 
   private release(p: LineProcess): void {
+    if (p.exited || this.closed) return;
     const next = this.queue.shift();
     if (next) next(p);
     else this.idle.push(p);
   }
 
-  private acquire(): Promise<LineProcess> {
+  private async acquire(): Promise<LineProcess> {
+    for (let p = this.idle.pop(); p; p = this.idle.pop()) if (!p.exited) return p;
+    // Every evaluator of a full pool may have died: keep the pool at its size.
+    if (this.all.size + this.starting === 0) await this.startEvaluator();
     const p = this.idle.pop();
-    return p ? Promise.resolve(p) : new Promise((resolve) => this.queue.push(resolve));
+    return p ?? new Promise((resolve) => this.queue.push(resolve));
   }
 
   async evaluate(program: string, opts: { timeoutSec?: number; memoryMb?: number } = {}): Promise<Evaluation> {
     if (this.closed) throw new Error("the evaluator pool is closed");
-    let worker = await this.acquire();
-    if (worker.exited) {
-      this.all.splice(this.all.indexOf(worker), 1);
-      worker = await this.startEvaluator(60_000).then(() => this.acquire());
-    }
-    const id = this.nextId++;
-    const dir = join(this.root, "evals", String(id));
-    mkdirSync(dir);
-    const programPath = join(dir, `program${this.task.programExtension}`);
-    const resultPath = join(dir, "hone_result.json");
-    writeFileSync(programPath, program);
-    const timeoutSec = opts.timeoutSec ?? this.task.timeoutSec;
     const started = performance.now();
-    try {
-      const { code, signal, timedOut } = await new Promise<{ code: number | null; signal: number | null; timedOut: boolean }>(
-        (resolve) => {
-          let timer: NodeJS.Timeout | undefined;
-          let timedOut = false;
-          worker.on(id, (m) => {
-            if (m.pid !== undefined) {
-              const pid = m.pid;
-              timer = setTimeout(() => {
-                timedOut = true;
-                try {
-                  process.kill(-pid, "SIGKILL");
-                } catch {
-                  // already gone
-                }
-              }, timeoutSec * 1000);
-            } else {
-              clearTimeout(timer);
-              resolve({ code: m.code ?? null, signal: m.signal ?? null, timedOut });
-            }
-          });
-          worker.send({
-            id,
-            program: programPath,
-            result: resultPath,
-            memory_mb: opts.memoryMb ?? this.task.memoryMb,
-            stdout: join(dir, "stdout.txt"),
-            stderr: join(dir, "stderr.txt"),
-          });
-        },
-      );
-      worker.off(id);
-      const read = (name: string) => {
-        try {
-          const text = readFileSync(join(dir, name), "utf8");
-          const b = new BoundedText(20_000);
-          b.push(text);
-          return b.toString();
-        } catch {
-          return "";
-        }
-      };
-      return await readEvaluation(
-        this.task,
-        resultPath,
-        {
-          code,
-          signal: signal ? (`SIG${signal === 9 ? "KILL" : signal}` as NodeJS.Signals) : null,
-          stdout: read("stdout.txt"),
-          stderr: read("stderr.txt"),
-          seconds: (performance.now() - started) / 1000,
-          timedOut,
-        },
-        timeoutSec,
-      );
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-      this.release(worker);
+    const seconds = () => (performance.now() - started) / 1000;
+    const zygote = await this.ensureZygote();
+    const worker = await this.acquire();
+    const timeoutSec = opts.timeoutSec ?? this.task.timeoutSec;
+    const id = this.nextId++;
+    const request = { id, timeout: timeoutSec, ...evaluationRequest(this.task, program, opts.memoryMb ?? this.task.memoryMb) };
+    const reply = await worker.request(id, request, timeoutSec * 1000 + BACKSTOP_MS);
+    if (worker.exited) this.replaceLater();
+    else this.release(worker);
+    if (!reply) return failed("the evaluator process died during this evaluation; it is not scored", seconds());
+    const lostSandbox = typeof reply.stderr === "string" && reply.stderr.includes(SANDBOX_GONE);
+    if (lostSandbox || zygote.exited || zygote !== this.zygote) {
+      if (!zygote.exited) zygote.kill(); // it stopped answering: start afresh
+      return failed("the program sandbox stopped during this evaluation; it is not scored", seconds());
     }
+    const exit: EvaluatorExit = {
+      code: typeof reply.code === "number" ? reply.code : null,
+      signal: typeof reply.signal === "number" ? (`SIG${reply.signal === 9 ? "KILL" : reply.signal}` as NodeJS.Signals) : null,
+      timedOut: reply.timed_out === true,
+      result: typeof reply.result === "string" ? reply.result : undefined,
+      stdout: typeof reply.stdout === "string" ? reply.stdout : "",
+      stderr: typeof reply.stderr === "string" ? reply.stderr : "",
+      seconds: seconds(),
+    };
+    return judgeExit(this.task, exit, timeoutSec);
+  }
+
+  /** Generated Python tools' calls run in the same program zygote as evaluated programs. */
+  toolChannel(): ToolChannelSource {
+    return zygoteChannel(join(this.socketDir, "zygote.sock"));
+  }
+
+  /** A replacement for an evaluator that died, started in the background (the next acquire also starts one). */
+  private replaceLater(): void {
+    if (!this.closed) this.startEvaluator().catch(() => {});
   }
 
   close(): void {

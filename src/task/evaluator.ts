@@ -1,73 +1,115 @@
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DiscoveryTask } from "./discovery-task.ts";
 import { type Evaluation, judgeMetrics } from "./evaluation.ts";
-import { COMPAT_DIR, isolationSupport, PYTHON_DIR, resolvePython } from "./python-env.ts";
-import { type ProcessResult, runProcess } from "./python-process.ts";
+import { COMPAT_DIR, isolationSupport, PYTHON_DIR, pythonInfo } from "./python-env.ts";
+import { runProcess } from "./python-process.ts";
+import { bwrapArgs, type SandboxSpec, SOCKET_DIR_INSIDE } from "./sandbox-layout.ts";
 
 const RUNNER = join(PYTHON_DIR, "hone_eval_runner.py");
+/** The largest result an evaluator may hand back (its runner caps metrics and artifacts well below this). */
+export const MAX_RESULT_BYTES = 9 << 20;
 
 /** Variables a Python evaluator may see; everything else (API keys above all) stays out of its environment. */
 const PASSED_ENV = ["PATH", "LANG", "LC_ALL", "TZ", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "PYENV_ROOT", "PYENV_VERSION"];
+
+/** Whether evaluations of this task run sealed under bubblewrap. */
+export const sealed = (task: DiscoveryTask) => isolationSupport(task.python).bwrap;
+
+/** What hone_sandbox.py applies to every program of this task (the zygote's and the cold path's settings). */
+export function programLimits(task: DiscoveryTask, socketDir?: string): Record<string, unknown> {
+  const bwrap = sealed(task);
+  const hide = [task.dir, ...task.pythonPath, ...(socketDir ? [bwrap ? SOCKET_DIR_INSIDE : socketDir] : [])];
+  return { hide, readonly_root: !bwrap, nobody: true, max_processes: task.maxProcesses };
+}
 
 export function evaluatorEnv(task: DiscoveryTask, scratch: string, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { HOME: scratch, TMPDIR: scratch, PYTHONDONTWRITEBYTECODE: "1", PYTHONHASHSEED: "0" };
   for (const k of PASSED_ENV) if (base[k] !== undefined) env[k] = base[k];
   for (const k of ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"]) env[k] = "1";
   env.PYTHONPATH = [task.dir, ...task.pythonPath, PYTHON_DIR, COMPAT_DIR].join(":");
-  if (isolationSupport().bwrap) {
-    env.HONE_BWRAP = "1";
-    env.HONE_HIDE_DIRS = task.dir;
-  }
   return { ...env, ...task.env };
+}
+
+/** The evaluator's sandbox: the interpreter, hone's Python files, the task folder and its python_path, read-only. */
+export function evaluatorSandbox(task: DiscoveryTask, env: NodeJS.ProcessEnv, socketDir?: string): SandboxSpec {
+  return {
+    python: pythonInfo(task.python),
+    readOnly: [PYTHON_DIR, task.dir, ...task.pythonPath],
+    binds: socketDir ? [[socketDir, SOCKET_DIR_INSIDE, false]] : [],
+    env,
+    // Without a zygote the evaluator starts each program's process itself, which drops to an unprivileged user.
+    setuid: !socketDir,
+  };
+}
+
+/** The command that starts a Python evaluator process: under bubblewrap where it works, else directly. */
+export function evaluatorCommand(
+  task: DiscoveryTask,
+  script: string[],
+  env: NodeJS.ProcessEnv,
+  socketDir?: string,
+): [string, string[]] {
+  const python = pythonInfo(task.python).executable;
+  if (!sealed(task)) return [python, script];
+  return ["bwrap", bwrapArgs(evaluatorSandbox(task, env, socketDir), [python, ...script])];
 }
 
 export const cascadeArg = (task: DiscoveryTask) =>
   JSON.stringify({ enabled: task.cascade.enabled, thresholds: task.cascade.thresholds });
 
-/** Reads the runner's result file and judges it; shared by the cold path and the warm pool. */
-export async function readEvaluation(
-  task: DiscoveryTask,
-  resultPath: string,
-  proc: Pick<ProcessResult, "code" | "signal" | "stdout" | "stderr" | "seconds" | "timedOut">,
-  timeoutSec: number,
-): Promise<Evaluation> {
-  const artifacts = { stderr: proc.stderr || undefined, stdout: proc.stdout || undefined };
-  if (proc.timedOut) {
-    return {
-      valid: false,
-      reason: `the evaluator did not finish within ${timeoutSec} s and was killed`,
-      metrics: {},
-      artifacts,
-      seconds: proc.seconds,
-      timedOut: true,
-    };
-  }
-  let raw: { metrics?: Record<string, unknown>; artifacts?: Record<string, unknown>; error?: string };
+/** How one evaluator process ended, as the cold path and the warm pool both report it. */
+export interface EvaluatorExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  /** The text the evaluator handed back on its result pipe (never a file it or the program could write). */
+  result?: string;
+  stdout: string;
+  stderr: string;
+  seconds: number;
+}
+
+const invalid = (reason: string, exit: EvaluatorExit, extra: Partial<Evaluation> = {}): Evaluation => ({
+  valid: false,
+  reason,
+  metrics: {},
+  artifacts: { stderr: exit.stderr || undefined, stdout: exit.stdout || undefined },
+  seconds: exit.seconds,
+  ...extra,
+});
+
+function parseResult(
+  text: string | undefined,
+): { metrics?: Record<string, unknown>; artifacts?: Record<string, unknown>; error?: string } | undefined {
+  if (!text) return undefined;
   try {
-    raw = JSON.parse(await readFile(resultPath, "utf8"));
+    const raw = JSON.parse(text);
+    return raw && typeof raw === "object" && !Array.isArray(raw) ? raw : undefined;
   } catch {
-    const how = proc.signal ? `was killed by ${proc.signal}` : `exited with code ${proc.code}`;
-    return {
-      valid: false,
-      reason: `the evaluator ${how} without a result${proc.stderr ? `; stderr ends: ${proc.stderr.slice(-300)}` : ""}`,
-      metrics: {},
-      artifacts,
-      seconds: proc.seconds,
-    };
+    return undefined;
   }
-  if (raw.error)
-    return {
-      valid: false,
-      reason: `the evaluator raised: ${raw.error.trim().split("\n").slice(-1)[0]}`,
-      metrics: {},
-      artifacts: { ...artifacts, traceback: raw.error },
-      seconds: proc.seconds,
-    };
-  const metrics = raw.metrics ?? {};
-  const verdict = judgeMetrics(metrics, task.metric);
-  return { ...verdict, metrics, artifacts: { ...artifacts, ...(raw.artifacts ?? {}) }, seconds: proc.seconds };
+}
+
+/** Judges how an evaluator ended. Metrics are accepted only from an evaluator that exited cleanly (code 0). */
+export function judgeExit(task: DiscoveryTask, exit: EvaluatorExit, timeoutSec: number): Evaluation {
+  if (exit.timedOut)
+    return invalid(`the evaluator did not finish within ${timeoutSec} s and was killed`, exit, { timedOut: true });
+  const raw = parseResult(exit.result);
+  if (raw?.error && exit.code === 1) {
+    const last = raw.error.trim().split("\n").slice(-1)[0];
+    return invalid(`the evaluator raised: ${last}`, exit, {
+      artifacts: { stderr: exit.stderr || undefined, traceback: raw.error },
+    });
+  }
+  if (exit.code !== 0 || !raw?.metrics || typeof raw.metrics !== "object") {
+    const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+    const tail = exit.stderr ? `; stderr ends: ${exit.stderr.slice(-300)}` : "";
+    return invalid(`the evaluator ${how} without a result${tail}`, exit);
+  }
+  const artifacts = { stderr: exit.stderr || undefined, stdout: exit.stdout || undefined, ...(raw.artifacts ?? {}) };
+  return { ...judgeMetrics(raw.metrics, task.metric), metrics: raw.metrics, artifacts, seconds: exit.seconds };
 }
 
 export interface EvaluateOptions {
@@ -75,24 +117,30 @@ export interface EvaluateOptions {
   memoryMb?: number;
 }
 
-/** One evaluator call on one program text, in a fresh Python process with a scratch directory of its own. */
+/** The request an evaluator process reads: the program's text, never a path into a folder others can write. */
+export const evaluationRequest = (task: DiscoveryTask, program: string, memoryMb: number) => ({
+  program,
+  ext: task.programExtension,
+  memory_mb: memoryMb,
+});
+
+/** One evaluator call on one program text, in a fresh (sandboxed) Python process; the result comes back on a pipe. */
 export async function evaluateProgram(task: DiscoveryTask, program: string, opts: EvaluateOptions = {}): Promise<Evaluation> {
   const scratch = await mkdtemp(join(tmpdir(), "hone-eval-"));
   try {
-    const programPath = join(scratch, `program${task.programExtension}`);
-    const resultPath = join(scratch, "hone_result.json");
-    await writeFile(programPath, program);
+    const inside = sealed(task) ? "/tmp" : scratch;
+    const env = { ...evaluatorEnv(task, inside), HONE_PROGRAM_LIMITS: JSON.stringify(programLimits(task)) };
+    const [cmd, args] = evaluatorCommand(task, [RUNNER, task.evaluatorPath, cascadeArg(task)], env);
     const timeoutSec = opts.timeoutSec ?? task.timeoutSec;
-    const proc = await runProcess(
-      resolvePython(task.python),
-      [RUNNER, task.evaluatorPath, programPath, resultPath, String(opts.memoryMb ?? task.memoryMb), cascadeArg(task)],
-      {
-        cwd: scratch,
-        env: evaluatorEnv(task, scratch),
-        timeoutMs: timeoutSec * 1000,
-      },
-    );
-    return await readEvaluation(task, resultPath, proc, timeoutSec);
+    const input = JSON.stringify(evaluationRequest(task, program, opts.memoryMb ?? task.memoryMb));
+    const proc = await runProcess(cmd, args, {
+      cwd: scratch,
+      env,
+      timeoutMs: timeoutSec * 1000,
+      input,
+      resultBytes: MAX_RESULT_BYTES,
+    });
+    return judgeExit(task, proc, timeoutSec);
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }

@@ -6,27 +6,78 @@ import { HoneError } from "../errors.ts";
 export const PYTHON_DIR = join(dirname(fileURLToPath(import.meta.url)), "python");
 export const COMPAT_DIR = join(PYTHON_DIR, "compat");
 
-const interpreters = new Map<string, string>();
+/** What hone learns once about an interpreter: its real path, the folders it loads code from, and what the
+ * per-program containment (hone_sandbox.py) can do here. */
+export interface PythonInfo {
+  executable: string;
+  /** Absolute folders holding the interpreter's standard library and packages (read-only in the sandbox). */
+  roots: string[];
+  namespaces: boolean;
+  /** Whether a contained program can run as an unprivileged user (always, unless hone runs as root and the
+   * interpreter lives under a folder closed to other users, such as a 0700 /root, outside bubblewrap). */
+  unprivileged: boolean;
+  /** Whether the host's filesystem can be made read-only for a program without bubblewrap. */
+  readonlyRoot: boolean;
+  reason?: string;
+}
+
+const PROBE = `
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+import hone_sandbox
+roots = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, os.path.dirname(os.path.realpath(sys.executable))]
+roots += [p for p in sys.path[1:] if os.path.isabs(p)]
+facts = json.loads(hone_sandbox.probe({"readonly_root": True}))
+print(json.dumps({"executable": sys.executable, "roots": roots, "isolation": facts}))
+`;
+
+const infos = new Map<string, PythonInfo>();
+
+/** Keeps existing folders (a zip on sys.path gives its folder), drops nested ones and those under /usr. */
+function bindRoots(paths: string[]): string[] {
+  const dirs = [...new Set(paths.map((p) => (p.endsWith(".zip") ? dirname(p) : p)))].filter(
+    (p) => p.startsWith("/") && p !== "/usr" && !p.startsWith("/usr/"),
+  );
+  const within = (p: string, q: string) => p === q || p.startsWith(`${q}/`);
+  return dirs.filter((p) => !dirs.some((q) => q !== p && within(p, q))).sort();
+}
 
 /**
  * The real interpreter behind a `python` setting (pyenv shims and the like resolve to a path), so sandboxed
- * processes that see no PATH or HOME still start the same Python with the same packages.
+ * processes that see no PATH or HOME still start the same Python with the same packages. Probed once per process
+ * with a clean environment, so only the installation's own folders count.
  */
-export function resolvePython(python: string): string {
-  const known = interpreters.get(python);
+export function pythonInfo(python: string): PythonInfo {
+  const known = infos.get(python);
   if (known) return known;
-  let path: string;
+  let raw: { executable: string; roots: string[]; isolation: Record<string, unknown> };
   try {
-    path = execFileSync(python, ["-c", "import sys; print(sys.executable)"], { encoding: "utf8", timeout: 30_000 }).trim();
+    const out = execFileSync(python, ["-c", PROBE, PYTHON_DIR], {
+      encoding: "utf8",
+      timeout: 30_000,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/" },
+    });
+    raw = JSON.parse(out.trim().split("\n").pop() ?? "");
   } catch {
     throw new HoneError(
       "badTask",
       `cannot start the task's Python interpreter "${python}"; install python3 (with numpy for the built-in tasks) or set python: in hone.yaml`,
     );
   }
-  interpreters.set(python, path);
-  return path;
+  const iso = raw.isolation;
+  const info: PythonInfo = {
+    executable: raw.executable,
+    roots: bindRoots(raw.roots),
+    namespaces: iso.namespaces === true,
+    unprivileged: iso.unprivileged_user === true,
+    readonlyRoot: iso.readonly_root === true,
+    reason: typeof iso.reason === "string" ? iso.reason : undefined,
+  };
+  infos.set(python, info);
+  return info;
 }
+
+export const resolvePython = (python: string): string => pythonInfo(python).executable;
 
 export interface IsolationSupport {
   bwrap: boolean;
@@ -35,62 +86,57 @@ export interface IsolationSupport {
   reason?: string;
 }
 
-let support: IsolationSupport | undefined;
+let bwrapChecked: { ok: boolean; reason?: string } | undefined;
 
-/** Whether bubblewrap can build the program sandbox here (checked once per process). */
-export function isolationSupport(): IsolationSupport {
-  if (support) return support;
+/** Whether bubblewrap can create its namespaces here (checked once per process). */
+function bwrapWorks(): { ok: boolean; reason?: string } {
+  if (bwrapChecked) return bwrapChecked;
   if (process.env.HONE_NO_BWRAP === "1") {
-    support = {
-      bwrap: false,
-      reason: "HONE_NO_BWRAP=1",
-      gaps: ["network access", "writes outside the scratch directory", "reading the task folder"],
-    };
-    return support;
+    bwrapChecked = { ok: false, reason: "HONE_NO_BWRAP=1" };
+    return bwrapChecked;
   }
+  const args = ["--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "true"];
   try {
-    execFileSync(
-      "bwrap",
-      [
-        "--unshare-net",
-        "--unshare-pid",
-        "--die-with-parent",
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
-        "--tmpfs",
-        "/tmp",
-        "true",
-      ],
-      { stdio: "pipe", timeout: 10_000 },
-    );
-    support = { bwrap: true, gaps: [] };
+    execFileSync("bwrap", args, { stdio: "pipe", timeout: 10_000 });
+    bwrapChecked = { ok: true };
   } catch (err) {
     const e = err as NodeJS.ErrnoException & { stderr?: Buffer };
-    const reason =
-      e.code === "ENOENT"
-        ? "bubblewrap (bwrap) is not installed"
-        : `bwrap cannot create its namespaces here: ${
-            String(e.stderr ?? e.message)
-              .trim()
-              .split("\n")[0]
-          }`;
-    support = {
-      bwrap: false,
-      reason,
-      gaps: ["network access", "writes outside the scratch directory", "reading the task folder"],
+    const first = String(e.stderr ?? e.message)
+      .trim()
+      .split("\n")[0];
+    bwrapChecked = {
+      ok: false,
+      reason: e.code === "ENOENT" ? "bubblewrap (bwrap) is not installed" : `bwrap cannot create its namespaces here: ${first}`,
     };
   }
-  return support;
+  return bwrapChecked;
+}
+
+/** What the sandbox enforces for programs of this interpreter, and what it does not (in words for the user). */
+export function isolationSupport(python = "python3"): IsolationSupport {
+  const bwrap = bwrapWorks();
+  if (bwrap.ok) return { bwrap: true, gaps: [] };
+  const gaps = [
+    "reading files your user can read (your home, other checkouts, hone's caches)",
+    "running with your user's rights inside an evaluator that imports them (as many upstream evaluators do)",
+  ];
+  let info: PythonInfo | undefined;
+  try {
+    info = pythonInfo(python);
+  } catch {
+    // the task's own loading reports a missing interpreter
+  }
+  if (!info?.namespaces) {
+    gaps.push("network access", "writing files your user can write", "leaving processes behind that detach from their session");
+  } else if (!info.readonlyRoot) gaps.push("writing files your user can write");
+  if (!info?.namespaces || (process.getuid?.() === 0 && !info.unprivileged))
+    gaps.push("a process limit (fork bombs are stopped only by the timeout)");
+  return { bwrap: false, gaps, reason: bwrap.reason };
 }
 
 /** One line for the user, once per run, saying plainly what is not isolated. */
-export function isolationNotice(): string | undefined {
-  const s = isolationSupport();
+export function isolationNotice(python = "python3"): string | undefined {
+  const s = isolationSupport(python);
   if (s.bwrap) return undefined;
-  return `note: evaluated programs are not fully isolated (${s.reason}): they run in their own process with no secrets in their environment, but are not prevented from ${s.gaps.join(", ")}. Install bubblewrap to close this.`;
+  return `note: evaluated programs are not fully isolated (${s.reason}): they run in their own process with no secrets in their environment, but are not prevented from ${s.gaps.join("; ")}. Install bubblewrap to close this.`;
 }

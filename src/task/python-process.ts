@@ -7,6 +7,8 @@ export interface ProcessResult {
   stderr: string;
   timedOut: boolean;
   seconds: number;
+  /** What the process wrote on file descriptor 3 (its result channel), when one was asked for. */
+  result?: string;
 }
 
 export interface ProcessOptions {
@@ -15,6 +17,10 @@ export interface ProcessOptions {
   timeoutMs: number;
   /** Keep at most this many characters of each stream (head and tail). */
   maxOutputChars?: number;
+  /** Written to the process's stdin, which is then closed. */
+  input?: string;
+  /** Open file descriptor 3 as a pipe and keep what arrives on it, up to this many bytes (more: no result). */
+  resultBytes?: number;
 }
 
 /** Keeps the head and the tail of a stream that may flood, so a chatty program cannot exhaust memory. */
@@ -49,12 +55,16 @@ export class BoundedText {
 export function runProcess(command: string, args: string[], opts: ProcessOptions): Promise<ProcessResult> {
   const started = performance.now();
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const stdio: ("ignore" | "pipe")[] = [opts.input === undefined ? "ignore" : "pipe", "pipe", "pipe"];
+    if (opts.resultBytes) stdio.push("pipe");
+    const child = spawn(command, args, { cwd: opts.cwd, env: opts.env, detached: true, stdio });
+    const result = opts.resultBytes ? collectBytes(child.stdio[3] as NodeJS.ReadableStream, opts.resultBytes) : undefined;
+    if (opts.input !== undefined) child.stdin?.on("error", () => {}).end(opts.input);
     const limit = opts.maxOutputChars ?? 20_000;
     const stdout = new BoundedText(limit);
     const stderr = new BoundedText(limit);
-    child.stdout.setEncoding("utf8").on("data", (c: string) => stdout.push(c));
-    child.stderr.setEncoding("utf8").on("data", (c: string) => stderr.push(c));
+    child.stdout?.setEncoding("utf8").on("data", (c: string) => stdout.push(c));
+    child.stderr?.setEncoding("utf8").on("data", (c: string) => stderr.push(c));
     let timedOut = false;
     const killGroup = () => {
       try {
@@ -67,10 +77,14 @@ export function runProcess(command: string, args: string[], opts: ProcessOptions
       timedOut = true;
       killGroup();
     }, opts.timeoutMs);
+    let done = false;
     const finish = (code: number | null, signal: NodeJS.Signals | null) => {
+      if (done) return;
+      done = true;
       clearTimeout(timer);
       // Reap anything the program left behind in its group.
       killGroup();
+      for (const s of child.stdio) s?.destroy();
       resolve({
         code,
         signal,
@@ -78,6 +92,7 @@ export function runProcess(command: string, args: string[], opts: ProcessOptions
         stderr: stderr.toString(),
         timedOut,
         seconds: (performance.now() - started) / 1000,
+        result: result?.text(),
       });
     };
     child.on("error", (err) => {
@@ -85,5 +100,22 @@ export function runProcess(command: string, args: string[], opts: ProcessOptions
       finish(null, null);
     });
     child.on("close", finish);
+    // A process that left its session may hold the pipes open after the child exits: stop waiting after a grace.
+    child.on("exit", (code, signal) => {
+      killGroup();
+      setTimeout(() => finish(code, signal), 2000).unref();
+    });
   });
+}
+
+/** Gathers a stream's bytes up to a cap; past it, the text is undefined (a result that large is refused). */
+function collectBytes(stream: NodeJS.ReadableStream, cap: number): { text: () => string | undefined } {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  stream.on("data", (c: Buffer) => {
+    size += c.length;
+    if (size <= cap) chunks.push(c);
+  });
+  stream.on("error", () => {});
+  return { text: () => (size <= cap ? Buffer.concat(chunks).toString("utf8") : undefined) };
 }

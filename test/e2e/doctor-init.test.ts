@@ -4,7 +4,7 @@ import { join, resolve } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { explainFetchFailure } from "../../src/cli/commands/eval.ts";
+import { explainFetchFailure } from "../../src/cli/commands/datasets.ts";
 import { findExecutable } from "../../src/cli/which.ts";
 import { HoneError } from "../../src/errors.ts";
 import { readOptimizeConfig } from "../../src/loop/optimize-config.ts";

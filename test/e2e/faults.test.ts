@@ -24,7 +24,7 @@ describe("faults survived", () => {
     const model = {
       model: "offline",
       baseUrl: proxy.url,
-      timeoutMs: 600,
+      timeouts: { attempt: 0.6 },
       retry: { maxAttempts: 8, baseDelayMs: 5, maxDelayMs: 40 },
     };
     const out = join(tempDir(), "faults");

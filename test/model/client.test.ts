@@ -136,7 +136,10 @@ describe("OpenAI-compatible client against a fake server", () => {
 
   it("times out a request that never answers and retries it", async () => {
     const f = await fake([{ delayMs: 2000, ...completion({ content: "late" }) }, completion({ content: "ok" })]);
-    const m = withRetries(new OpenAICompatibleModel({ baseUrl: f.url, model: "fake-model", timeoutMs: 200 }, {}), noSleep);
+    const m = withRetries(
+      new OpenAICompatibleModel({ baseUrl: f.url, model: "fake-model", timeouts: { attempt: 0.2 } }, {}),
+      noSleep,
+    );
     const res = await m.complete(request);
     expect(res.message.content).toBe("ok");
     expect(res.attempts).toBe(2);

@@ -20,6 +20,16 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 describe("offline model", () => {
+  it("streams the same answer it gives whole (--stream with the offline model)", async () => {
+    const request: ChatRequest = { messages: [{ role: "user", content: "go" }], tools, sampling: { seed: 3 } };
+    const whole = await new OpenAICompatibleModel({ baseUrl: server.url, model: "offline" }, {}).complete(request);
+    const streamed = await new OpenAICompatibleModel({ baseUrl: server.url, model: "offline", stream: true }, {}).complete(
+      request,
+    );
+    expect({ ...streamed, latency_ms: 0 }).toEqual({ ...whole, latency_ms: 0 });
+    expect(streamed.usage.total_tokens).toBeGreaterThan(0);
+  });
+
   it("serves the OpenAI model list and refuses unknown models like a real server", async () => {
     const list = await (await fetch(`${server.url}/models`)).json();
     expect(list.data[0].id).toBe("offline");

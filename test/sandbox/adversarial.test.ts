@@ -51,7 +51,7 @@ function env(maxEvals = 3) {
 
 async function runTool(
   source: string,
-  opts: { e?: DiscoveryEnvironment; args?: unknown; maxProbes?: number; seed?: number } = {},
+  opts: { e?: DiscoveryEnvironment; args?: unknown; maxProbes?: number; seed?: number; limits?: typeof limits } = {},
 ): Promise<CallResult & { env: DiscoveryEnvironment }> {
   const e = opts.e ?? env();
   const host = discoveryToolHost(
@@ -60,7 +60,7 @@ async function runTool(
     new MemoryTrajectory(),
     opts.maxProbes ?? 2,
   );
-  const m = new SandboxModule(source, "custom_tools/x.js", limits, host, opts.seed ?? 1);
+  const m = new SandboxModule(source, "custom_tools/x.js", opts.limits ?? limits, host, opts.seed ?? 1);
   modules.push(m);
   const r = await m.call("run", [opts.args ?? {}]);
   return { ...r, env: e };
@@ -80,19 +80,23 @@ describe("prototype-chain escapes", () => {
     const src = "function run(ctx) { return typeof this.constructor.constructor('return process')(); }";
     refusedBy(src, "no-constructor");
     const r = await runTool(src);
-    expect(r.ok ? "" : r.error).toMatch(/process is not defined/);
+    expect(r.ok ? "" : r.error).toMatch(/Function is not available/);
   });
   it("2 constructor chain via a caught error", async () => {
     const src = "function run(ctx) { try { null.x } catch (e) { return e.constructor.constructor('return process')(); } }";
     refusedBy(src, "no-constructor");
     const r = await runTool(src);
     expect(r).toMatchObject({ ok: false, kind: "throw" });
-    expect(r.ok ? "" : r.error).toMatch(/process is not defined/);
+    expect(r.ok ? "" : r.error).toMatch(/Function is not available/);
   });
   it("3 constructor chain via a promise", async () => {
     const src = "async function run(ctx) { return typeof Promise.resolve().constructor.constructor('return this')().process; }";
     refusedBy(src, "no-constructor");
-    expect(await runTool(src)).toMatchObject({ ok: true, value: "undefined" });
+    expect(await runTool(src)).toMatchObject({
+      ok: false,
+      kind: "throw",
+      error: expect.stringMatching(/Function is not available/),
+    });
   });
   it("4 arguments.callee and .caller", async () => {
     const src = "function run(ctx) { return String(arguments.callee.caller); }";
@@ -104,7 +108,7 @@ describe("prototype-chain escapes", () => {
     const src = "function run(ctx) { return typeof ctx.stageEdit.constructor('return process')(); }";
     refusedBy(src, "no-constructor");
     const r = await runTool(src);
-    expect(r.ok ? "" : r.error).toMatch(/process is not defined/);
+    expect(r.ok ? "" : r.error).toMatch(/Function is not available/);
   });
   it("6 ctx['constructor'] with a literal key", () =>
     refusedBy("function run(ctx) { return ctx['constructor']; }", "no-constructor"));
@@ -112,8 +116,8 @@ describe("prototype-chain escapes", () => {
   it("8 Object.prototype pollution cannot fool the host's JSON", async () => {
     const src = "Object.prototype.toJSON = function () { return 'pwned'; };\nfunction run(ctx) { return { a: 1 }; }";
     refusedBy(src, "no-proto");
-    // The pollution changes only the tool's own answer, which reaches the host as a JSON string and nothing else.
-    expect(await runTool(src)).toMatchObject({ ok: true, value: "pwned" });
+    // hone writes the JSON itself from own data properties: the polluted toJSON never runs on the way out.
+    expect(await runTool(src)).toMatchObject({ ok: true, value: { a: 1 } });
   });
   it("9 Object.setPrototypeOf", () => refusedBy("function run(ctx) { Object.setPrototypeOf(ctx, null); }", "no-proto"));
 });
@@ -199,7 +203,10 @@ describe("resource abuse", () => {
     expect(r.ok).toBe(false);
   });
   it("34 array memory bomb", async () => {
-    const r = await runTool("function run() { const a = []; while (true) a.push(new Array(100000).fill(1.5)); }");
+    // Filling the heap can take more than 300 ms of CPU on a loaded machine (GC near the limit): a CPU limit of its own.
+    const r = await runTool("function run() { const a = []; while (true) a.push(new Array(100000).fill(1.5)); }", {
+      limits: { ...limits, cpuMs: 5000, wallMs: 20_000 },
+    });
     expect(r).toMatchObject({ ok: false, kind: "memory" });
   });
   it("35 string memory bomb", async () => {
@@ -270,10 +277,11 @@ describe("values crossing the boundary", () => {
   });
   it("46 a Proxy handed to ctx only ever reaches the host as JSON text", async () => {
     const src =
-      "function run(ctx) { let hits = 0; const p = new Proxy({}, { get(t, k) { hits++; return k === 'block' ? 'X = 3.0' : undefined; }, ownKeys() { return ['block']; }, getOwnPropertyDescriptor() { return { enumerable: true, configurable: true }; } }); const r = ctx.stageEdit(p); return { r, hits }; }";
+      "function run(ctx) { let hits = 0; const p = new Proxy({}, { get(t, k) { hits++; return 'X = 9.0'; }, ownKeys() { return ['block']; }, getOwnPropertyDescriptor() { return { value: 'X = 3.0', writable: true, enumerable: true, configurable: true }; } }); const r = ctx.stageEdit(p); return { r, hits }; }";
     refusedBy(src, "no-reflection");
     const r = await runTool(src);
-    expect(r).toMatchObject({ ok: true });
+    // Copied from its own data properties inside the isolate: the get trap never runs, the host sees only JSON.
+    expect(r).toMatchObject({ ok: true, value: { r: { ok: true }, hits: 0 } });
     expect(r.env.program).toContain("X = 3.0");
   });
   it("47 ctx is frozen: writing to it changes nothing", async () => {

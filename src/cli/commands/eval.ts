@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
 import { evaluateBenchmark } from "../../loop/eval.ts";
-import { BENCHMARKS, benchmark, fetchDataset } from "../../task/qa/benchmarks.ts";
+import { BENCHMARKS } from "../../task/qa/benchmarks.ts";
 import { addModelOptions, modelSettingsFrom } from "../model-options.ts";
 import { printJson, table } from "../output.ts";
 import { QUEUE_HELP, queueQARunner } from "../queue-option.ts";
@@ -51,35 +51,11 @@ export function registerEval(program: Command): void {
       ]);
       process.stdout.write(`${table(["task", "status", "correct", "answer", "model calls"], rows)}\n\n`);
       const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+      const metrics = Object.entries(summary.metrics).map(([m, v]) => `${m} ${pct(v)}`);
       process.stdout.write(
-        `${summary.harness.name} on ${summary.benchmark}/${summary.split}: accuracy ${pct(summary.accuracy)} (95% CI ${pct(summary.ci95[0])}–${pct(summary.ci95[1])}) over ${summary.completed} completed of ${summary.tasks}${summary.failed ? `; ${summary.failed} incomplete` : ""}\n`,
+        `${summary.harness.name} on ${summary.benchmark}/${summary.split}: ${metrics.join(", ")} (95% CI of ${summary.metric} ${pct(summary.ci95[0])}–${pct(summary.ci95[1])}) over ${summary.completed} completed of ${summary.tasks}${summary.failed ? `; ${summary.failed} incomplete` : ""}\n`,
       );
     }
     process.exitCode = summary.failed === 0 ? ExitCode.ok : summary.completed === 0 ? ExitCode.internal : ExitCode.incomplete;
   });
-
-  const datasets = program.command("datasets").description("benchmark data");
-  datasets
-    .command("fetch <id>")
-    .description("download a benchmark from its canonical source with a sha256 check")
-    .option("--data-dir <dir>", "where datasets live (default HONE_DATA_DIR or ~/.cache/hone/datasets)")
-    .option("--base-url <url>", "download <base-url>/<file> instead of the canonical source (a mirror)")
-    .action(async (id: string, opts) => {
-      const dir = await fetchDataset(id, { dir: opts.dataDir, baseUrl: opts.baseUrl }).catch((err) => {
-        throw explainFetchFailure(err, id, opts.baseUrl);
-      });
-      process.stdout.write(`${id}: downloaded and verified into ${dir}\n`);
-    });
-}
-
-/** A download that could not connect says what to do: use a mirror (--base-url), or check the mirror given. */
-export function explainFetchFailure(err: unknown, id: string, baseUrl: string | undefined): unknown {
-  if (!(err instanceof HoneError) || err.exit !== "endpoint") return err;
-  const files = benchmark(id)
-    .files.map((f) => f.name)
-    .join(", ");
-  const hint = baseUrl
-    ? `is the mirror ${baseUrl} up, and does it serve ${files}?`
-    : `without a network here, put ${files} on a server you can reach and pass --base-url <its URL> (the sha256 is still checked)`;
-  return new HoneError("endpoint", `${err.message}; ${hint}`);
 }

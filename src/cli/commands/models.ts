@@ -22,7 +22,15 @@ export function registerModels(program: Command): void {
     }
     if (!baseUrl || !s.model) throw new HoneError("usage", "give --base-url and --model (or --model offline)");
     try {
-      const report = await checkEndpoint({ baseUrl, model: s.model, dialect: s.dialect, apiKeyEnv: s.apiKeyEnv });
+      const report = await checkEndpoint({
+        baseUrl,
+        model: s.model,
+        dialect: s.dialect,
+        apiKeyEnv: s.apiKeyEnv,
+        keepSampling: s.keepSampling,
+        stream: s.stream,
+        timeouts: s.timeouts,
+      });
       if (opts.json) printJson(report);
       else {
         process.stdout.write(`${baseUrl} · ${s.model}\n`);

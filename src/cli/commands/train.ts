@@ -40,7 +40,7 @@ export function registerTrain(program: Command): void {
     .option("--json", "print the epochs as JSON")
     .action(async (opts) => {
       const c = readTrainConfig(opts.config);
-      const tasks = loadSplit(c.panel.benchmark, c.panel.split, {
+      const tasks = await loadSplit(c.panel.benchmark, c.panel.split, {
         dir: c.panel.data_dir,
         seed: c.seed,
         limit: c.panel.limit,

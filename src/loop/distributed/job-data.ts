@@ -66,8 +66,8 @@ export function unpackDir(files: Record<string, string>, dir: string): void {
 
 /** Settings without anything secret-looking: only model, endpoint, dialect and the key's variable name travel. */
 export function publicSettings(s: Partial<ModelSettings> & { model: string }): Partial<ModelSettings> & { model: string } {
-  const { model, baseUrl, dialect, apiKeyEnv, keepSampling, timeoutMs, offlineLatencyMs, retry } = s;
-  return { model, baseUrl, dialect, apiKeyEnv, keepSampling, timeoutMs, offlineLatencyMs, retry };
+  const { model, baseUrl, dialect, apiKeyEnv, keepSampling, stream, timeouts, offlineLatencyMs, retry } = s;
+  return { model, baseUrl, dialect, apiKeyEnv, keepSampling, stream, timeouts, offlineLatencyMs, retry };
 }
 
 /** A rollout job as it travels: the package's files, the task by reference and content hash, public settings. */

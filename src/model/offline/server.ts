@@ -105,13 +105,28 @@ async function handle(req: IncomingMessage, res: ServerResponse, latencyMs: numb
     openAiError(res, 400, "messages must be a non-empty array", "BadRequestError");
     return;
   }
-  if (body.stream === true) {
-    openAiError(res, 400, "the offline model does not stream", "BadRequestError");
-    return;
-  }
   const answer = completion(body);
   if (latencyMs > 0) await new Promise((r) => setTimeout(r, latencyMs));
-  sendJson(res, 200, answer);
+  if (body.stream === true) sendStream(res, answer, (body.stream_options as { include_usage?: unknown })?.include_usage === true);
+  else sendJson(res, 200, answer);
+}
+
+/** The same completion as server-sent events: the message in one delta, then the usage chunk if asked for. */
+function sendStream(res: ServerResponse, answer: Record<string, unknown>, includeUsage: boolean): void {
+  const [choice] = answer.choices as { message: Record<string, unknown>; finish_reason: string }[];
+  const { role, content, tool_calls } = choice?.message ?? {};
+  const calls = ((tool_calls ?? []) as Record<string, unknown>[]).map((c, index) => ({ index, ...c }));
+  const base = { id: answer.id, object: "chat.completion.chunk", created: answer.created, model: answer.model };
+  const events = [
+    {
+      ...base,
+      choices: [{ index: 0, delta: { role, content, ...(calls.length ? { tool_calls: calls } : {}) }, finish_reason: null }],
+    },
+    { ...base, choices: [{ index: 0, delta: {}, finish_reason: choice?.finish_reason }] },
+    ...(includeUsage ? [{ ...base, choices: [], usage: answer.usage }] : []),
+  ];
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  res.end(`${events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("")}data: [DONE]\n\n`);
 }
 
 /** Starts the offline model on loopback. Port 0 picks a free port. */

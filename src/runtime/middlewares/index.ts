@@ -1,6 +1,7 @@
-import type { BuiltinMiddlewareName } from "../../harness/middleware-params.ts";
+import type { BuiltinMiddlewareName, ContextBudgetParams } from "../../harness/middleware-params.ts";
 import type { Middleware } from "../middleware.ts";
 import { budgetReminder } from "./budget-reminder.ts";
+import { contextBudget } from "./context-budget.ts";
 import { longToolOutput } from "./long-tool-output.ts";
 import { type StallHost, stallRestart } from "./stall-restart.ts";
 
@@ -13,4 +14,5 @@ export const builtinMiddlewares: Record<BuiltinMiddlewareName, Factory> = {
   budget_reminder: (p) => budgetReminder(p as Parameters<typeof budgetReminder>[0]),
   stall_restart: (p, host) => stallRestart(p as Parameters<typeof stallRestart>[0], host),
   long_tool_output: (p) => longToolOutput(p as Parameters<typeof longToolOutput>[0]),
+  context_budget: (p) => contextBudget(p as ContextBudgetParams),
 };

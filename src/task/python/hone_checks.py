@@ -5,6 +5,7 @@ Every function recomputes from the program's raw output and never trusts a value
 from fractions import Fraction
 
 import numpy as np
+from hone_runtime import ProgramError, finite_array, run_program  # at import: the warm evaluator forks with it loaded
 
 GEOMETRY_TOL = 1e-12
 
@@ -172,8 +173,6 @@ def ratio(numerator, denominator):
 
 def evaluate_packing(program_path, n, best_known, timeout=50):
     """The circle-packing evaluation for n circles: run_packing() in an isolated process, then check and score."""
-    from hone_runtime import ProgramError, finite_array, run_program
-
     try:
         out = run_program(program_path, "run_packing", timeout=timeout)
         if not isinstance(out, list) or len(out) < 2:

@@ -1,13 +1,16 @@
-"""Runs evaluator calls for hone and writes each result as JSON.
+"""Runs evaluator calls for hone and hands each result back as JSON over a pipe, never through a file.
 
 Cold use (one evaluation per process):
-    hone_eval_runner.py EVALUATOR_PATH PROGRAM_PATH RESULT_PATH MEMORY_MB CASCADE_JSON
+    hone_eval_runner.py EVALUATOR_PATH CASCADE_JSON < {"program": TEXT, "ext": ".py", "memory_mb": N}
+The program text is written into this process's own scratch folder, the evaluator runs on it, and the result
+({"metrics", "artifacts"} or {"error"}) is written to file descriptor 3, which hone holds; the exit code is 0 only
+when the evaluator returned. Evaluator output goes to stdout/stderr, which hone keeps as artifacts.
 
 The evaluator's `evaluate(program_path)` may return a dict of metrics or an object with `metrics` and
 `artifacts` (OpenEvolve's EvaluationResult). With a cascade ({"enabled": true, "thresholds": [...]}) and
 `evaluate_stage1/2/3` defined, stages run in turn while combined_score clears each threshold, as OpenEvolve does.
-Non-finite floats are written as {"__nonfinite__": "nan"} so hone can refuse them explicitly. The result file is
-written once, at the end, atomically. hone_pool.py imports this module and forks per evaluation.
+Non-finite floats are written as {"__nonfinite__": "nan"} so hone can refuse them explicitly. hone_pool.py imports
+this module and forks per evaluation.
 """
 import importlib.util
 import json
@@ -101,29 +104,53 @@ def run_evaluation(module, program_path, cascade):
     return split_result(module.evaluate(program_path))
 
 
-def write(path, payload):
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(payload, f)
-    os.replace(tmp, path)
+RESULT_FD = 3
+MAX_RESULT_BYTES = 8 << 20
 
 
-def evaluate_to_file(module_or_path, program_path, result_path, cascade):
+def evaluate_payload(module, program_path, cascade):
+    """(exit code, payload): 0 with {"metrics", "artifacts"} when the evaluator returned, 1 with {"error"}."""
     try:
-        module = load_evaluator(module_or_path) if isinstance(module_or_path, str) else module_or_path
         metrics, artifacts = run_evaluation(module, program_path, cascade)
-        write(result_path, {"metrics": clean(metrics), "artifacts": clean(artifacts)})
-        return 0
+        payload = json.dumps({"metrics": clean(metrics), "artifacts": clean(artifacts)})
+        if len(payload) > MAX_RESULT_BYTES:
+            return 1, json.dumps({"error": "the evaluator's result is larger than %d bytes" % MAX_RESULT_BYTES})
+        return 0, payload
     except MemoryError:
-        write(result_path, {"error": "the evaluator ran out of memory"})
-        return 1
+        return 1, json.dumps({"error": "the evaluator ran out of memory"})
     except BaseException:
-        write(result_path, {"error": traceback.format_exc(limit=8)[-4000:]})
-        return 1
+        return 1, json.dumps({"error": traceback.format_exc(limit=8)[-4000:]})
+
+
+def write_fd(fd, text):
+    view = memoryview(text.encode())
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def write_program(scratch, request):
+    ext = request.get("ext") or ".py"
+    if not isinstance(ext, str) or not ext.startswith(".") or "/" in ext or len(ext) > 8:
+        raise ValueError("bad program extension %r" % (ext,))
+    path = os.path.join(scratch, "program" + ext)
+    with open(path, "x") as f:
+        f.write(request["program"])
+    return path
 
 
 if __name__ == "__main__":
-    evaluator_path, program_path, result_path, memory_mb = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-    cascade = json.loads(sys.argv[5]) if len(sys.argv) > 5 else {}
-    limit_memory(memory_mb)
-    sys.exit(evaluate_to_file(evaluator_path, program_path, result_path, cascade))
+    evaluator_path = sys.argv[1]
+    cascade = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
+    request = json.loads(sys.stdin.read())
+    program_path = write_program(os.getcwd(), request)
+    limit_memory(int(request.get("memory_mb") or 0))
+    try:
+        module = load_evaluator(evaluator_path)
+    except BaseException:
+        code, payload = 1, json.dumps({"error": traceback.format_exc(limit=8)[-4000:]})
+    else:
+        code, payload = evaluate_payload(module, program_path, cascade)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    write_fd(RESULT_FD, payload)
+    os._exit(code)

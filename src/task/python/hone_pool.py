@@ -1,55 +1,212 @@
 """A warm evaluator process for hone: imports the evaluator once, then forks a fresh child per evaluation.
 
-Protocol (JSON lines): hone writes {"id", "program", "result", "memory_mb", "stdout", "stderr"} on stdin; this
-process answers {"id", "pid"} when the child starts and {"id", "code", "signal"} when it ends. The child runs in
-its own session (hone kills its whole process group on timeout), under a memory limit, with its output sent to
-files, so no state leaks between programs and nothing corrupts the protocol.
+    hone_pool.py EVALUATOR_PATH CASCADE_JSON OPTIONS_JSON
+
+Protocol (JSON lines): hone writes {"id", "program" (text), "ext", "memory_mb", "timeout"} on stdin; this process
+answers {"id", "code", "signal", "timed_out", "result", "stdout", "stderr"} when the evaluation ends. The child
+gets the program's text in a fresh scratch folder, runs the evaluator in its own session under a memory limit,
+and hands its result back over a pipe this process holds (never a file); its output goes to pipes too, so
+nothing it writes can corrupt the protocol. The timeout is enforced here, where the child's process group lives.
+
+With OPTIONS {"own_pid_namespace": true} (hone passes it only under bubblewrap's PID namespace, where this
+process is PID 2 under bubblewrap's init) everything left behind by an evaluation is killed after it, and the
+private /tmp and /dev/shm are emptied, so one evaluation cannot reach the next. This process is not dumpable,
+so code running in an evaluator's child cannot trace it.
 """
 import json
 import os
+import select
+import shutil
+import signal
 import sys
+import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import hone_eval_runner as runner  # noqa: E402
+import hone_runtime  # noqa: E402,F401  (loaded once here, so an evaluator importing it per call finds it loaded)
+from hone_sandbox import PR_SET_DUMPABLE, PR_SET_PDEATHSIG, prctl  # noqa: E402
+
+KEEP_OUTPUT = 20_000
+
+
+class Tail:
+    """Keeps the head and the tail of a stream that may flood."""
+
+    def __init__(self, limit):
+        self.half, self.head, self.tail, self.dropped = limit // 2, bytearray(), bytearray(), 0
+
+    def push(self, chunk):
+        take = max(0, self.half - len(self.head))
+        self.head += chunk[:take]
+        self.tail += chunk[take:]
+        if len(self.tail) > self.half:
+            self.dropped += len(self.tail) - self.half
+            del self.tail[: len(self.tail) - self.half]
+
+    def text(self):
+        cut = "\n[... %d bytes cut ...]\n" % self.dropped if self.dropped else ""
+        return self.head.decode(errors="replace") + cut + self.tail.decode(errors="replace")
+
+
+def child(module, program_path, cascade, memory_mb, fds):
+    """The evaluation's own process. Never returns."""
+    code = 70
+    try:
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDONLY)
+        for src, dst in ((null, 0), (fds["out"], 1), (fds["err"], 2), (fds["result"], 3)):
+            os.dup2(src, dst)
+        os.closerange(4, 1 << 20)
+        sys.stdout = os.fdopen(1, "w", buffering=1)
+        sys.stderr = os.fdopen(2, "w", buffering=1)
+        os.chdir(os.path.dirname(program_path))
+        runner.limit_memory(memory_mb)
+        code, payload = runner.evaluate_payload(module, program_path, cascade)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        runner.write_fd(3, payload)
+    finally:
+        os._exit(code)
+
+
+def collect(pid, pipes, deadline):
+    """Reads the child's pipes until it has exited and they are drained, or the deadline passes.
+    Returns (buffers, timed out). What a leftover process keeps writing after the child exited is cut off."""
+    bufs = {"result": bytearray(), "out": Tail(KEEP_OUTPUT), "err": Tail(KEEP_OUTPUT)}
+    live = {fd: name for name, fd in pipes.items()}
+    pidfd, exited, reads_after_exit = os.pidfd_open(pid), False, 0
+    try:
+        while live and reads_after_exit < 64:
+            left = deadline - time.monotonic()
+            if not exited and left <= 0:
+                return bufs, True
+            ready = select.select(list(live) + ([] if exited else [pidfd]), [], [], 0 if exited else left)[0]
+            if not ready and exited:
+                break
+            for fd in ready:
+                if fd == pidfd:
+                    exited = True
+                    continue
+                reads_after_exit += exited
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    del live[fd]
+                elif live[fd] == "result":
+                    if len(bufs["result"]) <= runner.MAX_RESULT_BYTES:
+                        bufs["result"] += chunk
+                else:
+                    bufs[live[fd]].push(chunk)
+        if not exited and not select.select([pidfd], [], [], max(0, deadline - time.monotonic()))[0]:
+            return bufs, True
+        return bufs, False
+    finally:
+        os.close(pidfd)
+
+
+def sweep(pid, own_namespace):
+    """Kills what the evaluation left behind and reaps it."""
+    for target in ((-1,) if own_namespace else ()) + (-pid,):
+        try:
+            os.kill(target, signal.SIGKILL)
+        except OSError:
+            pass
+    while True:
+        try:
+            if os.waitpid(-1, 0)[0] <= 0:
+                break
+        except ChildProcessError:
+            break
+
+
+def empty(folder):
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
+def _killpg(pid):
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def _clean(scratch, own_namespace):
+    shutil.rmtree(scratch, ignore_errors=True)
+    if own_namespace:
+        for folder in (tempfile.gettempdir(), "/dev/shm"):
+            if os.path.isdir(folder):
+                empty(folder)
+
+
+def evaluate(module, cascade, req, own_namespace):
+    """One evaluation in a forked child; the reply hone reads."""
+    scratch, pid = tempfile.mkdtemp(prefix="e-"), None
+    try:
+        program_path = runner.write_program(scratch, req)
+        pipes, ends = {}, {}
+        for name in ("result", "out", "err"):
+            pipes[name], ends[name] = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            child(module, program_path, cascade, int(req.get("memory_mb") or 0), ends)
+        for fd in ends.values():
+            os.close(fd)
+        bufs, timed_out = collect(pid, pipes, time.monotonic() + float(req.get("timeout") or 60))
+        if timed_out:
+            _killpg(pid)
+        status = os.waitpid(pid, 0)[1]
+        for fd in pipes.values():
+            os.close(fd)
+    finally:
+        if pid:
+            sweep(pid, own_namespace)
+        _clean(scratch, own_namespace)
+    result = bytes(bufs["result"])
+    return {
+        "id": req["id"],
+        "code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+        "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+        "timed_out": timed_out,
+        "result": result.decode(errors="replace") if len(result) <= runner.MAX_RESULT_BYTES else None,
+        "stdout": bufs["out"].text(),
+        "stderr": bufs["err"].text(),
+    }
+
+
+def answer(module, cascade, line, own_namespace):
+    req = json.loads(line)
+    try:
+        return evaluate(module, cascade, req, own_namespace)
+    except Exception as exc:
+        return {"id": req.get("id"), "code": None, "signal": None, "timed_out": False, "result": None, "stdout": "", "stderr": "hone_pool: %s" % exc}
 
 
 def main():
     evaluator_path = sys.argv[1]
     cascade = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
+    options = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
+    own_namespace = bool(options.get("own_pid_namespace")) and os.getpid() == 2 and os.getppid() == 1
+    prctl(PR_SET_DUMPABLE, 0)
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # never outlive hone, sandbox or not
     control = os.fdopen(os.dup(1), "w", buffering=1)
-    # Anything the evaluator prints at import goes to stderr, never into the protocol.
-    os.dup2(2, 1)
+    os.dup2(2, 1)  # anything the evaluator prints at import goes to stderr, never into the protocol
     try:
         module = runner.load_evaluator(evaluator_path)
     except BaseException as exc:
         control.write(json.dumps({"ready": False, "error": "%s: %s" % (type(exc).__name__, exc)}) + "\n")
         return 1
-    control.write(json.dumps({"ready": True}) + "\n")
+    control.write(json.dumps({"ready": True, "own_pid_namespace": own_namespace}) + "\n")
     for line in sys.stdin:
-        req = json.loads(line)
-        pid = os.fork()
-        if pid == 0:
-            try:
-                os.setsid()
-                out = os.open(req["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-                err = os.open(req["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-                os.dup2(out, 1)
-                os.dup2(err, 2)
-                sys.stdout = os.fdopen(1, "w", buffering=1)
-                sys.stderr = os.fdopen(2, "w", buffering=1)
-                runner.limit_memory(int(req.get("memory_mb", 0)))
-                code = runner.evaluate_to_file(module, req["program"], req["result"], cascade)
-                sys.stdout.flush()
-                sys.stderr.flush()
-                os._exit(code)
-            except BaseException:
-                os._exit(70)
-        control.write(json.dumps({"id": req["id"], "pid": pid}) + "\n")
-        _, status = os.waitpid(pid, 0)
-        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
-        sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
-        control.write(json.dumps({"id": req["id"], "code": code, "signal": sig}) + "\n")
+        control.write(json.dumps(answer(module, cascade, line, own_namespace)) + "\n")
     return 0
 
 

@@ -1,13 +1,24 @@
-"""Runs one candidate program's entry point and returns its result as JSON text.
+"""Runs one candidate program's entry point, contained, and returns its result as JSON text.
 
-Shared by the cold path (a fresh interpreter per call) and the warm program zygote (a forked child per call), so
-both give the same bytes. Floats are written with repr, which round-trips exactly.
+`serve(request)` is shared by the warm program zygote (one forked handler per request) and the cold path (this
+file run as a fresh interpreter with the request on stdin and the reply on stdout), so both give the same bytes.
+The request carries the program's text, never a path: the program runs in its own namespaces (hone_sandbox) with
+a private /tmp, and sees no folder of the evaluator or of hone. Floats are written with repr, which round-trips.
 """
 import importlib.util
 import json
 import math
 import os
 import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+from hone_sandbox import run_contained  # noqa: E402
+
+MAX_PROGRAM_BYTES = 4 << 20
+# What a request may set; everything else about the containment comes from the host's configuration.
+REQUEST_LIMITS = ("memory_mb",)
 
 
 def to_jsonable(value, depth=0):
@@ -38,15 +49,19 @@ def to_jsonable(value, depth=0):
     raise TypeError("the program returned a %s, which is not numbers, lists or dicts" % type(value).__name__)
 
 
+def _failure(exc):
+    if isinstance(exc, MemoryError):
+        return "the program ran out of memory"
+    if isinstance(exc, RecursionError):
+        return "the program exceeded the recursion limit"
+    return ("%s: %s" % (type(exc).__name__, exc))[:1000]
+
+
 def _call(fn, args):
     try:
         return {"ok": True, "value": to_jsonable(fn(*args))}
-    except MemoryError:
-        return {"ok": False, "error": "the program ran out of memory"}
-    except RecursionError:
-        return {"ok": False, "error": "the program exceeded the recursion limit"}
-    except BaseException as exc:
-        return {"ok": False, "error": ("%s: %s" % (type(exc).__name__, exc))[:1000]}
+    except BaseException as exc:  # the program is untrusted: any failure is a result, not a crash
+        return {"ok": False, "error": _failure(exc)}
 
 
 def run_entry(program_path, entry, args, many=False):
@@ -61,32 +76,51 @@ def run_entry(program_path, entry, args, many=False):
             return json.dumps({"ok": False, "error": "the program defines no %s() function" % entry})
         if many:
             return json.dumps({"ok": True, "value": [_call(fn, a) for a in args]})
-        value = to_jsonable(fn(*args))
-        return json.dumps({"ok": True, "value": value})
-    except MemoryError:
-        return json.dumps({"ok": False, "error": "the program ran out of memory"})
-    except RecursionError:
-        return json.dumps({"ok": False, "error": "the program exceeded the recursion limit"})
-    except BaseException as exc:  # the program is untrusted: any failure is a result, not a crash
-        text = "%s: %s" % (type(exc).__name__, exc)
-        return json.dumps({"ok": False, "error": text[:1000]})
+        return json.dumps({"ok": True, "value": to_jsonable(fn(*args))})
+    except BaseException as exc:
+        return json.dumps({"ok": False, "error": _failure(exc)})
 
 
-def limit_memory(mb):
-    if mb and mb > 0:
-        try:
-            import resource
+def _error(text):
+    return json.dumps({"ok": False, "error": text})
 
-            resource.setrlimit(resource.RLIMIT_AS, (mb * 1024 * 1024, mb * 1024 * 1024))
-        except Exception:
-            pass
+
+def serve(request, config_limits, cancel_fd=None):
+    """One contained program call: the reply's JSON text (never raises for anything the program does)."""
+    program, ext = request.get("program"), request.get("ext") or ".py"
+    if not isinstance(program, str) or len(program.encode()) > MAX_PROGRAM_BYTES:
+        return _error("the program text is missing or larger than %d bytes" % MAX_PROGRAM_BYTES)
+    if not isinstance(ext, str) or not ext.startswith(".") or "/" in ext or len(ext) > 8:
+        return _error("bad program extension")
+    entry, args, many = str(request.get("entry") or ""), request.get("args") or [], bool(request.get("many"))
+
+    def target(scratch):
+        path = os.path.join(scratch, "program" + ext)
+        with open(path, "w") as f:
+            f.write(program)
+        return run_entry(path, entry, args, many=many)
+
+    limits = dict(config_limits)
+    limits.update({k: request[k] for k in REQUEST_LIMITS if k in request})
+    timeout = float(request.get("timeout") or 60)
+    out, failure, _ = run_contained(target, limits, timeout, cancel_fd)
+    if failure == "timeout":
+        return _error("the program did not return within %g s" % timeout)
+    if failure == "too_large":
+        return _error("the program's result is larger than the output cap")
+    if failure == "cancelled":
+        return _error("the evaluation ended before the program returned")
+    try:
+        text = out.decode()
+        json.loads(text)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return _error("the program's process ended without a result")
+    return text
 
 
 if __name__ == "__main__":
-    # Cold path: hone_program_child.py PROGRAM ENTRY ARGS_JSON MEMORY_MB RESULT_PATH MANY
-    program, entry, args_json, memory, result_path = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
-    limit_memory(memory)
-    out = run_entry(program, entry, json.loads(args_json), many=len(sys.argv) > 6 and sys.argv[6] == "1")
-    with open(result_path + ".tmp", "w") as f:
-        f.write(out)
-    os.replace(result_path + ".tmp", result_path)
+    # Cold path: one request on stdin, the reply on stdout; containment settings from the environment.
+    req = json.loads(sys.stdin.buffer.read(MAX_PROGRAM_BYTES * 2 + (1 << 20)))
+    settings = json.loads(os.environ.get("HONE_PROGRAM_LIMITS") or "{}")
+    sys.stdout.write(serve(req, settings))
+    sys.stdout.flush()

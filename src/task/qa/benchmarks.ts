@@ -1,110 +1,15 @@
-import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { HoneError } from "../../errors.ts";
 import { rng } from "../../rng.ts";
-import { gsm8kGold, hotpotExactMatch, hotpotF1, scoreGsm8k, scoreMath } from "./scorers.ts";
+import type { BenchmarkDef, QATask, Split } from "./benchmark.ts";
+import { fetchBenchmark } from "./fetch.ts";
+import { REGISTRY } from "./registry.ts";
 
-/** One QA problem. `gold` is held by hone's environment and scorer only; no harness, estimator or proposer sees it. */
-export interface QATask {
-  id: string;
-  question: string;
-  gold: string;
-}
+export type { BenchmarkDef, Gold, QATask, Split } from "./benchmark.ts";
 
-export interface Score {
-  correct: boolean;
-  score: number;
-  extracted?: string;
-  detail?: Record<string, unknown>;
-}
-
-export interface BenchmarkDef {
-  id: string;
-  /** Answer format the final answer is expected in (told to the solver, used by the oracle). */
-  answerFormat: (gold: string) => string;
-  files: { name: string; url: string; sha256?: string }[];
-  /** Rows of a downloaded file into tasks, with their split (`test`, or `train` to be divided by seed). */
-  load(dir: string): { split: "train" | "test"; tasks: QATask[] }[];
-  score(response: string, gold: string): Score;
-}
-
-const jsonl = (file: string) =>
-  readFileSync(file, "utf8")
-    .split("\n")
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as Record<string, string>);
-
-export const BENCHMARKS: Record<string, BenchmarkDef> = {
-  gsm8k: {
-    id: "gsm8k",
-    answerFormat: (gold) => `#### ${gold}`,
-    files: [
-      {
-        name: "train.jsonl",
-        url: "https://raw.githubusercontent.com/openai/grade-school-math/master/grade_school_math/data/train.jsonl",
-        sha256: "17f347dc51477c50d4efb83959dbb7c56297aba886e5544ee2aaed3024813465",
-      },
-      {
-        name: "test.jsonl",
-        url: "https://raw.githubusercontent.com/openai/grade-school-math/master/grade_school_math/data/test.jsonl",
-        sha256: "3730d312f6e3440559ace48831e51066acaca737f6eabec99bccb9e4b3c39d14",
-      },
-    ],
-    load: (dir) =>
-      (["train", "test"] as const).map((split) => ({
-        split,
-        tasks: jsonl(join(dir, `${split}.jsonl`)).map((r, i) => ({
-          id: `gsm8k-${split}-${i}`,
-          question: r.question as string,
-          gold: gsm8kGold(r.answer as string),
-        })),
-      })),
-    score: (response, gold) => {
-      const r = scoreGsm8k(response, gold);
-      return { correct: r.correct, score: r.correct ? 1 : 0, extracted: r.extracted, detail: { strict_match: r.strict } };
-    },
-  },
-  math500: {
-    id: "math500",
-    answerFormat: (gold) => `\\boxed{${gold}}`,
-    files: [{ name: "test.jsonl", url: "https://raw.githubusercontent.com/openai/prm800k/main/prm800k/math_splits/test.jsonl" }],
-    load: (dir) => [
-      {
-        split: "test",
-        tasks: jsonl(join(dir, "test.jsonl")).map((r, i) => ({
-          id: r.unique_id ?? `math500-${i}`,
-          question: r.problem as string,
-          gold: r.answer as string,
-        })),
-      },
-    ],
-    score: (response, gold) => {
-      const r = scoreMath(response, gold);
-      return { correct: r.correct, score: r.correct ? 1 : 0, extracted: r.extracted };
-    },
-  },
-  hotpotqa: {
-    id: "hotpotqa",
-    answerFormat: (gold) => gold,
-    files: [{ name: "dev.jsonl", url: "" }],
-    load: (dir) => [
-      {
-        split: "test",
-        tasks: jsonl(join(dir, "dev.jsonl")).map((r, i) => ({
-          id: r.id ?? `hotpot-${i}`,
-          question: r.question as string,
-          gold: r.answer as string,
-        })),
-      },
-    ],
-    score: (response, gold) => {
-      const em = hotpotExactMatch(response, gold);
-      return { correct: em, score: hotpotF1(response, gold), extracted: response, detail: { exact_match: em } };
-    },
-  },
-};
+export const BENCHMARKS: Readonly<Record<string, BenchmarkDef>> = Object.fromEntries(REGISTRY.map((b) => [b.id, b]));
 
 export function dataDir(env: NodeJS.ProcessEnv = process.env): string {
   return env.HONE_DATA_DIR ?? join(env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "hone", "datasets");
@@ -116,51 +21,46 @@ export function benchmark(id: string): BenchmarkDef {
   return b;
 }
 
-/**
- * `hone datasets fetch`: downloads each file from its canonical source (or `baseUrl`/<name> instead), checks the
- * sha256 and writes it atomically. A mismatch leaves nothing behind and says so.
- */
-export async function fetchDataset(id: string, opts: { dir?: string; baseUrl?: string } = {}): Promise<string> {
-  const b = benchmark(id);
-  const dir = join(opts.dir ?? dataDir(), id);
-  mkdirSync(dir, { recursive: true });
-  for (const f of b.files) {
-    const url = opts.baseUrl ? `${opts.baseUrl.replace(/\/$/, "")}/${f.name}` : f.url;
-    if (!url) throw new HoneError("usage", `${id} has no canonical download; place ${f.name} in ${dir} yourself`);
-    let body: Buffer;
-    try {
-      const res = await fetch(url);
-      if (!res.ok) throw new Error(`HTTP ${res.status}`);
-      body = Buffer.from(await res.arrayBuffer());
-    } catch (err) {
-      throw new HoneError("endpoint", `cannot download ${url}: ${(err as Error).message}`);
-    }
-    const sha = createHash("sha256").update(body).digest("hex");
-    if (f.sha256 && sha !== f.sha256)
-      throw new HoneError("badTask", `${url}: sha256 ${sha} does not match the expected ${f.sha256}; the file was not saved`);
-    writeFileSync(join(dir, `${f.name}.part`), body);
-    renameSync(join(dir, `${f.name}.part`), join(dir, f.name));
-  }
-  return dir;
+/** Whether every file of the benchmark is in `<dir>/<id>/`. */
+export const isFetched = (b: BenchmarkDef, dir = dataDir()): boolean => b.files.every((f) => existsSync(join(dir, b.id, f.name)));
+
+/** The splits a user can ask for: the published ones, and `train`/`validation` divided from a train file. */
+export function splitsOf(b: BenchmarkDef): Split[] {
+  const out: Split[] = [];
+  if (b.sizes.train) out.push("train");
+  if (b.sizes.validation || b.sizes.train) out.push("validation");
+  if (b.sizes.test) out.push("test");
+  return out;
+}
+
+/** `hone datasets fetch` (see fetch.ts). */
+export function fetchDataset(id: string, opts: { dir?: string; baseUrl?: string; record?: boolean } = {}): Promise<string> {
+  return fetchBenchmark(benchmark(id), opts.dir ?? dataDir(), opts);
 }
 
 /** A benchmark split: `test` as published; `train` and `validation` divided from the train file by a fixed seed. */
-export function loadSplit(
+export async function loadSplit(
   id: string,
-  split: "train" | "validation" | "test",
+  split: Split,
   opts: { dir?: string; seed?: number; limit?: number } = {},
-): QATask[] {
+): Promise<QATask[]> {
   const b = benchmark(id);
-  const dir = join(opts.dir ?? dataDir(), id);
-  if (!b.files.every((f) => existsSync(join(dir, f.name))))
-    throw new HoneError("badTask", `${id} is not downloaded in ${dir}; run \`hone datasets fetch ${id}\``);
-  const parts = b.load(dir);
+  const root = opts.dir ?? dataDir();
+  const dir = join(root, id);
+  if (!isFetched(b, root)) throw new HoneError("badTask", `${id} is not downloaded in ${dir}; run \`hone datasets fetch ${id}\``);
+  if (!splitsOf(b).includes(split)) throw new HoneError("usage", `${id} has no ${split} split; it has ${splitsOf(b).join(", ")}`);
+  let parts: Awaited<ReturnType<BenchmarkDef["load"]>>;
+  try {
+    parts = await b.load(dir);
+  } catch (err) {
+    if (err instanceof HoneError) throw err;
+    throw new HoneError("badTask", `${id} in ${dir}: ${(err as Error).message}; fetch it again`);
+  }
   let tasks: QATask[];
-  if (split === "test") tasks = parts.find((p) => p.split === "test")?.tasks ?? [];
+  if (split === "test") tasks = parts.test ?? [];
+  else if (split === "validation" && parts.validation) tasks = parts.validation;
   else {
-    const train = parts.find((p) => p.split === "train")?.tasks;
-    if (!train) throw new HoneError("usage", `${id} has no train data to divide into train and validation`);
-    const shuffled = seededShuffle(train, opts.seed ?? 0);
+    const shuffled = seededShuffle(parts.train ?? [], opts.seed ?? 0);
     const cut = Math.floor(shuffled.length * 0.9);
     tasks = split === "train" ? shuffled.slice(0, cut) : shuffled.slice(cut);
   }

@@ -1,0 +1,113 @@
+/**
+ * OPRO's decision rules (Yang et al., arXiv 2309.03409), ported from google-deepmind/opro at commit
+ * e81b2f573ce4e15755c70c2535279d6fb940b4b7: opro/optimization/opt_utils.py (`gen_ins_and_score_pairs_substr`,
+ * `_bucketize_float`, the instruction extraction and filtering in `run_evolution`), opro/evaluation/eval_utils.py
+ * (`polish_sentence`), and the defaults of opro/optimization/optimize_instructions.py.
+ *
+ * - Meta-prompt history: every scored instruction is kept; the meta-prompt shows the past (instruction, score) pairs
+ *   sorted ascending by score (stable: equal scores keep their order), cut to the last `max_num_instructions` = 20 (the
+ *   best 20), and *then* filtered to score ≥ `old_instruction_score_threshold` (0.3 with GPT scorers, 0 with
+ *   text-bison; a threshold of 0 disables the filter), so fewer than 20 may show.
+ * - Score shown: with `num_score_buckets` = 100 (the default) round(score·100) as an integer; with no buckets
+ *   round(score, 3). Python's round (ties to even). Bucketing requires a score in [0, 1].
+ * - Each pair is written "\ntext:\n{instruction}\nscore:\n{score}\n".
+ * - Per step `num_generated_instructions_in_each_step` = 8 samples at the optimizer's temperature (constant, or
+ *   `linear_increase`: t0 + step/steps·(t1 − t0)); each sample's instruction is the text between <INS> and </INS>
+ *   (from the start or to the end when a tag is missing), stripped; then `polish_sentence` (strip, drop "**",
+ *   capitalise the first letter); an instruction seen in any earlier step or earlier in this step is dropped; so is one
+ *   longer than 500 characters, one containing "INS", and (GSM8K) one containing a digit.
+ *
+ * Deviations: duplicates are recognised by exact text (upstream: the md5 of the ASCII text, which throws on non-ASCII
+ * text); the in-step de-duplication keeps first-seen order (upstream `list(set(...))` has none).
+ */
+import { pyFloatRepr, pyRound } from "./pyfmt.ts";
+
+export interface ScoredInstruction {
+  text: string;
+  /** Higher is better (OPRO's scores are accuracies in [0, 1]). */
+  score: number;
+  step: number;
+}
+
+export interface HistoryOptions {
+  /** At most this many pairs shown (the best ones). */
+  maxShown?: number;
+  /** Only pairs scoring at least this are shown; 0 shows all. */
+  threshold?: number;
+  /** Scores shown as round(score·buckets); Infinity shows round(score, 3). */
+  buckets?: number;
+}
+
+export const OPRO_DEFAULTS = { maxShown: 20, threshold: 0.3, buckets: 100, samplesPerStep: 8, maxLength: 500 } as const;
+
+/** Python's round(x·n) for a score in [0, 1] (`_bucketize_float`). */
+export function bucketize(score: number, buckets: number): number {
+  if (!(score >= 0 && score <= 1)) throw new RangeError(`a bucketed score must be between 0 and 1, got ${score}`);
+  return pyRound(score * buckets);
+}
+
+/** The score as the meta-prompt prints it. */
+export function shownScore(score: number, buckets: number = OPRO_DEFAULTS.buckets): string {
+  return buckets === Number.POSITIVE_INFINITY ? pyFloatRepr(pyRound(score, 3)) : String(bucketize(score, buckets));
+}
+
+/** The pairs the meta-prompt shows, ascending by score. */
+export function metaPromptHistory(history: readonly ScoredInstruction[], o: HistoryOptions = {}): ScoredInstruction[] {
+  const maxShown = o.maxShown ?? OPRO_DEFAULTS.maxShown;
+  const threshold = o.threshold ?? OPRO_DEFAULTS.threshold;
+  const ascending = history
+    .map((h, i) => [h, i] as const)
+    .sort((a, b) => a[0].score - b[0].score || a[1] - b[1])
+    .map(([h]) => h);
+  const best = maxShown > 0 ? ascending.slice(-maxShown) : [];
+  return best.filter((h) => !threshold || h.score >= threshold);
+}
+
+/** The history block of the meta-prompt, exactly as OPRO writes it. */
+export function formatHistory(shown: readonly ScoredInstruction[], buckets: number = OPRO_DEFAULTS.buckets): string {
+  return shown.map((h) => `\ntext:\n${h.text}\nscore:\n${shownScore(h.score, buckets)}\n`).join("");
+}
+
+/** The instruction inside one optimizer sample. */
+export function extractInstruction(raw: string, start = "<INS>", end = "</INS>"): string {
+  const s = raw.indexOf(start);
+  const e = raw.indexOf(end);
+  return raw.slice(s === -1 ? 0 : s + start.length, e === -1 ? raw.length : e).trim();
+}
+
+/** OPRO's `polish_sentence` (without the optional ending punctuation). */
+export function polish(sentence: string): string {
+  let s = sentence.trim();
+  if (s) {
+    s = s.replaceAll("**", "");
+    const first = String.fromCodePoint(s.codePointAt(0) as number);
+    if ([...s].length > 1) s = first.toUpperCase() + s.slice(first.length);
+  }
+  return s;
+}
+
+export interface NewInstructionOptions {
+  maxLength?: number;
+  /** GSM8K's rule: an instruction with a digit is skipped. */
+  rejectDigits?: boolean;
+}
+
+/**
+ * The step's instructions to score: polished, unseen (`seen` holds every instruction scored so far and is updated in
+ * place, as upstream's md5 set is), and passing the length / "INS" / digit filters.
+ */
+export function newInstructions(samples: readonly string[], seen: Set<string>, o: NewInstructionOptions = {}): string[] {
+  const maxLength = o.maxLength ?? OPRO_DEFAULTS.maxLength;
+  const fresh: string[] = [];
+  for (const text of samples.map((s) => polish(extractInstruction(s)))) {
+    if (seen.has(text)) continue;
+    seen.add(text);
+    fresh.push(text);
+  }
+  return fresh.filter((t) => t.length <= maxLength && !t.includes("INS") && !(o.rejectDigits && /\p{Nd}/u.test(t)));
+}
+
+/** The optimizer's temperature at a step (0-based). */
+export function temperatureAt(step: number, steps: number, start: number, end?: number): number {
+  return end === undefined ? start : start + (step / steps) * (end - start);
+}

@@ -1,0 +1,124 @@
+import OpenAI from "openai";
+import { ModelError, redact } from "./errors.ts";
+
+/** A timer of ours fired (connect, idle, attempt): the cause carries which one and the limit, for the message. */
+export class ClientTimeout extends Error {
+  constructor(readonly what: string) {
+    super(what);
+    this.name = "ClientTimeout";
+  }
+}
+
+function retryAfterMs(headers: unknown): number | undefined {
+  let v: string | null | undefined;
+  if (headers && typeof (headers as Headers).get === "function") v = (headers as Headers).get("retry-after");
+  else if (headers && typeof headers === "object") v = (headers as Record<string, string>)["retry-after"];
+  if (!v) return undefined;
+  const secs = Number(v);
+  if (Number.isFinite(secs)) return Math.max(0, secs * 1000);
+  const date = Date.parse(v);
+  return Number.isFinite(date) ? Math.max(0, date - Date.now()) : undefined;
+}
+
+/**
+ * A prompt that does not fit the model's window, as vLLM (renderer and engine checks, old and new wording),
+ * OpenAI (`context_length_exceeded`) and other OpenAI-compatible servers say it.
+ */
+const CONTEXT_PATTERNS = [
+  /maximum context length/i,
+  /longer than the maximum model length/i,
+  /context[ _]length[ _]exceeded/i,
+  /exceeds? (?:the )?(?:model'?s? )?(?:maximum )?context (?:length|window)/i,
+  /too long and exceeds limit/i,
+  /prompt is too long/i,
+];
+const WINDOW_PATTERNS = [/maximum context length (?:is|of) (\d+)/i, /maximum model length of (\d+)/i, /exceeds limit of (\d+)/i];
+const PROMPT_PATTERNS = [
+  /prompt contains (?:at least )?(\d+) input tokens/i,
+  /\((\d+) in the messages/i,
+  /messages resulted in (\d+) tokens/i,
+  /request has (\d+) input tokens/i,
+  /prompt \(length (\d+)\)/i,
+  /prompt \((\d+) tokens\)/i,
+];
+
+const firstNumber = (text: string, patterns: RegExp[]) => {
+  for (const p of patterns) {
+    const m = p.exec(text);
+    if (m?.[1]) return Number(m[1]);
+  }
+  return undefined;
+};
+
+export function isContextLengthMessage(text: string, code?: unknown): boolean {
+  return code === "context_length_exceeded" || CONTEXT_PATTERNS.some((p) => p.test(text));
+}
+
+function contextLengthError(url: string, model: string, detail: string, status: number): ModelError {
+  return new ModelError(
+    "context_length",
+    `${url} refused the prompt for "${model}" as longer than its context window (HTTP ${status}): ${detail}`,
+    { url, status, contextWindow: firstNumber(detail, WINDOW_PATTERNS), promptTokens: firstNumber(detail, PROMPT_PATTERNS) },
+  );
+}
+
+function statusError(err: InstanceType<typeof OpenAI.APIError>, url: string, model: string, clean: (s: string) => string) {
+  // An error event inside a stream has no HTTP status; vLLM puts one in its code.
+  const status = err.status ?? (typeof err.code === "number" ? err.code : 0);
+  const detail = clean(String(err.message ?? "")).slice(0, 500);
+  const opts = { url, status, retryAfterMs: retryAfterMs(err.headers) };
+  if (status === 401 || status === 403) {
+    return new ModelError(
+      "unauthorized",
+      `${url} refused the API key (HTTP ${status}). Set the key in the environment variable named by --api-key-env (default OPENAI_API_KEY).`,
+      opts,
+    );
+  }
+  if (status === 404) {
+    return new ModelError(
+      "unknown_model",
+      `${url} answered 404 for model "${model}": ${detail}. Check --model against \`hone models check\`.`,
+      opts,
+    );
+  }
+  if (status === 429) return new ModelError("rate_limited", `${url} is rate limiting (HTTP 429): ${detail}`, opts);
+  if (status === 408) return new ModelError("timeout", `${url} timed out (HTTP 408)`, opts);
+  if (status >= 500 || status === 0) return new ModelError("server_error", `${url} failed with HTTP ${status}: ${detail}`, opts);
+  if (isContextLengthMessage(detail, err.code)) return contextLengthError(url, model, detail, status);
+  if (/tool/i.test(detail) && /(auto|choice|support|enable)/i.test(detail)) {
+    return new ModelError(
+      "no_tool_support",
+      `${url} does not accept tool calls for "${model}": ${detail}. For vLLM start the server with --enable-auto-tool-choice --tool-call-parser <parser>.`,
+      opts,
+    );
+  }
+  if (/model/i.test(detail) && /(not exist|not found|unknown|does not)/i.test(detail)) {
+    return new ModelError("unknown_model", `${url} does not serve model "${model}": ${detail}`, opts);
+  }
+  return new ModelError("bad_request", `${url} rejected the request (HTTP ${status}): ${detail}`, opts);
+}
+
+/** Maps SDK and network errors to a ModelError whose message says what to do; never includes the key. */
+export function toModelError(err: unknown, url: string, model: string, apiKey?: string): ModelError {
+  if (err instanceof ModelError) return err;
+  const clean = (s: string) => redact(s, [apiKey]);
+  const cause = err instanceof Error ? err.cause : undefined;
+  const timer = err instanceof ClientTimeout ? err : cause instanceof ClientTimeout ? cause : undefined;
+  if (timer) return new ModelError("timeout", `request to ${url} failed: ${timer.what}`, { url });
+  if (err instanceof OpenAI.APIConnectionTimeoutError) {
+    return new ModelError("timeout", `request to ${url} timed out`, { url });
+  }
+  if (err instanceof OpenAI.APIUserAbortError) {
+    return new ModelError("timeout", `request to ${url} was aborted (rollout time limit)`, { url });
+  }
+  if (err instanceof OpenAI.APIConnectionError) {
+    return new ModelError(
+      "unreachable",
+      `cannot reach ${url}: ${clean(String(err.cause ?? err.message))}. Is the server running, and is --base-url right?`,
+      { url },
+    );
+  }
+  if (err instanceof OpenAI.APIError) return statusError(err, url, model, clean);
+  const message = clean(err instanceof Error ? err.message : String(err));
+  return new ModelError("unreachable", `request to ${url} failed: ${message}`, { url });
+}

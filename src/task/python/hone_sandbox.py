@@ -1,0 +1,365 @@
+"""Per-call containment for untrusted programs: each call gets its own set of Linux namespaces.
+
+`run_contained(target, limits)` is called in a disposable process (a zygote's per-request fork, or a fresh
+interpreter on the cold path). That process switches to an unprivileged user when it runs as root, enters new
+user, mount, PID, network, IPC and UTS namespaces, gives the call a fresh private /tmp (size-capped), hides the
+paths it is told to hide, then forks the call's first process (PID 1 of the new PID namespace). That process
+mounts a /proc that shows only its own namespace, drops every capability, sets no_new_privs and the resource
+limits (address space, processes, file size, core dumps), closes every inherited descriptor but its result pipe,
+and runs the target. When it ends or is killed, the kernel kills everything left in its PID namespace, so no
+daemon, fork or detached child outlives the call. Nothing the call can reach leads to a socket outside it: its
+network namespace is empty, and the filesystem it sees holds no socket.
+
+Where user namespaces are not available the call still runs in its own session with the same resource limits and
+is killed as a process group; `probe()` says which guarantees hold.
+"""
+import ctypes
+import json
+import os
+import resource
+import select
+import signal
+import time
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+NAMESPACES = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
+
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
+SYS_MOUNT_SETATTR, AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = 442, -100, 0x8000, 1
+NOBODY = 65534
+CPU_EXIT = 152  # the exit code of a call stopped at its CPU limit
+KEEP_ENV = ("PATH", "LANG", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_CORETYPE")
+DEFAULTS = {"max_processes": 64, "tmp_mb": 256, "file_mb": 256, "open_files": 256, "output_mb": 64}
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+_libc.syscall.restype = ctypes.c_long
+
+
+class Unavailable(Exception):
+    """The kernel refused to create the namespaces (user namespaces disabled, or a seccomp policy)."""
+
+
+def _check(rc, what):
+    if rc != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, "%s: %s" % (what, os.strerror(err)))
+
+
+def prctl(option, arg):
+    _check(_libc.prctl(option, ctypes.c_ulong(arg), 0, 0, 0), "prctl(%d)" % option)
+
+
+def mount(source, target, fstype, flags, data=None):
+    enc = lambda s: s.encode() if isinstance(s, str) else s  # noqa: E731
+    _check(_libc.mount(enc(source), enc(target), enc(fstype), flags, enc(data)), "mount %s" % target)
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64), ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
+
+
+def drop_capabilities():
+    """Empties the effective, permitted, inheritable (and so ambient) sets of this process. The bounding set is left:
+    with no_new_privs no exec can raise capabilities, and a nested user namespace starts with a full set whatever
+    the bounding set was (the kernel resets it), so dropping it would cost 40 system calls and close nothing."""
+    header, data = _CapHeader(0x20080522, 0), (_CapData * 2)()
+    _check(_libc.capset(ctypes.byref(header), data), "capset")
+
+
+def _write(path, text):
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+_OPEN_TO_OTHERS = []
+
+
+def _python_open_to_others():
+    """Whether an unprivileged user can still reach this interpreter's files (not so under a 0700 /root).
+    Asked once per process (the warm zygote's forks inherit the answer)."""
+    if not _OPEN_TO_OTHERS:
+        _OPEN_TO_OTHERS.append(_walk_open_to_others())
+    return _OPEN_TO_OTHERS[0]
+
+
+def _walk_open_to_others():
+    import sys
+
+    for top in {sys.prefix, sys.base_prefix, os.path.dirname(os.path.abspath(__file__))}:
+        path = os.path.abspath(top)
+        while True:
+            try:
+                if not os.stat(path).st_mode & 0o001:
+                    return False
+            except OSError:
+                return False
+            if path == "/":
+                break
+            path = os.path.dirname(path)
+    return True
+
+
+def _become_nobody():
+    """As root (with CAP_SETUID), switch to an unprivileged user so process limits and file modes apply."""
+    if os.geteuid() != 0 or not _python_open_to_others():
+        return False
+    try:
+        os.setgroups([])
+        os.setresgid(NOBODY, NOBODY, NOBODY)
+        os.setresuid(NOBODY, NOBODY, NOBODY)
+    except PermissionError:
+        return False
+    return True
+
+
+def _readonly_root():
+    attr = _MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)
+    rc = _libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, b"/", AT_RECURSIVE, ctypes.byref(attr), ctypes.sizeof(attr))
+    return rc == 0
+
+
+def _hide(path):
+    if os.path.isdir(path) and not os.path.islink(path):
+        mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555")
+    elif os.path.exists(path):
+        mount("/dev/null", path, None, MS_BIND)
+
+
+def enter_namespaces(limits):
+    """Moves this (disposable) process into fresh namespaces and prepares the call's filesystem view.
+    Returns a dict of what holds; raises Unavailable when no namespace could be created."""
+    nobody = _become_nobody() if limits.get("nobody", True) else False
+    uid, gid = os.geteuid(), os.getegid()
+    prctl(PR_SET_DUMPABLE, 1)  # a non-dumpable parent (or a changed uid) leaves /proc/self root-owned
+    if _libc.unshare(NAMESPACES) != 0:
+        raise Unavailable(os.strerror(ctypes.get_errno()))
+    _write("/proc/self/setgroups", "deny")
+    # Never map the namespace's uid 0: that needs CAP_SETFCAP, and the program has no use for it.
+    _write("/proc/self/uid_map", "%d %d 1" % (uid or NOBODY, uid))
+    _write("/proc/self/gid_map", "%d %d 1" % (gid or NOBODY, gid))
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    readonly = _readonly_root() if limits.get("readonly_root") else None
+    for path in limits.get("hide") or []:
+        _hide(path)
+    tmp_mb = int(limits.get("tmp_mb") or DEFAULTS["tmp_mb"])
+    mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=%dm,mode=0700" % tmp_mb)
+    if os.path.isdir("/dev/shm"):
+        mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=%dm,mode=0700" % tmp_mb)
+    return {"namespaces": True, "unprivileged_user": uid != 0, "nobody": nobody, "readonly_root": readonly}
+
+
+def mapped_bytes():
+    """This process's address space now (the warm zygote's numpy is already mapped), or 0 where unknown."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _set_limits(limits, contained):
+    memory_mb = int(limits.get("memory_mb") or 0)
+    if memory_mb > 0:
+        size = (memory_mb << 20) + int(limits.get("memory_base_bytes") or 0)
+        resource.setrlimit(resource.RLIMIT_AS, (size, size))
+    cpu = int(limits.get("cpu_seconds") or 0)
+    if cpu > 0:  # at the soft limit the call exits with CPU_EXIT; a second later the kernel's SIGKILL, which even
+        # a namespace's PID 1 cannot ignore, stops code that never returns to the interpreter
+        signal.signal(signal.SIGXCPU, lambda *_: os._exit(CPU_EXIT))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    procs = int(limits.get("max_processes") or DEFAULTS["max_processes"])
+    resource.setrlimit(resource.RLIMIT_NPROC, (procs, procs))
+    file_bytes = int(limits.get("file_mb") or DEFAULTS["file_mb"]) << 20
+    resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    files = int(limits.get("open_files") or DEFAULTS["open_files"])
+    resource.setrlimit(resource.RLIMIT_NOFILE, (files, files))
+    if contained:
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+
+
+_PROC_REFUSED = []
+
+
+def _own_proc():
+    """A /proc that shows only the call's own PID namespace, or none: the kernel refuses a new proc mount where the
+    one above it has covered parts (bubblewrap's), and then the host's is hidden. A refusal is remembered."""
+    if not _PROC_REFUSED:
+        try:
+            mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+            return
+        except OSError:
+            pass
+    _hide("/proc")
+
+
+def _first_process(target, result_fd, limits, contained, input_fd=None):
+    """Runs in the call's first process (PID 1 of its namespace when contained). Never returns."""
+    try:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if contained:
+            _own_proc()
+        else:
+            os.setsid()
+        os.dup2(result_fd, 3)
+        if input_fd is not None:
+            os.dup2(input_fd, 0)
+        os.closerange(4, 1 << 20)
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (1, 2) if input_fd is not None else (0, 1, 2):
+            os.dup2(null, fd)
+        os.close(null)
+        scratch = "/tmp" if contained else limits["scratch"]
+        os.chdir(scratch)
+        for key in list(os.environ):
+            if key not in KEEP_ENV:
+                del os.environ[key]
+        os.environ.update({"HOME": scratch, "TMPDIR": scratch})
+        _set_limits(limits, contained)
+        if contained:
+            drop_capabilities()
+        prctl(PR_SET_NO_NEW_PRIVS, 1)
+        out = target(scratch)
+        data = out if isinstance(out, bytes) else out.encode()
+        view = memoryview(data)
+        while view:
+            view = view[os.write(3, view):]
+    finally:
+        os._exit(0)
+
+
+def _collect(read_fd, pid, deadline, cancel_fd, cap):
+    """Reads the call's result until EOF, the deadline, a cancellation or the size cap; returns (bytes, why)."""
+    chunks, size = [], 0
+    watch = [read_fd] + ([cancel_fd] if cancel_fd is not None else [])
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return b"", "timeout"
+        ready, _, _ = select.select(watch, [], [], left)
+        if cancel_fd is not None and cancel_fd in ready:
+            return b"", "cancelled"
+        if read_fd in ready:
+            chunk = os.read(read_fd, 1 << 16)
+            if not chunk:
+                return b"".join(chunks), None
+            size += len(chunk)
+            if size > cap:
+                return b"", "too_large"
+            chunks.append(chunk)
+
+
+def run_contained(target, limits, timeout, cancel_fd=None, converse=None):
+    """Runs `target(scratch_dir) -> str|bytes` contained; returns (output bytes, failure or None, isolation dict).
+    The call's result is what it writes on descriptor 3. With `converse(read_fd, write_fd, pid)` the caller holds
+    a conversation instead (the call also reads descriptor 0) and returns (output, failure) itself; an output cut
+    short by the process's death is the failure "cpu" (its CPU limit) or "crashed".
+    Must be called in a disposable process: it changes this process's user and namespaces for good."""
+    try:
+        isolation = enter_namespaces(limits)
+        contained = True
+    except (Unavailable, OSError) as exc:
+        isolation = {"namespaces": False, "reason": str(exc)}
+        contained = False
+        if not limits.get("scratch"):
+            import tempfile
+
+            limits = dict(limits, scratch=tempfile.mkdtemp(prefix="hone-program-"))
+    read_fd, write_fd = os.pipe()
+    input_r, input_w = os.pipe() if converse else (None, None)
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_fd)
+        if input_w is not None:
+            os.close(input_w)
+        _first_process(target, write_fd, limits, contained, input_r)
+    os.close(write_fd)
+    if input_r is not None:
+        os.close(input_r)
+    cap = int(limits.get("output_mb") or DEFAULTS["output_mb"]) << 20
+    try:
+        if converse:
+            out, failure = converse(read_fd, input_w, pid)
+        else:
+            out, failure = _collect(read_fd, pid, time.monotonic() + timeout, cancel_fd, cap)
+    finally:
+        os.close(read_fd)
+        if input_w is not None:
+            os.close(input_w)
+        status, cpu_used = _kill(pid, contained)
+    if failure == "eof":
+        limit = float(limits.get("cpu_seconds") or 0)
+        hit = os.WIFEXITED(status) and os.WEXITSTATUS(status) == CPU_EXIT
+        failure = "cpu" if limit and (hit or cpu_used >= limit) else "crashed"
+    return out, failure, isolation
+
+
+def _kill(pid, contained):
+    """Kills the call's first process (and with it its namespace); returns its wait status and CPU seconds,
+    the status its own when it had already ended."""
+    status, cpu = 0, 0.0
+    try:
+        done, status, usage = os.wait4(pid, os.WNOHANG)
+        if not done:
+            os.kill(pid, signal.SIGKILL) if contained else os.killpg(pid, signal.SIGKILL)
+            _, status, usage = os.wait4(pid, 0)
+        cpu = usage.ru_utime + usage.ru_stime
+    except (ChildProcessError, ProcessLookupError):
+        pass
+    if not contained:  # reap what is left of the group; a child that left the session is a stated gap
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    return status, cpu
+
+
+def probe(limits=None):
+    """What containment holds here, as JSON text: one tiny contained call in a forked child of this process."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_fd)
+            facts = lambda scratch: json.dumps({"uid": os.getuid(), "pid": os.getpid(), "proc": os.path.exists("/proc/self")})  # noqa: E731
+            out, failure, isolation = run_contained(facts, dict(limits or {}), 10.0)
+            facts = json.loads(out.decode() or "{}") if not failure else {}
+            os.write(write_fd, json.dumps(dict(isolation, failure=failure, **facts)).encode())
+        finally:
+            os._exit(0)
+    os.close(write_fd)
+    chunks = []
+    while True:
+        chunk = os.read(read_fd, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(read_fd)
+    os.waitpid(pid, 0)
+    text = b"".join(chunks).decode() or json.dumps({"namespaces": False, "reason": "the probe failed"})
+    if json.loads(text).get("proc") is False:
+        _PROC_REFUSED.append(True)  # later calls of this process (and its forks) skip the attempt
+    return text
+
+
+if __name__ == "__main__":
+    print(probe())

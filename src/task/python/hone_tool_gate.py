@@ -1,0 +1,131 @@
+"""The static gate on a generated Python tool (`custom_tools/<name>.py`), before anything runs it.
+
+    python3 hone_tool_gate.py < {"code": "...", "name": "custom_tools/x.py"}   ->   [{"line", "col", "rule", "message"}]
+
+As strict as HarnessTTT's gate on the same files, and a little stricter: one top-level `def run(ctx, args)`, at
+most 6,000 characters, imports only from a whitelist, none of the builtins that reach the filesystem, the
+interpreter or string-driven attribute access, no attribute whose name starts with an underscore (dunders and
+private names), none of numpy's or pandas' file readers and writers, no `global`/`nonlocal`, no star imports and
+no relative imports, and no attribute that turns a string into code or attribute access (`str.format` walks
+attributes, `typing.get_type_hints` evaluates strings, `DataFrame.eval`). Every problem is listed with its line and column; an empty list means accepted. The gate is
+the first wall, not the only one: the tool then runs contained like any evaluated program.
+"""
+import ast
+import json
+import sys
+
+MAX_CODE_CHARS = 6000
+ALLOWED_IMPORTS = frozenset(
+    "math re json itertools functools collections heapq bisect random statistics string typing dataclasses numpy pandas".split()
+)
+FORBIDDEN_IMPORTS = frozenset(
+    "os sys subprocess socket shutil pathlib importlib ctypes multiprocessing threading signal resource pickle requests "
+    "urllib http ftplib telnetlib builtins io".split()
+)
+FORBIDDEN_NAMES = frozenset(
+    "open exec eval compile __import__ input breakpoint globals locals vars memoryview exit quit getattr setattr delattr "
+    "type object super help license credits copyright __builtins__ __loader__ __spec__".split()
+)
+IO_ATTRIBUTES = frozenset(
+    "load loads save savez savez_compressed fromfile tofile memmap genfromtxt loadtxt savetxt fromregex DataSource "
+    "read_csv read_json read_pickle read_parquet read_excel read_feather read_hdf read_sql read_table read_fwf read_html "
+    "read_xml read_clipboard read_orc read_sas read_spss read_stata to_csv to_json to_pickle to_parquet to_excel "
+    "to_feather to_hdf to_sql to_clipboard to_html to_xml to_latex to_markdown to_stata to_orc".split()
+)
+# Routes from a string to code or to an attribute the AST never shows: format strings walk attributes
+# ("{0.__class__}".format), annotation strings are evaluated (get_type_hints), pandas evaluates expressions,
+# and numpy can load shared libraries.
+STRING_CODE_ATTRIBUTES = frozenset(
+    "format format_map Formatter get_type_hints ForwardRef eval query ctypeslib load_library f2py distutils io".split()
+)
+
+
+class Gate(ast.NodeVisitor):
+    def __init__(self):
+        self.problems = []
+
+    def refuse(self, node, rule, message):
+        self.problems.append({"line": getattr(node, "lineno", 1), "col": getattr(node, "col_offset", 0) + 1, "rule": rule, "message": message})
+
+    def check_module(self, name, node):
+        root = (name or "").split(".")[0]
+        if not root:
+            self.refuse(node, "import", "relative imports are not allowed")
+        elif root in FORBIDDEN_IMPORTS:
+            self.refuse(node, "import", "forbidden import: %s" % root)
+        elif root not in ALLOWED_IMPORTS:
+            self.refuse(node, "import", "import not in whitelist: %s (allowed: %s)" % (root, ", ".join(sorted(ALLOWED_IMPORTS))))
+
+    def visit_Import(self, node):
+        for alias in node.names:
+            self.check_module(alias.name, node)
+        self.generic_visit(node)
+
+    def visit_ImportFrom(self, node):
+        self.check_module(node.module if node.level == 0 else "", node)
+        for alias in node.names:
+            if alias.name in IO_ATTRIBUTES or alias.name in STRING_CODE_ATTRIBUTES or alias.name in FORBIDDEN_NAMES:
+                self.refuse(node, "import", "forbidden name imported: %s" % alias.name)
+        if any(a.name == "*" for a in node.names):
+            self.refuse(node, "import", "star imports are not allowed")
+        for alias in node.names:
+            if alias.name.startswith("_"):
+                self.refuse(node, "private", "forbidden private name: %s" % alias.name)
+        self.generic_visit(node)
+
+    def visit_Name(self, node):
+        if node.id in FORBIDDEN_NAMES:
+            self.refuse(node, "builtin", "forbidden builtin: %s" % node.id)
+        elif node.id.startswith("__"):
+            self.refuse(node, "private", "forbidden dunder name: %s" % node.id)
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node):
+        if node.attr.startswith("_"):
+            self.refuse(node, "private", "forbidden private attribute access: .%s" % node.attr)
+        elif node.attr in IO_ATTRIBUTES:
+            self.refuse(node, "io", "forbidden I/O-capable attribute: .%s" % node.attr)
+        elif node.attr in STRING_CODE_ATTRIBUTES:
+            self.refuse(node, "string-code", "forbidden attribute that turns strings into code or attribute access: .%s" % node.attr)
+        self.generic_visit(node)
+
+    def visit_arg(self, node):
+        if node.arg in FORBIDDEN_NAMES or node.arg.startswith("__"):
+            self.refuse(node, "builtin", "a parameter may not be named %s" % node.arg)
+        self.generic_visit(node)
+
+    def visit_Global(self, node):
+        self.refuse(node, "scope", "global/nonlocal not allowed")
+
+    visit_Nonlocal = visit_Global
+
+
+def check(code):
+    """Every problem of a generated tool's source; [] when it is accepted."""
+    if not isinstance(code, str):
+        return [{"line": 1, "col": 1, "rule": "size", "message": "the tool's code is not text"}]
+    if len(code) > MAX_CODE_CHARS:
+        return [{"line": 1, "col": 1, "rule": "size", "message": "code exceeds %d chars (%d)" % (MAX_CODE_CHARS, len(code))}]
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        return [{"line": getattr(exc, "lineno", None) or 1, "col": getattr(exc, "offset", None) or 1, "rule": "syntax", "message": "syntax error: %s" % getattr(exc, "msg", exc)}]
+    gate = Gate()
+    try:
+        gate.visit(tree)
+    except RecursionError:
+        return [{"line": 1, "col": 1, "rule": "syntax", "message": "the code is nested too deeply"}]
+    runs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "run"]
+    if len(runs) != 1 or any(isinstance(n, ast.AsyncFunctionDef) and n.name == "run" for n in tree.body):
+        gate.refuse(tree.body[0] if tree.body else tree, "entry", "must define exactly one top-level `def run(ctx, args):`")
+    else:
+        params = [a.arg for a in runs[0].args.posonlyargs + runs[0].args.args]
+        if params[:2] != ["ctx", "args"]:
+            gate.refuse(runs[0], "entry", "run() signature must be (ctx, args)")
+    unique = {(p["line"], p["col"], p["message"]): p for p in gate.problems}
+    return sorted(unique.values(), key=lambda p: (p["line"], p["col"], p["message"]))
+
+
+if __name__ == "__main__":
+    request = json.loads(sys.stdin.read(1 << 20) or "{}")
+    print(json.dumps(check(request.get("code"))))

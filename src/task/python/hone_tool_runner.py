@@ -1,0 +1,209 @@
+"""Runs one call of a generated Python tool (`custom_tools/<name>.py`, `def run(ctx, args)`), contained.
+
+The tool runs like an evaluated program (hone_sandbox: namespaces of its own, no network, a private /tmp, no
+secrets, a process limit) plus a CPU limit and an address-space limit of its own. Its `ctx` reaches the host only
+by messages: each method writes {"ctx": name, "args": [...]} as one JSON line and reads one JSON line back, under
+the names HarnessTTT's tool context uses, so released tools run unchanged:
+
+    get_program() get_best_program() best_score() stage_edit(code) probe(subsample=None) evaluate()
+    budget_left() list_task_inputs() read_input_sample(name, nrows=1000) scratch_write(name, text)
+    scratch_read(name) log(message)
+
+The relay between the tool and the host (`converse`) checks every line the tool writes, allows one outstanding
+ctx call at a time, and counts the wall-clock limit only while the tool itself is running (not while the host
+evaluates for it). The call ends with {"done": {"ok": true, "value": ...}} or {"done": {"ok": false, "kind",
+"error"}}, kind one of error, timeout, cpu, memory, crashed, protocol, cancelled.
+
+Cold use (no zygote): `python3 hone_tool_runner.py` with the request as the first line on stdin; the
+conversation continues on stdin/stdout.
+"""
+import json
+import os
+import select
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+from hone_program_child import to_jsonable  # noqa: E402
+from hone_sandbox import mapped_bytes, run_contained  # noqa: E402
+
+MAX_LINE = 1 << 20
+MAX_CTX_CALLS = 1000
+CTX_METHODS = (
+    "get_program get_best_program best_score stage_edit probe evaluate budget_left list_task_inputs read_input_sample "
+    "scratch_write scratch_read log"
+).split()
+MAX_CODE_CHARS = 6000
+
+
+class ToolContext:
+    """What a generated tool's `ctx` is inside its process: every method is one message to the host."""
+
+    __slots__ = ("_inbox",)
+
+    def __init__(self):
+        self._inbox = os.fdopen(0, "rb", buffering=0)
+
+    def _call(self, name, *args):
+        os.write(3, (json.dumps({"ctx": name, "args": list(args)}) + "\n").encode())
+        line = bytearray()
+        while not line.endswith(b"\n"):
+            chunk = self._inbox.read(1 << 16)
+            if not chunk:
+                raise RuntimeError("the host ended the call")
+            line += chunk
+        reply = json.loads(line.decode())
+        if "error" in reply:
+            raise RuntimeError(reply["error"])
+        return reply.get("value")
+
+    def get_program(self):
+        return self._call("get_program")
+
+    def get_best_program(self):
+        return self._call("get_best_program")
+
+    def best_score(self):
+        value = self._call("best_score")
+        return float("-inf") if value is None else value
+
+    def stage_edit(self, code):
+        return self._call("stage_edit", str(code))
+
+    def probe(self, subsample=None):
+        return self._call("probe", subsample)
+
+    def evaluate(self):
+        return self._call("evaluate")
+
+    def budget_left(self):
+        return self._call("budget_left")
+
+    def list_task_inputs(self):
+        return self._call("list_task_inputs")
+
+    def read_input_sample(self, name, nrows=1000):
+        return self._call("read_input_sample", str(name), int(nrows))
+
+    def scratch_write(self, name, text):
+        return self._call("scratch_write", str(name), str(text))
+
+    def scratch_read(self, name):
+        return self._call("scratch_read", str(name))
+
+    def log(self, message):
+        self._call("log", str(message)[:400])
+
+
+def _done(ok, value=None, kind=None, error=None):
+    body = {"ok": True, "value": value} if ok else {"ok": False, "kind": kind, "error": str(error)[:2000]}
+    return json.dumps({"done": body}) + "\n"
+
+
+def tool_target(code, args):
+    """The tool's process: runs the module, then `run(ctx, args)`; returns the final "done" line."""
+
+    def target(scratch):
+        try:
+            namespace = {"__name__": "hone_tool"}
+            exec(compile(code, "custom_tool.py", "exec"), namespace)
+            value = namespace["run"](ToolContext(), args)
+            return _done(True, to_jsonable(value))
+        except MemoryError:
+            return _done(False, kind="memory", error="the tool ran out of memory")
+        except RecursionError:
+            return _done(False, kind="error", error="the tool exceeded the recursion limit")
+        except BaseException as exc:  # the tool is untrusted: any failure is a result
+            return _done(False, kind="error", error="%s: %s" % (type(exc).__name__, exc))
+
+    return target
+
+
+def converse(channel_in, channel_out, timeout, cancel_on_eof=True):
+    """The relay between a tool's process and the host (over `channel_in`/`channel_out`, file descriptors)."""
+
+    def relay(tool_out, tool_in, pid):
+        lines, pending, spent, calls = bytearray(), False, 0.0, 0
+        while True:
+            started = time.monotonic()
+            wait = None if pending else max(0.0, timeout - spent)
+            ready, _, _ = select.select([tool_out, channel_in], [], [], wait)
+            if not pending:
+                spent += time.monotonic() - started
+            if not ready:
+                return b"", "timeout"
+            if channel_in in ready:
+                data = os.read(channel_in, 1 << 16)
+                if not data:
+                    return b"", "cancelled"
+                if not pending:
+                    return b"", "protocol"
+                os.write(tool_in, data)
+                pending = not data.endswith(b"\n")
+            if tool_out in ready:
+                chunk = os.read(tool_out, 1 << 16)
+                if not chunk:
+                    return b"", "eof"
+                lines += chunk
+                while b"\n" in lines:
+                    line, _, rest = bytes(lines).partition(b"\n")
+                    lines = bytearray(rest)
+                    try:
+                        msg = json.loads(line.decode())
+                    except (UnicodeDecodeError, ValueError, RecursionError):
+                        return b"", "protocol"
+                    if not isinstance(msg, dict) or pending:
+                        return b"", "protocol"
+                    if "done" in msg:
+                        return line + b"\n", None
+                    calls += 1
+                    if msg.get("ctx") not in CTX_METHODS or not isinstance(msg.get("args"), list) or calls > MAX_CTX_CALLS:
+                        return b"", "protocol"
+                    os.write(channel_out, line + b"\n")
+                    pending = True
+                if len(lines) > MAX_LINE:
+                    return b"", "protocol"
+
+    return relay
+
+
+FAILURES = {
+    "timeout": "the tool did not finish within %g s of its own running time",
+    "cpu": "the tool used more than its %g s of CPU",
+    "crashed": "the tool's process died without a result",
+    "protocol": "the tool broke the message protocol with the host",
+    "cancelled": "the host ended the call",
+    "too_large": "the tool's result is too large",
+}
+
+
+def serve_tool(request, config_limits, channel_in, channel_out):
+    """One contained tool call; writes the final "done" line to `channel_out`."""
+    code, args = request.get("code"), request.get("args")
+    if not isinstance(code, str) or len(code) > MAX_CODE_CHARS or not isinstance(args, dict):
+        os.write(channel_out, _done(False, kind="error", error="bad tool request").encode())
+        return
+    timeout = float(request.get("timeout") or 5)
+    cpu = int(request.get("cpu_seconds") or 1)
+    limits = dict(config_limits, cpu_seconds=cpu, memory_mb=int(request.get("memory_mb") or 256), memory_base_bytes=mapped_bytes())
+    out, failure, _ = run_contained(tool_target(code, args), limits, timeout, converse=converse(channel_in, channel_out, timeout))
+    if failure:
+        text = FAILURES.get(failure, failure)
+        out = _done(False, kind=failure, error=text % (cpu if failure == "cpu" else timeout) if "%g" in text else text).encode()
+    try:
+        os.write(channel_out, out)
+    except OSError:
+        pass
+
+
+if __name__ == "__main__":
+    first = bytearray()
+    while not first.endswith(b"\n"):
+        chunk = os.read(0, 1 << 16)
+        if not chunk:
+            sys.exit(0)
+        first += chunk
+    settings = json.loads(os.environ.get("HONE_PROGRAM_LIMITS") or "{}")
+    serve_tool(json.loads(first.decode()), settings, 0, 1)

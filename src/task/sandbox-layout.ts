@@ -1,0 +1,73 @@
+import { lstatSync, readlinkSync } from "node:fs";
+import { dirname } from "node:path";
+import type { PythonInfo } from "./python-env.ts";
+
+/** Top-level folders that are the system's programs and libraries (symbolic links on merged-/usr systems). */
+const SYSTEM_TOP = ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+/** The few files of /etc that the dynamic loader and Python read; nothing else of /etc is visible. */
+const SYSTEM_ETC = ["/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/alternatives"];
+
+/** Where the program zygote's socket folder appears inside every sandbox. */
+export const SOCKET_DIR_INSIDE = "/run/hone";
+
+export interface SandboxSpec {
+  python: PythonInfo;
+  /** Host folders visible read-only at the same path. */
+  readOnly: string[];
+  /** Host folders bound at another path inside: [host, inside, writable]. */
+  binds?: [string, string, boolean][];
+  env: NodeJS.ProcessEnv;
+  /** Keep CAP_SETUID/CAP_SETGID (root only) so the zygote can run each program as an unprivileged user. */
+  setuid?: boolean;
+}
+
+const isRoot = () => process.getuid?.() === 0;
+
+function systemMounts(): string[] {
+  const args = ["--ro-bind", "/usr", "/usr"];
+  for (const top of SYSTEM_TOP) {
+    try {
+      const st = lstatSync(top);
+      if (st.isSymbolicLink()) args.push("--symlink", readlinkSync(top), top);
+      else if (st.isDirectory()) args.push("--ro-bind", top, top);
+    } catch {
+      // not on this system
+    }
+  }
+  for (const file of SYSTEM_ETC) args.push("--ro-bind-try", file, file);
+  return args;
+}
+
+/** bubblewrap makes missing parent folders 0700; an unprivileged program must be able to walk through them. */
+function parents(paths: string[]): string[] {
+  const dirs = new Set<string>();
+  for (const p of paths) for (let d = dirname(p); d !== "/" && d !== "."; d = dirname(d)) dirs.add(d);
+  return [...dirs].sort((a, b) => a.split("/").length - b.split("/").length).flatMap((d) => ["--perms", "0755", "--dir", d]);
+}
+
+/**
+ * The bubblewrap command line for a sealed process: a root made of nothing but the system's libraries, the
+ * interpreter's folders and what the spec names; new PID, network, IPC and UTS namespaces; a private /tmp, /dev
+ * and /proc; an empty environment but the spec's; no capabilities (when hone runs as root, only the two the zygote
+ * needs to drop to an unprivileged user). No socket of the host, no home folder, no /var, /run or /etc/shadow.
+ */
+export function bwrapArgs(spec: SandboxSpec, command: string[]): string[] {
+  const readOnly = [...new Set([...spec.python.roots, ...spec.readOnly])];
+  const binds = spec.binds ?? [];
+  const caps = isRoot()
+    ? ["--cap-drop", "ALL", ...(spec.setuid ? ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"] : [])]
+    : [];
+  const env = Object.entries(spec.env).flatMap(([k, v]) => (v === undefined ? [] : ["--setenv", k, v]));
+  return [
+    ...["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"],
+    ...["--die-with-parent", "--new-session", ...caps],
+    // The private /tmp first: folders bound below may live under the host's /tmp (a clone there, a task folder).
+    ...["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"],
+    ...systemMounts(),
+    ...parents([...readOnly, ...binds.map((b) => b[1])]),
+    ...readOnly.flatMap((p) => ["--ro-bind", p, p]),
+    ...binds.flatMap(([host, inside, rw]) => [rw ? "--bind" : "--ro-bind", host, inside]),
+    ...["--chdir", "/tmp", "--clearenv", ...env],
+    ...command,
+  ];
+}

@@ -1,0 +1,79 @@
+import { readdirSync, readFileSync } from "node:fs";
+
+/** The argument every attack's leftover processes run `sleep` with, so the host can find any that survive. */
+export const SURVIVOR_MARK = "31337.2718";
+
+/** Host processes still running `sleep SURVIVOR_MARK` (leftovers of an attack that escaped its evaluation). */
+export function survivors(): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const argv = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
+      if (argv.includes(SURVIVOR_MARK)) pids.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+/** Python: start a process that leaves the session and outlives its parent unless its namespace dies. */
+export const PY_DAEMON = `
+def _hone_daemon():
+    import os
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            try:
+                os.execv('/bin/sleep', ['sleep', '${SURVIVOR_MARK}'])
+            finally:
+                os._exit(0)
+        os._exit(0)
+`;
+
+/**
+ * Python run at a program's import: every forging and sabotage route the first sealed-evaluation report found,
+ * tried at once. It forges result files wherever it can write, leaves a daemon that keeps forging, and kills
+ * every process it can see. A sealed evaluation scores the program exactly as if none of this were there.
+ */
+export const PY_FORGER = `
+import glob as _g, json as _j, os as _o, signal as _s, time as _t
+${PY_DAEMON}
+_FAKE = _j.dumps({"metrics": {"combined_score": 99999.0, "validity": 1.0}, "artifacts": {}})
+def _hone_forge():
+    for d in _g.glob('/tmp/**/', recursive=True) + _g.glob('/tmp/hone-*/**/', recursive=True):
+        try:
+            _o.mkdir(_o.path.join(d, 'hone_result.json.tmp'))  # block the evaluator's own write
+        except Exception:
+            pass
+        for name in ('hone_result.json', 'result.json'):
+            try:
+                with open(_o.path.join(d, name), 'w') as f:
+                    f.write(_FAKE)
+            except Exception:
+                pass
+_hone_forge()
+try:
+    _o.kill(-1, _s.SIGKILL)
+except Exception:
+    pass
+_hone_daemon()
+if _o.fork() == 0:  # a second daemon keeps forging every later evaluation's files
+    _o.setsid()
+    if _o.fork() == 0:
+        for _ in range(400):
+            _hone_forge()
+            _t.sleep(0.05)
+    _o._exit(0)
+`;
+
+/** Python: writes a forged reply into every descriptor it holds (its own result pipe among them). */
+export const PY_FD_FORGER = `
+import json as _j, os as _o
+for _fd in range(3, 256):
+    try:
+        _o.write(_fd, (_j.dumps({"ok": True, "value": 99999.0, "metrics": {"combined_score": 99999.0}}) + "\\n").encode())
+    except Exception:
+        pass
+`;
