@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import type { TestContext } from "vitest";
 import { findExecutable } from "../../src/cli/which.ts";
-import { isolationSupport } from "../../src/task/python-env.ts";
+import { isolationSupport, pythonInfo } from "../../src/task/python-env.ts";
 
 // The tools some suites need beyond what the README's first lines name (Node 20, python3 with numpy). A test that
 // needs one calls requireTool(): where the tool is missing the test is skipped with a one-line reason, and marked so
@@ -14,13 +14,14 @@ declare module "@vitest/runner" {
   }
 }
 
-export type Tool = "redis-server" | "chromium" | "slurm" | "bubblewrap";
+export type Tool = "redis-server" | "chromium" | "slurm" | "bubblewrap" | "namespaces";
 
 const INSTALL: Record<Tool, string> = {
   "redis-server": "apt-get install redis-server / brew install redis",
   chromium: "apt-get install chromium, or set HONE_CHROMIUM",
   slurm: "as root: apt-get install slurm-wlm munge",
   bubblewrap: "apt-get install bubblewrap",
+  namespaces: "allow unprivileged user namespaces: sysctl kernel.unprivileged_userns_clone=1, or a container with them",
 };
 
 /** Debian's chromium (or HONE_CHROMIUM), found on PATH as a user's shell would. */
@@ -46,6 +47,8 @@ function why(tool: Tool): string | undefined {
       const s = isolationSupport();
       return s.bwrap ? undefined : (s.reason ?? "bubblewrap cannot be used here");
     }
+    case "namespaces":
+      return pythonInfo("python3").namespaces ? undefined : "python3 cannot create namespaces here";
   }
 }
 
@@ -71,3 +74,6 @@ export function requireTool(ctx: TestContext, tool: Tool, reason = missing(tool)
   ctx.task.meta.missingTool = tool;
   ctx.skip(reason.split("\n")[0]);
 }
+
+/** Why the sealed program sandbox (bubblewrap, and namespaces for Python) cannot run here, or undefined. */
+export const sealedMissing = (): string | undefined => missing("bubblewrap") ?? missing("namespaces");
