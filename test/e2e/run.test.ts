@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { hone } from "../helpers/cli.ts";
+import { hone, unexpectedStderr } from "../helpers/cli.ts";
 import { copyOf, edit, GENERATED_HARNESS, INITIAL_HARNESS, makeTask, tempDir, write } from "../helpers/fixtures.ts";
 
 const SECRET = "sk-e2e-secret-value-0123456789";
@@ -19,7 +19,7 @@ describe("hone run (CLI, offline model)", () => {
       env: { OPENAI_API_KEY: SECRET },
     });
     // Nothing on stderr but, where bubblewrap is missing, the one note saying what is not isolated.
-    expect(r.stderr.split("\n").filter((l) => l && !/^note: evaluated programs are not fully isolated/.test(l))).toEqual([]);
+    expect(unexpectedStderr(r.stderr)).toEqual([]);
     expect(r.code).toBe(0);
     const printed = JSON.parse(r.stdout);
     const result = JSON.parse(readFileSync(join(out, "result.json"), "utf8"));
