@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -9,21 +9,31 @@ import { makeTask, ROOT, tempDir } from "../helpers/fixtures.ts";
 import { requireTool } from "../helpers/requires.ts";
 
 // Every long command stops on SIGINT/SIGTERM and nothing it started outlives it. The runs here never race the
-// signal: their evaluator blocks on any program but the seed and writes a marker first, so the command is
-// certainly mid-evaluation (with its evaluator processes alive) when it is asked to stop.
+// signal: their evaluator blocks on any program but the seed, in a `sleep` child the test waits to see among the
+// command's processes, so the command is certainly mid-evaluation when it is asked to stop.
 
 const started: ChildProcess[] = [];
 afterAll(() => {
   for (const c of started) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
 });
 
-/** A task whose evaluator scores the seed at once and blocks (after touching `marker`) on anything else. */
-function blockingTask(marker: string): string {
+/** A task whose evaluator scores the seed at once and blocks in a `sleep 600` child on anything else. */
+function blockingTask(): string {
   return makeTask(
-    `import time\ndef evaluate(program_path):\n    if 'X = 1.0' not in open(program_path).read():\n        open(${JSON.stringify(marker)}, 'w').write('evaluating')\n        time.sleep(600)\n    return {'combined_score': 1.0}\n`,
+    "import subprocess\ndef evaluate(program_path):\n    if 'X = 1.0' not in open(program_path).read():\n        subprocess.run(['sleep', '600'])\n    return {'combined_score': 1.0}\n",
     { timeout: 900 },
   );
 }
+
+/** Whether `pid` has a descendant running `sleep` (the blocking evaluator is mid-evaluation). */
+const evaluating = (pid: number | undefined) => () =>
+  descendants(pid as number).some((p) => {
+    try {
+      return readFileSync(`/proc/${p}/comm`, "utf8").trim() === "sleep";
+    } catch {
+      return false;
+    }
+  });
 
 interface Running {
   child: ChildProcess;
@@ -68,36 +78,22 @@ function alive(pid: number): boolean {
 describe("stopping long commands", () => {
   it("hone run stops on SIGTERM mid-evaluation: exit 143, no half-written folder, no process left", async () => {
     const dir = tempDir();
-    const marker = join(dir, "evaluating");
-    const r = start(["run", "--task", blockingTask(marker), "--model", "offline", "--max-evals", "5", "--out", join(dir, "run")]);
-    await until(() => existsSync(marker), "the evaluation start", r);
+    const r = start(["run", "--task", blockingTask(), "--model", "offline", "--max-evals", "5", "--out", join(dir, "run")]);
+    await until(evaluating(r.child.pid), "the evaluation start", r);
     const pids = descendants(r.child.pid as number);
     expect(pids.length).toBeGreaterThan(0);
     r.child.kill("SIGTERM");
     expect(await r.exited).toBe(143);
     expect(r.err()).toMatch(/SIGTERM: stopping/);
-    expect(readdirSync(dir)).toEqual(["evaluating"]);
+    expect(readdirSync(dir)).toEqual([]);
     expect(pids.filter(alive)).toEqual([]);
   });
 
   it("hone optimize stops on SIGINT, says how to resume, and leaves no process", async () => {
     const dir = tempDir();
-    const marker = join(dir, "evaluating");
     const out = join(dir, "run");
-    const r = start([
-      "optimize",
-      "--task",
-      blockingTask(marker),
-      "--rounds",
-      "1",
-      "--max-evals",
-      "3",
-      "--cache",
-      "off",
-      "--out",
-      out,
-    ]);
-    await until(() => existsSync(marker), "the evaluation start", r);
+    const r = start(["optimize", "--task", blockingTask(), "--rounds", "1", "--max-evals", "3", "--cache", "off", "--out", out]);
+    await until(evaluating(r.child.pid), "the evaluation start", r);
     const pids = descendants(r.child.pid as number);
     r.child.kill("SIGINT");
     expect(await r.exited).toBe(130);
@@ -206,13 +202,12 @@ describe("stopping hone worker", () => {
     expect(await b.exited).toBe(0);
 
     // A job that cannot finish within --stop-timeout is given back to the queue, and its evaluator is killed.
-    const marker = join(dir, "evaluating");
     const c = worker(q.url, ["--stop-timeout", "1"]);
     await until(() => / ready on /.test(c.out()), "worker C ready", c);
     const stuck = start([
       "optimize",
       "--task",
-      blockingTask(marker),
+      blockingTask(),
       "--rounds",
       "1",
       "--max-evals",
@@ -224,7 +219,7 @@ describe("stopping hone worker", () => {
       "--out",
       join(dir, "stuck"),
     ]);
-    await until(() => existsSync(marker), "worker C evaluating", c);
+    await until(evaluating(c.child.pid), "worker C evaluating", c);
     const pids = descendants(c.child.pid as number);
     c.child.kill("SIGTERM");
     expect(await c.exited).toBe(0);
