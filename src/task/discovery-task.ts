@@ -243,7 +243,8 @@ export function loadTaskFolder(ref: string, overrides: LoadOptions = {}): Discov
     budget: { maxEvals: hone.budget?.max_evals ?? DEFAULT_MAX_EVALS },
     timeoutSec: hone.timeout ?? config.evaluator?.timeout ?? overrides.defaultTimeoutSec ?? upstream.timeoutSec,
     memoryMb: hone.memory_mb ?? DEFAULT_MEMORY_MB,
-    python: hone.python ?? "python3",
+    // A command name is looked up on PATH; a path (./venv/bin/python) resolves against the task folder.
+    python: hone.python?.includes("/") ? resolve(dir, hone.python) : (hone.python ?? "python3"),
     pythonPath: hone.python_path.map((p) => resolve(dir, p)),
     env: hone.env,
     domain: hone.domain,
