@@ -1,8 +1,4 @@
 import type { Command } from "commander";
-import { readExperiment } from "../../compare/experiment.ts";
-import { planCells } from "../../compare/plan.ts";
-import { reportFolder } from "../../compare/report-folder.ts";
-import { reportText } from "../../compare/text.ts";
 import { HoneError } from "../../errors.ts";
 import { printJson } from "../output.ts";
 
@@ -16,10 +12,12 @@ export function registerCompare(program: Command): void {
     .option("--interval <kind>", "paired interval: t (Student t) or bootstrap (paired bootstrap)", "t")
     .option("--html <file>", "where to write the HTML report (default: <dir>/report.html)")
     .option("--json", "print the report as JSON (one object per cell, then the comparisons)")
-    .action((experiment: string | undefined, opts) => {
+    .action(async (experiment: string | undefined, opts) => {
       if (!["t", "bootstrap"].includes(opts.interval)) throw new HoneError("usage", "--interval is t or bootstrap");
       if (experiment && opts.report) throw new HoneError("usage", "give an experiment file to run, or --report <dir>, not both");
       if (opts.report) {
+        const { reportFolder } = await import("../../compare/report-folder.ts");
+        const { reportText } = await import("../../compare/text.ts");
         const { report, html } = reportFolder(opts.report, { baseline: opts.baseline, interval: opts.interval, html: opts.html });
         if (opts.json) printJson(report);
         else process.stdout.write(reportText(report));
@@ -31,6 +29,8 @@ export function registerCompare(program: Command): void {
           "usage",
           "give an experiment file (hone compare experiments/demo.yaml --out runs/demo) or --report <dir>",
         );
+      const { readExperiment } = await import("../../compare/experiment.ts");
+      const { planCells } = await import("../../compare/plan.ts");
       const exp = readExperiment(experiment);
       const cells = planCells(exp);
       throw new HoneError(

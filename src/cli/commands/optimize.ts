@@ -2,12 +2,9 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
-import { type OptimizeEvent, type OptimizeSettings, optimize } from "../../loop/optimize.ts";
-import { type OptimizeConfig, optimizeConfigSchema, readOptimizeConfig, settingsFromConfig } from "../../loop/optimize-config.ts";
-import { runReceipt } from "../../loop/receipt.ts";
+import type { OptimizeEvent, OptimizeSettings } from "../../loop/optimize.ts";
+import type { OptimizeConfig } from "../../loop/optimize-config.ts";
 import { defaultRunDir } from "../../loop/run-dir.ts";
-import { defaultCachePath } from "../../model/cache.ts";
-import { resolveTask, withPhase } from "../../task/builtin.ts";
 import { addModelOptions, modelSettingsFrom } from "../model-options.ts";
 import { formatScore, isTty, printJson, table } from "../output.ts";
 import { modelCallSummary, OptimizeProgress } from "../progress.ts";
@@ -52,6 +49,11 @@ export function registerOptimize(program: Command): void {
   addModelOptions(cmd, "executor");
   addModelOptions(cmd, "proposer");
   cmd.action(async (opts) => {
+    const { optimize } = await import("../../loop/optimize.ts");
+    const { optimizeConfigSchema, readOptimizeConfig, settingsFromConfig } = await import("../../loop/optimize-config.ts");
+    const { runReceipt } = await import("../../loop/receipt.ts");
+    const { defaultCachePath } = await import("../../model/cache.ts");
+    const { resolveTask, withPhase } = await import("../../task/builtin.ts");
     let config: OptimizeConfig | undefined;
     if (opts.config) config = readOptimizeConfig(opts.config);
     const named = opts.task ?? config?.task;
