@@ -6,7 +6,8 @@
 // - Native modules, and packages that read their own files at run time, stay in node_modules.
 // - Every `import.meta.url` in src/ is rewritten to the URL of the source file it was written in, computed from
 //   the bundle's own location, so paths to runtime assets (src/task/python, tasks/, harnesses/) stay the same.
-// - dist/manifest.json lists every source file bundled with its size and modification time (bin/bundle.js).
+// - dist/manifest.json lists every source file bundled with its size and modification time (bin/bundle.js);
+//   dist/metafile.json is esbuild's account of every output's inputs and imports.
 import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -53,5 +54,6 @@ for (const file of Object.keys(result.metafile.inputs)) {
   const s = statSync(join(ROOT, file));
   inputs[file] = [s.size, s.mtimeMs];
 }
-if (process.env.HONE_BUILD_META) writeFileSync(process.env.HONE_BUILD_META, JSON.stringify(result.metafile));
+// What each output file holds and imports (the start-up test walks it).
+writeFileSync(join(OUT, "metafile.json"), JSON.stringify(result.metafile));
 writeFileSync(join(OUT, "manifest.json"), `${JSON.stringify({ inputs })}\n`);
