@@ -83,21 +83,37 @@ export async function open(
   createRunDb(dbPath, "optimize", settings);
   const db = openDb(dbPath);
   const repo = resolved(join(runDir, "harnesses.git"));
-  const notice = isolationNotice();
-  if (notice) emit({ type: "notice", text: notice });
 
   // Every model call and evaluation of the run is recorded in its hone.db, so the run can be replayed.
   const recording = new Recording(runDir, settings);
+  // The warm pool and both models start side by side, so set-up costs the slowest of them, not their sum; the pool
+  // only where this process evaluates (not in a replay, nor with workers or Slurm jobs; else on first use).
+  const size = Math.min(4, Math.max(1, settings.concurrency));
+  const local = settings.warmPool && recording.mode !== "replay" && !settings.queue && !settings.slurm;
+  let pending = local ? EvaluatorPool.start(task, { size }) : undefined;
+  pending?.catch(() => {}); // a pool that cannot start fails the first evaluation, as one started then would
+  const notice = isolationNotice();
+  if (notice) emit({ type: "notice", text: notice });
   let pool: EvaluatorPool | undefined;
   const live = async (p: string) => {
     if (!settings.warmPool) return evaluateProgram(task, p);
-    pool ??= await EvaluatorPool.start(task, { size: Math.min(4, Math.max(1, settings.concurrency)) });
+    try {
+      pool ??= await (pending ?? EvaluatorPool.start(task, { size }));
+    } finally {
+      pending = undefined;
+    }
     return pool.evaluate(p);
   };
   const taskHash = contentHash(task.dir);
   const evaluate = recording.evaluator(live, taskHash);
-  const executor = await recording.model(settings.executor);
-  const proposer = await recording.model(settings.proposer);
+  const [executor, proposer] = await Promise.all([recording.model(settings.executor), recording.model(settings.proposer)]).catch(
+    async (err) => {
+      (await pending?.catch(() => undefined))?.close();
+      throw err;
+    },
+  );
+  pool = await pending?.catch(() => undefined);
+  if (pool) pending = undefined;
   const mode = recording.mode;
   const runId = "run";
   const queued =
