@@ -77,7 +77,7 @@ export async function open(
   emit: (e: OptimizeEvent) => void,
   makeRunner?: RunnerFactory,
 ): Promise<RunContext> {
-  const task = await resolveTask(settings.task, settings.tasksDir);
+  const task = await resolveTask(settings.task, settings.tasksDir, { check: settings.cache?.mode !== "replay" });
   const proposerHarness = loadHarness(settings.proposerHarness);
   const dbPath = join(runDir, "hone.db");
   createRunDb(dbPath, "optimize", settings);
@@ -92,7 +92,7 @@ export async function open(
   const local = settings.warmPool && recording.mode !== "replay" && !settings.queue && !settings.slurm;
   let pending = local ? EvaluatorPool.start(task, { size }) : undefined;
   pending?.catch(() => {}); // a pool that cannot start fails the first evaluation, as one started then would
-  const notice = isolationNotice();
+  const notice = recording.mode === "replay" ? undefined : isolationNotice();
   if (notice) emit({ type: "notice", text: notice });
   let pool: EvaluatorPool | undefined;
   const live = async (p: string) => {

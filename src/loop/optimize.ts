@@ -138,8 +138,10 @@ export async function optimize(settingsIn: OptimizeSettings, o: OptimizeOptions)
   } else if (existsSync(runDir) && readdirSync(runDir).some((f) => !f.startsWith("hone.db.new"))) {
     throw new HoneError("usage", `${runDir} already exists and is not empty; choose another --out, or --resume it`);
   }
-  // Check the seed package (and the task) before creating anything.
-  const task = await resolveTask(settings.task, settings.tasksDir);
+  // Check the seed package (and the task) before creating anything. A replay runs no Python (its evaluations come
+  // from the records), so it does not probe the interpreter for what the task needs.
+  const replaying = settings.cache?.mode === "replay";
+  const task = await resolveTask(settings.task, settings.tasksDir, { check: !replaying });
   const seedReport = await checkHarness(settings.seedHarness, { task });
   if (!seedReport.ok)
     throw new HoneError(
