@@ -1,3 +1,5 @@
+import { cpus, loadavg } from "node:os";
+
 /** Small helpers shared by the benchmarks: timing, medians, goals with verdicts, and aligned output. */
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -46,6 +48,8 @@ export function verdict(m: Measured): { ok: boolean; text: string } {
 export function report(title: string, rows: [string, string][], goals: Measured[] | { ok: boolean; text: string } = []): boolean {
   const w = Math.max(...rows.map((r) => r[0].length));
   console.log(`\n## ${title}`);
+  // Timings on a shared machine mean little without its load: printed with every bench.
+  console.log(`  (load average ${loadavg()[0]?.toFixed(1)} on ${cpus().length} cores at the end of this bench)`);
   for (const [k, v] of rows) console.log(`  ${k.padEnd(w)}  ${v}`);
   if (!Array.isArray(goals)) {
     console.log(`  ${goals.ok ? "PASS" : "MISS"}  ${goals.text} (one run, no spread measured)`);
