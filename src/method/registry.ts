@@ -8,6 +8,7 @@ import { gepa } from "./methods/gepa.ts";
 import { greedy } from "./methods/greedy.ts";
 import { harnessttt } from "./methods/harnessttt.ts";
 import { random } from "./methods/random.ts";
+import { skillopt } from "./methods/skillopt.ts";
 
 /** Every method hone knows: one file under methods/ and one line here. */
 // biome-ignore lint/suspicious/noExplicitAny: each method has its own parameter type
@@ -17,6 +18,7 @@ export const METHODS: Record<string, Method<any>> = {
   random,
   gepa,
   ace,
+  skillopt,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: each method has its own parameter type

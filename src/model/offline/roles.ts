@@ -7,4 +7,5 @@ import "./coder-role.ts";
 import "./bfcl-role.ts";
 import "./qa-role.ts";
 import "./ace-curator-role.ts";
+import "./skillopt-analyst-role.ts";
 import "./method-roles.ts";
