@@ -1,8 +1,9 @@
+import { spawn } from "node:child_process";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { hone, optimizeArgs } from "../helpers/cli.ts";
-import { tempDir } from "../helpers/fixtures.ts";
+import { ROOT, tempDir } from "../helpers/fixtures.ts";
 
 // gepa, ace and skillopt end to end: `hone optimize --method <name>` on circle packing with the offline model
 // (2 rounds, 2 proposals, 3 evaluator calls per rollout), every proposal measured, the loop's decisions and the
@@ -34,10 +35,33 @@ function records(run: string) {
   return out;
 }
 
+const args = (method: string, dir: string) => [
+  ...optimizeArgs({ rounds: 2, proposals: 2, maxEvals: 3, cache: ["--cache-dir", join(dir, "cache")], out: join(dir, "run") }),
+  "--method",
+  method,
+];
+
+/** Runs hone, SIGKILLs it once it has printed a line matching `after`, and resolves once it is gone. */
+function killAfterLine(argv: string[], after: RegExp): Promise<void> {
+  const child = spawn(process.execPath, [join(ROOT, "bin", "hone.js"), ...argv], {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  // Listen for the exit first: the child may finish on its own before the line arrives.
+  const gone = new Promise<void>((resolve) => child.on("close", () => resolve()));
+  let buffer = "";
+  child.stdout.on("data", (d) => {
+    buffer += d;
+    const lines = buffer.split("\n");
+    buffer = lines.pop() ?? "";
+    if (lines.some((l) => after.test(l))) child.kill("SIGKILL");
+  });
+  return gone;
+}
+
 async function optimize(method: string, dir: string) {
   const run = join(dir, "run");
-  const args = optimizeArgs({ rounds: 2, proposals: 2, maxEvals: 3, cache: ["--cache-dir", join(dir, "cache")], out: run });
-  const r = await hone([...args, "--method", method]);
+  const r = await hone(args(method, dir));
   expect(r.code, r.stderr).toBe(0);
   const recs = records(run);
   const proposed = recs.candidates.filter((c) => c.round > 0);
@@ -99,8 +123,10 @@ describe("gepa, ace and skillopt through hone optimize (CLI, offline model)", ()
     expect(Object.keys(states[1].ace.counters).sort()).toEqual(["sai-00001", "sai-00002"]);
   });
 
-  it("skillopt: bounded edits to the discovery skill, gated against the current skill", { timeout: 180_000 }, async () => {
-    const { mine, states } = await optimize("skillopt", tempDir());
+  it("skillopt: bounded edits to the discovery skill, gated against the current skill; kill -9 and --resume end the same", {
+    timeout: 300_000,
+  }, async () => {
+    const { recs, mine, states } = await optimize("skillopt", tempDir());
     expect(mine.map((s) => s.candidate_id)).toEqual(["r01-k0", "r02-k0"]);
     for (const [i, s] of mine.entries()) {
       expect(s.rule).toBe("skillopt_gate_strict");
@@ -111,5 +137,15 @@ describe("gepa, ace and skillopt through hone optimize (CLI, offline model)", ()
     }
     // Step 2 edits the skill the gate left current: r01-k0 if it was accepted, else the seed.
     expect(states[1].skillopt.current).toBe(mine[0]?.kept === 1 ? "r01-k0" : "r00-seed");
+
+    // Killed once round 1's candidate has been measured (its keep decision may not be recorded yet), then resumed:
+    // the method's decisions and state are the uninterrupted run's.
+    const dir = tempDir();
+    await killAfterLine(args("skillopt", dir), /^ {2}r01-k0: /);
+    const resumed = await hone(["optimize", "--resume", join(dir, "run"), "--json"]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const got = records(join(dir, "run"));
+    expect(got.states).toEqual(recs.states);
+    expect(got.candidates).toEqual(recs.candidates);
   });
 });
