@@ -96,7 +96,7 @@ function failures(task: string, notes: RolloutNotes | undefined): { nTotal: numb
   if (!notes) return { nTotal: 0, nFail: 0, patterns: [] };
   const counts = new Map<string, number>();
   for (const e of notes.evaluations.filter((x) => !x.valid)) {
-    const key = (e.reason ?? "invalid").slice(0, 80);
+    const key = quoted((e.reason ?? "invalid").replace(/\s+/g, " "), 80);
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
   const patterns = [...counts].slice(0, 5).map(([pattern, count]) => ({ pattern, count, taskIds: [task] }));
@@ -171,7 +171,8 @@ export const skillopt: Method<Params> = {
       skillName: name,
       skill: before,
       budget,
-      buffer: formatStepBuffer(stepBuffer(ctx.archive, step, p)),
+      // The buffer holds evaluator reasons and earlier model output: fences broken up, size bounded.
+      buffer: quoted(formatStepBuffer(stepBuffer(ctx.archive, step, p)), 20_000),
       trajectories: [trajectoryText(ctx, current, notes)],
       failed,
     });
