@@ -3,6 +3,8 @@ import type { Candidate } from "../../src/method/method.ts";
 import { skillBodyOf } from "../../src/method/methods/reflective/components.ts";
 import { skillopt } from "../../src/method/methods/skillopt.ts";
 import { editBudget } from "../../src/method/rules/skillopt.ts";
+import { skillAnalystReply } from "../../src/model/offline/skillopt-analyst-role.ts";
+import { rng } from "../../src/rng.ts";
 import { INITIAL_HARNESS } from "../helpers/fixtures.ts";
 import { candidate, folderFiles, proposeContext, trajectory } from "../helpers/method-archive.ts";
 
@@ -125,5 +127,19 @@ describe("skillopt's propose step", () => {
     expect(skillopt.keep(a, child(1.0), p)).toMatchObject({ keep: false, rule: "skillopt_gate_strict" });
     expect(skillopt.keep(a, child(1.01), p).reason).toMatch(/^accept_new_best/);
     expect(skillopt.keep(a, child(0.5), { ...p, use_gate: false })).toMatchObject({ keep: true, rule: "skillopt_gate_off" });
+  });
+
+  it("the offline analyst answers SkillOpt's JSON: at most L replace edits of the skill's hint lines", () => {
+    const user = `## Current Skill\n\`\`\`component skill_body.discovery\n${seedSkill}\n\`\`\`\n\n## Edit Budget\nProduce at most L=1 edits.`;
+    for (let seed = 0; seed < 20; seed++) {
+      const reply = JSON.parse(skillAnalystReply(user, rng(seed)));
+      expect(reply.patch.edits).toHaveLength(1);
+      const [edit] = reply.patch.edits;
+      expect(edit.op).toBe("replace");
+      expect(seedSkill).toContain(edit.target);
+      expect(edit.content).toMatch(/^hone-hint: (step_scale|literals_per_edit)=[0-9.]+$/);
+    }
+    const bare = JSON.parse(skillAnalystReply("```component skill_body.x\nno hints\n```", rng(1)));
+    expect(bare.patch.edits).toEqual([{ op: "append", content: expect.stringMatching(/^hone-hint: /) }]);
   });
 });
