@@ -94,7 +94,8 @@ const brief = (ops: readonly { type: string; section?: string; content?: string 
  * evaluator's feedback and tags the bullets (counters +1); every `curator_frequency` steps the curator emits delta
  * operations (ADD applied, others recorded as ignored, as ACE's code does), then optional de-duplication and the
  * token budget with eviction (rules/ace.ts). Every step is kept (the playbook moves on); the final choice is ACE's
- * best_playbook, the first with the highest score.
+ * best_playbook, the first with the highest score. Not ported: ACE's reflect-and-retry of a wrong answer (up to 3 rounds of
+ * a fresh attempt); a step's attempt here is its parent's rollout, so each step has one tagging reflection.
  */
 export const ace: Method<Params> = {
   name: "ace",
