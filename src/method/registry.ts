@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { HoneError } from "../errors.ts";
 import type { Method } from "./method.ts";
+import { adas } from "./methods/adas.ts";
 import { dgm } from "./methods/dgm.ts";
 import { externalMethod } from "./methods/external.ts";
 import { greedy } from "./methods/greedy.ts";
@@ -15,6 +16,7 @@ export const METHODS: Record<string, Method<any>> = {
   greedy,
   random,
   dgm,
+  adas,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: each method has its own parameter type
