@@ -7,6 +7,7 @@ import { dgm } from "./methods/dgm.ts";
 import { externalMethod } from "./methods/external.ts";
 import { greedy } from "./methods/greedy.ts";
 import { harnessttt } from "./methods/harnessttt.ts";
+import { metaHarness } from "./methods/meta-harness.ts";
 import { random } from "./methods/random.ts";
 
 /** Every method hone knows: one file under methods/ and one line here. */
@@ -17,6 +18,7 @@ export const METHODS: Record<string, Method<any>> = {
   random,
   dgm,
   adas,
+  "meta-harness": metaHarness,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: each method has its own parameter type

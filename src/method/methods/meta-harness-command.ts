@@ -2,7 +2,7 @@
 // speaks the same interface): run sealed in the log folder, through hone's model proxy, writing harness folders.
 import { accessSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { z } from "zod";
 import { HoneError } from "../../errors.ts";
 import { startModelProxy } from "../../model/proxy.ts";
@@ -70,15 +70,31 @@ export function findProgram(word: string): string | undefined {
   return SEALED_PATH.map((d) => join(d, word)).find(executable);
 }
 
+/** How the coding agents Meta-Harness is used with are installed. */
+const INSTALL: Record<string, string> = {
+  claude: "npm install -g @anthropic-ai/claude-code",
+  codex: "npm install -g @openai/codex",
+};
+
 /** Why a command cannot be run (not splittable, or its program not installed where the sealed proposer looks). */
 export function commandProblem(line: string): string | undefined {
   const argv = splitCommand(line);
   if (typeof argv === "string") return `cannot read the command: ${argv}`;
   const word = argv[0] as string;
   if (findProgram(word)) return undefined;
-  return word.includes("/")
-    ? `${resolve(word)} is not an executable file`
-    : `"${word}" is not installed: it is in none of ${SEALED_PATH.join(", ")}, where the sealed proposer looks. Install it there, give its full path, or leave out --param command to use hone's own meta-agent call`;
+  if (word.includes("/")) return `${resolve(word)} (the command "${line.slice(0, 200)}") is not an executable file`;
+  const install = INSTALL[word] ? ` (${INSTALL[word]})` : "";
+  return `the command "${line.slice(0, 200)}" cannot run: "${word}" is not installed in ${SEALED_PATH.join(", ")}, where the sealed proposer looks. Install it there${install}, give its full path in --param command, or leave out --param command to use hone's own meta-agent call`;
+}
+
+/**
+ * The host folders the sealed command must see read-only: its program's folder when it is not a system program, and
+ * the folder of each argument that is an absolute path to an existing file (`python3 /opt/agent/main.py`).
+ */
+export function visibleFolders(program: string, args: readonly string[]): string[] {
+  const system = (p: string) => p.startsWith("/usr/") || SEALED_PATH.some((d) => p.startsWith(`${d}/`));
+  const files = args.filter((a) => isAbsolute(a) && existsSync(a) && statSync(a).isFile());
+  return [...new Set([program, ...files].filter((p) => !system(p)).map((p) => dirname(p)))];
 }
 
 const extraSchema = z
@@ -118,10 +134,9 @@ export async function runProposerCommand(o: {
   const proxy = await startModelProxy(o.proposer.chat, o.proposer.model);
   const port = await modelPort();
   try {
-    const outside = !SEALED_PATH.some((d) => program.startsWith(`${d}/`)) && !program.startsWith("/usr/");
     const proc = await runSealed({
       argv: [program, ...argv.slice(1), o.prompt],
-      readOnly: outside ? [dirname(program)] : [],
+      readOnly: visibleFolders(program, argv.slice(1)),
       writable: [o.work, home],
       cwd: o.work,
       env: {
@@ -142,7 +157,10 @@ export async function runProposerCommand(o: {
       throw new HoneError("runFailed", `meta-harness: the proposer command exited with code ${proc.code}: ${tail}`);
     const out = join(o.work, "new");
     if (!existsSync(out) || !lstatSync(out).isDirectory())
-      throw new HoneError("runFailed", `meta-harness: the proposer command left no new/ folder (a folder, not a link) in its work folder`);
+      throw new HoneError(
+        "runFailed",
+        `meta-harness: the proposer command left no new/ folder (a folder, not a link) in its work folder`,
+      );
     mkdirSync(o.into, { recursive: true });
     const read = readProposals(out, o.into, o.known);
     const proposals = read.proposals.map((p) => {
