@@ -67,7 +67,7 @@ describe("dgm propose", () => {
       expect(diag?.messages[1]?.content).toMatch(new RegExp(`task instance ${TASK_ID}[\\s\\S]*plan of ${parent}`));
       expect(rewrite?.messages[0]?.content).toMatch(/^hone-role: meta-agent\n/);
       expect(rewrite?.messages[1]?.content).toMatch(/# To Implement[\s\S]*```component prompt\.md/);
-      const statement = (p.state?.dgm as { diagnosis: { statement: string } }).diagnosis.statement;
+      const statement = String((p.state?.dgm as { diagnosis?: { statement?: string } } | undefined)?.diagnosis?.statement);
       expect(rewrite?.messages[1]?.content).toContain(statement.slice(-200));
       expect(existsSync(join(p.dir as string, "agent.yaml"))).toBe(true);
       expect(readFileSync(join(p.dir as string, "prompt.md"), "utf8")).toMatch(/hone-hint: /);
