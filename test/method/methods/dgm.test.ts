@@ -46,13 +46,13 @@ describe("dgm propose", () => {
     const ctx = proposeContext(a, methodParams(dgm, {}) as never, recordingProposer(model, calls), { round: 2, k: 2 });
     const proposals = await dgm.propose(ctx);
     expect(proposals).toHaveLength(2);
-    const w = [sigmoid(0.5) / 2, sigmoid(0.6) / 1];
+    const [w0, w1] = [sigmoid(0.5) / 2, sigmoid(0.6) / 1];
     const state = proposals[0]?.state?.dgm as Record<string, unknown>;
     expect(state.archive).toEqual(["r00-seed", "r01-k0"]);
     expect(state.children).toEqual({ "r00-seed": 1, "r01-k0": 0 });
     const probs = state.probabilities as Record<string, number>;
-    expect(probs["r00-seed"]).toBeCloseTo(w[0] / (w[0] + w[1]), 12);
-    expect(probs["r01-k0"]).toBeCloseTo(w[1] / (w[0] + w[1]), 12);
+    expect(probs["r00-seed"]).toBeCloseTo(w0 / (w0 + w1), 12);
+    expect(probs["r01-k0"]).toBeCloseTo(w1 / (w0 + w1), 12);
     expect(state).toMatchObject({ generation: 2, scale: "relative", selection: "score_child_prop" });
     // Two calls per child: the diagnosis (its own role, the parent's files in the system message), then the rewrite.
     expect(calls).toHaveLength(4);
