@@ -172,6 +172,13 @@ describe("meta-harness propose", () => {
     ]);
   });
 
+  it("stops a command at its time limit and records the iteration as lost", { timeout: 60_000 }, async () => {
+    const { proposals } = await run({ command: `${standIn()} --sleep 50`, timeout: 10 });
+    expect(proposals).toHaveLength(1);
+    expect(proposals[0]?.dir).toBeUndefined();
+    expect(proposals[0]?.rationale).toMatch(/the proposer command did not finish within 10 s/);
+  });
+
   it.skipIf(!isolationSupport().bwrap)("runs the command sealed: no secret but the proxy's token, no network", async () => {
     process.env.ANTHROPIC_API_KEY = "sk-ant-real";
     try {
