@@ -88,11 +88,13 @@ export async function open(
 
   // Every model call and evaluation of the run is recorded in its hone.db, so the run can be replayed.
   const recording = new Recording(runDir, settings);
-  let pool: EvaluatorPool | undefined;
+  // The pool's promise, not the pool: concurrent first evaluations (a resumed round's rollouts) must share one pool,
+  // or the one started first is never closed and keeps the process alive.
+  let pool: Promise<EvaluatorPool> | undefined;
   const live = async (p: string) => {
     if (!settings.warmPool) return evaluateProgram(task, p);
-    pool ??= await EvaluatorPool.start(task, { size: Math.min(4, Math.max(1, settings.concurrency)) });
-    return pool.evaluate(p);
+    pool ??= EvaluatorPool.start(task, { size: Math.min(4, Math.max(1, settings.concurrency)) });
+    return (await pool).evaluate(p);
   };
   const taskHash = contentHash(task.dir);
   const evaluate = recording.evaluator(live, taskHash);
@@ -136,7 +138,7 @@ export async function open(
     recording,
     async () => {
       await runner.close();
-      pool?.close();
+      if (pool) (await pool.catch(() => undefined))?.close();
       await executor.close();
       await ctx.proposer.close();
       recording.close();

@@ -3,10 +3,13 @@ import { join } from "node:path";
 import { HoneError } from "../errors.ts";
 import type { Method } from "./method.ts";
 import { ace } from "./methods/ace.ts";
+import { adas } from "./methods/adas.ts";
+import { dgm } from "./methods/dgm.ts";
 import { externalMethod } from "./methods/external.ts";
 import { gepa } from "./methods/gepa.ts";
 import { greedy } from "./methods/greedy.ts";
 import { harnessttt } from "./methods/harnessttt.ts";
+import { metaHarness } from "./methods/meta-harness.ts";
 import { random } from "./methods/random.ts";
 import { skillopt } from "./methods/skillopt.ts";
 
@@ -19,6 +22,9 @@ export const METHODS: Record<string, Method<any>> = {
   gepa,
   ace,
   skillopt,
+  dgm,
+  adas,
+  "meta-harness": metaHarness,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: each method has its own parameter type

@@ -8,4 +8,5 @@ import "./bfcl-role.ts";
 import "./qa-role.ts";
 import "./ace-curator-role.ts";
 import "./skillopt-analyst-role.ts";
+import "./diagnose-role.ts";
 import "./method-roles.ts";
