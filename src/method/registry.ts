@@ -2,9 +2,12 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { HoneError } from "../errors.ts";
 import type { Method } from "./method.ts";
+import { evopromptDe } from "./methods/evoprompt-de.ts";
+import { evopromptGa } from "./methods/evoprompt-ga.ts";
 import { externalMethod } from "./methods/external.ts";
 import { greedy } from "./methods/greedy.ts";
 import { harnessttt } from "./methods/harnessttt.ts";
+import { opro } from "./methods/opro.ts";
 import { random } from "./methods/random.ts";
 
 /** Every method hone knows: one file under methods/ and one line here. */
@@ -13,6 +16,9 @@ export const METHODS: Record<string, Method<any>> = {
   harnessttt,
   greedy,
   random,
+  opro,
+  "evoprompt-ga": evopromptGa,
+  "evoprompt-de": evopromptDe,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: each method has its own parameter type
