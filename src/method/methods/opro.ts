@@ -10,7 +10,7 @@ import {
   polish,
   type ScoredInstruction,
 } from "../rules/opro.ts";
-import { sampleDistinct } from "../rules/sample.ts";
+import { exemplarLines } from "./opro-exemplars.ts";
 import {
   componentLabel,
   componentLimit,
@@ -28,12 +28,17 @@ const params = z
     component: componentParam,
     /** At most this many scored versions shown (OPRO's max_num_instructions). */
     max_shown: z.number().int().min(1).max(100).default(OPRO_DEFAULTS.maxShown),
-    /** Versions scoring below this (higher-is-better) are not shown; 0 shows all (old_instruction_score_threshold). */
-    threshold: z.number().default(OPRO_DEFAULTS.threshold),
+    /**
+     * Versions scoring below this are not shown; 0 shows all (old_instruction_score_threshold, 0.3 with GPT
+     * optimizers). It applies only where every score is an accuracy in [0, 1] (a QA benchmark's mean).
+     */
+    threshold: z.number().min(0).max(1).default(OPRO_DEFAULTS.threshold),
     /** Scores shown as round(score·buckets) when they all lie in [0, 1]; 0 shows round(score, 3) (num_score_buckets). */
     buckets: z.number().int().min(0).max(1000).default(OPRO_DEFAULTS.buckets),
     /** Exemplars of what the task met, drawn at random each step (num_few_shot_questions_for_instruction_refinement). */
     exemplars: z.number().int().min(0).max(20).default(3),
+    /** Which tasks the exemplars show (few_shot_selection_criteria): random, or ones some version missed. */
+    exemplar_selection: z.enum(["random", "most_wrong"]).default("random"),
     /** The optimizer's temperature (OPRO: 1.0, constant). */
     temperature: z.number().min(0).max(2).default(1),
     /** Longest new text kept (OPRO: 500 characters for one-sentence instructions; here the component's spec limit). */
@@ -61,16 +66,12 @@ export function scoredHistory(
   return out;
 }
 
-/** round(score·buckets) only where every shown score is in [0, 1] (OPRO's bucketing needs that), else round(·, 3). */
-function bucketsFor(shown: readonly ScoredInstruction[], buckets: number): number {
-  return buckets > 0 && shown.every((h) => h.score >= 0 && h.score <= 1) ? buckets : Number.POSITIVE_INFINITY;
-}
+/** Whether the scores are accuracies (maximised, all in [0, 1]): OPRO's bucketing and threshold assume them. */
+const unitScale = (ctx: ProposeContext<Params>, history: readonly ScoredInstruction[]) =>
+  ctx.task.direction === "maximize" && history.every((h) => h.score >= 0 && h.score <= 1);
 
-/** Evidence the task produced (the evaluator's feedback on earlier versions), a few drawn at random: the exemplars. */
-function exemplarLines(archive: Archive, n: number, rng: () => number): string[] {
-  const lines = [...new Set(archive.candidates.flatMap((c) => c.measured?.feedback ?? []))].map((l) => l.slice(0, 400));
-  return n > 0 && lines.length > 0 ? sampleDistinct(lines, Math.min(n, lines.length), rng) : [];
-}
+/** The score in the task's own sense (a minimised metric was negated to rank it). */
+const asMeasured = (ctx: ProposeContext<Params>, score: number) => (ctx.task.direction === "maximize" ? score : -score);
 
 /** OPRO's meta-prompt: the scored versions ascending, the task and its exemplars, then the request for a new one. */
 export function metaPrompt(
@@ -79,26 +80,29 @@ export function metaPrompt(
 ): { messages: ChatMessage[]; shown: ScoredInstruction[] } {
   const { component } = ctx.params;
   const label = componentLabel(component);
-  const shown = metaPromptHistory(history, { maxShown: ctx.params.max_shown, threshold: ctx.params.threshold });
-  const buckets = bucketsFor(shown, ctx.params.buckets);
-  const scale = buckets === Number.POSITIVE_INFINITY ? "higher is better" : `the score ranges from 0 to ${buckets}`;
-  const exemplars = exemplarLines(ctx.archive, ctx.params.exemplars, ctx.rng);
+  const unit = unitScale(ctx, history);
+  const threshold = unit ? ctx.params.threshold : 0;
+  const shown = metaPromptHistory(history, { maxShown: ctx.params.max_shown, threshold });
+  const buckets = unit && ctx.params.buckets > 0 ? ctx.params.buckets : Number.POSITIVE_INFINITY;
+  const better = ctx.task.direction === "maximize" ? "higher" : "lower";
+  const scale = buckets === Number.POSITIVE_INFINITY ? `${better} is better` : `the score ranges from 0 to ${buckets}`;
+  const exemplars = exemplarLines(ctx.archive, ctx.params.exemplars, ctx.params.exemplar_selection, ctx.rng);
   const user = [
-    `Your task is to write the ${label} of an agent. Below are earlier versions of it with their scores, in ascending order of score (${scale}).`,
+    `Your task is to write the ${label} of an agent. Below are earlier versions of it with their scores, from worst to best (${scale}).`,
     formatHistory(
-      shown.map((h) => ({ ...h, text: fence(component, h.text) })),
+      shown.map((h) => ({ ...h, text: fence(component, h.text), score: asMeasured(ctx, h.score) })),
       buckets,
     ),
     "",
-    `The agent works on this task (metric: ${ctx.task.metric}, ${ctx.task.direction === "maximize" ? "higher" : "lower"} is better):`,
+    `The agent works on this task (metric: ${ctx.task.metric}, ${better} is better):`,
     ctx.task.description.trim(),
     ...(exemplars.length ? ["", "Some of what earlier versions met:", ...exemplars.map((l) => `- ${l}`)] : []),
     "",
-    `Write a new ${label} that is different from every version above and scores higher than all of them. ` +
+    `Write a new ${label} that is different from every version above and scores better than all of them. ` +
       `Give it as one block that opens with \`\`\`component ${component} on its own line and closes with \`\`\`. ` +
       "It should be concise, effective and apply to every run of the task.",
   ].join("\n");
-  const system = `hone-role: rewrite\nYou are an optimizer: from scored versions of a text you write a better one.`;
+  const system = "hone-role: optimize\nYou are an optimizer: from scored versions of a text you write a better one.";
   return {
     messages: [
       { role: "system", content: system },
@@ -171,7 +175,7 @@ function seenTexts(archive: Archive, component: string, files: (id: string) => R
   const seen = new Set<string>();
   for (const c of archive.candidates) {
     const t = c.status === "refused" ? undefined : componentText(c, component, files);
-    if (t) seen.add(t);
+    if (t) seen.add(t).add(polish(t)); // as proposed, and as OPRO's filter compares it
   }
   return seen;
 }

@@ -6,4 +6,5 @@ import "./tool-agent-role.ts";
 import "./coder-role.ts";
 import "./bfcl-role.ts";
 import "./qa-role.ts";
+import "./optimizer-role.ts";
 import "./method-roles.ts";
