@@ -30,6 +30,8 @@ export interface Synthetic {
   status?: Candidate["status"];
   state?: Record<string, unknown>;
   feedback?: string[];
+  /** Per-task scores (a QA benchmark's tasks); defaults to none. */
+  perTask?: Record<string, number | null>;
   /** Defaults to a hash of its prompt, as the loop's content hash would differ exactly when the texts do. */
   hash?: string;
 }
@@ -50,7 +52,14 @@ export function archiveOf(rows: Synthetic[], direction: Direction = "maximize"):
       status,
       measured:
         status === "measured"
-          ? { split: "train", score: r.score ?? 0, perTask: {}, repeats: 1, feedback: r.feedback ?? [], trajectories: [] }
+          ? {
+              split: "train",
+              score: r.score ?? 0,
+              perTask: r.perTask ?? {},
+              repeats: 1,
+              feedback: r.feedback ?? [],
+              trajectories: [],
+            }
           : undefined,
       cost,
       state: r.state,
