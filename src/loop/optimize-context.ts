@@ -89,10 +89,15 @@ export async function open(
   // Every model call and evaluation of the run is recorded in its hone.db, so the run can be replayed.
   const recording = new Recording(runDir, settings);
   let pool: EvaluatorPool | undefined;
+  // One pool, however many rollouts ask for their first evaluation at once (a resumed round starts them together).
+  let starting: Promise<EvaluatorPool> | undefined;
   const live = async (p: string) => {
     if (!settings.warmPool) return evaluateProgram(task, p);
-    pool ??= await EvaluatorPool.start(task, { size: Math.min(4, Math.max(1, settings.concurrency)) });
-    return pool.evaluate(p);
+    starting ??= EvaluatorPool.start(task, { size: Math.min(4, Math.max(1, settings.concurrency)) }).then((started) => {
+      pool = started;
+      return started;
+    });
+    return (await starting).evaluate(p);
   };
   const taskHash = contentHash(task.dir);
   const evaluate = recording.evaluator(live, taskHash);
