@@ -131,7 +131,9 @@ export function deMessages(component: string, t: { best: string; current: string
  * EvoPrompt's differential evolution (Guo et al., beeevita/EvoPrompt): a population of `popsize` versions of one
  * harness text (the seed and variations of it); for each member p_i, three donors from the others, the third the best
  * so far; one call mutates where the first two differ, merges that into the best and crosses it with p_i; the child
- * replaces p_i only when it scores strictly better. Rules: rules/evoprompt-de.ts. K slots per round, in order.
+ * replaces p_i only when it scores strictly better. Rules: rules/evoprompt-de.ts. K slots per round, in order; the
+ * slots of one round are measured together, so they share the best so far at the round's start (upstream updates it
+ * after each child), and a later round's slots see every earlier selection.
  */
 export const evopromptDe: Method<Params> = {
   name: "evoprompt-de",

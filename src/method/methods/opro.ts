@@ -117,6 +117,9 @@ export function metaPrompt(
  * optimizer sees the best `max_shown` ascending (with the score threshold), the task and a few exemplars, and samples
  * K new versions (K = --proposals; OPRO samples 8 per step); new, unseen ones that pass OPRO's filters are scored.
  * Rules: rules/opro.ts. The spec merges over the best version so far (only the component differs between versions).
+ * Deviations: a version is a fenced ```component``` block, not <INS> tags (a harness text spans lines); the threshold
+ * and the 0–100 buckets apply only to accuracies (maximised, in [0, 1]), other scores show as round(·, 3) in the
+ * task's own sense; exemplars name tasks and evaluator feedback, never gold answers (opro-exemplars.ts).
  */
 export const opro: Method<Params> = {
   name: "opro",
@@ -175,7 +178,7 @@ function seenTexts(archive: Archive, component: string, files: (id: string) => R
   const seen = new Set<string>();
   for (const c of archive.candidates) {
     const t = c.status === "refused" ? undefined : componentText(c, component, files);
-    if (t) seen.add(t).add(polish(t)); // as proposed, and as OPRO's filter compares it
+    if (t) seen.add(t);
   }
   return seen;
 }
