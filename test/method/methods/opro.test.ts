@@ -46,7 +46,9 @@ describe("opro: the meta-prompt from a synthetic archive", () => {
     expect(user).toContain("Pack 26 circles");
     // Each proposal records which versions were shown, worst first.
     const ids = rows.filter((r) => (r.score as number) >= 0.3).sort((a, b) => (a.score as number) - (b.score as number));
-    expect((proposals[0]?.state?.opro as { shown: string[] }).shown).toEqual(ids.slice(-want.length).map((r) => r.id));
+    expect((proposals[0]?.state?.opro as { shown: string[] } | undefined)?.shown).toEqual(
+      ids.slice(-want.length).map((r) => r.id),
+    );
   });
 
   it("asks K samples of the one meta-prompt at OPRO's temperature, each its own sample index", async () => {
@@ -71,7 +73,7 @@ describe("opro: the meta-prompt from a synthetic archive", () => {
     // "version 3" polishes to "Version 3", which is new (as upstream, the scored text is compared as it was scored);
     // "fresh" polishes to "Fresh", a repeat within the step.
     expect(proposals.map((p) => p.spec?.system_prompt)).toEqual(["Version 3", "Fresh"]);
-    expect(proposals.map((p) => (p.state?.opro as { sample: number }).sample)).toEqual([0, 1]);
+    expect(proposals.map((p) => (p.state?.opro as { sample: number } | undefined)?.sample)).toEqual([0, 1]);
   });
 
   it("on a discovery score shows every version (no threshold) as round(score, 3), higher is better", async () => {
