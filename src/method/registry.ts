@@ -5,11 +5,14 @@ import type { Method } from "./method.ts";
 import { ace } from "./methods/ace.ts";
 import { adas } from "./methods/adas.ts";
 import { dgm } from "./methods/dgm.ts";
+import { evopromptDe } from "./methods/evoprompt-de.ts";
+import { evopromptGa } from "./methods/evoprompt-ga.ts";
 import { externalMethod } from "./methods/external.ts";
 import { gepa } from "./methods/gepa.ts";
 import { greedy } from "./methods/greedy.ts";
 import { harnessttt } from "./methods/harnessttt.ts";
 import { metaHarness } from "./methods/meta-harness.ts";
+import { opro } from "./methods/opro.ts";
 import { random } from "./methods/random.ts";
 import { skillopt } from "./methods/skillopt.ts";
 
@@ -25,6 +28,9 @@ export const METHODS: Record<string, Method<any>> = {
   dgm,
   adas,
   "meta-harness": metaHarness,
+  opro,
+  "evoprompt-ga": evopromptGa,
+  "evoprompt-de": evopromptDe,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: each method has its own parameter type
