@@ -86,34 +86,30 @@ export async function open(
 
   // Every model call and evaluation of the run is recorded in its hone.db, so the run can be replayed.
   const recording = new Recording(runDir, settings);
-  // The warm pool and both models start side by side, so set-up costs the slowest of them, not their sum; the pool
-  // only where this process evaluates (not in a replay, nor with workers or Slurm jobs; else on first use).
+  // The pool's promise, not the pool: concurrent first evaluations (a resumed round's rollouts) must share one pool,
+  // or the one started first is never closed and keeps the process alive. It starts beside both models, so set-up
+  // costs the slowest of them, not their sum, where this process evaluates (not in a replay, nor with workers or
+  // Slurm jobs: there on first use).
   const size = Math.min(4, Math.max(1, settings.concurrency));
   const local = settings.warmPool && recording.mode !== "replay" && !settings.queue && !settings.slurm;
-  let pending = local ? EvaluatorPool.start(task, { size }) : undefined;
-  pending?.catch(() => {}); // a pool that cannot start fails the first evaluation, as one started then would
+  let pool: Promise<EvaluatorPool> | undefined = local ? EvaluatorPool.start(task, { size }) : undefined;
+  pool?.catch(() => {}); // a pool that cannot start fails the first evaluation, as one started then would
   const notice = recording.mode === "replay" ? undefined : isolationNotice();
   if (notice) emit({ type: "notice", text: notice });
-  let pool: EvaluatorPool | undefined;
   const live = async (p: string) => {
     if (!settings.warmPool) return evaluateProgram(task, p);
-    try {
-      pool ??= await (pending ?? EvaluatorPool.start(task, { size }));
-    } finally {
-      pending = undefined;
-    }
-    return pool.evaluate(p);
+    pool ??= EvaluatorPool.start(task, { size });
+    return (await pool).evaluate(p);
   };
   const taskHash = contentHash(task.dir);
   const evaluate = recording.evaluator(live, taskHash);
   const [executor, proposer] = await Promise.all([recording.model(settings.executor), recording.model(settings.proposer)]).catch(
     async (err) => {
-      (await pending?.catch(() => undefined))?.close();
+      (await pool?.catch(() => undefined))?.close();
       throw err;
     },
   );
-  pool = await pending?.catch(() => undefined);
-  if (pool) pending = undefined;
+  await pool?.catch(() => undefined);
   const mode = recording.mode;
   const runId = "run";
   const queued =
@@ -152,7 +148,7 @@ export async function open(
     recording,
     async () => {
       await runner.close();
-      pool?.close();
+      if (pool) (await pool.catch(() => undefined))?.close();
       await executor.close();
       await ctx.proposer.close();
       recording.close();
