@@ -7,3 +7,4 @@ import "./coder-role.ts";
 import "./bfcl-role.ts";
 import "./qa-role.ts";
 import "./method-roles.ts";
+import "./plain-chat-role.ts";
