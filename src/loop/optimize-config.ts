@@ -1,4 +1,5 @@
-import { dirname, resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import { DEFAULT_TIMEOUTS } from "../model/timeouts.ts";
 import { readConfigFile } from "./config-file.ts";
@@ -74,18 +75,22 @@ export const optimizeConfigSchema = z
   });
 export type OptimizeConfig = z.infer<typeof optimizeConfigSchema>;
 
+/** Reads hone.yaml; every relative path in it resolves against the file's folder, not the current one. */
 export function readOptimizeConfig(file: string): OptimizeConfig {
   const data = readConfigFile(file, optimizeConfigSchema);
   const base = dirname(resolve(file));
-  const rel = (p: string | undefined) =>
-    p && !p.startsWith("/") && (p.startsWith(".") || p.includes("/")) ? resolve(base, p) : p;
+  const path = (p: string | undefined) => (p === undefined ? p : resolve(base, p));
+  // `task` is a built-in id or a folder: a folder when it looks like a path or a task folder of that name is beside
+  // the file.
+  const folder = /[/\\]|^\./.test(data.task) || existsSync(join(base, data.task, "evaluator.py"));
+  const task = folder ? resolve(base, data.task) : data.task;
   return {
     ...data,
-    task: rel(data.task) as string,
-    tasks_dir: rel(data.tasks_dir),
-    seed_harness: rel(data.seed_harness),
-    proposer_harness: rel(data.proposer_harness),
-    out: rel(data.out),
+    task,
+    tasks_dir: path(data.tasks_dir),
+    seed_harness: path(data.seed_harness),
+    proposer_harness: path(data.proposer_harness),
+    out: path(data.out),
   };
 }
 

@@ -117,6 +117,8 @@ export async function open(
       evaluate,
       concurrency: settings.concurrency,
       timeLimitSec: settings.timeLimitSec,
+      // Each trajectory event as it happens, for live progress (job ids start with their round: r02-k1).
+      onEvent: (job, event) => emit({ type: "rollout_event", round: Number(/^r(\d+)/.exec(job)?.[1] ?? 0), job, event }),
     });
   const ctx = new RunContext(
     runDir,
@@ -151,7 +153,15 @@ export async function open(
     budget: { maxEvals: settings.maxMetricCalls, timeoutSec: task.timeoutSec },
     hone: HONE_VERSION,
   };
-  emit({ type: "start", runDir, resumed, task: task.id, rounds: settings.rounds });
+  emit({
+    type: "start",
+    runDir,
+    resumed,
+    task: task.id,
+    rounds: settings.rounds,
+    paired: settings.paired,
+    maxEvals: settings.maxMetricCalls,
+  });
   return ctx;
 }
 
