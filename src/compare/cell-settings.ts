@@ -82,12 +82,12 @@ export async function cellSetup(exp: Experiment, cell: PlannedCell, o: RunOption
  */
 export function runnableProblems(exp: Experiment): { field: string; message: string }[] {
   const out: { field: string; message: string }[] = [];
-  exp.benchmarks.forEach((b, i) =>
+  exp.benchmarks.forEach((b, i) => {
     out.push({
       field: `benchmarks.${i}`,
       message: `${b.benchmark}: a QA cell needs hone optimize to search on a QA benchmark (its benchmark settings), which this build of hone does not have yet; remove the benchmark, or report on finished cells with --report`,
-    }),
-  );
+    });
+  });
   exp.tasks.forEach((t, i) => {
     if (t.splits.train.length !== 1)
       out.push({

@@ -63,8 +63,14 @@ async function upTo(o: SearchOptions, rounds: number): Promise<void> {
 export async function runSearch(o: SearchOptions): Promise<SearchResult> {
   const { unit, size } = o.budget;
   const seeded = () => existsSync(join(o.dir, "hone.db")) && readSpend(o.dir, unit, o.direction).rounds.length > 0;
-  if (!seeded()) await upTo(o, 0);
+  let last = -1;
+  const run = async (rounds: number) => {
+    await upTo(o, rounds);
+    last = rounds;
+  };
+  if (!seeded()) await run(0);
   let spend = readSpend(o.dir, unit, o.direction);
+  let rounds: number;
   if (unit === "evaluator_calls") {
     const shape: RoundShape = {
       proposals: o.settings.proposalsPerRound,
@@ -73,18 +79,20 @@ export async function runSearch(o: SearchOptions): Promise<SearchResult> {
       paired: o.settings.paired,
     };
     const seedSpent = spend.rounds[0]?.cost.evaluator_calls ?? 0;
-    const rounds = Math.min(MAX_ROUNDS, roundsForCalls(size, seedSpent, shape, stochasticOf(o.dir)));
-    if (rounds > 0 && finishedRounds(spend) < rounds) await upTo(o, rounds);
-    spend = readSpend(o.dir, unit, o.direction);
-    return { spend, rounds };
+    rounds = Math.min(MAX_ROUNDS, roundsForCalls(size, seedSpent, shape, stochasticOf(o.dir)));
+    if (finishedRounds(spend) < rounds) await run(rounds);
+  } else {
+    // Each decision rests on the rounds finished before it, so a resumed cell takes the same decisions again.
+    rounds = finishedRounds(spend);
+    const costs = () => spend.rounds.filter((r) => r.round > 0).map((r) => r.cost);
+    while (anotherRound(unit, size, spend.cost[unit], costs())) {
+      rounds++;
+      await run(rounds);
+      spend = readSpend(o.dir, unit, o.direction);
+    }
   }
-  // Each decision rests on the rounds finished before it, so a resumed cell takes the same decisions again.
-  let rounds = finishedRounds(spend);
-  const costs = () => spend.rounds.filter((r) => r.round > 0).map((r) => r.cost);
-  while (anotherRound(unit, size, spend.cost[unit], costs())) {
-    rounds++;
-    await upTo(o, rounds);
-    spend = readSpend(o.dir, unit, o.direction);
-  }
-  return { spend, rounds };
+  // The run's best/ is written when optimize finishes: a resumed cell whose rounds were all done before it was
+  // stopped finishes the run once more (no round runs) so best/ is the final choice's.
+  if (last !== rounds) await run(rounds);
+  return { spend: readSpend(o.dir, unit, o.direction), rounds };
 }

@@ -88,11 +88,16 @@ export async function open(
 
   // Every model call and evaluation of the run is recorded in its hone.db, so the run can be replayed.
   const recording = new Recording(runDir, settings);
-  let pool: EvaluatorPool | undefined;
+  // One pool per run: the promise is kept, so rollouts whose first evaluations come at once share it (keeping the
+  // pool itself started one per caller and leaked all but the last, which kept the process alive).
+  let pool: Promise<EvaluatorPool> | undefined;
   const live = async (p: string) => {
     if (!settings.warmPool) return evaluateProgram(task, p);
-    pool ??= await EvaluatorPool.start(task, { size: Math.min(4, Math.max(1, settings.concurrency)) });
-    return pool.evaluate(p);
+    pool ??= EvaluatorPool.start(task, { size: Math.min(4, Math.max(1, settings.concurrency)) }).catch((err) => {
+      pool = undefined; // a failed start is tried again by the next evaluation, as before
+      throw err;
+    });
+    return (await pool).evaluate(p);
   };
   const taskHash = contentHash(task.dir);
   const evaluate = recording.evaluator(live, taskHash);
@@ -136,7 +141,10 @@ export async function open(
     recording,
     async () => {
       await runner.close();
-      pool?.close();
+      await pool?.then(
+        (p) => p.close(),
+        () => {},
+      );
       await executor.close();
       await ctx.proposer.close();
       recording.close();

@@ -1,9 +1,10 @@
 import type { Command } from "commander";
 import { readExperiment } from "../../compare/experiment.ts";
-import { planCells } from "../../compare/plan.ts";
 import { reportFolder } from "../../compare/report-folder.ts";
+import { runExperiment } from "../../compare/run-experiment.ts";
 import { reportText } from "../../compare/text.ts";
 import { HoneError } from "../../errors.ts";
+import { METHODS } from "../../method/registry.ts";
 import { printJson } from "../output.ts";
 
 export function registerCompare(program: Command): void {
@@ -16,7 +17,9 @@ export function registerCompare(program: Command): void {
     .option("--interval <kind>", "paired interval: t (Student t) or bootstrap (paired bootstrap)", "t")
     .option("--html <file>", "where to write the HTML report (default: <dir>/report.html)")
     .option("--json", "print the report as JSON (one object per cell, then the comparisons)")
-    .action((experiment: string | undefined, opts) => {
+    .option("--cells <n>", "cell × seed runs at once (each runs its own rollouts at search.concurrency)", Number, 2)
+    .option("--queue <redis-url>", "the searches' rollouts on BullMQ workers (hone worker) through this Redis")
+    .action(async (experiment: string | undefined, opts) => {
       if (!["t", "bootstrap"].includes(opts.interval)) throw new HoneError("usage", "--interval is t or bootstrap");
       if (experiment && opts.report) throw new HoneError("usage", "give an experiment file to run, or --report <dir>, not both");
       if (opts.report) {
@@ -31,11 +34,17 @@ export function registerCompare(program: Command): void {
           "usage",
           "give an experiment file (hone compare experiments/demo.yaml --out runs/demo) or --report <dir>",
         );
-      const exp = readExperiment(experiment);
-      const cells = planCells(exp);
-      throw new HoneError(
-        "usage",
-        `${experiment} is valid (${cells.length} cell × seed runs), but running an experiment needs the method layer (the methods and the cell runner), which this build of hone does not have yet. Report on finished cell records with \`hone compare --report <dir>\`.`,
-      );
+      if (!Number.isInteger(opts.cells) || opts.cells < 1) throw new HoneError("usage", "--cells is a whole number, at least 1");
+      const exp = readExperiment(experiment, { methods: Object.keys(METHODS) });
+      const out = opts.out ?? exp.out;
+      if (!out) throw new HoneError("usage", `give --out <dir> (or out: in ${experiment}) for the experiment's folder`);
+      const log = (line: string) => process.stderr.write(`${line}\n`);
+      const ran = await runExperiment(exp, { out, cells: opts.cells, queue: opts.queue, log });
+      log(`${ran.ran} cell × seed runs made, ${ran.skipped} already finished, in ${ran.out}`);
+      const baseline = opts.baseline === "random" ? exp.baseline : opts.baseline;
+      const { report, html } = reportFolder(ran.out, { baseline, interval: opts.interval, html: opts.html });
+      if (opts.json) printJson(report);
+      else process.stdout.write(reportText(report));
+      log(`wrote ${html}`);
     });
 }
