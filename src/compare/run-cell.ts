@@ -9,11 +9,11 @@ import type { OptimizeEvent, OptimizeSettings } from "../loop/optimize.ts";
 import { HONE_VERSION } from "../measure/identity.ts";
 import { writeJsonAtomic } from "../store/atomic.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
-import type { CellIdentity, CellRecord } from "./cell.ts";
+import type { CellIdentity, CellRecord, ChoiceResult } from "./cell.ts";
 import { cellSetup, type RunOptions } from "./cell-settings.ts";
 import type { Experiment } from "./experiment.ts";
 import { measureOnTest } from "./measure-test.ts";
-import type { PlannedCell } from "./plan.ts";
+import { type PlannedCell, seedDir } from "./plan.ts";
 import { CELL_FILE } from "./read-cells.ts";
 import { runSearch } from "./search.ts";
 
@@ -62,10 +62,27 @@ function identityOf(exp: Experiment, s: OptimizeSettings, test: readonly Discove
   return id;
 }
 
+/** Where the seed harness's test measurements go: hidden, so the report does not take it for a cell. */
+export const SEED_FOLDER = ".seed-harness";
+
+// Cells running at once that share a seed measurement wait for the one making it.
+const making = new Map<string, Promise<ChoiceResult>>();
+function once(key: string, make: () => Promise<ChoiceResult>): Promise<ChoiceResult> {
+  let p = making.get(key);
+  if (!p) {
+    p = make().finally(() => making.delete(key));
+    making.set(key, p);
+  }
+  return p;
+}
+
+/** The seed harness's candidate id in an optimize run. */
+const SEED_CANDIDATE = "r00-seed";
+
 /** The candidate optimize left in `<run>/best/` (its id from meta.json). */
 function finalCandidate(runDir: string): string {
   const meta = JSON.parse(readFileSync(join(runDir, "best", "meta.json"), "utf8")) as { candidate?: string };
-  return meta.candidate ?? "best";
+  return meta.candidate ?? SEED_CANDIDATE;
 }
 
 /** Runs (or resumes) one cell × seed and writes its cell.json; returns the record. */
@@ -83,13 +100,15 @@ export async function runCell(exp: Experiment, cell: PlannedCell, o: CellRunOpti
   const run = { ...s.executor, maxEvals: s.maxMetricCalls, tasksDir: s.tasksDir, warmPool: s.warmPool };
   const common = { tasks: setup.test, repeats: exp.repeats, seed: cell.seed, run };
   const harness = exp.harnesses.find((h) => h.name === cell.harness)?.path as string;
-  const seedHarness = await measureOnTest({ ...common, harness, candidate: "seed", dir: join(dir, "test", "seed") });
-  const final = await measureOnTest({
-    ...common,
-    harness: join(dir, "best"),
-    candidate: finalCandidate(dir),
-    dir: join(dir, "test", "final"),
-  });
+  // The seed harness at this seed is one measurement shared by every method's cell (the same harness, tasks and seeds).
+  const shared = join(o.out, SEED_FOLDER, `${cell.benchmark}+${cell.harness}`, seedDir(cell.seed));
+  const seedHarness = await once(shared, () => measureOnTest({ ...common, harness, candidate: "seed", dir: shared }));
+  // A method that kept the seed harness chose what was just measured: the same candidate, the same seeds.
+  const chosen = finalCandidate(dir);
+  const final =
+    chosen === SEED_CANDIDATE
+      ? { ...seedHarness, candidate: chosen }
+      : await measureOnTest({ ...common, harness: join(dir, "best"), candidate: chosen, dir: join(dir, "test", "final") });
   const record: CellRecord = {
     format: "hone-cell/1",
     benchmark: cell.benchmark,

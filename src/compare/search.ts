@@ -45,54 +45,67 @@ function stochasticOf(dir: string): boolean {
   }
 }
 
-const finishedRounds = (s: Spend) => s.rounds.filter((r) => r.round > 0).length;
-
-/** Runs (or resumes) the optimize run up to `rounds` rounds of proposals. */
-async function upTo(o: SearchOptions, rounds: number): Promise<void> {
+/** Runs (or resumes) the cell's optimize run, asking before each round of proposals whether the budget allows it. */
+async function optimizeCell(o: SearchOptions, cap: number, nextRound: (round: number) => boolean): Promise<void> {
   const started = existsSync(join(o.dir, "hone.db"));
   // A folder killed before its hone.db appeared holds nothing recorded: start it again.
   if (!started && existsSync(o.dir) && readdirSync(o.dir).length > 0) rmSync(o.dir, { recursive: true, force: true });
-  await optimize({ ...o.settings, rounds }, { outDir: o.dir, resume: started, overrides: { rounds }, onEvent: o.onEvent });
+  await optimize(
+    { ...o.settings, rounds: cap },
+    { outDir: o.dir, resume: started, overrides: { rounds: cap }, onEvent: o.onEvent, nextRound },
+  );
+}
+
+const shapeOf = (s: OptimizeSettings): RoundShape => ({
+  proposals: s.proposalsPerRound,
+  maxEvals: s.maxMetricCalls,
+  noiseRepeats: s.noiseRepeats ?? 3,
+  paired: s.paired,
+});
+
+/**
+ * What each decision rests on: for evaluator calls, the rounds that fit once round 0 is recorded (what it spent, and
+ * whether the evaluator proved stochastic); for the other units, the rounds recorded before the one asked about. So a
+ * resumed cell takes the same decisions again.
+ */
+function budgetRule(o: SearchOptions): (round: number) => boolean {
+  const { unit, size } = o.budget;
+  if (unit === "evaluator_calls") {
+    let planned: number | undefined;
+    return (round) => {
+      if (planned === undefined) {
+        const seedSpent = readSpend(o.dir, unit, o.direction).rounds[0]?.cost.evaluator_calls ?? size;
+        planned = roundsForCalls(size, seedSpent, shapeOf(o.settings), stochasticOf(o.dir));
+      }
+      return round <= planned;
+    };
+  }
+  return (round) => {
+    const before = readSpend(o.dir, unit, o.direction).rounds.filter((r) => r.round < round);
+    const spent = before.reduce((a, r) => a + r.cost[unit], 0);
+    return anotherRound(
+      unit,
+      size,
+      spent,
+      before.filter((r) => r.round > 0).map((r) => r.cost),
+    );
+  };
+}
+
+/** The most rounds a cell can run: for evaluator calls, what fits if every round spent only its rollouts' calls. */
+function roundCap(o: SearchOptions): number {
+  if (o.budget.unit !== "evaluator_calls") return MAX_ROUNDS;
+  const s = shapeOf(o.settings);
+  const least = s.proposals * (s.paired ? 2 : 1) * s.maxEvals;
+  return Math.max(0, Math.min(MAX_ROUNDS, Math.floor(o.budget.size / least)));
 }
 
 /**
- * Round 0 (the seed program's repeats and the seed harness's rollout), then rounds of proposals until the budget is
- * spent: for evaluator calls the rounds that fit are worked out from what round 0 spent and whether the evaluator
- * proved stochastic; for the other units one round at a time while the records show budget left.
+ * Round 0 (the seed program's repeats and the seed harness's rollout), then rounds of proposals while the budget
+ * allows, in one optimize run (resumed where it stopped); the run's best/ is its final choice.
  */
 export async function runSearch(o: SearchOptions): Promise<SearchResult> {
-  const { unit, size } = o.budget;
-  const seeded = () => existsSync(join(o.dir, "hone.db")) && readSpend(o.dir, unit, o.direction).rounds.length > 0;
-  let last = -1;
-  const run = async (rounds: number) => {
-    await upTo(o, rounds);
-    last = rounds;
-  };
-  if (!seeded()) await run(0);
-  let spend = readSpend(o.dir, unit, o.direction);
-  let rounds: number;
-  if (unit === "evaluator_calls") {
-    const shape: RoundShape = {
-      proposals: o.settings.proposalsPerRound,
-      maxEvals: o.settings.maxMetricCalls,
-      noiseRepeats: o.settings.noiseRepeats ?? 3,
-      paired: o.settings.paired,
-    };
-    const seedSpent = spend.rounds[0]?.cost.evaluator_calls ?? 0;
-    rounds = Math.min(MAX_ROUNDS, roundsForCalls(size, seedSpent, shape, stochasticOf(o.dir)));
-    if (finishedRounds(spend) < rounds) await run(rounds);
-  } else {
-    // Each decision rests on the rounds finished before it, so a resumed cell takes the same decisions again.
-    rounds = finishedRounds(spend);
-    const costs = () => spend.rounds.filter((r) => r.round > 0).map((r) => r.cost);
-    while (anotherRound(unit, size, spend.cost[unit], costs())) {
-      rounds++;
-      await run(rounds);
-      spend = readSpend(o.dir, unit, o.direction);
-    }
-  }
-  // The run's best/ is written when optimize finishes: a resumed cell whose rounds were all done before it was
-  // stopped finishes the run once more (no round runs) so best/ is the final choice's.
-  if (last !== rounds) await run(rounds);
-  return { spend: readSpend(o.dir, unit, o.direction), rounds };
+  await optimizeCell(o, roundCap(o), budgetRule(o));
+  const spend = readSpend(o.dir, o.budget.unit, o.direction);
+  return { spend, rounds: spend.rounds.filter((r) => r.round > 0).length };
 }
