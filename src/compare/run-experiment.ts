@@ -1,9 +1,10 @@
 // `hone compare <experiment>`: every cell × seed of the grid, a few at a time, each resumed where it stopped and a
 // finished one skipped; then the report over the cell records.
 import { mkdirSync } from "node:fs";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { configError } from "../errors.ts";
 import type { OptimizeEvent } from "../loop/optimize.ts";
+import { writeJsonAtomic } from "../store/atomic.ts";
 import { runnableProblems } from "./cell-settings.ts";
 import type { Experiment } from "./experiment.ts";
 import type { PlannedCell } from "./plan.ts";
@@ -18,6 +19,18 @@ export interface ExperimentRunOptions {
   /** One line per cell × seed started, finished or failed, and each notice once. */
   log?: (line: string) => void;
 }
+
+/** What `<out>/experiment.json` holds, so a reader (hone view's grid page) knows the grid before any cell finishes. */
+export interface ExperimentManifest {
+  format: "hone-experiment/1";
+  name: string;
+  file: string;
+  baseline: string;
+  budget: Experiment["budget"];
+  /** Every cell × seed folder, relative to the out folder, in the order they run. */
+  planned: string[];
+}
+export const EXPERIMENT_FILE = "experiment.json";
 
 export interface ExperimentRunResult {
   out: string;
@@ -60,6 +73,14 @@ export async function runExperiment(exp: Experiment, o: ExperimentRunOptions): P
   mkdirSync(out, { recursive: true });
   const log = o.log ?? (() => {});
   const planned = planCells(exp);
+  writeJsonAtomic(join(out, EXPERIMENT_FILE), {
+    format: "hone-experiment/1",
+    name: exp.name,
+    file: exp.file,
+    baseline: exp.baseline,
+    budget: exp.budget,
+    planned: planned.map((c) => c.dir),
+  } satisfies ExperimentManifest);
   const todo = planned.filter((c) => !isFinished(out, c));
   if (todo.length < planned.length) log(`${planned.length - todo.length} of ${planned.length} cell × seed runs already finished`);
   const notices = new Set<string>();
