@@ -1,12 +1,14 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync, statSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import type { CellRecord } from "../../src/compare/cell.ts";
 import type { CompareReport } from "../../src/compare/report.ts";
 import { hone } from "../helpers/cli.ts";
-import { GSM8K_FIXTURE, ROOT, tempDir } from "../helpers/fixtures.ts";
+import { GSM8K_FIXTURE, ROOT, tempDir, write } from "../helpers/fixtures.ts";
+import { requireTool } from "../helpers/requires.ts";
 
 // `hone compare <experiment>` on test/fixtures/compare/small.yaml: circle packing, the initial package under random and
 // greedy and the example harness program under random, seeds 0 and 1: six cell × seed runs on the offline model.
@@ -127,6 +129,71 @@ describe("hone compare <experiment> (offline model)", () => {
     expect(r.stderr).toContain(`${finished.length} of 6 cell × seed runs already finished`);
     expect(finished.map((c) => readFileSync(join(again, c, "cell.json"), "utf8"))).toEqual(records);
     expect(stable(JSON.parse(r.stdout))).toEqual(stable(report));
+  });
+});
+
+/** A free loopback port for the test's own Redis. */
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const srv = createServer().listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+
+/** Starts a process and resolves once a line of its output matches `ready`. */
+function started(cmd: string, args: string[], ready: RegExp): Promise<ChildProcess> {
+  const child = spawn(cmd, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  return new Promise((resolve, reject) => {
+    const on = (d: Buffer) => ready.test(String(d)) && resolve(child);
+    child.stdout?.on("data", on);
+    child.stderr?.on("data", on);
+    child.on("close", (code) => reject(new Error(`${cmd} exited with ${code} before it was ready`)));
+  });
+}
+
+const stopped = (c: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (c.exitCode !== null || c.signalCode !== null) return resolve();
+    c.once("close", () => resolve());
+    c.kill("SIGTERM");
+  });
+
+describe("hone compare --queue (cells' rollouts on two BullMQ workers)", () => {
+  it("gives the same cell records as the local pool", { timeout: 600_000 }, async (ctx) => {
+    requireTool(ctx, "redis-server");
+    const local = join(root, "small");
+    if (!existsSync(join(local, "packing+initial+greedy", "seed-0", "cell.json"))) ctx.skip("the local run above did not finish");
+    const procs: ChildProcess[] = [];
+    try {
+      const port = await freePort();
+      const url = `redis://127.0.0.1:${port}`;
+      const redisArgs = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
+      procs.push(await started("redis-server", redisArgs, /Ready to accept connections/));
+      for (let i = 0; i < 2; i++)
+        procs.push(await started(process.execPath, [join(ROOT, "bin", "hone.js"), "worker", "--queue", url], / ready on /));
+      // The same cells as the local run's seed 0 (same names, tasks, harness, budget and search): the same identities.
+      const file = join(root, "queue.yaml");
+      write(
+        file,
+        readFileSync(EXPERIMENT, "utf8")
+          .replace(/\$schema: .*\n/, "")
+          .replaceAll("../../../", `${ROOT}/`)
+          .replace(/ {2}- name: program\n.*\n.*\n/, "")
+          .replace("seeds: [0, 1]", "seeds: [0]"),
+      );
+      const out = join(root, "queue");
+      const r = await hone(["compare", file, "--out", out, "--queue", url, "--json"], { timeoutMs: 600_000 });
+      expect(r.code, r.stderr).toBe(0);
+      const without = (c: CellRecord) => ({ ...c, finished: "", cost: { ...c.cost, seconds: 0 } });
+      for (const c of ["packing+initial+random/seed-0", "packing+initial+greedy/seed-0"])
+        expect(without(cellOf(out, c))).toEqual(without(cellOf(local, c)));
+      const db = new Database(join(out, "packing+initial+greedy", "seed-0", "hone.db"), { readonly: true });
+      expect(JSON.parse((db.prepare("SELECT config FROM runs").get() as { config: string }).config).queue).toBe(url);
+      db.close();
+    } finally {
+      for (const p of procs.reverse()) await stopped(p);
+    }
   });
 });
 
