@@ -1,12 +1,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import type { CellRecord } from "../../src/compare/cell.ts";
 import type { CompareReport } from "../../src/compare/report.ts";
-import { hone } from "../helpers/cli.ts";
+import { launchChromium } from "../helpers/browser.ts";
+import { hone, startHone } from "../helpers/cli.ts";
 import { GSM8K_FIXTURE, ROOT, tempDir, write } from "../helpers/fixtures.ts";
 import { requireTool } from "../helpers/requires.ts";
 
@@ -193,6 +194,40 @@ describe("hone compare --queue (cells' rollouts on two BullMQ workers)", () => {
       db.close();
     } finally {
       for (const p of procs.reverse()) await stopped(p);
+    }
+  });
+});
+
+describe("hone view's grid page", () => {
+  it("follows a running experiment until every cell is finished (chromium)", { timeout: 600_000 }, async (ctx) => {
+    requireTool(ctx, "chromium");
+    const done = join(root, "small");
+    if (!existsSync(join(done, "packing+initial+greedy", "seed-1", "cell.json"))) ctx.skip("the local run above did not finish");
+    // The finished experiment with two records taken away: their searches are done, their records not yet written.
+    const live = join(root, "live");
+    cpSync(done, live, { recursive: true });
+    for (const c of ["packing+initial+greedy/seed-1", "packing+program+random/seed-1"]) rmSync(join(live, c, "cell.json"));
+    const view = await startHone(["view", live, "--port", "0", "--json"]);
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      await page.goto(JSON.parse(view.firstLine).url);
+      await page.getByTestId("experiments").getByRole("link").click();
+      const progress = page.getByTestId("grid-progress");
+      await expect.poll(() => progress.innerText(), { timeout: 60_000 }).toMatch(/^4 of 6 cell × seed runs finished/);
+      expect(await page.getByTestId("grid-seeds").getByText("started").count()).toBe(2);
+      const r = await run(live);
+      expect(r.code, r.stderr).toBe(0);
+      // The open page reloads by itself as the runs change.
+      await expect.poll(() => progress.innerText(), { timeout: 60_000 }).toMatch(/^6 of 6 cell × seed runs finished/);
+      expect(await page.getByTestId("grid-cell").count()).toBe(3);
+      expect(await page.locator(".grid-chart svg.chart.wide").count()).toBe(2);
+      await expect.poll(() => page.getByTestId("grid-comparisons").innerText()).toContain("greedy");
+      mkdirSync(join(ROOT, "test-output", "screenshots"), { recursive: true });
+      await page.screenshot({ path: join(ROOT, "test-output", "screenshots", "compare-grid-page.png"), fullPage: true });
+    } finally {
+      await browser.close();
+      await view.stop();
     }
   });
 });

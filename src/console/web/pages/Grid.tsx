@@ -1,3 +1,4 @@
+import { useEffect, useState } from "react";
 import { useLiveJson } from "../api.ts";
 import { ErrorPage } from "../components/ErrorPage.tsx";
 import { Status } from "../components/Status.tsx";
@@ -148,9 +149,20 @@ function Group({ e, chart }: { e: Experiment; chart: Experiment["charts"][number
   );
 }
 
-/** One `hone compare` experiment, live: reloaded whenever a run under the console's folder changes. */
+/** Every `ms`, a new number: a page that follows files no run's records announce (a cell's cell.json) reloads by it. */
+function useTick(ms: number): number {
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    const t = setInterval(() => setTick((n) => n + 1), ms);
+    return () => clearInterval(t);
+  }, [ms]);
+  return tick;
+}
+
+/** One `hone compare` experiment, live: reloaded every 2 s (a cell's cell.json is written after its run's last record). */
 export function GridPage({ id }: { id: string }) {
-  const { data: e, error } = useLiveJson<Experiment>(`/api/experiment?id=${encodeURIComponent(id)}`, "/api/events");
+  const tick = useTick(2000);
+  const { data: e, error } = useLiveJson<Experiment>(`/api/experiment?id=${encodeURIComponent(id)}`, null, tick);
   if (error) return <ErrorPage title="The experiment could not be read" message={error} />;
   if (!e) return <p className="muted">Loading the experiment…</p>;
   const done = e.seeds.filter((s) => s.state === "finished").length;
