@@ -88,15 +88,12 @@ export async function open(
 
   // Every model call and evaluation of the run is recorded in its hone.db, so the run can be replayed.
   const recording = new Recording(runDir, settings);
-  // One pool per run: the promise is kept, so rollouts whose first evaluations come at once share it (keeping the
-  // pool itself started one per caller and leaked all but the last, which kept the process alive).
+  // The pool's promise, not the pool: concurrent first evaluations (a resumed round's rollouts) must share one pool,
+  // or the one started first is never closed and keeps the process alive.
   let pool: Promise<EvaluatorPool> | undefined;
   const live = async (p: string) => {
     if (!settings.warmPool) return evaluateProgram(task, p);
-    pool ??= EvaluatorPool.start(task, { size: Math.min(4, Math.max(1, settings.concurrency)) }).catch((err) => {
-      pool = undefined; // a failed start is tried again by the next evaluation, as before
-      throw err;
-    });
+    pool ??= EvaluatorPool.start(task, { size: Math.min(4, Math.max(1, settings.concurrency)) });
     return (await pool).evaluate(p);
   };
   const taskHash = contentHash(task.dir);
@@ -141,10 +138,7 @@ export async function open(
     recording,
     async () => {
       await runner.close();
-      await pool?.then(
-        (p) => p.close(),
-        () => {},
-      );
+      if (pool) (await pool.catch(() => undefined))?.close();
       await executor.close();
       await ctx.proposer.close();
       recording.close();

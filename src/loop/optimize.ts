@@ -3,6 +3,7 @@ import { join, resolve } from "node:path";
 import { stringify as toYaml } from "yaml";
 import { HoneError } from "../errors.ts";
 import { type LoraSettings, resumeAdapter } from "../method/lora.ts";
+import { methodByName, methodParams } from "../method/registry.ts";
 import type { CacheMode } from "../model/cache.ts";
 import type { ModelSettings } from "../model/resolve.ts";
 import { checkHarness } from "../sandbox/check.ts";
@@ -143,7 +144,8 @@ export async function optimize(settingsIn: OptimizeSettings, o: OptimizeOptions)
   } else if (existsSync(runDir) && readdirSync(runDir).some((f) => !f.startsWith("hone.db.new"))) {
     throw new HoneError("usage", `${runDir} already exists and is not empty; choose another --out, or --resume it`);
   }
-  // Check the seed package (and the task) before creating anything.
+  // Check the method's parameters, the seed package and the task before creating anything.
+  methodParams(methodByName(settings.method ?? "harnessttt"), settings.methodParams ?? {});
   const task = await resolveTask(settings.task, settings.tasksDir);
   const seedReport = await checkHarness(settings.seedHarness, { task });
   if (!seedReport.ok)
