@@ -13,7 +13,7 @@ export function registerCompare(program: Command): void {
     .description("a harness × method × benchmark grid: run an experiment file, or report on its cell records (--report)")
     .option("--out <dir>", "the experiment's folder (one run directory per cell × seed)")
     .option("--report <dir>", "report on the cell records of an experiment folder: table, --json, and <dir>/report.html")
-    .option("--baseline <method>", "the method the others are compared against", "random")
+    .option("--baseline <method>", "the method the others are compared against (default: the file's baseline, or random)")
     .option("--interval <kind>", "paired interval: t (Student t) or bootstrap (paired bootstrap)", "t")
     .option("--html <file>", "where to write the HTML report (default: <dir>/report.html)")
     .option("--json", "print the report as JSON (one object per cell, then the comparisons)")
@@ -23,7 +23,11 @@ export function registerCompare(program: Command): void {
       if (!["t", "bootstrap"].includes(opts.interval)) throw new HoneError("usage", "--interval is t or bootstrap");
       if (experiment && opts.report) throw new HoneError("usage", "give an experiment file to run, or --report <dir>, not both");
       if (opts.report) {
-        const { report, html } = reportFolder(opts.report, { baseline: opts.baseline, interval: opts.interval, html: opts.html });
+        const { report, html } = reportFolder(opts.report, {
+          baseline: opts.baseline ?? "random",
+          interval: opts.interval,
+          html: opts.html,
+        });
         if (opts.json) printJson(report);
         else process.stdout.write(reportText(report));
         process.stderr.write(`wrote ${html}\n`);
@@ -41,8 +45,11 @@ export function registerCompare(program: Command): void {
       const log = (line: string) => process.stderr.write(`${line}\n`);
       const ran = await runExperiment(exp, { out, cells: opts.cells, queue: opts.queue, log });
       log(`${ran.ran} cell × seed runs made, ${ran.skipped} already finished, in ${ran.out}`);
-      const baseline = opts.baseline === "random" ? exp.baseline : opts.baseline;
-      const { report, html } = reportFolder(ran.out, { baseline, interval: opts.interval, html: opts.html });
+      const { report, html } = reportFolder(ran.out, {
+        baseline: opts.baseline ?? exp.baseline,
+        interval: opts.interval,
+        html: opts.html,
+      });
       if (opts.json) printJson(report);
       else process.stdout.write(reportText(report));
       log(`wrote ${html}`);
