@@ -110,6 +110,11 @@ export interface OptimizeOptions {
   overrides?: { rounds?: number; concurrency?: number };
   onEvent?: (e: OptimizeEvent) => void;
   runner?: RunnerFactory;
+  /**
+   * Asked before each round of proposals (up to `rounds`), once every earlier round is recorded: whether to run it.
+   * `hone compare` stops a cell here when its budget is spent.
+   */
+  nextRound?: (round: number) => boolean;
 }
 
 /**
@@ -167,7 +172,8 @@ export async function optimize(settingsIn: OptimizeSettings, o: OptimizeOptions)
       const adapter = await resumeAdapter(runDir, lora, lastFinishedRound(ctx.db), settings.proposer);
       if (adapter) ctx.proposer = await ctx.recording.model({ ...settings.proposer, model: adapter });
     }
-    for (let round = 1; round <= settings.rounds; round++) incumbent = await runRound(ctx, round, incumbent);
+    for (let round = 1; round <= settings.rounds && (o.nextRound?.(round) ?? true); round++)
+      incumbent = await runRound(ctx, round, incumbent);
     return finish(ctx, incumbent);
   } catch (err) {
     // A run that failed before round 0 began (a broken evaluator, a model that cannot be reached) has nothing
