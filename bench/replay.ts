@@ -17,7 +17,7 @@ export async function benchReplay(): Promise<void> {
     proposer: { model: "offline", offlineLatencyMs: 200 },
     rounds: 2,
     proposalsPerRound: 4,
-    maxMetricCalls: 20,
+    maxEvals: 20,
     concurrency: 4,
     paired: false,
     seed: 0,

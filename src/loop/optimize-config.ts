@@ -112,7 +112,7 @@ export function settingsFromConfig(c: OptimizeConfig, defaultMaxEvals: number): 
     proposalsPerRound: c.proposals,
     method: c.method,
     methodParams: c.method_params,
-    maxMetricCalls: c.max_evals ?? defaultMaxEvals,
+    maxEvals: c.max_evals ?? defaultMaxEvals,
     concurrency: c.concurrency,
     paired: c.paired,
     noiseRepeats: c.noise_repeats,

@@ -148,7 +148,7 @@ export async function open(
       model: settings.executor.model,
       dialect: settings.executor.dialect ?? "vllm",
     },
-    budget: { maxEvals: settings.maxMetricCalls, timeoutSec: task.timeoutSec },
+    budget: { maxEvals: settings.maxEvals, timeoutSec: task.timeoutSec },
     hone: HONE_VERSION,
   };
   emit({ type: "start", runDir, resumed, task: task.id, rounds: settings.rounds });

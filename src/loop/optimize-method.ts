@@ -123,7 +123,7 @@ export async function proposeWithMethod<P>(
     rng: rng(seedFrom(ctx.settings.seed, round, "method")),
     proposer: roundProposer(ctx, round, responses),
     task: taskBrief(ctx.task),
-    budget: { unit: "evaluator_calls", total: ctx.settings.maxMetricCalls * ctx.settings.rounds, used: 0 },
+    budget: { unit: "evaluator_calls", total: ctx.settings.maxEvals * ctx.settings.rounds, used: 0 },
     files: (id) => harnessFiles(ctx, archive, id),
     specProposals: specProposals(ctx, round, archive, responses),
   });

@@ -103,7 +103,7 @@ export async function roundZero(ctx: RunContext): Promise<Incumbent> {
     startProgram: seed.program,
     startEvaluation: seed.evaluation,
     seed: seedFrom(settings.seed, 0, 0),
-    maxEvals: settings.maxMetricCalls,
+    maxEvals: settings.maxEvals,
     outDir: join(ctx.dir, "rollouts", "r00-seed"),
   };
   await runJobs(ctx, 0, [{ job, candidate: "r00-seed", kind: "baseline" }]);
@@ -303,7 +303,7 @@ export async function runRound(ctx: RunContext, round: number, inc: Incumbent): 
       : { startProgram: inc.program, startEvaluation: inc.evaluation };
   for (const c of runnable) {
     const seed = seedFrom(settings.seed, round, c.slot);
-    const base = { ...start, seed, maxEvals: settings.maxMetricCalls };
+    const base = { ...start, seed, maxEvals: settings.maxEvals };
     jobs.push({
       job: { ...base, id: c.id, harnessDir: join(ctx.dir, "candidates", c.id), outDir: join(ctx.dir, "rollouts", c.id) },
       candidate: c.id,

@@ -32,7 +32,7 @@ export interface OptimizeSettings {
   /** The method's parameters, validated by its own schema (defaults for what is not given). */
   methodParams?: Record<string, unknown>;
   proposalsPerRound: number;
-  maxMetricCalls: number;
+  maxEvals: number;
   concurrency: number;
   paired: boolean;
   seed: number;

@@ -37,7 +37,7 @@ describe("faults survived", () => {
         proposer: model,
         rounds: 2,
         proposalsPerRound: 3,
-        maxMetricCalls: 5,
+        maxEvals: 5,
         concurrency: 3,
         paired: false,
         seed: 3,

@@ -25,7 +25,7 @@ describe("lora proposer learning (fake vLLM, fake trainer)", () => {
         proposer: { model: "qwen-base", baseUrl: vllm.url },
         rounds: 2,
         proposalsPerRound: 3,
-        maxMetricCalls: 4,
+        maxEvals: 4,
         concurrency: 3,
         learning: { mode: "lora", digestTokens: 1000, lora: { trainerCommand: `sh ${trainer}`, baseModel: "qwen-base" } },
       }),

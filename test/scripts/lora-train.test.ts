@@ -30,7 +30,7 @@ describe("scripts/lora_train.py --check-data on what hone writes", () => {
         proposer: { model: "qwen-base", baseUrl: vllm.url },
         rounds: 1,
         proposalsPerRound: 3,
-        maxMetricCalls: 3,
+        maxEvals: 3,
         concurrency: 3,
         learning: { mode: "lora", digestTokens: 1000, lora: { trainerCommand: trainer, baseModel: "qwen-base" } },
       }),

@@ -63,7 +63,7 @@ export function registerOptimize(program: Command): void {
     // A method given as a folder is stored by its absolute path, so --resume works from anywhere.
     if (opts.method) s.method = opts.method.includes("/") ? resolve(opts.method) : opts.method;
     if (opts.param) s.methodParams = { ...(s.methodParams ?? {}), ...parseParams(opts.param) };
-    if (opts.maxEvals !== undefined) s.maxMetricCalls = opts.maxEvals;
+    if (opts.maxEvals !== undefined) s.maxEvals = opts.maxEvals;
     if (opts.concurrency !== undefined) s.concurrency = opts.concurrency;
     if (opts.paired) s.paired = true;
     if (opts.noiseRepeats !== undefined) {
