@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { stringify as toYaml } from "yaml";
 import { HoneError } from "../errors.ts";
 import { type LoraSettings, resumeAdapter } from "../method/lora.ts";
@@ -11,16 +11,29 @@ import { type Db, finishRun, openDb, roundRows, runRow } from "../store/db.ts";
 import { resolveTask } from "../task/builtin.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import type { SlurmSettings } from "./distributed/slurm.ts";
+import { configOfInput, inputName, type OptimizeInput, parseOptimizeConfig, settingsFromConfig } from "./optimize-config.ts";
 import { type Incumbent, open, type RunContext } from "./optimize-context.ts";
 import type { RunNoise } from "./optimize-noise.ts";
 import { roundZero, runRound } from "./optimize-rounds.ts";
-import { DEFAULT_HARNESS } from "./run.ts";
+import { stamp } from "./run-dir.ts";
 import type { Runner } from "./runner.ts";
 
-export const DEFAULT_PROPOSER_HARNESS = resolve(DEFAULT_HARNESS, "..", "proposer");
+export { DEFAULT_PROPOSER_HARNESS, DEFAULT_QA_HARNESS, type OptimizeInput } from "./optimize-config.ts";
+
+/** A QA benchmark as the search's target: candidates are measured on `train` tasks, the final choice on `validation`. */
+export interface BenchmarkSettings {
+  id: string;
+  train: number;
+  validation: number;
+  dataDir?: string;
+  /** Divides the benchmark's train file into train and validation (as experiment files' split_seed). */
+  splitSeed: number;
+}
 
 export interface OptimizeSettings {
-  task: string;
+  /** A discovery task (a built-in id or a folder); exactly one of `task` and `benchmark`. */
+  task?: string;
+  benchmark?: BenchmarkSettings;
   tasksDir?: string;
   seedHarness: string;
   proposerHarness: string;
@@ -56,7 +69,7 @@ export interface OptimizeSettings {
 }
 
 export type OptimizeEvent =
-  | { type: "start"; runDir: string; resumed: boolean; task: string; rounds: number }
+  | { type: "start"; runDir: string; resumed: boolean; task: string; rounds: number; paired: boolean; maxEvals: number }
   | { type: "round_start"; round: number; incumbentScore: number | null }
   | { type: "proposals"; round: number; valid: number; repaired: number; invalid: number }
   | { type: "rollout_event"; round: number; job: string; event: Record<string, unknown> }
@@ -97,13 +110,29 @@ export interface OptimizeResult {
   /** The evaluator's noise as measured in round 0 (or declared by the task). */
   noise: RunNoise | undefined;
   rounds: RoundSummary[];
+  /** QA: the final choice and its one measurement on the validation split. */
+  final?: FinalChoice;
+  /** Writes the best program (discovery; a QA run has none and throws). */
   writeBestProgram(path: string): void;
+}
+
+/** A QA run's final choice: which candidate, by which rule, its train mean and its validation measurement. */
+export interface FinalChoice {
+  candidate: string;
+  commit: string;
+  /** `ratchet` (the incumbent, for harnessttt) or `method` (the method's own choose). */
+  by: "ratchet" | "method";
+  train: number | null;
+  validation: number | null;
+  validationTasks: number;
+  solved: number;
 }
 
 export type RunnerFactory = (o: { task: DiscoveryTask; settings: OptimizeSettings; runDir: string }) => Runner | undefined;
 
 export interface OptimizeOptions {
-  outDir: string;
+  /** The run directory (default runs/opt-<task or benchmark>-<time>); with `resume`, the run to continue. */
+  outDir?: string;
   resume?: boolean;
   /** With resume: options that may change for the rest of the run (everything else comes from hone.db). */
   overrides?: { rounds?: number; concurrency?: number };
@@ -111,35 +140,62 @@ export interface OptimizeOptions {
   runner?: RunnerFactory;
 }
 
+/** The run directory a run gets when none is given. */
+export function defaultRunDir(name: string): string {
+  return join("runs", `opt-${name.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^-+|-+$/g, "") || "task"}-${stamp()}`);
+}
+
 /**
- * `hone optimize`: learn the harness at test time. Round 0 rolls out the seed harness; each later round the
- * proposer writes K specs, each is compiled, gated and rolled out from the incumbent program under the same
- * budget; rewards and advantages are recorded; the best program and the harness that found it carry into the next
- * round only when it is a different program whose score clears the incumbent's beyond the measured noise
- * (optimize-ratchet.ts). Every candidate is a commit; every measurement and decision is a row in hone.db.
+ * Settings from what a caller gave, validated by the one schema (optimize-config.ts) with its defaults: a task or a
+ * benchmark and models are enough. A discovery task's own budget is the default `maxEvals`.
  */
-export async function optimize(settingsIn: OptimizeSettings, o: OptimizeOptions): Promise<OptimizeResult> {
-  const runDir = resolve(o.outDir);
+export async function resolveSettings(input: OptimizeInput): Promise<OptimizeSettings> {
+  const config = parseOptimizeConfig(configOfInput(input), inputName);
+  const task = config.task ? await resolveTask(config.task, config.tasks_dir) : undefined;
+  const settings = settingsFromConfig(config, task?.budget.maxEvals ?? 10);
+  return input.replayOf ? { ...settings, replayOf: input.replayOf } : settings;
+}
+
+/** The settings a run was started with, from its hone.db, with what may change on resume. */
+function storedSettings(runDir: string, o: OptimizeOptions): OptimizeSettings {
+  if (!existsSync(join(runDir, "hone.db")))
+    throw new HoneError("usage", `${runDir} has no hone.db to resume; start a run with --out ${runDir}`);
+  const db = openDb(join(runDir, "hone.db"));
+  const row = runRow(db);
+  db.close();
+  if (!row) throw new HoneError("usage", `${runDir}: the run was never started; remove the folder and start again`);
+  if (row.kind !== "optimize")
+    throw new HoneError("usage", `${runDir} is a ${row.kind} run, not an optimize run; resume it with hone ${row.kind}`);
+  const stored = JSON.parse(row.config) as OptimizeSettings;
+  const changed = Object.fromEntries(Object.entries(o.overrides ?? {}).filter(([, v]) => v !== undefined));
+  // What may change is checked by the same schema as everything else.
+  parseOptimizeConfig(configOfInput({ ...stored, ...changed }), (f) => `--resume: ${f}`);
+  return { ...stored, ...changed };
+}
+
+/**
+ * `hone optimize`: learn the harness at test time. Round 0 measures the seed harness; each later round the method
+ * (harnessttt by default: K independent proposer samples) proposes candidates, each is compiled, gated and measured
+ * — rolled out from the incumbent program under the same budget on a discovery task, or answered and scored task by
+ * task on a QA benchmark's train split; rewards and advantages are recorded; the incumbent moves only to a candidate
+ * that clears it beyond the measured noise (optimize-ratchet.ts, optimize-qa-ratchet.ts). Every candidate is a
+ * commit; every measurement and decision is a row in hone.db. From TypeScript a task (or benchmark) and models are
+ * enough: `optimize({ task: "circle-packing", executor: { model: "offline" }, proposer: { model: "offline" } })`.
+ */
+export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): Promise<OptimizeResult> {
+  if (o.resume && !o.outDir) throw new HoneError("usage", "resume needs the run directory (outDir)");
   const emit = o.onEvent ?? (() => {});
-  let settings = settingsIn;
-  if (o.resume) {
-    if (!existsSync(join(runDir, "hone.db")))
-      throw new HoneError("usage", `${runDir} has no hone.db to resume; start a run with --out ${o.outDir}`);
-    const db = openDb(join(runDir, "hone.db"));
-    const row = runRow(db);
-    db.close();
-    if (!row) throw new HoneError("usage", `${runDir}: the run was never started; remove the folder and start again`);
-    if (row.kind !== "optimize")
-      throw new HoneError("usage", `${runDir} is a ${row.kind} run, not an optimize run; resume it with hone ${row.kind}`);
-    settings = {
-      ...JSON.parse(row.config),
-      ...Object.fromEntries(Object.entries(o.overrides ?? {}).filter(([, v]) => v !== undefined)),
-    };
-  } else if (existsSync(runDir) && readdirSync(runDir).some((f) => !f.startsWith("hone.db.new"))) {
+  const settings = o.resume ? storedSettings(resolve(o.outDir as string), o) : await resolveSettings(input);
+  const runDir = resolve(o.outDir ?? defaultRunDir(settings.task ? basename(settings.task) : (settings.benchmark?.id ?? "task")));
+  if (!o.resume && existsSync(runDir) && readdirSync(runDir).some((f) => !f.startsWith("hone.db.new")))
     throw new HoneError("usage", `${runDir} already exists and is not empty; choose another --out, or --resume it`);
-  }
+  if (settings.benchmark)
+    throw new HoneError(
+      "usage",
+      `benchmark ${settings.benchmark.id}: QA benchmarks are not yet searched by optimize; give a task`,
+    );
   // Check the seed package (and the task) before creating anything.
-  const task = await resolveTask(settings.task, settings.tasksDir);
+  const task = await resolveTask(settings.task as string, settings.tasksDir);
   const seedReport = await checkHarness(settings.seedHarness, { task });
   if (!seedReport.ok)
     throw new HoneError(
