@@ -2,9 +2,11 @@ import { Command, CommanderError } from "commander";
 import { ExitCode } from "../errors.ts";
 import { registerCompare } from "./commands/compare.ts";
 import { registerDatasets } from "./commands/datasets.ts";
+import { registerDoctor } from "./commands/doctor.ts";
 import { registerEval } from "./commands/eval.ts";
 import { registerEvaluate } from "./commands/evaluate.ts";
 import { registerHarness } from "./commands/harness.ts";
+import { registerInit } from "./commands/init.ts";
 import { registerLog } from "./commands/log.ts";
 import { registerMethods } from "./commands/methods.ts";
 import { registerModels, registerServeOffline } from "./commands/models.ts";
@@ -18,6 +20,7 @@ import { registerTrain } from "./commands/train.ts";
 import { registerView } from "./commands/view.ts";
 import { registerWorker } from "./commands/worker.ts";
 import { reportError } from "./output.ts";
+import { installStopHandlers } from "./shutdown.ts";
 
 const program = new Command()
   .name("hone")
@@ -26,6 +29,8 @@ const program = new Command()
   .showHelpAfterError()
   .exitOverride();
 
+registerDoctor(program);
+registerInit(program);
 registerRun(program);
 registerTasks(program);
 registerModels(program);
@@ -45,6 +50,8 @@ registerView(program);
 registerRolloutJob(program);
 registerServeOffline(program);
 
+// Every command stops cleanly on SIGINT/SIGTERM, and nothing it started outlives it (shutdown.ts).
+installStopHandlers();
 try {
   await program.parseAsync(process.argv);
 } catch (err) {

@@ -1,26 +1,64 @@
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import type { z } from "zod";
-import { harnessError, zodIssues } from "../errors.ts";
+import { HoneError, harnessError, zodIssues } from "../errors.ts";
 import { contentHash, listFiles } from "./files.ts";
 import { isNexauPackage, loadNexauHarness } from "./formats/nexau.ts";
 import { BUILTIN_MIDDLEWARE_PREFIX, type BuiltinMiddlewareName, builtinMiddlewareParams } from "./middleware-params.ts";
+import { escapingLinks, readPackageText } from "./package-files.ts";
 import { agentSchema, BUILTIN_TOOLS, toolFileSchema } from "./schema.ts";
 import { loadSkill } from "./skill.ts";
 import type { Harness, MiddlewareConfig, Skill, ToolSpec } from "./types.ts";
+
+/** One reason a package is refused: the file, the field where there is one, and what is wrong. */
+export interface HarnessProblem {
+  file: string;
+  field?: string;
+  message: string;
+}
+
+const where = (p: HarnessProblem) => `${p.file}${p.field ? ` (${p.field})` : ""}`;
+
+/** A package refused for every problem found in it; the error's file and field are the first problem's. */
+export class HarnessRefused extends HoneError {
+  readonly problems: HarnessProblem[];
+  constructor(problems: HarnessProblem[]) {
+    const [first, ...rest] = problems as [HarnessProblem, ...HarnessProblem[]];
+    const more = rest.map((p) => `\n  ${where(p)}: ${p.message}`).join("");
+    super("badHarness", `${first.message}${more}`, { file: first.file, field: first.field });
+    this.problems = problems;
+  }
+}
+
+/** Collects problems instead of stopping at the first, so a check can list them all. */
+class Problems {
+  readonly list: HarnessProblem[] = [];
+  add(file: string, field: string | undefined, message: string): void {
+    this.list.push({ file, field, message });
+  }
+  /** Runs `fn`; a package error it throws becomes a problem (or several) and the result is undefined. */
+  try<T>(fn: () => T): T | undefined {
+    try {
+      return fn();
+    } catch (err) {
+      if (err instanceof HarnessRefused) this.list.push(...err.problems);
+      else if (err instanceof HoneError && err.exit === "badHarness") {
+        const file = err.file ?? "";
+        const prefix = `${where({ file, field: err.field, message: "" })}: `;
+        this.add(file, err.field, err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message);
+      } else throw err;
+      return undefined;
+    }
+  }
+}
 
 // Candidates share most of their files (tool definitions, often agent.yaml), and a run loads each package several
 // times; parsing YAML was the largest single cost of a replayed run. Keyed by the text, so an edit is never missed.
 const parsedYaml = new Map<string, unknown>();
 
-function readYamlFile(file: string): unknown {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch {
-    throw harnessError(file, undefined, "cannot be read (missing file?)");
-  }
+function readYamlFile(dir: string, file: string): unknown {
+  const text = readPackageText(dir, file);
   let parsed = parsedYaml.get(text);
   if (parsed === undefined) {
     try {
@@ -34,20 +72,13 @@ function readYamlFile(file: string): unknown {
   return structuredClone(parsed);
 }
 
+/** Validates with zod; every issue is a problem of its own, named by its field. */
 function parseWith<T>(schema: z.ZodType<T>, value: unknown, file: string, fieldPrefix = ""): T {
   const r = schema.safeParse(value);
-  if (!r.success) {
-    const issues = zodIssues(r.error.issues);
-    const first = issues[0];
-    const more =
-      issues.length > 1
-        ? ` (and ${issues.length - 1} more: ${issues
-            .slice(1)
-            .map((i) => `${fieldPrefix}${i.field}`)
-            .join(", ")})`
-        : "";
-    throw harnessError(file, `${fieldPrefix}${first?.field ?? ""}`, `${first?.message ?? "invalid"}${more}`);
-  }
+  if (!r.success)
+    throw new HarnessRefused(
+      zodIssues(r.error.issues).map((i) => ({ file, field: `${fieldPrefix}${i.field}`, message: i.message })),
+    );
   return r.data;
 }
 
@@ -64,7 +95,12 @@ export interface LoadOptions {
   generatedCode?: (dir: string, tools: ToolSpec[], middlewares: MiddlewareConfig[]) => void;
 }
 
-/** Loads and validates a harness package directory. Every error names the file and the field. */
+type Agent = z.infer<typeof agentSchema>;
+
+/**
+ * Loads and validates a harness package directory. Every error names the file and the field; a package with
+ * several problems is refused with all of them (HarnessRefused), not only the first.
+ */
 export function loadHarness(dirArg: string, opts: LoadOptions = {}): Harness {
   const dir = resolve(dirArg);
   if (!existsSync(dir) || !statSync(dir).isDirectory())
@@ -78,103 +114,44 @@ export function loadHarness(dirArg: string, opts: LoadOptions = {}): Harness {
     );
   // A NexAU / HarnessTTT package (module:function bindings, module:Class middlewares) is read by its own reader.
   if (isNexauPackage(agentFile)) return loadNexauHarness(dir, opts, loadHarness);
-  const agent = parseWith(agentSchema, readYamlFile(agentFile), agentFile);
-
-  let systemPrompt: string;
-  if (agent.system_prompt_type === "file") {
-    const promptFile = insidePackage(dir, agent.system_prompt, agentFile, "system_prompt");
-    if (!existsSync(promptFile))
-      throw harnessError(agentFile, "system_prompt", `names ${agent.system_prompt}, which does not exist`);
-    systemPrompt = readFileSync(promptFile, "utf8").trim();
-    if (systemPrompt.length === 0) throw harnessError(promptFile, undefined, "the system prompt is empty");
-  } else {
-    systemPrompt = agent.system_prompt.trim();
+  const problems = new Problems();
+  for (const l of escapingLinks(dir)) problems.add(l.file, undefined, l.message);
+  const agent = problems.try(() => parseWith(agentSchema, readYamlFile(dir, agentFile), agentFile));
+  if (!agent) {
+    // Without a valid agent.yaml nothing says which files are used: check the ones the layout names.
+    checkLayout(dir, problems);
+    throw new HarnessRefused(problems.list);
   }
-
-  const customDir = join(dir, "custom_tools");
-  const tools: ToolSpec[] = agent.tools.map((ref, i) => {
-    const field = `tools.${i}`;
-    const file = insidePackage(dir, ref.yaml_path, agentFile, `${field}.yaml_path`);
-    if (!existsSync(file)) throw harnessError(agentFile, `${field}.yaml_path`, `names ${ref.yaml_path}, which does not exist`);
-    const tf = parseWith(toolFileSchema, readYamlFile(file), file);
-    if (tf.name !== ref.name) throw harnessError(file, "name", `is "${tf.name}" but agent.yaml lists it as "${ref.name}"`);
-    const customFile = customToolFile(customDir, tf.name, file);
-    const isBuiltin = (BUILTIN_TOOLS as readonly string[]).includes(tf.name) && !existsSync(customFile);
-    if (!isBuiltin && !existsSync(customFile)) {
-      throw harnessError(
-        file,
-        "name",
-        `"${tf.name}" is not one of hone's tools (${BUILTIN_TOOLS.join(", ")}) and custom_tools/${tf.name}.js does not exist (nor custom_tools/${tf.name}.py)`,
-      );
-    }
-    return isBuiltin
-      ? {
-          name: tf.name,
-          description: tf.description.trim(),
-          inputSchema: tf.input_schema,
-          kind: "builtin" as const,
-          file,
-          ...((ref.binding ?? tf.binding) ? { binding: ref.binding ?? tf.binding } : {}),
-        }
-      : {
-          name: tf.name,
-          description: tf.description.trim(),
-          inputSchema: tf.input_schema,
-          kind: "custom" as const,
-          file: customFile,
-          source: readFileSync(customFile, "utf8"),
-          language: customFile.endsWith(".py") ? ("python" as const) : ("javascript" as const),
-        };
-  });
+  const systemPrompt = problems.try(() => readSystemPrompt(dir, agent, agentFile));
+  const tools = agent.tools
+    .map((ref, i) => problems.try(() => loadTool(dir, ref, `tools.${i}`, agentFile)))
+    .filter((t): t is ToolSpec => t !== undefined);
   const seen = new Set<string>();
   tools.forEach((t, i) => {
-    if (seen.has(t.name)) throw harnessError(agentFile, `tools.${i}.name`, `"${t.name}" is listed twice`);
+    if (seen.has(t.name)) problems.add(agentFile, `tools.${i}.name`, `"${t.name}" is listed twice`);
     seen.add(t.name);
   });
+  const skills = loadSkills(dir, agent.skills, agentFile, problems);
+  const middlewares = agent.middlewares
+    .map((ref, i) => problems.try(() => loadMiddleware(dir, ref, `middlewares.${i}`, agentFile)))
+    .filter((m): m is MiddlewareConfig => m !== undefined);
 
-  const skills = loadSkills(dir, agent.skills, agentFile);
-
-  const middlewares: MiddlewareConfig[] = agent.middlewares.map((ref, i) => {
-    const field = `middlewares.${i}`;
-    if (ref.import.startsWith(BUILTIN_MIDDLEWARE_PREFIX)) {
-      const name = ref.import.slice(BUILTIN_MIDDLEWARE_PREFIX.length);
-      const schema = builtinMiddlewareParams[name as BuiltinMiddlewareName];
-      if (!schema) {
-        throw harnessError(
-          agentFile,
-          `${field}.import`,
-          `"${ref.import}" is not a hone middleware; built-ins are ${Object.keys(builtinMiddlewareParams)
-            .map((n) => `hone:${n}`)
-            .join(", ")}`,
-        );
-      }
-      const params = parseWith(schema as z.ZodType<Record<string, unknown>>, ref.params, agentFile, `${field}.params.`);
-      return { name, kind: "builtin" as const, params };
-    }
-    const file = insidePackage(dir, ref.import, agentFile, `${field}.import`);
-    if (!/^middlewares\/[a-z][a-z0-9_]{2,31}\.js$/.test(relative(dir, file))) {
-      throw harnessError(agentFile, `${field}.import`, `"${ref.import}" must be hone:<name> or middlewares/<name>.js`);
-    }
-    if (!existsSync(file)) throw harnessError(agentFile, `${field}.import`, `names ${ref.import}, which does not exist`);
-    const name = relative(join(dir, "middlewares"), file).replace(/\.js$/, "");
-    return { name, kind: "custom" as const, params: ref.params, file, source: readFileSync(file, "utf8") };
-  });
-
+  const customDir = join(dir, "custom_tools");
   const hasGenerated =
     tools.some((t) => t.kind === "custom") ||
     middlewares.some((m) => m.kind === "custom") ||
     existsSync(customDir) ||
     existsSync(join(dir, "middlewares"));
   if (hasGenerated) {
-    if (!opts.generatedCode) {
-      throw harnessError(
+    if (!opts.generatedCode)
+      problems.add(
         join(dir, tools.some((t) => t.kind === "custom") || existsSync(customDir) ? "custom_tools" : "middlewares"),
         undefined,
         "this package carries generated code, and this entry point runs packages without generated code only",
       );
-    }
-    opts.generatedCode(dir, tools, middlewares);
+    else problems.try(() => opts.generatedCode?.(dir, tools, middlewares));
   }
+  if (problems.list.length > 0 || systemPrompt === undefined) throw new HarnessRefused(problems.list);
 
   const files = listFiles(dir);
   return {
@@ -199,6 +176,72 @@ export function loadHarness(dirArg: string, opts: LoadOptions = {}): Harness {
   };
 }
 
+/** Every problem of the package at `dir` (none when it loads), for `hone harness check`. */
+export function harnessProblems(dir: string, opts: LoadOptions = {}): HarnessProblem[] {
+  const problems = new Problems();
+  problems.try(() => loadHarness(dir, opts));
+  return problems.list;
+}
+
+function readSystemPrompt(dir: string, agent: Agent, agentFile: string): string {
+  if (agent.system_prompt_type !== "file") return agent.system_prompt.trim();
+  const promptFile = insidePackage(dir, agent.system_prompt, agentFile, "system_prompt");
+  if (!existsSync(promptFile))
+    throw harnessError(agentFile, "system_prompt", `names ${agent.system_prompt}, which does not exist`);
+  const text = readPackageText(dir, promptFile).trim();
+  if (text.length === 0) throw harnessError(promptFile, undefined, "the system prompt is empty");
+  return text;
+}
+
+function loadTool(dir: string, ref: Agent["tools"][number], field: string, agentFile: string): ToolSpec {
+  const file = insidePackage(dir, ref.yaml_path, agentFile, `${field}.yaml_path`);
+  if (!existsSync(file)) throw harnessError(agentFile, `${field}.yaml_path`, `names ${ref.yaml_path}, which does not exist`);
+  const tf = parseWith(toolFileSchema, readYamlFile(dir, file), file);
+  if (tf.name !== ref.name) throw harnessError(file, "name", `is "${tf.name}" but agent.yaml lists it as "${ref.name}"`);
+  const customFile = customToolFile(join(dir, "custom_tools"), tf.name, file);
+  const isBuiltin = (BUILTIN_TOOLS as readonly string[]).includes(tf.name) && !existsSync(customFile);
+  if (!isBuiltin && !existsSync(customFile))
+    throw harnessError(
+      file,
+      "name",
+      `"${tf.name}" is not one of hone's tools (${BUILTIN_TOOLS.join(", ")}) and custom_tools/${tf.name}.js does not exist (nor custom_tools/${tf.name}.py)`,
+    );
+  const base = { name: tf.name, description: tf.description.trim(), inputSchema: tf.input_schema };
+  return isBuiltin
+    ? { ...base, kind: "builtin", file, ...((ref.binding ?? tf.binding) ? { binding: ref.binding ?? tf.binding } : {}) }
+    : {
+        ...base,
+        kind: "custom",
+        file: customFile,
+        source: readPackageText(dir, customFile),
+        language: customFile.endsWith(".py") ? "python" : "javascript",
+      };
+}
+
+function loadMiddleware(dir: string, ref: Agent["middlewares"][number], field: string, agentFile: string): MiddlewareConfig {
+  if (ref.import.startsWith(BUILTIN_MIDDLEWARE_PREFIX)) {
+    const name = ref.import.slice(BUILTIN_MIDDLEWARE_PREFIX.length);
+    const schema = builtinMiddlewareParams[name as BuiltinMiddlewareName];
+    if (!schema) {
+      throw harnessError(
+        agentFile,
+        `${field}.import`,
+        `"${ref.import}" is not a hone middleware; built-ins are ${Object.keys(builtinMiddlewareParams)
+          .map((n) => `hone:${n}`)
+          .join(", ")}`,
+      );
+    }
+    const params = parseWith(schema as z.ZodType<Record<string, unknown>>, ref.params, agentFile, `${field}.params.`);
+    return { name, kind: "builtin", params };
+  }
+  const file = insidePackage(dir, ref.import, agentFile, `${field}.import`);
+  if (!/^middlewares\/[a-z][a-z0-9_]{2,31}\.js$/.test(relative(dir, file)))
+    throw harnessError(agentFile, `${field}.import`, `"${ref.import}" must be hone:<name> or middlewares/<name>.js`);
+  if (!existsSync(file)) throw harnessError(agentFile, `${field}.import`, `names ${ref.import}, which does not exist`);
+  const name = relative(join(dir, "middlewares"), file).replace(/\.js$/, "");
+  return { name, kind: "custom", params: ref.params, file, source: readPackageText(dir, file) };
+}
+
 /** custom_tools/<name>.js, or custom_tools/<name>.py (a Python tool, HarnessTTT's `run(ctx, args)`); not both. */
 function customToolFile(customDir: string, name: string, toolFile: string): string {
   const js = join(customDir, `${name}.js`);
@@ -208,33 +251,57 @@ function customToolFile(customDir: string, name: string, toolFile: string): stri
   return existsSync(py) ? py : js;
 }
 
-function samplingOf(c: z.infer<typeof agentSchema>["llm_config"]): Harness["sampling"] {
+function samplingOf(c: Agent["llm_config"]): Harness["sampling"] {
   const { model: _m, base_url: _b, api_key: _k, api_type: _t, ...sampling } = c;
   return sampling;
 }
 
-function loadSkills(dir: string, listed: z.infer<typeof agentSchema>["skills"], agentFile: string): Skill[] {
+const skillFolders = (dir: string) => {
   const skillsDir = join(dir, "skills");
+  return existsSync(skillsDir)
+    ? readdirSync(skillsDir, { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => join(skillsDir, e.name))
+        .sort((a, b) => a.localeCompare(b))
+    : [];
+};
+
+function loadSkills(dir: string, listed: Agent["skills"], agentFile: string, problems: Problems): Skill[] {
   const paths =
     listed?.map((s, i) => ({
-      path: insidePackage(dir, typeof s === "string" ? s : s.path, agentFile, `skills.${i}`),
+      path: problems.try(() => insidePackage(dir, typeof s === "string" ? s : s.path, agentFile, `skills.${i}`)),
       field: `skills.${i}`,
-    })) ??
-    (existsSync(skillsDir)
-      ? readdirSync(skillsDir, { withFileTypes: true })
-          .filter((e) => e.isDirectory())
-          .map((e) => ({ path: join(skillsDir, e.name), field: "skills" }))
-          .sort((a, b) => a.path.localeCompare(b.path))
-      : []);
-  const skills = paths.map(({ path, field }) => {
+    })) ?? skillFolders(dir).map((path) => ({ path, field: "skills" }));
+  const skills: Skill[] = [];
+  for (const { path, field } of paths) {
+    if (path === undefined) continue;
     const file = path.endsWith("SKILL.md") ? path : join(path, "SKILL.md");
-    if (!existsSync(file)) throw harnessError(agentFile, field, `${relative(dir, file)} does not exist`);
-    return loadSkill(file);
-  });
+    if (!existsSync(file)) problems.add(agentFile, field, `${relative(dir, file)} does not exist`);
+    else {
+      const skill = problems.try(() => loadSkill(file, readPackageText(dir, file)));
+      if (skill) skills.push(skill);
+    }
+  }
   const names = new Set<string>();
   for (const s of skills) {
-    if (names.has(s.name)) throw harnessError(s.file, "name", `skill "${s.name}" appears twice`);
+    if (names.has(s.name)) problems.add(s.file, "name", `skill "${s.name}" appears twice`);
     names.add(s.name);
   }
   return skills;
+}
+
+/** With agent.yaml unreadable: the prompt, every tool file and every skill the standard layout has. */
+function checkLayout(dir: string, problems: Problems): void {
+  const prompt = join(dir, "prompt.md");
+  if (existsSync(prompt)) problems.try(() => readPackageText(dir, prompt));
+  const toolsDir = join(dir, "tools");
+  if (existsSync(toolsDir))
+    for (const f of readdirSync(toolsDir)
+      .filter((n) => n.endsWith(".tool.yaml"))
+      .sort())
+      problems.try(() => parseWith(toolFileSchema, readYamlFile(dir, join(toolsDir, f)), join(toolsDir, f)));
+  for (const path of skillFolders(dir)) {
+    const file = join(path, "SKILL.md");
+    if (existsSync(file)) problems.try(() => loadSkill(file, readPackageText(dir, file)));
+  }
 }

@@ -8,8 +8,7 @@ import type { Skill } from "./types.ts";
 const FRONTMATTER = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$/;
 
 /** Reads a SKILL.md per the Agent Skills spec: YAML frontmatter with name and description, then the body. */
-export function loadSkill(file: string): Skill {
-  const text = readFileSync(file, "utf8");
+export function loadSkill(file: string, text = readFileSync(file, "utf8")): Skill {
   const m = FRONTMATTER.exec(text);
   if (!m) throw harnessError(file, undefined, "must start with YAML frontmatter between --- lines holding name and description");
   let meta: unknown;

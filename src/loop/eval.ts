@@ -12,7 +12,7 @@ import { measurePanel } from "./qa-measure.ts";
 import { LocalQARunner, type QARunner } from "./qa-runner.ts";
 import type { TaskResult } from "./qa-task.ts";
 import { Recording } from "./recording.ts";
-import { refuseNonEmpty, snapshotHarness, stamp } from "./run-dir.ts";
+import { defaultRunDir, refuseNonEmpty, snapshotHarness } from "./run-dir.ts";
 
 export { questionMessage, solveTask, type TaskResult } from "./qa-task.ts";
 
@@ -107,7 +107,7 @@ export async function evaluateBenchmark(o: EvalOptions, runner?: QARunner): Prom
   const harnessDir = resolve(o.harnessDir);
   const harness = loadHarness(harnessDir);
   const tasks = await loadSplit(o.benchmark, o.split, { dir: o.dataDir, seed: o.seed, limit: o.limit });
-  const outDir = resolve(o.outDir ?? join("runs", `eval-${o.benchmark}-${o.split}-${stamp()}`));
+  const outDir = resolve(o.outDir ?? defaultRunDir(`eval-${o.benchmark}-${o.split}`));
   refuseNonEmpty(outDir);
   snapshotHarness(harnessDir, join(outDir, "harness"));
   const { onResult: _cb, ...config } = o;

@@ -1,6 +1,7 @@
 // hone optimize's options: ONE zod schema with defaults, which validates a config file (hone.yaml), the command
 // line's flags and the TypeScript settings of `optimize()` alike; each entry point says where a bad value came from.
-import { dirname, resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import { HoneError } from "../errors.ts";
 import { DEFAULT_TIMEOUTS } from "../model/timeouts.ts";
@@ -123,19 +124,24 @@ export type OptimizeConfig = z.infer<typeof optimizeConfigSchema>;
 /** The options as written, before defaults (what flags and TypeScript settings are converted to). */
 export type OptimizeConfigInput = z.input<typeof optimizeConfigSchema>;
 
+/** Reads hone.yaml; every relative path in it resolves against the file's folder, not the current one. */
 export function readOptimizeConfig(file: string): OptimizeConfig {
   const data = readConfigFile(file, optimizeConfigSchema);
   const base = dirname(resolve(file));
-  const rel = (p: string | undefined) =>
-    p && !p.startsWith("/") && (p.startsWith(".") || p.includes("/")) ? resolve(base, p) : p;
+  const path = (p: string | undefined) => (p === undefined ? p : resolve(base, p));
+  // `task` is a built-in id or a folder: a folder when it looks like a path or a task folder of that name is beside
+  // the file.
+  const t = data.task;
+  const folder = t !== undefined && (/[/\\]|^\./.test(t) || existsSync(join(base, t, "evaluator.py")));
+  const task = folder && t !== undefined ? resolve(base, t) : t;
   return {
     ...data,
-    task: rel(data.task),
-    benchmark: data.benchmark ? { ...data.benchmark, data_dir: rel(data.benchmark.data_dir) } : undefined,
-    tasks_dir: rel(data.tasks_dir),
-    seed_harness: rel(data.seed_harness),
-    proposer_harness: rel(data.proposer_harness),
-    out: rel(data.out),
+    task,
+    benchmark: data.benchmark ? { ...data.benchmark, data_dir: path(data.benchmark.data_dir) } : undefined,
+    tasks_dir: path(data.tasks_dir),
+    seed_harness: path(data.seed_harness),
+    proposer_harness: path(data.proposer_harness),
+    out: path(data.out),
   };
 }
 

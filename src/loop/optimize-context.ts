@@ -195,6 +195,8 @@ export async function open(
       evaluate,
       concurrency: settings.concurrency,
       timeLimitSec: settings.timeLimitSec,
+      // Each trajectory event as it happens, for live progress (job ids start with their round: r02-k1).
+      onEvent: (job, event) => emit({ type: "rollout_event", round: Number(/^r(\d+)/.exec(job)?.[1] ?? 0), job, event }),
     });
   const ctx = new RunContext(
     runDir,

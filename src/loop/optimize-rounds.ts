@@ -19,6 +19,7 @@ import { roundRewards } from "./optimize-rewards.ts";
 import { readRecordsFile } from "./recording.ts";
 import { finishedRolloutIds, recordRollout, rolloutDirFinished } from "./rollout-records.ts";
 import type { RolloutJob } from "./runner.ts";
+import { assertEvaluatorWorks } from "./seed-check.ts";
 
 /** The seed harness as candidate r00-seed: committed once, materialized again after a kill. */
 export async function seedCandidate(ctx: SearchContext): Promise<{ commit: string; dir: string }> {
@@ -73,9 +74,7 @@ export async function roundZero(ctx: RunContext): Promise<Incumbent> {
   const { commit, dir } = await seedCandidate(ctx);
   // A broken evaluator is refused on its first evaluation, before any repeat.
   const [start] = await repeats(ctx, 0, task.seedProgram, "seed", (s) => s.length < 1);
-  if (start && !start.valid && start.reason && /raised|without a result|has no "/.test(start.reason)) {
-    throw new HoneError("evaluatorFailed", `the evaluator failed on the seed program ${task.seedPath}: ${start.reason}`);
-  }
+  if (start) assertEvaluatorWorks(task, start);
   const { evaluations, noise } = await measureSeedNoise(ctx, task.seedProgram);
   ctx.noise = noise;
   const seed = seedIncumbent(ctx, commit, dir, evaluations);

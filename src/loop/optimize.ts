@@ -202,8 +202,16 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
       "badHarness",
       `${settings.seedHarness}: the seed harness is refused:\n  ${seedReport.problems.map((p) => p.message).join("\n  ")}`,
     );
+  const existed = existsSync(runDir);
   mkdirSync(runDir, { recursive: true });
-  const ctx = await open(settings, runDir, Boolean(o.resume), emit, o.runner);
+  let ctx: RunContext;
+  try {
+    ctx = await open(settings, runDir, Boolean(o.resume), emit, o.runner);
+  } catch (err) {
+    if (!o.resume) removeRunDir(runDir, existed);
+    throw err;
+  }
+  let failedAtStart = false;
   try {
     let incumbent = await roundZero(ctx);
     const lora = settings.learning.mode === "lora" ? settings.learning.lora : undefined;
@@ -213,9 +221,21 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
     }
     for (let round = 1; round <= settings.rounds; round++) incumbent = await runRound(ctx, round, incumbent);
     return finish(ctx, incumbent);
+  } catch (err) {
+    // A run that failed before round 0 began (a broken evaluator, a model that cannot be reached) has nothing
+    // worth resuming: it leaves no folder behind, so the same command can simply be run again.
+    failedAtStart = !o.resume && (ctx.db.prepare("SELECT COUNT(*) AS n FROM rounds").get() as { n: number }).n === 0;
+    throw err;
   } finally {
     await ctx.close();
+    if (failedAtStart) removeRunDir(runDir, existed);
   }
+}
+
+/** Removes what a failed start wrote: the folder, or only its contents when it existed (empty) before. */
+function removeRunDir(runDir: string, existed: boolean): void {
+  if (!existed) rmSync(runDir, { recursive: true, force: true });
+  else for (const f of readdirSync(runDir)) rmSync(join(runDir, f), { recursive: true, force: true });
 }
 
 function finish(ctx: RunContext, inc: Incumbent): OptimizeResult {

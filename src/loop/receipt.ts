@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { describeNoise } from "../measure/noise.ts";
 import { type Db, openDb, type RunRow, runRow } from "../store/db.ts";
 import { HarnessRepo } from "../store/git.ts";
 import { loadNoise, noiseCounts } from "../store/noise.ts";
@@ -172,4 +173,69 @@ export function runReceipt(dir: string) {
   } finally {
     db.close();
   }
+}
+
+export type Receipt = ReturnType<typeof runReceipt>;
+
+const counts = (by: Record<string, number>) =>
+  Object.entries(by)
+    .map(([k, n]) => `${n} ${k.replace(/_/g, " ")}`)
+    .join(", ");
+const score = (v: unknown) => (typeof v === "number" ? (Math.abs(v) >= 1000 ? v.toFixed(2) : v.toPrecision(6)) : "-");
+const short = (sha: string | null | undefined) => sha?.slice(0, 12) ?? "-";
+const ms = (v: number | null) => (v === null ? "-" : `${v.toFixed(0)} ms`);
+
+function resultLine(kind: string, s: Record<string, unknown> | null): string {
+  if (!s) return "-";
+  if (kind === "eval")
+    return `accuracy ${score(s.accuracy)} over ${s.completed} completed of ${s.tasks} (mean score ${score(s.meanScore)})`;
+  if (kind === "train") return `HEAD ${short(String(s.head))} after ${(s.epochs as unknown[]).length} decided epochs`;
+  const at = typeof s.best_commit === "string" ? `, harness ${short(s.best_commit)}` : "";
+  return `best ${score(s.best_score)} (start ${score(s.start_score)})${at}`;
+}
+
+/** The receipt as text: one labelled line per part, the failures listed under their heading. */
+export function formatReceipt(r: Receipt): string {
+  const settings = Object.entries(r.settings)
+    .filter(([, v]) => v !== undefined && v !== null)
+    .map(([k, v]) => `${k.replace(/_/g, " ")} ${typeof v === "object" ? JSON.stringify(v) : v}`)
+    .join(", ");
+  const noise = r.noise ? describeNoise(r.noise as Parameters<typeof describeNoise>[0]) : "-";
+  const lines = [
+    ["run", `${r.run.kind}, ${r.run.status}, ${r.run.started} → ${r.run.finished ?? "not finished"}`],
+    ["result", resultLine(r.run.kind, r.run.summary)],
+    [
+      "task",
+      `${r.task.id}${r.task.content ? ` (content ${short(r.task.content)}), ${r.task.metric}, ${r.task.direction === "minimize" ? "lower" : "higher"} is better` : ""}`,
+    ],
+    [
+      "scorer",
+      r.scorer
+        ? `${r.scorer.budget.maxEvals} evaluations per rollout, ${r.scorer.budget.timeoutSec} s each; hone ${r.scorer.hone}`
+        : "-",
+    ],
+    ["settings", settings || "-"],
+    ...r.models.map((m) => [
+      m.role,
+      `${m.model} @ ${m.endpoint ?? "-"}, ${m.dialect}${m.api_key_env ? `, key from $${m.api_key_env}` : ""}: ${m.calls} calls (${m.cache_hits} from the cache), ${m.prompt_tokens} prompt + ${m.completion_tokens} completion tokens, latency p50 ${ms(m.latency_ms_p50)}, p95 ${ms(m.latency_ms_p95)} (live calls only)${Object.keys(m.retried_faults).length ? `; retried ${counts(m.retried_faults)}` : ""}`,
+    ]),
+    [
+      "harnesses",
+      `seed ${short(r.harnesses.seed)}, incumbent ${short(r.harnesses.incumbent_commit)}; ${r.harnesses.candidates} candidates (${counts(r.harnesses.by_status)}); ${r.harnesses.identities} measurement identities`,
+    ],
+    [
+      "measured",
+      `${r.measurements.rollouts} rollouts, ${r.measurements.evaluations} evaluations (${r.measurements.invalid_evaluations} invalid), ${r.measurements.rollout_seconds} rollout-seconds`,
+    ],
+    [
+      "noise",
+      `${noise}; ${r.measurements.noise_evaluations.total} re-evaluations outside the rollouts' budgets${r.measurements.noise_evaluations.total ? ` (${counts(r.measurements.noise_evaluations.by_purpose)})` : ""}`,
+    ],
+    ["failed", r.failed.length === 0 ? "nothing" : `${r.failed.length}:`],
+  ];
+  const width = Math.max(...lines.map(([k]) => (k as string).length)) + 1;
+  return [
+    ...lines.map(([k, v]) => `${(k as string).padEnd(width)} ${v}`),
+    ...r.failed.map((f) => `  - ${f.what}: ${f.why.replace(/\s+/g, " ")}`),
+  ].join("\n");
 }

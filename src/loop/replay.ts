@@ -8,6 +8,7 @@ import { compareRecords } from "./compare-runs.ts";
 import { type EvalConfig, evaluateBenchmark } from "./eval.ts";
 import { type OptimizeEvent, type OptimizeSettings, optimize } from "./optimize.ts";
 import { type RunConfig, runHarness } from "./run.ts";
+import { freeDir, refuseNonEmpty } from "./run-dir.ts";
 import { openTrainRun } from "./train-setup.ts";
 
 export interface ReplayResult {
@@ -36,7 +37,7 @@ async function replayTrain(dir: string, out: string): Promise<void> {
   }
 }
 
-/** Replays the finished run in `dirArg` into `outArg` (default `<run-dir>-replay`) and compares their records. */
+/** Replays the finished run in `dirArg` into `outArg` (a new folder; default the first free `<run-dir>-replay[-N]`) and compares their records. */
 export async function replayRun(dirArg: string, outArg?: string, onEvent?: (e: OptimizeEvent) => void): Promise<ReplayResult> {
   const dir = resolve(dirArg);
   if (!existsSync(join(dir, "hone.db"))) throw new HoneError("usage", `${dir} is not a run directory (no hone.db)`);
@@ -46,7 +47,8 @@ export async function replayRun(dirArg: string, outArg?: string, onEvent?: (e: O
   if (!row) throw new HoneError("usage", `${dir} holds no run`);
   if (row.status !== "finished")
     throw new HoneError("usage", `${dir} has not finished; resume it first (hone ${row.kind} --resume ${dirArg})`);
-  const out = resolve(outArg ?? `${dir}-replay`);
+  if (outArg) refuseNonEmpty(resolve(outArg), "a replay needs a new folder: choose another --out");
+  const out = outArg ? resolve(outArg) : freeDir(`${dir}-replay`);
   const config = JSON.parse(row.config);
   const started = performance.now();
   if (row.kind === "optimize") {

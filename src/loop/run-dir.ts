@@ -7,9 +7,22 @@ import { listFiles } from "../harness/files.ts";
 export const stamp = () => new Date().toISOString().replace(/[:.]/g, "-").replace("T", "_").slice(0, 19);
 
 export function refuseNonEmpty(dir: string, hint = "choose another --out"): void {
-  if (existsSync(dir) && readdirSync(dir).some((f) => !f.startsWith("hone.db.new")))
-    throw new HoneError("usage", `${dir} already exists and is not empty; ${hint}`);
+  if (taken(dir)) throw new HoneError("usage", `${dir} already exists and is not empty; ${hint}`);
 }
+
+/** A folder holds something a run wrote (an interrupted start leaves only hone.db.new*, which a rerun may take). */
+const taken = (dir: string) => existsSync(dir) && readdirSync(dir).some((f) => !f.startsWith("hone.db.new"));
+
+/** The first of `base`, `base-2`, `base-3`, … that holds nothing yet: two runs started in the same second get two folders. */
+export function freeDir(base: string): string {
+  for (let n = 1; ; n++) {
+    const d = n === 1 ? base : `${base}-${n}`;
+    if (!taken(d)) return d;
+  }
+}
+
+/** A run's default folder under runs/: `runs/<prefix>-<time>`, made unique with -2, -3, … */
+export const defaultRunDir = (prefix: string) => freeDir(join("runs", `${prefix}-${stamp()}`));
 
 /** Copies a harness package's files into the run directory, so the run is self-contained and replayable. */
 export function snapshotHarness(src: string, dest: string): void {

@@ -22,7 +22,8 @@ import { isolationNotice } from "../task/python-env.ts";
 import { evaluateIn } from "../task/recorded-evaluations.ts";
 import { Recording } from "./recording.ts";
 import { recordRollout } from "./rollout-records.ts";
-import { snapshotHarness } from "./run-dir.ts";
+import { defaultRunDir, snapshotHarness } from "./run-dir.ts";
+import { assertEvaluatorWorks } from "./seed-check.ts";
 
 export const DEFAULT_HARNESS = resolve(dirname(new URL(import.meta.url).pathname), "..", "..", "harnesses", "initial");
 
@@ -43,10 +44,12 @@ export interface RunHarnessOptions extends Partial<ModelSettings> {
   cache?: { mode: CacheMode; dir?: string };
   /** For `hone replay`: the recorded run whose model calls and evaluations this run reproduces. */
   replayOf?: string;
+  /** Called with the hidden folder the run is built in, so a caller that is stopped can remove it. */
+  onPartial?: (dir: string) => void;
 }
 
 /** What a run stores to be replayed: its options without callbacks, the harness and task as given. */
-export interface RunConfig extends Omit<RunHarnessOptions, "onNotice" | "onEvent"> {
+export interface RunConfig extends Omit<RunHarnessOptions, "onNotice" | "onEvent" | "onPartial"> {
   harness: string;
   task: string;
 }
@@ -65,8 +68,7 @@ export interface RunHarnessResult {
 }
 
 function defaultOutDir(taskId: string): string {
-  const stamp = new Date().toISOString().replace(/[:.]/g, "-").replace("T", "_").slice(0, 19);
-  return join("runs", `run-${taskId}-${stamp}`);
+  return defaultRunDir(`run-${taskId}`);
 }
 
 /**
@@ -106,8 +108,9 @@ export async function runHarness(
   const partial = join(dirname(outDir), `.${basename(outDir)}.partial-${process.pid}`);
   rmSync(partial, { recursive: true, force: true });
   mkdirSync(partial, { recursive: true });
+  opts.onPartial?.(partial);
   snapshotHarness(harness.dir, join(partial, "harness"));
-  const { onNotice: _n, onEvent: _e, ...stored } = opts;
+  const { onNotice: _n, onEvent: _e, onPartial: _p, ...stored } = opts;
   createRunDb(join(partial, "hone.db"), "run", {
     ...stored,
     harness: resolve(harnessDir),
@@ -126,12 +129,7 @@ export async function runHarness(
   try {
     if (opts.warmPool !== false) pool = await EvaluatorPool.start(task, { size: 1 });
     const start = await evaluateIn(evaluate, "start")(task.seedProgram);
-    if (!start.valid && start.reason && /raised|without a result|has no "/.test(start.reason)) {
-      throw new HoneError(
-        "evaluatorFailed",
-        `the evaluator failed on the seed program ${task.seedPath}: ${start.reason}. Fix ${task.evaluatorPath} (run \`hone evaluate --task ${task.id} ${task.seedPath}\` to see it).`,
-      );
-    }
+    assertEvaluatorWorks(task, start);
     resolved = await recording.model({ ...opts, model, baseUrl, apiKeyEnv: opts.apiKeyEnv ?? harness.defaults.apiKeyEnv });
     jsonl = new JsonlTrajectory(join(partial, "trajectory.jsonl"));
     const trajectory = {

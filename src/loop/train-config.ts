@@ -61,8 +61,26 @@ export const trainConfigSchema = z
   .strict();
 export type TrainConfig = z.infer<typeof trainConfigSchema>;
 
+/**
+ * Reads train.yaml. Every relative path in it (harness, panel.data_dir, estimator.patches,
+ * estimator.proposer_harness, out) resolves against the file's folder, not the current one.
+ */
 export function readTrainConfig(file: string): TrainConfig & { base: string } {
   const data = readConfigFile(file, trainConfigSchema);
   const base = dirname(resolve(file));
-  return { ...data, harness: resolve(base, data.harness), base };
+  const path = (p: string | undefined) => (p === undefined ? p : resolve(base, p));
+  const e = data.estimator;
+  return {
+    ...data,
+    harness: resolve(base, data.harness),
+    panel: { ...data.panel, data_dir: path(data.panel.data_dir) },
+    estimator:
+      e.kind === "patch_queue"
+        ? { ...e, patches: e.patches.map((p) => resolve(base, p)) }
+        : e.kind === "llm"
+          ? { ...e, proposer_harness: path(e.proposer_harness) }
+          : e,
+    out: path(data.out),
+    base,
+  };
 }

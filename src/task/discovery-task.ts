@@ -1,4 +1,5 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
+import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
@@ -38,6 +39,10 @@ export interface DiscoveryTask {
   programPreload: string[];
   /** The most processes one evaluated program may have at once (its threads count too). */
   maxProcesses: number;
+  /** Extra host folders the evaluator (not the program) may read, from hone.yaml `evaluator_read_only`. */
+  evaluatorReadOnly?: string[];
+  /** Device globs bound into the evaluator's and the programs' sandboxes (hone.yaml `devices`). */
+  devices?: string[];
   /** Strings that must never appear in a harness (hidden data, marked secrets); the evaluator source is added at load. */
   secrets: string[];
   /** Which field layout the folder is in, and the upstream config file read (with its phase, if one of several). */
@@ -77,6 +82,13 @@ export const honeTaskSchema = z
     secrets: z.array(z.string().min(8)).default([]),
     program_preload: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_.]*$/)).default(["numpy"]),
     max_processes: z.number().int().min(1).max(4096).default(64),
+    /** Host folders the evaluator may read beyond the task folder (a toolchain such as ~/.cargo); never programs. */
+    evaluator_read_only: z.array(z.string().min(1)).max(32).default([]),
+    /** Device files (globs like /dev/nvidia*) the evaluator and the programs it runs may use, e.g. a GPU. */
+    devices: z
+      .array(z.string().regex(/^\/dev\//, "a device path under /dev/"))
+      .max(64)
+      .default([]),
     source: z.string().optional(),
     rules: z.string().optional(),
     metric_fallback: z.enum(["mean", "none"]).optional(),
@@ -234,7 +246,8 @@ export function loadTaskFolder(ref: string, overrides: LoadOptions = {}): Discov
     budget: { maxEvals: hone.budget?.max_evals ?? DEFAULT_MAX_EVALS },
     timeoutSec: hone.timeout ?? config.evaluator?.timeout ?? overrides.defaultTimeoutSec ?? upstream.timeoutSec,
     memoryMb: hone.memory_mb ?? DEFAULT_MEMORY_MB,
-    python: hone.python ?? "python3",
+    // A command name is looked up on PATH; a path (./venv/bin/python) resolves against the task folder.
+    python: hone.python?.includes("/") ? resolve(dir, hone.python) : (hone.python ?? "python3"),
     pythonPath: hone.python_path.map((p) => resolve(dir, p)),
     env: hone.env,
     domain: hone.domain,
@@ -248,6 +261,8 @@ export function loadTaskFolder(ref: string, overrides: LoadOptions = {}): Discov
     },
     programPreload: hone.program_preload,
     maxProcesses: hone.max_processes,
+    evaluatorReadOnly: hone.evaluator_read_only.map((p) => resolve(dir, p.replace(/^~(?=\/|$)/, homedir()))),
+    devices: hone.devices,
     source: hone.source,
     rules: hone.rules,
     layout: layout.layout,

@@ -172,6 +172,7 @@ export class EvaluatorPool {
       binds: [[this.socketDir, SOCKET_DIR_INSIDE, true]] as [string, string, boolean][],
       env,
       setuid: true,
+      devices: this.task.devices,
     };
     return ["bwrap", bwrapArgs(spec, [python.executable, ...script])];
   }

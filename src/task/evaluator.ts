@@ -20,7 +20,12 @@ export const sealed = (task: DiscoveryTask) => isolationSupport(task.python).bwr
 /** What hone_sandbox.py applies to every program of this task (the zygote's and the cold path's settings). */
 export function programLimits(task: DiscoveryTask, socketDir?: string): Record<string, unknown> {
   const bwrap = sealed(task);
-  const hide = [task.dir, ...task.pythonPath, ...(socketDir ? [bwrap ? SOCKET_DIR_INSIDE : socketDir] : [])];
+  const hide = [
+    task.dir,
+    ...task.pythonPath,
+    ...(task.evaluatorReadOnly ?? []),
+    ...(socketDir ? [bwrap ? SOCKET_DIR_INSIDE : socketDir] : []),
+  ];
   return { hide, readonly_root: !bwrap, nobody: true, max_processes: task.maxProcesses };
 }
 
@@ -36,9 +41,10 @@ export function evaluatorEnv(task: DiscoveryTask, scratch: string, base: NodeJS.
 export function evaluatorSandbox(task: DiscoveryTask, env: NodeJS.ProcessEnv, socketDir?: string): SandboxSpec {
   return {
     python: pythonInfo(task.python),
-    readOnly: [PYTHON_DIR, task.dir, ...task.pythonPath],
+    readOnly: [PYTHON_DIR, task.dir, ...task.pythonPath, ...(task.evaluatorReadOnly ?? [])],
     binds: socketDir ? [[socketDir, SOCKET_DIR_INSIDE, false]] : [],
     env,
+    devices: task.devices,
     // Without a zygote the evaluator starts each program's process itself, which drops to an unprivileged user.
     setuid: !socketDir,
   };

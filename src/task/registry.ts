@@ -161,7 +161,7 @@ export function loadEntry(e: RegistryEntry): DiscoveryTask {
     metricFallback: m.metric ? { rule: "none", exclude: [] } : task.metricFallback,
     domain: m.domain ?? task.domain,
     timeoutSec: m.timeout ?? task.timeoutSec,
-    python: m.python ?? task.python,
+    python: m.python?.includes("/") ? resolve(join(m.file, ".."), m.python) : (m.python ?? task.python),
     pythonPath: [...task.pythonPath, ...m.pythonPath],
     env: { ...task.env, ...m.env },
     budget: { maxEvals: m.maxEvals ?? task.budget.maxEvals },

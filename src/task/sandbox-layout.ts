@@ -1,5 +1,5 @@
-import { lstatSync, readlinkSync } from "node:fs";
-import { dirname } from "node:path";
+import { lstatSync, readdirSync, readlinkSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import type { PythonInfo } from "./python-env.ts";
 
 /** Top-level folders that are the system's programs and libraries (symbolic links on merged-/usr systems). */
@@ -19,6 +19,27 @@ export interface SandboxSpec {
   env: NodeJS.ProcessEnv;
   /** Keep CAP_SETUID/CAP_SETGID (root only) so the zygote can run each program as an unprivileged user. */
   setuid?: boolean;
+  /** Device globs (`/dev/nvidia*`) bound in, for tasks that need a GPU. */
+  devices?: string[];
+}
+
+/** The device files a glob names (only `*` in the last part), those that exist. */
+export function expandDevices(globs: readonly string[]): string[] {
+  const out = new Set<string>();
+  for (const g of globs) {
+    const dir = dirname(g);
+    const re = new RegExp(
+      `^${basename(g)
+        .replace(/[.+?^${}()|[\]\\]/g, "\\$&")
+        .replace(/\*/g, ".*")}$`,
+    );
+    try {
+      for (const name of readdirSync(dir)) if (re.test(name)) out.add(join(dir, name));
+    } catch {
+      // no such folder: nothing to bind
+    }
+  }
+  return [...out].sort();
 }
 
 const isRoot = () => process.getuid?.() === 0;
@@ -67,6 +88,7 @@ export function bwrapArgs(spec: SandboxSpec, command: string[]): string[] {
     ...parents([...readOnly, ...binds.map((b) => b[1])]),
     ...readOnly.flatMap((p) => ["--ro-bind", p, p]),
     ...binds.flatMap(([host, inside, rw]) => [rw ? "--bind" : "--ro-bind", host, inside]),
+    ...expandDevices(spec.devices ?? []).flatMap((d) => ["--dev-bind", d, d]),
     ...["--chdir", "/tmp", "--clearenv", ...env],
     ...command,
   ];

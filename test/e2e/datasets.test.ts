@@ -76,6 +76,7 @@ describe.each(Object.keys(BENCHMARKS))("eval on the %s fixture", (id) => {
       limit: 12,
       dataDir: FIXTURES,
       model: "offline",
+      outDir: join(tempDir(), "run"),
     });
   it("the oracle scores 100% and the wrong oracle 0% on every official metric", async () => {
     const r = await evalWith("oracle");

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { hone } from "../helpers/cli.ts";
+import { hone, unexpectedStderr } from "../helpers/cli.ts";
 import { type FakeVllmOptions, startFakeVllm } from "../helpers/fake-vllm.ts";
 import { copyOf, edit, INITIAL_HARNESS, tempDir } from "../helpers/fixtures.ts";
 import { startStrictOpenAI } from "../helpers/strict-openai.ts";
@@ -78,7 +78,7 @@ describe("a discovery rollout against a strict OpenAI-like server (openai dialec
       const f = await openai();
       const out = join(tempDir(), "run");
       const r = await run(f.url, c.model, ["--dialect", "openai", ...(c.stream ? ["--stream"] : [])], out);
-      expect(r.stderr).toBe("");
+      expect(unexpectedStderr(r.stderr)).toEqual([]);
       expect(r.code).toBe(0);
       expect(f.refusals).toEqual([]);
       expect(result(out).status).toBe("completed");
@@ -101,7 +101,7 @@ describe("a discovery rollout against a vLLM-like server with a small context wi
     const f = await vllm({ maxModelLen: 8192 });
     const out = join(tempDir(), "run");
     const r = await run(f.url, "Qwen/Qwen3-8B", ["--harness", budgetedHarness()], out);
-    expect(r.stderr).toBe("");
+    expect(unexpectedStderr(r.stderr)).toEqual([]);
     expect(r.code).toBe(0);
     expect(f.refusals).toEqual([]);
     const events = trajectory(out);

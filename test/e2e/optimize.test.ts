@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { HarnessRepo } from "../../src/store/git.ts";
 import { hone, optimizeArgs } from "../helpers/cli.ts";
-import { ROOT, tempDir } from "../helpers/fixtures.ts";
+import { makeTask, ROOT, tempDir } from "../helpers/fixtures.ts";
 
 const ARGS = optimizeArgs({
   rounds: 3,
@@ -40,8 +40,29 @@ function records(dir: string) {
   return { rounds, candidates, rollouts, evaluations: evaluations.n, run };
 }
 
+/** Runs hone, SIGKILLs it as soon as it has printed the `nth` line matching `after`, and resolves once it is gone. */
+function killAfterLine(args: string[], after: RegExp, nth: number): Promise<void> {
+  const child = spawn(process.execPath, [join(ROOT, "bin", "hone.js"), ...args], {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  // Listen for the exit first: the child may finish on its own before the line arrives.
+  const gone = new Promise<void>((resolve) => child.on("close", () => resolve()));
+  let seen = 0;
+  let buffer = "";
+  child.stdout.on("data", (d) => {
+    buffer += d;
+    const lines = buffer.split("\n");
+    buffer = lines.pop() ?? "";
+    for (const line of lines) if (after.test(line) && ++seen === nth) child.kill("SIGKILL");
+  });
+  return gone;
+}
+
 describe("hone optimize (CLI, offline executor and proposer)", () => {
-  it("three rounds beat the round-0 harness, the ratchet never goes back, and every number traces to hone.db and git", async () => {
+  it("three rounds beat the round-0 harness, the ratchet never goes back, and every number traces to hone.db and git", {
+    timeout: 180_000,
+  }, async () => {
     const out = join(tempDir(), "cp");
     const r = await hone([...ARGS, "--out", out, "--json"]);
     expect(r.code, r.stderr).toBe(0);
@@ -98,21 +119,19 @@ describe("hone optimize (CLI, offline executor and proposer)", () => {
     }
   });
 
-  it("resumes after kill -9 at any point and reaches the same final state as an uninterrupted run", async () => {
+  it("resumes after kill -9 at any point and reaches the same final state as an uninterrupted run", {
+    timeout: 400_000,
+  }, async () => {
     const small = optimizeArgs({ rounds: 2, proposals: 3, maxEvals: 6, seed: 5, cache: null, json: false });
     const reference = join(tempDir(), "ref");
     expect((await hone([...small, "--out", reference, "--json"])).code).toBe(0);
     const want = records(reference);
-    for (const killAfterMs of [700, 1500, 2300, 3100]) {
-      const out = join(tempDir(), `kill-${killAfterMs}`);
-      const child = spawn(process.execPath, [join(ROOT, "bin", "hone.js"), ...small, "--out", out, "--json"], {
-        cwd: ROOT,
-        stdio: "ignore",
-      });
-      await new Promise((r) => setTimeout(r, killAfterMs));
-      child.kill("SIGKILL");
-      await new Promise((r) => child.on("close", r));
-      if (!existsSync(join(out, "hone.db"))) continue;
+    // Killed right after it printed each of these progress lines: at its start, during round 0's rollout, after a
+    // rollout of round 1, while round 2 rolls out. Wherever the kill lands, the resumed run must end the same.
+    for (const [i, after] of [/^optimizing /, /^round 0: /, /^ {2}r01-k\d: /, /^ {2}proposals: .*$/].entries()) {
+      const out = join(tempDir(), `kill-${i}`);
+      await killAfterLine([...small, "--out", out], after, i === 3 ? 2 : 1);
+      expect(existsSync(join(out, "hone.db"))).toBe(true);
       const resumed = await hone(["optimize", "--resume", out, "--json"]);
       expect(resumed.code, resumed.stderr).toBe(0);
       const got = records(out);
@@ -170,5 +189,19 @@ describe("hone optimize (CLI, offline executor and proposer)", () => {
     const again = await hone(["optimize", "--task", "circle-packing", "--out", join(dir, "run")]);
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/already exists/);
+  });
+
+  it("a broken evaluator (NaN on the seed program) is exit 8 and leaves no run folder, so the rerun needs no --resume", async () => {
+    const task = makeTask("def evaluate(program_path):\n    return {'combined_score': float('nan')}\n");
+    const out = join(tempDir(), "broken");
+    const args = ["optimize", "--task", task, "--rounds", "1", "--proposals", "2", "--max-evals", "3", "--out", out];
+    const r = await hone(args);
+    expect(r.code, r.stderr).toBe(8);
+    expect(r.stderr).toMatch(/the evaluator failed on the seed program .*"combined_score" is nan/);
+    expect(existsSync(out)).toBe(false);
+    const again = await hone(args);
+    expect(again.code).toBe(8);
+    expect(again.stderr).not.toMatch(/--resume/);
+    expect(existsSync(out)).toBe(false);
   });
 });

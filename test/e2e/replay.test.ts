@@ -5,7 +5,7 @@ import { hone, optimizeArgs } from "../helpers/cli.ts";
 import { tempDir } from "../helpers/fixtures.ts";
 
 describe("replay, receipts and the request cache (CLI)", () => {
-  it("replays a finished run with no endpoint and reproduces every record field by field", async () => {
+  it("replays a finished run with no endpoint and reproduces every record field by field", { timeout: 180_000 }, async () => {
     const dir = tempDir();
     const run = join(dir, "run");
     const cache = join(dir, "cache");
@@ -21,6 +21,18 @@ describe("replay, receipts and the request cache (CLI)", () => {
     const receipt = JSON.parse((await hone(["receipt", join(dir, "replayed"), "--json"])).stdout);
     expect(receipt.settings.cache).toBe("replay");
     expect(receipt.models[0].cache_hits).toBe(receipt.models[0].calls);
+
+    // Replaying again: into the same --out is refused with what to do (replay has no --resume to suggest) ...
+    const same = await hone(["replay", run, "--out", join(dir, "replayed")]);
+    expect(same.code).toBe(2);
+    expect(same.stderr).toMatch(/already exists and is not empty; a replay needs a new folder: choose another --out/);
+    expect(same.stderr).not.toMatch(/--resume/);
+    // ... and without --out each replay gets a folder of its own.
+    for (const name of ["run-replay", "run-replay-2"]) {
+      const again = await hone(["replay", run, "--json"]);
+      expect(again.code, again.stderr).toBe(0);
+      expect(JSON.parse(again.stdout)).toMatchObject({ replay: join(dir, name), matches: true });
+    }
   });
 
   it("--cache replay with nothing recorded fails with a clear error instead of calling anything", async () => {
@@ -39,11 +51,18 @@ describe("replay, receipts and the request cache (CLI)", () => {
     expect(r.stderr).toMatch(/replay: this request was never recorded/);
   });
 
-  it("a second identical run is served from the shared cache", async () => {
+  it("a second identical run is served from the shared cache", { timeout: 120_000 }, async () => {
     const dir = tempDir();
-    const args = optimizeArgs({ rounds: 1, proposals: 2, maxEvals: 3, cache: ["--cache-dir", join(dir, "cache")] });
-    expect((await hone([...args, "--out", join(dir, "a")])).code).toBe(0);
-    expect((await hone([...args, "--out", join(dir, "b")])).code).toBe(0);
+    const args = optimizeArgs({ rounds: 1, proposals: 2, maxEvals: 3, cache: ["--cache-dir", join(dir, "cache")], json: false });
+    const a = await hone([...args, "--out", join(dir, "a")]);
+    expect(a.code).toBe(0);
+    expect(a.stdout).toMatch(/model calls {2}executor \d+ \(0 from the cache\), proposer \d+ \(0 from the cache\)/);
+    expect(a.stdout).not.toMatch(/request cache/);
+    // The second run asks no model anything, and says so on screen.
+    const b = await hone([...args, "--out", join(dir, "b")]);
+    expect(b.code).toBe(0);
+    expect(b.stdout).toMatch(/note: model calls are being answered from the request cache .*cache\/requests.db/);
+    expect(b.stdout).toMatch(/note: every model call of this run was answered from the request cache .*cache\/requests.db/);
     const receipt = JSON.parse((await hone(["receipt", join(dir, "b"), "--json"])).stdout);
     expect(receipt.models[0].cache_hits).toBe(receipt.models[0].calls);
     expect(receipt.models[0].latency_ms_p50).toBeNull();
@@ -60,13 +79,19 @@ describe("replay, receipts and the request cache (CLI)", () => {
     const text = (await hone(["receipt", run])).stdout;
     for (const part of [
       /task\s+circle-packing \(content [0-9a-f]{12}/,
-      /executor offline/,
-      /proposer offline/,
-      /settings .*seed=0.*cache=off/,
-      /measured \d+ rollouts, \d+ evaluations/,
-      /failed/,
+      /executor\s+offline/,
+      /proposer\s+offline/,
+      /settings\s+.*seed 0.*cache off/,
+      /harnesses\s+.*\d+ candidates \(1 seed, \d+ valid/,
+      /measured\s+\d+ rollouts, \d+ evaluations/,
+      /^failed\s+(nothing|\d+:)$/m,
     ])
       expect(text).toMatch(part);
+    // Readable text: no raw JSON, no empty heading (the failures' own reasons, listed under it, may quote).
+    for (const l of text.split("\n").filter((x) => !x.startsWith("  - "))) {
+      expect(l).not.toMatch(/[{}"]/);
+      expect(l.trim()).not.toMatch(/^[a-z]+$/);
+    }
     expect(readFileSync(join(run, "hone.db")).length).toBeGreaterThan(0);
   });
 });

@@ -1,8 +1,8 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { hone } from "../helpers/cli.ts";
-import { copyOf, edit, INITIAL_HARNESS, makeTask, tempDir } from "../helpers/fixtures.ts";
+import { hone, unexpectedStderr } from "../helpers/cli.ts";
+import { copyOf, edit, GENERATED_HARNESS, INITIAL_HARNESS, makeTask, tempDir, write } from "../helpers/fixtures.ts";
 
 const SECRET = "sk-e2e-secret-value-0123456789";
 
@@ -18,7 +18,8 @@ describe("hone run (CLI, offline model)", () => {
     const r = await hone(["run", "--task", "circle-packing", "--model", "offline", "--max-evals", "20", "--out", out, "--json"], {
       env: { OPENAI_API_KEY: SECRET },
     });
-    expect(r.stderr).toBe("");
+    // Nothing on stderr but, where bubblewrap is missing, the one note saying what is not isolated.
+    expect(unexpectedStderr(r.stderr)).toEqual([]);
     expect(r.code).toBe(0);
     const printed = JSON.parse(r.stdout);
     const result = JSON.parse(readFileSync(join(out, "result.json"), "utf8"));
@@ -77,6 +78,20 @@ describe("hone run (CLI, offline model)", () => {
     const r = await hone(["run", "--task", task, "--model", "offline", "--out", out]);
     expect(r.code).toBe(8);
     expect(r.stderr).toMatch(/evaluator failed on the seed program.*RuntimeError: evaluator bug/);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it.each([
+    ["NaN", "return {'combined_score': float('nan')}"],
+    ["inf", "return {'combined_score': float('inf')}"],
+    ["nothing", "return None"],
+    ["no score", "return {'other': 1.0}"],
+  ])("says the evaluator is broken when it returns %s on the seed program (exit 8)", async (_, body) => {
+    const task = makeTask(`def evaluate(program_path):\n    ${body}\n`);
+    const out = join(tempDir(), "never");
+    const r = await hone(["run", "--task", task, "--model", "offline", "--out", out]);
+    expect(r.code, r.stderr).toBe(8);
+    expect(r.stderr).toMatch(/the evaluator failed on the seed program .*initial_program.py: .*Fix .*evaluator.py/);
     expect(existsSync(out)).toBe(false);
   });
 
@@ -161,5 +176,66 @@ describe("hone harness check and generated code on the offline model", () => {
     expect(r.code).toBe(3);
     const report = JSON.parse(r.stdout);
     expect(report.problems[0].message).toMatch(/evaluate_block.js:1:28: \[unknown-global\]/);
+  });
+
+  it("lists every problem of a package that does not load, each with its file and field or line:column", async () => {
+    const dir = copyOf(GENERATED_HARNESS);
+    edit(join(dir, "agent.yaml"), (t) => t.replace("max_restarts: 2", "max_restarts: -1"));
+    edit(join(dir, "tools/finish.tool.yaml"), (t) => t.replace("type: object", "type: string"));
+    write(join(dir, "custom_tools/evaluate_block.js"), "function run(ctx) { return process.env; }\n");
+    const r = await hone(["harness", "check", dir]);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toMatch(/refused \[load\] tools\/finish.tool.yaml \(input_schema.type\): /);
+    expect(r.stdout).toMatch(/refused \[load\] agent.yaml \(middlewares.1.params.max_restarts\): /);
+    expect(r.stdout).toMatch(/refused \[gate\] custom_tools\/evaluate_block.js:1:28: \[unknown-global\]/);
+    expect(r.stdout).toMatch(/refused \(3 problems\)/);
+  });
+
+  it("names the file of a self-test failure", async () => {
+    const dir = copyOf(GENERATED_HARNESS);
+    write(join(dir, "custom_tools/evaluate_block.js"), 'function run(ctx, args) { throw new Error("boom"); }\n');
+    const r = await hone(["harness", "check", dir]);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toMatch(
+      /refused \[self-test\] custom_tools\/evaluate_block.js: self-test: run\(ctx, .*\) failed \(throw\): boom/,
+    );
+  });
+
+  it("refuses a prompt.md that links out of the package: nothing outside is read or sent to a model", async () => {
+    const dir = copyOf(INITIAL_HARNESS);
+    const secret = join(tempDir(), "secret.md");
+    writeFileSync(secret, "a host file the package must not carry\n");
+    rmSync(join(dir, "prompt.md"));
+    symlinkSync(secret, join(dir, "prompt.md"));
+    const out = join(tempDir(), "never");
+    const r = await hone(["run", "--harness", dir, "--task", "circle-packing", "--model", "offline", "--out", out]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/prompt.md: is a symbolic link to .*secret.md, outside the package/);
+    expect(existsSync(out)).toBe(false);
+    const check = await hone(["harness", "check", dir]);
+    expect(check.code).toBe(3);
+    expect(check.stdout).toMatch(/refused \[load\] prompt.md: is a symbolic link/);
+  });
+
+  it("refuses a Latin-1 agent.yaml with the file and the byte offset", async () => {
+    const dir = copyOf(INITIAL_HARNESS);
+    const text = readFileSync(join(dir, "agent.yaml"), "latin1").replace("initial-discovery", "initial-discovery # caf\u00e9");
+    writeFileSync(join(dir, "agent.yaml"), Buffer.from(text, "latin1"));
+    const offset = text.indexOf("\u00e9");
+    const r = await hone([
+      "run",
+      "--harness",
+      dir,
+      "--task",
+      "circle-packing",
+      "--model",
+      "offline",
+      "--out",
+      join(tempDir(), "x"),
+    ]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(
+      `agent.yaml: is not UTF-8 text: byte 0xe9 at byte offset ${offset} does not start a valid UTF-8 sequence`,
+    );
   });
 });

@@ -1,20 +1,19 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { BUILTIN_TASKS_DIR } from "../../src/task/builtin.ts";
 import { loadTaskFolder } from "../../src/task/discovery-task.ts";
 import { evaluateProgram } from "../../src/task/evaluator.ts";
 import { EvaluatorPool } from "../../src/task/evaluator-pool.ts";
 import { removeStalePools } from "../../src/task/pool-dir.ts";
-import { isolationSupport, pythonInfo } from "../../src/task/python-env.ts";
 import { PY_FORGER, survivors } from "../helpers/attacks.ts";
 import { hone } from "../helpers/cli.ts";
 import { CIRCLE_PACKING, copyOf, makeTask, tempDir } from "../helpers/fixtures.ts";
+import { requireTool, sealedMissing } from "../helpers/requires.ts";
 
 // The first report's forgeries, replayed on every built-in task and through `hone run` on the warm pool and the
 // cold path: each program is scored exactly what its packing, sequence or matrix is worth, and leaves nothing.
-const sealedHere = isolationSupport().bwrap && pythonInfo("python3").namespaces;
 const BUILTIN = [
   "circle-packing",
   "circle-packing-32",
@@ -26,7 +25,8 @@ const BUILTIN = [
   "txn-scheduling",
 ];
 
-describe.skipIf(!sealedHere)("forgeries on the built-in tasks", () => {
+describe("forgeries on the built-in tasks", () => {
+  beforeEach((ctx) => requireTool(ctx, "bubblewrap", sealedMissing()));
   it.each(BUILTIN)("%s: a forging program is scored what its output is worth, warm and cold", async (id) => {
     const task = loadTaskFolder(join(BUILTIN_TASKS_DIR, id), { id });
     const honest = await evaluateProgram(task, task.seedProgram);
@@ -45,7 +45,8 @@ describe.skipIf(!sealedHere)("forgeries on the built-in tasks", () => {
   });
 });
 
-describe.skipIf(!sealedHere)("hone run with a forging seed program", () => {
+describe("hone run with a forging seed program", () => {
+  beforeEach((ctx) => requireTool(ctx, "bubblewrap", sealedMissing()));
   it.each([["warm"], ["cold"]])("%s: every recorded score is earned and nothing outlives the run", async (mode) => {
     const dir = copyOf(CIRCLE_PACKING);
     const seed = join(dir, "initial_program.py");
@@ -69,7 +70,8 @@ describe.skipIf(!sealedHere)("hone run with a forging seed program", () => {
   });
 });
 
-describe.skipIf(!pythonInfo("python3").namespaces)("without bubblewrap", () => {
+describe("without bubblewrap", () => {
+  beforeEach((ctx) => requireTool(ctx, "namespaces"));
   it("says exactly what is not enforced, and still keeps programs off the network and the host's files", async () => {
     const victim = join(tempDir(), "victim.txt");
     writeFileSync(victim, "intact");
@@ -111,7 +113,8 @@ describe("the warm pool's own housekeeping", () => {
     rmSync(live, { recursive: true, force: true });
   });
 
-  it.skipIf(!sealedHere)("restarts a dead program zygote and fails the evaluation that lost it", async () => {
+  it("restarts a dead program zygote and fails the evaluation that lost it", async (ctx) => {
+    requireTool(ctx, "bubblewrap", sealedMissing());
     const task = loadTaskFolder(
       makeTask(
         "from hone_runtime import run_program, ProgramError\ndef evaluate(program_path):\n    try:\n        return {'combined_score': float(run_program(program_path, 'run', timeout=10))}\n    except ProgramError as e:\n        return {'combined_score': 0.0, 'error': str(e)}\n",

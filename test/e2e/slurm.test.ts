@@ -7,6 +7,7 @@ import { compareRecords } from "../../src/loop/compare-runs.ts";
 import { mapSlurmState } from "../../src/loop/distributed/slurm.ts";
 import { hone, optimizeArgs } from "../helpers/cli.ts";
 import { tempDir } from "../helpers/fixtures.ts";
+import { missing, requireTool } from "../helpers/requires.ts";
 import { type SlurmCluster, startSlurm } from "../helpers/slurm-cluster.ts";
 
 const dir = tempDir("hone-slurm-");
@@ -14,10 +15,14 @@ let cluster: SlurmCluster = { env: {}, unavailable: "not started", stop: () => {
 let env: Record<string, string> = {};
 
 beforeAll(async () => {
+  if (missing("slurm")) return;
   cluster = await startSlurm(dir);
   env = cluster.env;
-  if (cluster.unavailable) console.warn(`Slurm cluster tests skipped: ${cluster.unavailable}`);
 }, 60_000);
+
+/** Skips a cluster test where Slurm is missing or the cluster could not come up (a failure on CI either way). */
+const needCluster = (ctx: Parameters<typeof requireTool>[0]) =>
+  requireTool(ctx, "slurm", missing("slurm") ?? cluster.unavailable ?? undefined);
 
 afterAll(() => cluster.stop(), 30_000);
 
@@ -31,7 +36,7 @@ describe("Slurm", () => {
   });
 
   it("runs a round through sbatch jobs with the same records as the local pool", { timeout: 180_000 }, async (ctx) => {
-    if (cluster.unavailable) ctx.skip(cluster.unavailable);
+    needCluster(ctx);
     const args = optimizeArgs({ rounds: 1, proposals: 2, maxEvals: 3, seed: 6 });
     const local = join(tempDir(), "local");
     expect((await hone([...args, "--out", local])).code).toBe(0);
@@ -49,7 +54,7 @@ describe("Slurm", () => {
   });
 
   it("records a cancelled job as a failed measurement, never a score", { timeout: 120_000 }, async (ctx) => {
-    if (cluster.unavailable) ctx.skip(cluster.unavailable);
+    needCluster(ctx);
     const template = join(dir, "slow.sh");
     writeFileSync(
       template,

@@ -51,7 +51,7 @@ describe("hone tasks", () => {
     expect(run.code).toBe(0);
   });
 
-  it("hone evaluate reports an invalid program with its reason and exit 7", async () => {
+  it("hone evaluate reports an invalid program as a result: its reason, and exit 0", async () => {
     const p = join(tempDir(), "bad.py");
     const seed = readFileSync("tasks/circle-packing/initial_program.py", "utf8").replace(
       "return centers, radii, float(np.sum(radii))",
@@ -59,8 +59,12 @@ describe("hone tasks", () => {
     );
     writeFileSync(p, seed);
     const r = await hone(["evaluate", "--task", "circle-packing", p]);
-    expect(r.code).toBe(7);
-    expect(r.stdout).toMatch(/invalid: .*finite/);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^invalid: .*finite/);
+    expect(r.stderr).not.toMatch(/failed/);
+    const json = await hone(["evaluate", "--task", "circle-packing", p, "--json"]);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ valid: false, reason: expect.stringMatching(/finite/) });
   });
 });
 

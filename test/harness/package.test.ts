@@ -1,9 +1,10 @@
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HoneError } from "../../src/errors.ts";
-import { loadHarness } from "../../src/harness/package.ts";
-import { copyOf, edit, INITIAL_HARNESS, write } from "../helpers/fixtures.ts";
+import { HarnessRefused, harnessProblems, loadHarness } from "../../src/harness/package.ts";
+import { invalidUtf8Offset } from "../../src/harness/package-files.ts";
+import { copyOf, edit, GENERATED_HARNESS, INITIAL_HARNESS, tempDir, write } from "../helpers/fixtures.ts";
 
 function expectHarnessError(dir: string, file: string, field: RegExp | string | undefined, message: RegExp) {
   let caught: unknown;
@@ -129,6 +130,35 @@ describe("harness packages", () => {
     expectHarnessError(dir, "SKILL.md", undefined, /frontmatter/);
   });
 
+  it("lists every problem of a package, each with its file and field, not only the first", () => {
+    const dir = copyOf(INITIAL_HARNESS);
+    edit(join(dir, "agent.yaml"), (t) =>
+      t.replace("max_restarts: 2", "max_restarts: -1").replace("system_prompt: prompt.md", "system_prompt: none.md"),
+    );
+    edit(join(dir, "tools/finish.tool.yaml"), (t) => t.replace("type: object", "type: string"));
+    edit(join(dir, "skills/discovery/SKILL.md"), (t) => t.replace("name: discovery", "name: other"));
+    const problems = harnessProblems(dir).map((p) => `${p.file.slice(dir.length + 1)} ${p.field}`);
+    expect(problems).toEqual([
+      "agent.yaml system_prompt",
+      "tools/finish.tool.yaml input_schema.type",
+      "skills/discovery/SKILL.md name",
+      "agent.yaml middlewares.1.params.max_restarts",
+    ]);
+    expect(() => loadHarness(dir)).toThrow(HarnessRefused);
+  });
+
+  it("still checks the tool files and skills when agent.yaml itself is broken", () => {
+    const dir = copyOf(INITIAL_HARNESS);
+    edit(
+      join(dir, "agent.yaml"),
+      (t) => `${t}
+bogus_key: 1
+`,
+    );
+    edit(join(dir, "tools/finish.tool.yaml"), (t) => t.replace("type: object", "type: string"));
+    expect(harnessProblems(dir).map((p) => p.field)).toEqual(["(top level)", "input_schema.type"]);
+  });
+
   it("refuses invalid YAML with the file name", () => {
     const dir = copyOf(INITIAL_HARNESS);
     edit(join(dir, "agent.yaml"), (t) => `${t}\n  : : [\n`);
@@ -139,5 +169,73 @@ describe("harness packages", () => {
     const dir = copyOf(INITIAL_HARNESS);
     write(join(dir, "custom_tools/probe_more.js"), "function run(ctx, args) { return 1; }");
     expect(() => loadHarness(dir)).toThrow(/carries generated code/);
+  });
+});
+
+const readText = (f: string) => readFileSync(f, "utf8");
+
+describe("package files are the package's own, and UTF-8", () => {
+  const outside = () => {
+    const f = join(tempDir(), "outside.md");
+    writeFileSync(f, "a file that is not part of the package\n");
+    return f;
+  };
+
+  it("refuses a prompt.md that is a symbolic link out of the package, naming the file", () => {
+    const dir = copyOf(INITIAL_HARNESS);
+    const target = outside();
+    rmSync(join(dir, "prompt.md"));
+    symlinkSync(target, join(dir, "prompt.md"));
+    expectHarnessError(dir, "prompt.md", undefined, /prompt.md: is a symbolic link to .*outside.md, outside the package/);
+  });
+
+  it("refuses any link out of the package, even one the package does not use, and a link to nothing", () => {
+    const dir = copyOf(INITIAL_HARNESS);
+    symlinkSync(outside(), join(dir, "skills", "discovery", "notes.md"));
+    symlinkSync(join(dir, "gone"), join(dir, "dangling"));
+    const problems = harnessProblems(dir);
+    expect(problems.map((p) => p.file.slice(dir.length + 1))).toEqual(["dangling", "skills/discovery/notes.md"]);
+    expect(problems[0]?.message).toMatch(/which does not exist/);
+    expect(problems[1]?.message).toMatch(/outside the package/);
+  });
+
+  it("accepts a link that stays inside the package", () => {
+    const dir = copyOf(INITIAL_HARNESS);
+    edit(join(dir, "agent.yaml"), (t) => t.replace("system_prompt: prompt.md", "system_prompt: system.md"));
+    symlinkSync("prompt.md", join(dir, "system.md"));
+    expect(loadHarness(dir).systemPrompt.length).toBeGreaterThan(0);
+  });
+
+  it.each([
+    ["prompt.md", INITIAL_HARNESS],
+    ["agent.yaml", INITIAL_HARNESS],
+    ["skills/discovery/SKILL.md", INITIAL_HARNESS],
+    ["tools/finish.tool.yaml", INITIAL_HARNESS],
+    ["custom_tools/evaluate_block.js", GENERATED_HARNESS],
+    ["middlewares/halfway_note.js", GENERATED_HARNESS],
+  ])("refuses a %s that is not UTF-8, with the byte offset", (file, src) => {
+    const dir = copyOf(src);
+    // A Latin-1 "é" (0xe9) at the end of the file, where UTF-8 would have 0xc3 0xa9.
+    const text = `${readText(join(dir, file))}\n// caf`;
+    writeFileSync(join(dir, file), Buffer.concat([Buffer.from(text), Buffer.from([0xe9, 0x0a])]));
+    const before = Buffer.byteLength(text);
+    const problems = harnessProblems(dir, { generatedCode: () => {} });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]?.file).toBe(join(dir, file));
+    expect(problems[0]?.message).toBe(
+      `is not UTF-8 text: byte 0xe9 at byte offset ${before} does not start a valid UTF-8 sequence; save the file as UTF-8`,
+    );
+  });
+
+  it("finds the first byte that is not UTF-8 (truncated, overlong, surrogate, above U+10FFFF)", () => {
+    const at = (...b: number[]) => invalidUtf8Offset(Uint8Array.from(b));
+    expect(at(0x61, 0xc3, 0xa9, 0xe2, 0x82, 0xac, 0xf0, 0x9f, 0x98, 0x80)).toBe(-1);
+    expect(at(0x61, 0xc3)).toBe(1);
+    expect(at(0x61, 0x62, 0xc0, 0xaf)).toBe(2);
+    expect(at(0xe0, 0x80, 0xaf)).toBe(0);
+    expect(at(0x61, 0xed, 0xa0, 0x80)).toBe(1);
+    expect(at(0xf4, 0x90, 0x80, 0x80)).toBe(0);
+    expect(at(0x61, 0x80)).toBe(1);
+    expect(at(0xe2, 0x82, 0x41)).toBe(0);
   });
 });

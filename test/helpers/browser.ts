@@ -1,8 +1,8 @@
-import { existsSync } from "node:fs";
 import { type Browser, chromium } from "playwright-core";
+import { chromiumPath } from "./requires.ts";
 
-export const CHROMIUM = process.env.HONE_CHROMIUM ?? "/usr/bin/chromium";
-export const haveChromium = existsSync(CHROMIUM);
+export const CHROMIUM = chromiumPath() ?? "/usr/bin/chromium";
+export const haveChromium = chromiumPath() !== undefined;
 
 /** Debian's chromium, headless, with the flags this machine's closed network needs (no background connections). */
 export function launchChromium(): Promise<Browser> {

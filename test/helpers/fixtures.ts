@@ -7,6 +7,8 @@ export const ROOT = resolve(import.meta.dirname, "..", "..");
 export const INITIAL_HARNESS = join(ROOT, "harnesses", "initial");
 export const CIRCLE_PACKING = join(ROOT, "tasks", "circle-packing");
 export const GENERATED_HARNESS = join(ROOT, "harnesses", "examples", "generated-code");
+/** Rows of GSM8K's train and test files (MIT, licence beside them): copy into a --data-dir as gsm8k/. */
+export const GSM8K_FIXTURE = join(ROOT, "test", "fixtures", "datasets", "gsm8k");
 
 export function tempDir(prefix = "hone-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));

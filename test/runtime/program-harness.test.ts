@@ -5,13 +5,12 @@ import { loadProgramHarness } from "../../src/harness/program.ts";
 import { type ResolvedModel, resolveModel } from "../../src/model/resolve.ts";
 import { runProgramHarness } from "../../src/runtime/program-harness.ts";
 import { MemoryTrajectory } from "../../src/store/trajectory.ts";
-import { isolationSupport } from "../../src/task/python-env.ts";
 import { ROOT, tempDir } from "../helpers/fixtures.ts";
+import { requireTool } from "../helpers/requires.ts";
 
 // Harnesses as programs (HarnessGrad's contract): the shipped example runs against the offline model through
 // hone's model proxy; a hostile harness program reaches nothing but that proxy and leaves nothing but its answer.
 const EXAMPLE = join(ROOT, "harnesses", "examples", "program-harness");
-const sealedHere = isolationSupport().bwrap;
 
 function programHarness(code: string, manifest: Record<string, unknown> = {}): string {
   const dir = join(tempDir(), "h");
@@ -51,7 +50,8 @@ describe("harness programs", () => {
     expect(() => loadProgramHarness(dir)).toThrow(/harness\.json \(name\)/);
   });
 
-  it.skipIf(!sealedHere)("a hostile harness program reaches no network or secret and writes nothing else", async () => {
+  it("a hostile harness program reaches no network or secret and writes nothing else", async (ctx) => {
+    requireTool(ctx, "bubblewrap");
     process.env.HONE_TEST_SECRET_KEY = "sk-must-not-leak";
     const victim = join(tempDir(), "victim.txt");
     writeFileSync(victim, "intact");

@@ -5,8 +5,8 @@ import { BUILTIN_TASKS_DIR } from "../../src/task/builtin.ts";
 import { type DiscoveryTask, loadTaskFolder } from "../../src/task/discovery-task.ts";
 import { evaluateProgram } from "../../src/task/evaluator.ts";
 import { EvaluatorPool } from "../../src/task/evaluator-pool.ts";
-import { isolationSupport } from "../../src/task/python-env.ts";
 import { makeTask, tempDir } from "../helpers/fixtures.ts";
+import { requireTool } from "../helpers/requires.ts";
 
 const task = (id: string) => loadTaskFolder(`${BUILTIN_TASKS_DIR}/${id}`, { id });
 
@@ -103,7 +103,6 @@ describe("evaluated programs are untrusted (cold and warm)", () => {
       pool.close();
     }
   };
-  const bwrap = isolationSupport().bwrap;
 
   it("sees no API keys or other secrets in its environment", async () => {
     process.env.OPENAI_API_KEY = "sk-must-not-reach-programs";
@@ -124,7 +123,8 @@ describe("evaluated programs are untrusted (cold and warm)", () => {
       expect(e.metrics.seen).toBe("[]");
   });
 
-  it.skipIf(!bwrap)("has no network, not even loopback", async () => {
+  it("has no network, not even loopback", async (ctx) => {
+    requireTool(ctx, "bubblewrap");
     const before = connections;
     const p = program(
       `    import socket\n    try:\n        socket.create_connection(('127.0.0.1', ${port}), timeout=2).recv(10)\n        return 'connected'\n    except OSError as e:\n        return 'blocked'`,
@@ -133,7 +133,8 @@ describe("evaluated programs are untrusted (cold and warm)", () => {
     expect(connections).toBe(before);
   });
 
-  it.skipIf(!bwrap)("cannot write outside its scratch directory", async () => {
+  it("cannot write outside its scratch directory", async (ctx) => {
+    requireTool(ctx, "bubblewrap");
     const target = `${tempDir()}/escaped.txt`;
     const p = program(
       `    try:\n        open(${JSON.stringify(target)}, 'w').write('x')\n        return 'wrote'\n    except OSError:\n        return 'refused'`,
@@ -142,7 +143,8 @@ describe("evaluated programs are untrusted (cold and warm)", () => {
     expect(existsSync(target)).toBe(false);
   });
 
-  it.skipIf(!bwrap)("cannot read the task folder (hidden data, the evaluator)", async () => {
+  it("cannot read the task folder (hidden data, the evaluator)", async (ctx) => {
+    requireTool(ctx, "bubblewrap");
     const t = probeTask();
     const p = program(
       `    import os\n    try:\n        return os.listdir(${JSON.stringify(t.dir)})\n    except FileNotFoundError:\n        return 'absent'`,

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type DiscoveryTask, loadTaskFolder } from "../../src/task/discovery-task.ts";
 import { EvaluatorPool } from "../../src/task/evaluator-pool.ts";
 import { isolationSupport, pythonInfo } from "../../src/task/python-env.ts";
@@ -12,6 +12,7 @@ import {
 } from "../../src/task/tool-channel.ts";
 import { SURVIVOR_MARK, survivors } from "../helpers/attacks.ts";
 import { makeTask, ROOT } from "../helpers/fixtures.ts";
+import { missing, requireTool } from "../helpers/requires.ts";
 
 // Generated Python tools (custom_tools/<name>.py, `def run(ctx, args)`): the static gate refuses what HarnessTTT's
 // refuses and more, each with its line; and the code runs contained whatever it does, gate or no gate — each
@@ -74,7 +75,11 @@ describe("the static gate on Python tools", () => {
 
 const sealedHere = isolationSupport().bwrap && pythonInfo("python3").namespaces;
 
-describe.skipIf(!sealedHere)("Python tools run contained, gate or no gate", () => {
+describe("Python tools run contained, gate or no gate", () => {
+  // Skipped with the reason where bubblewrap (or namespaces for Python) is missing; a failure on CI.
+  beforeEach((ctx) =>
+    requireTool(ctx, "bubblewrap", sealedHere ? undefined : (missing("bubblewrap") ?? "python3 cannot create namespaces here")),
+  );
   let task: DiscoveryTask;
   let pool: EvaluatorPool;
   let evaluateDelayMs = 0;
@@ -87,10 +92,11 @@ describe.skipIf(!sealedHere)("Python tools run contained, gate or no gate", () =
     return null;
   };
   beforeAll(async () => {
+    if (!sealedHere) return;
     task = loadTaskFolder(makeTask("def evaluate(program_path):\n    return {'combined_score': 1.0}\n"));
     pool = await EvaluatorPool.start(task, { size: 1 });
   });
-  afterAll(() => pool.close());
+  afterAll(() => pool?.close());
   const call = (code: string, o: Partial<PythonToolCall> = {}): PythonToolCall => ({
     code,
     args: {},

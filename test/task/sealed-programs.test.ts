@@ -2,19 +2,18 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type DiscoveryTask, loadTaskFolder } from "../../src/task/discovery-task.ts";
 import type { Evaluation } from "../../src/task/evaluation.ts";
 import { evaluateProgram } from "../../src/task/evaluator.ts";
 import { EvaluatorPool } from "../../src/task/evaluator-pool.ts";
-import { isolationSupport, pythonInfo } from "../../src/task/python-env.ts";
 import { PY_DAEMON, PY_FD_FORGER, PY_FORGER, SURVIVOR_MARK, survivors } from "../helpers/attacks.ts";
 import { makeTask, ROOT, tempDir } from "../helpers/fixtures.ts";
+import { requireTool, sealedMissing } from "../helpers/requires.ts";
 
 // Programs written to cheat, sabotage or escape, run through the warm pool and the cold path alike. Each test
 // states the exact outcome: the value the program really returns (or a refusal), the host untouched, nothing left
 // running, later evaluations unaffected. These need bubblewrap and user namespaces (CI installs bubblewrap).
-const sealedHere = isolationSupport().bwrap && pythonInfo("python3").namespaces;
 
 /** A task whose evaluator runs the program contained and reports what its run() returned as `seen`. */
 function probeTask(runTimeout = 20): DiscoveryTask {
@@ -33,17 +32,19 @@ const BENIGN = program("    return 'benign'");
 type Mode = "warm" | "cold";
 const MODES: Mode[] = ["warm", "cold"];
 
-describe.skipIf(!sealedHere)("sealed evaluation: programs cannot forge, escape or outlive their call", () => {
+describe("sealed evaluation: programs cannot forge, escape or outlive their call", () => {
+  beforeEach((ctx) => requireTool(ctx, "bubblewrap", sealedMissing()));
   let task: DiscoveryTask;
   let pool: EvaluatorPool;
   const evaluate = (mode: Mode, p: string, t = task) =>
     mode === "warm" && t === task ? pool.evaluate(p) : evaluateProgram(t, p);
 
   beforeAll(async () => {
+    if (sealedMissing()) return;
     task = probeTask();
     pool = await EvaluatorPool.start(task, { size: 2 });
   });
-  afterAll(() => pool.close());
+  afterAll(() => pool?.close());
 
   it.each(MODES)("[%s] a forging daemon and forged files change nothing, now or later", async (mode) => {
     const attack = await evaluate(mode, program("    return 'forger'", PY_FORGER));

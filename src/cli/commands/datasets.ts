@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
+import { HoneError } from "../../errors.ts";
 import { BENCHMARKS, dataDir, fetchDataset, isFetched, splitsOf } from "../../task/qa/benchmarks.ts";
 import { printJson, table } from "../output.ts";
 
@@ -62,7 +63,19 @@ export function registerDatasets(program: Command): void {
         dir: opts.dataDir ? resolve(opts.dataDir) : undefined,
         baseUrl: opts.baseUrl,
         record: opts.record,
+      }).catch((err) => {
+        throw explainFetchFailure(err, id, opts.baseUrl);
       });
       process.stdout.write(`${id}: downloaded and verified into ${dir}\n`);
     });
+}
+
+/** A download that could not connect says what to do: use a mirror (--base-url), or check the mirror given. */
+export function explainFetchFailure(err: unknown, id: string, baseUrl: string | undefined): unknown {
+  if (!(err instanceof HoneError) || err.exit !== "endpoint") return err;
+  const files = (BENCHMARKS[id]?.files ?? []).map((f) => f.name).join(", ");
+  const hint = baseUrl
+    ? `is the mirror ${baseUrl} up, and does it serve ${files}?`
+    : `without a network here, put ${files} on a server you can reach and pass --base-url <its URL> (the sha256 is still checked)`;
+  return new HoneError("endpoint", `${err.message}; ${hint}`);
 }

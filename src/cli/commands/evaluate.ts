@@ -9,7 +9,7 @@ import { formatScore, printJson } from "../output.ts";
 export function registerEvaluate(program: Command): void {
   program
     .command("evaluate <program>")
-    .description("evaluate one program on a task, exactly as a rollout would")
+    .description("evaluate one program on a task, exactly as a rollout would (exit 0 whether it is valid or not)")
     .requiredOption("--task <id|folder>", "a task id or folder")
     .option("--tasks-dir <dir>", "a folder of task folders with an optional tasks.yaml")
     .option("--phase <n>", "read the task folder's config_phase_N.yaml (default: config.yaml, else the first phase)", Number)
@@ -29,12 +29,15 @@ export function registerEvaluate(program: Command): void {
       if (opts.json) printJson({ task: task.id, metric: task.metric, direction: task.direction, ...e });
       else {
         process.stdout.write(
-          e.valid ? `valid: ${task.metric} = ${formatScore(e.score)} (${task.direction})\n` : `invalid: ${e.reason}\n`,
+          e.valid
+            ? `valid: ${task.metric} = ${formatScore(e.score)} (${task.direction})\n`
+            : `invalid: ${e.reason}\n  (the program was evaluated; this is its result, and a rollout would record it the same way)\n`,
         );
         for (const [k, v] of Object.entries(e.metrics))
           if (k !== task.metric && typeof v !== "object") process.stdout.write(`  ${k}: ${v}\n`);
         process.stdout.write(`  ${e.seconds.toFixed(2)} s\n`);
       }
-      process.exitCode = e.valid ? ExitCode.ok : ExitCode.runFailed;
+      // An invalid program is a result of the evaluation, not a failure of hone: exit 0 either way.
+      process.exitCode = ExitCode.ok;
     });
 }

@@ -1,12 +1,17 @@
-import { resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
 import { type OptimizeEvent, type OptimizeSettings, optimize } from "../../loop/optimize.ts";
 import { type OptimizeConfig, optimizeConfigSchema, readOptimizeConfig, settingsFromConfig } from "../../loop/optimize-config.ts";
+import { runReceipt } from "../../loop/receipt.ts";
+import { defaultRunDir } from "../../loop/run-dir.ts";
+import { defaultCachePath } from "../../model/cache.ts";
 import { resolveTask, withPhase } from "../../task/builtin.ts";
 import { addModelOptions, modelSettingsFrom } from "../model-options.ts";
 import { formatScore, isTty, printJson, table } from "../output.ts";
-import { OptimizeProgress } from "../progress.ts";
+import { modelCallSummary, OptimizeProgress } from "../progress.ts";
+import { atStop } from "../shutdown.ts";
 
 export function registerOptimize(program: Command): void {
   const cmd = program
@@ -108,9 +113,16 @@ export function registerOptimize(program: Command): void {
           `--${role}-base-url is needed for the ${role} model "${m.model}" (or use --${role} offline)`,
         );
     }
-    const stamp = new Date().toISOString().replace(/[:.]/g, "-").replace("T", "_").slice(0, 19);
-    const outDir = opts.resume ?? opts.out ?? base.out ?? `runs/opt-${task?.id ?? "task"}-${stamp}`;
-    const progress = opts.json ? undefined : new OptimizeProgress(isTty());
+    const outDir = opts.resume ?? opts.out ?? base.out ?? defaultRunDir(`opt-${task?.id ?? "task"}`);
+    const cachePath = s.cache?.dir ? join(s.cache.dir, "requests.db") : defaultCachePath();
+    const cacheMode = s.cache?.mode ?? "read-write";
+    const progress = opts.json
+      ? undefined
+      : new OptimizeProgress(isTty(), { cache: cacheMode === "off" ? undefined : cachePath });
+    atStop(() => {
+      if (existsSync(join(outDir, "hone.db")))
+        process.stderr.write(`hone: stopped; continue the run with: npx hone optimize --resume ${outDir}\n`);
+    });
     const result = await optimize(s, {
       outDir,
       resume: Boolean(opts.resume),
@@ -136,8 +148,9 @@ export function registerOptimize(program: Command): void {
         r.candidates.map((c) => (c.status === "invalid" ? "x" : c.reward === null ? "-" : c.reward.toFixed(2))).join(" ") || "-",
       ]);
       process.stdout.write(`\n${table(["round", "incumbent at start", "best this round", "moved", "rewards"], rows)}\n`);
+      const calls = modelCallSummary(runReceipt(result.runDir).models, { mode: cacheMode, path: cachePath });
       process.stdout.write(
-        `\nbest ${formatScore(result.bestScore)} (start ${formatScore(result.startScore)})\n  harness  ${result.bestHarnessPath}\n  records  ${result.runDir}/hone.db · lineage: npx hone log ${result.runDir}\n`,
+        `\nbest ${formatScore(result.bestScore)} (start ${formatScore(result.startScore)})\n  harness  ${result.bestHarnessPath}\n  records  ${result.runDir}/hone.db · lineage: npx hone log ${result.runDir}\n${calls.join("\n")}\n`,
       );
     }
     process.exitCode = ExitCode.ok;

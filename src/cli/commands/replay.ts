@@ -18,7 +18,7 @@ export function registerReplay(program: Command): void {
     .description(
       "re-run a finished run (optimize, train, eval or run) from its recorded model calls and evaluations, with no endpoint, and check every record matches",
     )
-    .option("--out <dir>", "where the replay is written (default <run-dir>-replay)")
+    .option("--out <dir>", "a new folder for the replay (default <run-dir>-replay, then -replay-2, …)")
     .option("--json", "print the comparison as JSON")
     .action(async (dirArg: string, opts) => {
       const progress = opts.json ? undefined : new OptimizeProgress(isTty());

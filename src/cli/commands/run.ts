@@ -1,9 +1,11 @@
+import { rmSync } from "node:fs";
 import type { Command } from "commander";
 import { ExitCode } from "../../errors.ts";
 import { DEFAULT_HARNESS, runHarness } from "../../loop/run.ts";
 import { withPhase } from "../../task/builtin.ts";
 import { addModelOptions, modelSettingsFrom } from "../model-options.ts";
 import { formatScore, isTty, printJson } from "../output.ts";
+import { atStop } from "../shutdown.ts";
 
 export function registerRun(program: Command): void {
   const cmd = program
@@ -31,6 +33,8 @@ export function registerRun(program: Command): void {
       tasksDir: opts.tasksDir,
       warmPool: !opts.cold,
       onNotice: (text) => process.stderr.write(`${text}\n`),
+      // Stopped by a signal, the run leaves nothing half-written.
+      onPartial: (dir) => atStop(() => rmSync(dir, { recursive: true, force: true })),
       onEvent: live ? (e) => printEvent(e) : undefined,
     });
     if (opts.json) {

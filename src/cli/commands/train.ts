@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
+import { defaultRunDir } from "../../loop/run-dir.ts";
 import { readTrainConfig } from "../../loop/train-config.ts";
 import { openTrainRun } from "../../loop/train-setup.ts";
 import { formatScore, printJson } from "../output.ts";
@@ -20,8 +21,7 @@ export function registerTrain(program: Command): void {
     .action(async (opts) => {
       if (!opts.config && !opts.resume) throw new HoneError("usage", "give --config train.yaml, or --resume a run directory");
       const c = opts.config ? readTrainConfig(opts.config) : undefined;
-      const out =
-        opts.resume ?? opts.out ?? c?.out ?? `runs/train-${new Date().toISOString().replace(/[:.]/g, "-").slice(0, 19)}`;
+      const out = opts.resume ?? opts.out ?? c?.out ?? defaultRunDir("train");
       const say = (text: string) => {
         if (!opts.json) process.stdout.write(`${text}\n`);
       };

@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { ensureConsoleBuilt } from "../../console/build.ts";
 import { startConsole } from "../../console/server.ts";
 import { HoneError } from "../../errors.ts";
+import { atStop, stopPolicy } from "../shutdown.ts";
 
 function readToken(file: string | undefined): string | undefined {
   if (process.env.HONE_VIEW_TOKEN) return process.env.HONE_VIEW_TOKEN.trim();
@@ -37,10 +38,8 @@ export function registerView(program: Command): void {
         process.stdout.write(
           `hone view: ${server.url}${token ? "/?token=<your token>" : ""}  (runs under ${root}; Ctrl-C to stop)\n`,
         );
-      await new Promise<void>((resolve) => {
-        const stop = () => void server.close().then(resolve);
-        process.once("SIGINT", stop);
-        process.once("SIGTERM", stop);
-      });
+      // Serves until asked to stop: open event streams are closed with the server, within 5 s, and it exits 0.
+      stopPolicy({ graceMs: 5000, exitCode: 0 });
+      atStop(() => server.close());
     });
 }

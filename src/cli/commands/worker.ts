@@ -1,5 +1,7 @@
 import type { Command } from "commander";
+import { HoneError } from "../../errors.ts";
 import { startWorker } from "../../loop/distributed/bullmq.ts";
+import { atStop, stopPolicy } from "../shutdown.ts";
 
 export function registerWorker(program: Command): void {
   program
@@ -15,17 +17,25 @@ export function registerWorker(program: Command): void {
       Number,
       30_000,
     )
+    .option(
+      "--stop-timeout <seconds>",
+      "on SIGINT/SIGTERM, how long to finish the jobs in hand before returning them to the queue",
+      Number,
+      30,
+    )
     .action(async (opts) => {
+      if (!(opts.stopTimeout >= 0)) throw new HoneError("usage", "--stop-timeout takes a number of seconds");
       const w = await startWorker({
         url: opts.queue,
         concurrency: opts.concurrency,
         lockDurationMs: opts.lockDurationMs,
         onEvent: (t) => process.stdout.write(`${t}\n`),
       });
-      await new Promise<void>((resolve) => {
-        const stop = () => w.close().then(resolve);
-        process.once("SIGINT", stop);
-        process.once("SIGTERM", stop);
+      // Serves until asked to stop; a clean stop exits 0, whatever state Redis is in.
+      stopPolicy({ graceMs: opts.stopTimeout * 1000 + 10_000, exitCode: 0 });
+      atStop(async () => {
+        await w.close(opts.stopTimeout * 1000);
+        process.stdout.write("worker stopped\n");
       });
     });
 }

@@ -207,29 +207,43 @@ export interface WorkerOptions {
   onEvent?: (text: string) => void;
 }
 
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
 /** `hone worker`: runs rollouts from the queue. API keys come only from this machine's environment. */
-export async function startWorker(o: WorkerOptions): Promise<{ close(): Promise<void> }> {
+export async function startWorker(o: WorkerOptions): Promise<{ close(graceMs?: number): Promise<void> }> {
   const connection = connectionFrom(o.url);
   const name = `${hostname()}:${process.pid}`;
   const caches = new WorkerCaches(Math.max(1, Math.min(4, o.concurrency)));
+  // Jobs in hand, so a stop knows whether there is anything to finish.
+  let active = 0;
+  const idle: (() => void)[] = [];
+  const track = async <T>(run: () => Promise<T>): Promise<T> => {
+    active++;
+    try {
+      return await run();
+    } finally {
+      if (--active === 0) for (const f of idle.splice(0)) f();
+    }
+  };
   const worker = new Worker<RolloutJobData | QAJobData, RolloutJobReturn | QAJobReturn>(
     QUEUE_NAME,
-    async (job) => {
-      if (isQAJob(job.data)) {
-        o.onEvent?.(`${name} runs QA task ${job.data.task.id}`);
-        return executeQAJobData(job.data, caches, name);
-      }
-      const data = job.data;
-      const scratch = mkdtempSync(join(tmpdir(), "hone-worker-"));
-      try {
-        o.onEvent?.(`${name} runs ${data.jobId}`);
-        const outDir = join(scratch, "rollout");
-        const error = await executeJobData(data, outDir, caches, `worker ${name}`);
-        return error ? { worker: name, files: {}, error } : { worker: name, files: packDir(outDir) };
-      } finally {
-        rmSync(scratch, { recursive: true, force: true });
-      }
-    },
+    (job) =>
+      track(async () => {
+        if (isQAJob(job.data)) {
+          o.onEvent?.(`${name} runs QA task ${job.data.task.id}`);
+          return executeQAJobData(job.data, caches, name);
+        }
+        const data = job.data;
+        const scratch = mkdtempSync(join(tmpdir(), "hone-worker-"));
+        try {
+          o.onEvent?.(`${name} runs ${data.jobId}`);
+          const outDir = join(scratch, "rollout");
+          const error = await executeJobData(data, outDir, caches, `worker ${name}`);
+          return error ? { worker: name, files: {}, error } : { worker: name, files: packDir(outDir) };
+        } finally {
+          rmSync(scratch, { recursive: true, force: true });
+        }
+      }),
     {
       connection,
       concurrency: o.concurrency,
@@ -238,11 +252,37 @@ export async function startWorker(o: WorkerOptions): Promise<{ close(): Promise<
       maxStalledCount: 3,
     },
   );
+  // A lost connection is said once per kind of error (not a stack per retry); the connection retries on its own.
+  let lastError = "";
+  let closing = false;
+  worker.on("error", (err) => {
+    const text = (err as NodeJS.ErrnoException).code ?? err.message;
+    if (closing || text === lastError) return;
+    lastError = text;
+    o.onEvent?.(`worker ${name}: the queue at ${o.url} is not answering (${text}); retrying`);
+  });
   await worker.waitUntilReady();
   o.onEvent?.(`worker ${name} ready on ${o.url} (concurrency ${o.concurrency})`);
   return {
-    close: async () => {
-      await worker.close();
+    /**
+     * Stops taking jobs and finishes the ones in hand for up to `graceMs`; past that (or at once when nothing is in
+     * hand and Redis does not answer) the worker closes without waiting, and a job it held returns to the queue
+     * when its lock expires, to run on another worker.
+     */
+    close: async (graceMs = 30_000) => {
+      closing = true;
+      const graceful = worker.close().then(() => true);
+      const whenIdle = active === 0 ? Promise.resolve() : new Promise<void>((resolve) => idle.push(resolve));
+      const done = await Promise.race([
+        graceful,
+        whenIdle.then(() => sleep(2000)).then(() => false),
+        sleep(graceMs).then(() => false),
+      ]);
+      if (!done) {
+        if (active > 0) o.onEvent?.(`worker ${name}: ${active} job(s) not finished; they return to the queue`);
+        await Promise.race([worker.close(true).catch(() => undefined), sleep(2000)]);
+        await Promise.race([worker.disconnect().catch(() => undefined), sleep(1000)]);
+      }
       await caches.close();
     },
   };

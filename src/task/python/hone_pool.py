@@ -13,6 +13,7 @@ process is PID 2 under bubblewrap's init) everything left behind by an evaluatio
 private /tmp and /dev/shm are emptied, so one evaluation cannot reach the next. This process is not dumpable,
 so code running in an evaluator's child cannot trace it.
 """
+import gc
 import json
 import os
 import select
@@ -204,6 +205,7 @@ def main():
     except BaseException as exc:
         control.write(json.dumps({"ready": False, "error": "%s: %s" % (type(exc).__name__, exc)}) + "\n")
         return 1
+    gc.freeze()  # what is loaded now is never collected in a fork, so children do not copy its pages to scan them
     control.write(json.dumps({"ready": True, "own_pid_namespace": own_namespace}) + "\n")
     for line in sys.stdin:
         control.write(json.dumps(answer(module, cascade, line, own_namespace)) + "\n")

@@ -7,6 +7,7 @@ the Unix socket; for each connection it forks a handler that reads one request a
 handler watches the connection: when the evaluator goes away, the program is killed. It never loads an evaluator.
 A request of kind "tool" (from hone itself) runs a generated Python tool the same way (hone_tool_runner.py).
 """
+import gc
 import json
 import os
 import signal
@@ -68,7 +69,9 @@ def main():
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
     server.listen(64)
-    print(json.dumps({"ready": True, "isolation": json.loads(probe(limits))}), flush=True)
+    isolation = json.loads(probe(limits))
+    gc.freeze()  # what is loaded now is never collected in a fork, so children do not copy its pages to scan them
+    print(json.dumps({"ready": True, "isolation": isolation}), flush=True)
     while True:
         conn, _ = server.accept()
         pid = os.fork()

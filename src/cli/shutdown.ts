@@ -1,0 +1,117 @@
+import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+
+// How every hone command stops when asked. The first SIGINT or SIGTERM runs what the command registered with
+// atStop() (a worker finishes or returns its job, a server closes, a run removes its half-written folder), bounded
+// in time; then every process hone started is killed and hone exits. A second signal stops at once.
+
+type Cleanup = () => Promise<void> | void;
+const cleanups: Cleanup[] = [];
+let graceMs = 10_000;
+let exitCode: number | undefined;
+let stopping = false;
+const waiters: (() => void)[] = [];
+
+/** Registers work to do when the command is asked to stop; returns a function that unregisters it. */
+export function atStop(fn: Cleanup): () => void {
+  cleanups.push(fn);
+  return () => {
+    const i = cleanups.indexOf(fn);
+    if (i >= 0) cleanups.splice(i, 1);
+  };
+}
+
+/** Resolves when a stop has been asked for (for services that serve until then). */
+export function stopRequested(): Promise<void> {
+  return stopping ? Promise.resolve() : new Promise((resolve) => waiters.push(resolve));
+}
+
+/**
+ * How long the registered work may take before hone stops anyway, and the exit code of a clean stop (services
+ * exit 0 once stopped; a command interrupted before it finished exits 130 for SIGINT, 143 for SIGTERM).
+ */
+export function stopPolicy(o: { graceMs?: number; exitCode?: number }): void {
+  if (o.graceMs !== undefined) graceMs = o.graceMs;
+  if (o.exitCode !== undefined) exitCode = o.exitCode;
+}
+
+/** Process ids of every descendant of `pid` (children, their children…), read from /proc or ps. */
+export function descendants(pid: number): number[] {
+  const parent = new Map<number, number>();
+  try {
+    for (const d of readdirSync("/proc")) {
+      if (!/^\d+$/.test(d)) continue;
+      try {
+        // Fields after the command (which may hold spaces and parentheses): state, then the parent's pid.
+        const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+        parent.set(Number(d), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+      } catch {
+        // the process ended while we looked
+      }
+    }
+  } catch {
+    for (const line of execFileSync("ps", ["-A", "-o", "pid=,ppid="], { encoding: "utf8" }).split("\n")) {
+      const [p, pp] = line.trim().split(/\s+/).map(Number);
+      if (p && pp !== undefined) parent.set(p, pp);
+    }
+  }
+  const out: number[] = [];
+  const walk = (p: number) => {
+    for (const [child, pp] of parent) {
+      if (pp !== p || out.includes(child)) continue;
+      out.push(child);
+      walk(child);
+    }
+  };
+  walk(pid);
+  return out;
+}
+
+/**
+ * Kills every process this one started, whatever they are doing: those alive now and `known` ones (enumerated
+ * before the cleanups ran, whose parent a cleanup may have killed, orphaning them).
+ */
+export function killDescendants(known: number[] = []): void {
+  for (const pid of new Set([...known, ...descendants(process.pid)])) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}
+
+let known: number[] = [];
+
+function finish(code: number): never {
+  killDescendants(known);
+  process.exit(code);
+}
+
+async function stop(signal: NodeJS.Signals): Promise<void> {
+  const code = exitCode ?? (signal === "SIGINT" ? 130 : 143);
+  if (stopping) finish(code);
+  stopping = true;
+  known = descendants(process.pid);
+  process.stderr.write(`hone: ${signal}: stopping (send it again to stop at once)\n`);
+  for (const w of waiters.splice(0)) w();
+  const bound = setTimeout(() => {
+    process.stderr.write(`hone: still stopping after ${Math.round(graceMs / 1000)} s; stopping now\n`);
+    finish(code);
+  }, graceMs);
+  for (const fn of [...cleanups].reverse()) {
+    try {
+      await fn();
+    } catch (err) {
+      process.stderr.write(`hone: while stopping: ${(err as Error).message}\n`);
+    }
+  }
+  clearTimeout(bound);
+  finish(code);
+}
+
+/** Installs the handlers; main.ts calls this once, before any command runs. */
+export function installStopHandlers(): void {
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+}
