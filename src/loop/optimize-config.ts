@@ -13,7 +13,11 @@ export const DEFAULT_PROPOSER_HARNESS = resolve(DEFAULT_HARNESS, "..", "proposer
 /** The seed harness of a QA benchmark run: a calculator and a final-answer tool. */
 export const DEFAULT_QA_HARNESS = resolve(DEFAULT_HARNESS, "..", "qa");
 
-const count = (max: number) => z.number().int().min(1).max(max);
+/** A count option: a whole number from 1 to `max`, said so in the refusal whatever was given. */
+const count = (max: number) => {
+  const says = `a whole number from 1 to ${max}`;
+  return z.number({ error: says }).int(says).min(1, says).max(max, says);
+};
 
 const modelSchema = z
   .object({
@@ -168,7 +172,8 @@ const toModel = (m: Model): ModelInput => ({
   offlineLatencyMs: m.offline_latency_ms,
 });
 
-const fromModel = (m: ModelInput): Model => ({
+/** A model in the config file's names (only what is given). */
+export const fromModel = (m: Partial<ModelInput>): Partial<Model> => ({
   model: m.model,
   base_url: m.baseUrl,
   dialect: m.dialect,
@@ -294,8 +299,8 @@ export function configOfInput(s: OptimizeInput): OptimizeConfigInput {
     tasks_dir: s.tasksDir,
     seed_harness: s.seedHarness || undefined,
     proposer_harness: s.proposerHarness || undefined,
-    executor: s.executor ? clean(fromModel(s.executor)) : undefined,
-    proposer: s.proposer ? clean(fromModel(s.proposer)) : undefined,
+    executor: s.executor ? (clean(fromModel(s.executor)) as Model) : undefined,
+    proposer: s.proposer ? (clean(fromModel(s.proposer)) as Model) : undefined,
     rounds: s.rounds,
     proposals: s.proposalsPerRound,
     method: s.method,

@@ -15,7 +15,7 @@ import { configOfInput, inputName, type OptimizeInput, parseOptimizeConfig, sett
 import { type Incumbent, open, type RunContext } from "./optimize-context.ts";
 import type { RunNoise } from "./optimize-noise.ts";
 import { roundZero, runRound } from "./optimize-rounds.ts";
-import { stamp } from "./run-dir.ts";
+import { defaultRunDir } from "./run-dir.ts";
 import type { Runner } from "./runner.ts";
 
 export { DEFAULT_PROPOSER_HARNESS, DEFAULT_QA_HARNESS, type OptimizeInput } from "./optimize-config.ts";
@@ -140,11 +140,6 @@ export interface OptimizeOptions {
   runner?: RunnerFactory;
 }
 
-/** The run directory a run gets when none is given. */
-export function defaultRunDir(name: string): string {
-  return join("runs", `opt-${name.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^-+|-+$/g, "") || "task"}-${stamp()}`);
-}
-
 /**
  * Settings from what a caller gave, validated by the one schema (optimize-config.ts) with its defaults: a task or a
  * benchmark and models are enough. A discovery task's own budget is the default `maxEvals`.
@@ -186,7 +181,8 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
   if (o.resume && !o.outDir) throw new HoneError("usage", "resume needs the run directory (outDir)");
   const emit = o.onEvent ?? (() => {});
   const settings = o.resume ? storedSettings(resolve(o.outDir as string), o) : await resolveSettings(input);
-  const runDir = resolve(o.outDir ?? defaultRunDir(settings.task ? basename(settings.task) : (settings.benchmark?.id ?? "task")));
+  const name = settings.task ? basename(settings.task) : (settings.benchmark?.id ?? "task");
+  const runDir = resolve(o.outDir ?? defaultRunDir(`opt-${name.replace(/[^A-Za-z0-9._-]+/g, "-")}`));
   if (!o.resume && existsSync(runDir) && readdirSync(runDir).some((f) => !f.startsWith("hone.db.new")))
     throw new HoneError("usage", `${runDir} already exists and is not empty; choose another --out, or --resume it`);
   if (settings.benchmark)

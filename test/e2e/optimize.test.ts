@@ -191,6 +191,19 @@ describe("hone optimize (CLI, offline executor and proposer)", () => {
     expect(again.stderr).toMatch(/already exists/);
   });
 
+  it("refuses a bad flag value by the flag's name, exit 2, before creating anything", async () => {
+    const out = join(tempDir(), "never");
+    for (const [flag, value, says] of [
+      ["--rounds", "abc", "--rounds abc: a whole number from 1 to 1000"],
+      ["--max-evals", "-3", "--max-evals -3: a whole number from 1 to 10000"],
+    ] as const) {
+      const r = await hone(["optimize", "--task", "circle-packing", flag, value, "--out", out]);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain(says);
+      expect(existsSync(out)).toBe(false);
+    }
+  });
+
   it("a broken evaluator (NaN on the seed program) is exit 8 and leaves no run folder, so the rerun needs no --resume", async () => {
     const task = makeTask("def evaluate(program_path):\n    return {'combined_score': float('nan')}\n");
     const out = join(tempDir(), "broken");
