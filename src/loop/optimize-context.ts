@@ -166,11 +166,16 @@ export async function open(
 
   // Every model call and evaluation of the run is recorded in its hone.db, so the run can be replayed.
   const recording = new Recording(runDir, settings);
-  let pool: EvaluatorPool | undefined;
+  // One pool, started by the first evaluation: concurrent first evaluations share its start (a second pool would
+  // be left running and keep the process alive).
+  let pool: Promise<EvaluatorPool> | undefined;
   const live = async (p: string) => {
     if (!settings.warmPool) return evaluateProgram(task, p);
-    pool ??= await EvaluatorPool.start(task, { size: Math.min(4, Math.max(1, settings.concurrency)) });
-    return pool.evaluate(p);
+    pool ??= EvaluatorPool.start(task, { size: Math.min(4, Math.max(1, settings.concurrency)) }).catch((err) => {
+      pool = undefined; // a failed start is tried again by the next evaluation
+      throw err;
+    });
+    return (await pool).evaluate(p);
   };
   const taskHash = contentHash(task.dir);
   const evaluate = recording.evaluator(live, taskHash);
@@ -214,7 +219,7 @@ export async function open(
     recording,
     async () => {
       await runner.close();
-      pool?.close();
+      if (pool) (await pool.catch(() => undefined))?.close();
       await executor.close();
       await ctx.proposer.close();
       recording.close();
