@@ -7,6 +7,7 @@
 // raises before any rollout and its retry proposes afresh from the same bases.
 import { rmSync } from "node:fs";
 import { join } from "node:path";
+import { HoneError } from "../errors.ts";
 import { applySpec, SpecError } from "../harness/compile.ts";
 import { contentHash } from "../harness/files.ts";
 import { loadHarness } from "../harness/package.ts";
@@ -168,7 +169,12 @@ export async function proposeRoundTtt(
 
 /** The gate's mode for K proposals: the parameter, or SAH's min6 of 8 scaled to K. */
 export function gateMode(params: TttParams, k: number): ProposalGateMode {
-  return params.proposal_gate ? parseProposalGate(params.proposal_gate, k) : { kind: "min", min: defaultMinValid(k) };
+  if (!params.proposal_gate) return { kind: "min", min: defaultMinValid(k) };
+  try {
+    return parseProposalGate(params.proposal_gate, k);
+  } catch (err) {
+    throw new HoneError("usage", `--param proposal_gate=${params.proposal_gate}: ${(err as Error).message}`);
+  }
 }
 
 /** The proposal gate over a round's recorded candidates (valid and repaired proposals count, as SAH's `valid`). */

@@ -3,6 +3,7 @@ import { basename, join, resolve } from "node:path";
 import { stringify as toYaml } from "yaml";
 import { HoneError } from "../errors.ts";
 import { type LoraSettings, resumeAdapter } from "../method/lora.ts";
+import { methodByName, methodParams } from "../method/registry.ts";
 import type { CacheMode } from "../model/cache.ts";
 import type { ModelSettings } from "../model/resolve.ts";
 import { checkHarness } from "../sandbox/check.ts";
@@ -14,6 +15,7 @@ import type { SlurmSettings } from "./distributed/slurm.ts";
 import { configOfInput, inputName, type OptimizeInput, parseOptimizeConfig, settingsFromConfig } from "./optimize-config.ts";
 import { type Incumbent, open, type RunContext } from "./optimize-context.ts";
 import type { RunNoise } from "./optimize-noise.ts";
+import { gateMode, type TttParams } from "./optimize-proposals.ts";
 import { roundZero, runRound } from "./optimize-rounds.ts";
 import { defaultRunDir } from "./run-dir.ts";
 import type { Runner } from "./runner.ts";
@@ -190,7 +192,10 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
       "usage",
       `benchmark ${settings.benchmark.id}: QA benchmarks are not yet searched by optimize; give a task`,
     );
-  // Check the seed package (and the task) before creating anything.
+  // Check the method's parameters, the seed package and the task before creating anything.
+  const method = methodByName(settings.method ?? "harnessttt");
+  const params = methodParams(method, settings.methodParams ?? {});
+  if (method.name === "harnessttt") gateMode(params as TttParams, settings.proposalsPerRound);
   const task = await resolveTask(settings.task as string, settings.tasksDir);
   const seedReport = await checkHarness(settings.seedHarness, { task });
   if (!seedReport.ok)

@@ -175,7 +175,9 @@ describe("hone optimize (CLI, offline executor and proposer)", () => {
       expect(p.seed).toBe(rows.find((x) => x.kind === "candidate" && x.candidate_id === p.candidate_id)?.seed);
   });
 
-  it("reads its options from a config file, refuses a bad one with the field, and refuses an existing --out", async () => {
+  it("reads its options from a config file, refuses a bad one with the field, and refuses an existing --out", {
+    timeout: 180_000,
+  }, async () => {
     const dir = tempDir();
     const cfg = join(dir, "hone.yaml");
     writeFileSync(cfg, "task: circle-packing\nrounds: 1\nproposals: 2\nmax_evals: 4\nout: ./run\n");
