@@ -1,12 +1,17 @@
 // HarnessTTT's round rules as the loop applies them to a round's slots (optimize-rewards.ts, optimize-proposals.ts,
 // method/proposer-roles.ts), against values worked out by hand from the released formulas (method/reward.ts's header):
 // reward 3·tanh(r/3) above the incumbent, max(−1, r) below; A = 0.7·LOO + 0.3·(softmax(r/τ) − 1/K), τ = range/4.
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { gateMode, roundGate } from "../../src/loop/optimize-proposals.ts";
+import type { SearchContext } from "../../src/loop/optimize-context.ts";
+import { failRound, gateMode, roundGate } from "../../src/loop/optimize-proposals.ts";
 import { slotRewards } from "../../src/loop/optimize-rewards.ts";
 import { harnessttt } from "../../src/method/methods/harnessttt.ts";
 import { slotNote, slotRole } from "../../src/method/proposer-roles.ts";
-import type { CandidateRow } from "../../src/store/candidates.ts";
+import { type CandidateRow, insertCandidate, roundCandidates, roundState, startRound } from "../../src/store/candidates.ts";
+import { createRunDb, openDb } from "../../src/store/db.ts";
+import { roundDecisions } from "../../src/store/decisions.ts";
+import { tempDir } from "../helpers/fixtures.ts";
 
 const HALF_GAP = 3 * Math.tanh(0.5 / 3); // halfway to the reference: 0.4954212387738881
 
@@ -134,5 +139,49 @@ describe("per-slot diversity roles", () => {
     expect(slotNote(0, "discovery", true)).toMatch(/new capability tool/);
     expect(slotNote(3, "discovery", true)).toMatch(/operating point/);
     expect(slotNote(7, "discovery", true)).toBe("");
+  });
+});
+
+describe("a round the proposal gate fails is recorded as failed", () => {
+  it("one proposal_gate decision per slot, the round `failed`, no reward or advantage, the incumbent unmoved", () => {
+    const path = join(tempDir(), "hone.db");
+    createRunDb(path, "optimize", {});
+    const db = openDb(path);
+    startRound(db, "run", 1, "proposing", "seedcommit", 1.0);
+    const slots = [row(0, "valid"), row(1, "invalid"), row(2, "invalid"), row(3, "invalid")];
+    for (const c of slots)
+      insertCandidate(db, "run", {
+        id: c.id,
+        round: 1,
+        slot: c.slot,
+        parentCommit: "seedcommit",
+        commit: c.commit_sha,
+        ref: null,
+        contentHash: null,
+        spec: null,
+        changed: [],
+        status: c.status,
+        gateError: c.gate_error,
+        repaired: false,
+      });
+    const cands = roundCandidates(db, "run", 1);
+    const gate = roundGate(cands, 4, { diversity: false });
+    expect(gate).toMatchObject({ valid: 1, passed: false, minValid: 3 });
+    const notices: unknown[] = [];
+    failRound({ db, runId: "run", emit: (e: unknown) => notices.push(e) } as unknown as SearchContext, 1, cands, gate);
+    expect(roundState(db, "run", 1)?.status).toBe("failed");
+    const decisions = roundDecisions(db, "run", 1);
+    expect(decisions.map((d) => [d.candidate_id, d.decision, d.rule])).toEqual(
+      cands.map((c) => [c.id, "unmeasurable", "proposal_gate"]),
+    );
+    expect(decisions[1]?.reason).toMatch(/only 1\/4 valid proposals \(minimum 3 required\).*this proposal was refused: refused/);
+    const credit = db.prepare("SELECT reward, advantage FROM candidates WHERE round = 1").all() as {
+      reward: null;
+      advantage: null;
+    }[];
+    expect(credit.every((c) => c.reward === null && c.advantage === null)).toBe(true);
+    expect(db.prepare("SELECT moved FROM rounds WHERE round = 1").get()).toEqual({ moved: 0 });
+    expect(JSON.stringify(notices)).toMatch(/failed the proposal gate/);
+    db.close();
   });
 });
