@@ -180,10 +180,25 @@ describe("hone optimize (CLI, offline executor and proposer)", () => {
   }, async () => {
     const dir = tempDir();
     const cfg = join(dir, "hone.yaml");
-    writeFileSync(cfg, "task: circle-packing\nrounds: 1\nproposals: 2\nmax_evals: 4\nout: ./run\n");
+    writeFileSync(
+      cfg,
+      "task: circle-packing\nrounds: 1\nproposals: 2\nmax_evals: 4\nmethod_params: {diversity: true}\nout: ./run\n",
+    );
     const r = await hone(["optimize", "--config", cfg, "--json"]);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout).run_dir).toBe(join(dir, "run"));
+    // Two independent samples, each with its own prompt: with diversity, slot 0 asks for a tool, slot 1 a skill.
+    const db = new Database(join(dir, "run", "hone.db"), { readonly: true });
+    const row = db.prepare("SELECT proposer_prompt, proposer_completion FROM rounds WHERE round = 1").get() as {
+      proposer_prompt: string;
+      proposer_completion: string;
+    };
+    db.close();
+    const prompts = JSON.parse(row.proposer_prompt) as { content: string }[][];
+    expect(prompts).toHaveLength(2);
+    expect(prompts[0]?.at(-1)?.content).toMatch(/Exploration role for this proposal: a new capability tool/);
+    expect(prompts[1]?.at(-1)?.content).toMatch(/Exploration role for this proposal: a skill of another solution family/);
+    expect(JSON.parse(row.proposer_completion).samples).toHaveLength(2);
     writeFileSync(cfg, "task: circle-packing\nrounds: zero\n");
     const bad = await hone(["optimize", "--config", cfg]);
     expect(bad.code).toBe(5);
