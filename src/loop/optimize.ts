@@ -112,22 +112,8 @@ export interface OptimizeResult {
   /** The evaluator's noise as measured in round 0 (or declared by the task). */
   noise: RunNoise | undefined;
   rounds: RoundSummary[];
-  /** QA: the final choice and its one measurement on the validation split. */
-  final?: FinalChoice;
-  /** Writes the best program (discovery; a QA run has none and throws). */
+  /** Writes the best program. */
   writeBestProgram(path: string): void;
-}
-
-/** A QA run's final choice: which candidate, by which rule, its train mean and its validation measurement. */
-export interface FinalChoice {
-  candidate: string;
-  commit: string;
-  /** `ratchet` (the incumbent, for harnessttt) or `method` (the method's own choose). */
-  by: "ratchet" | "method";
-  train: number | null;
-  validation: number | null;
-  validationTasks: number;
-  solved: number;
 }
 
 export type RunnerFactory = (o: { task: DiscoveryTask; settings: OptimizeSettings; runDir: string }) => Runner | undefined;
