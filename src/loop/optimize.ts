@@ -159,11 +159,10 @@ function storedSettings(runDir: string, o: OptimizeOptions): OptimizeSettings {
 /**
  * `hone optimize`: learn the harness at test time. Round 0 measures the seed harness; each later round the method
  * (harnessttt by default: K independent proposer samples) proposes candidates, each is compiled, gated and measured
- * — rolled out from the incumbent program under the same budget on a discovery task, or answered and scored task by
- * task on a QA benchmark's train split; rewards and advantages are recorded; the incumbent moves only to a candidate
- * that clears it beyond the measured noise (optimize-ratchet.ts, optimize-qa-ratchet.ts). Every candidate is a
- * commit; every measurement and decision is a row in hone.db. From TypeScript a task (or benchmark) and models are
- * enough: `optimize({ task: "circle-packing", executor: { model: "offline" }, proposer: { model: "offline" } })`.
+ * — rolled out from the incumbent program under the same budget; rewards and advantages are recorded; the incumbent
+ * moves only to a candidate that clears it beyond the measured noise (optimize-ratchet.ts). Every candidate is a
+ * commit; every measurement and decision is a row in hone.db. (A QA benchmark as the target is validated by the
+ * schema but refused here until its search lands.) From TypeScript a task and models are enough: `optimize({ task: "circle-packing", executor: { model: "offline" }, proposer: { model: "offline" } })`.
  */
 export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): Promise<OptimizeResult> {
   if (o.resume && !o.outDir) throw new HoneError("usage", "resume needs the run directory (outDir)");
