@@ -208,6 +208,38 @@ describe("hone optimize (CLI, offline executor and proposer)", () => {
     expect(again.stderr).toMatch(/already exists/);
   });
 
+  it("a round with fewer valid proposals than the gate asks is recorded as failed: nothing rolled out, the incumbent stays, and it replays", {
+    timeout: 240_000,
+  }, async () => {
+    // Seed 1's four samples hold a duplicate (refused), so `all` of 4 is not met.
+    const out = join(tempDir(), "gate");
+    const args = optimizeArgs({ rounds: 1, proposals: 4, maxEvals: 2, seed: 1, out, extra: ["--noise-repeats", "1"] });
+    const r = await hone([...args, "--param", "proposal_gate=all"]);
+    expect(r.code, r.stderr).toBe(0);
+    const db = new Database(join(out, "hone.db"), { readonly: true });
+    const round = db.prepare("SELECT status, moved, incumbent_commit FROM rounds WHERE round = 1").get() as {
+      status: string;
+      moved: number;
+      incumbent_commit: string;
+    };
+    const seed = db.prepare("SELECT commit_sha FROM candidates WHERE id = 'r00-seed'").get() as { commit_sha: string };
+    const decisions = db.prepare("SELECT rule, decision FROM decisions WHERE round = 1").all();
+    const rollouts = db.prepare("SELECT COUNT(*) AS n FROM rollouts WHERE candidate_id LIKE 'r01-%'").get() as { n: number };
+    const credited = db
+      .prepare("SELECT COUNT(*) AS n FROM candidates WHERE round = 1 AND (reward IS NOT NULL OR advantage IS NOT NULL)")
+      .get() as { n: number };
+    db.close();
+    expect(round).toMatchObject({ status: "failed", moved: 0 });
+    expect(decisions).toEqual(Array.from({ length: 4 }, () => ({ rule: "proposal_gate", decision: "unmeasurable" })));
+    expect(rollouts.n).toBe(0);
+    expect(credited.n).toBe(0);
+    const summary = JSON.parse(r.stdout) as { best_score: number; rounds: { round: number; incumbentScore: number }[] };
+    expect(summary.best_score).toBe(summary.rounds[1]?.incumbentScore); // the incumbent round 1 started from
+    expect(round.incumbent_commit).toBe(seed.commit_sha); // the harness stays the seed's
+    const replay = await hone(["replay", out, "--json"]);
+    expect(replay.code, replay.stdout + replay.stderr).toBe(0);
+  });
+
   it("refuses a bad flag value by the flag's name, exit 2, before creating anything", async () => {
     const out = join(tempDir(), "never");
     for (const [flag, value, says] of [
