@@ -251,6 +251,20 @@ describe("hone optimize (CLI, offline executor and proposer)", () => {
       expect(r.stderr).toContain(says);
       expect(existsSync(out)).toBe(false);
     }
+    const gate = await hone([
+      "optimize",
+      "--task",
+      "circle-packing",
+      "--proposals",
+      "4",
+      "--param",
+      "proposal_gate=min9",
+      "--out",
+      out,
+    ]);
+    expect(gate.code, gate.stderr).toBe(2);
+    expect(gate.stderr).toMatch(/--param proposal_gate=min9: .*min<N> with 1 <= N <= 4/);
+    expect(existsSync(out)).toBe(false);
   });
 
   it("a broken evaluator (NaN on the seed program) is exit 8 and leaves no run folder, so the rerun needs no --resume", async () => {
