@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { type Db, hasTable, openDb } from "../store/db.ts";
 import { allDecisions } from "../store/decisions.ts";
+import { methodDecisions } from "../store/method-state.ts";
 import { loadNoise } from "../store/noise.ts";
 import { measurements, solvedMatrix } from "../store/qa.ts";
 import { Lineage, type Placed } from "./lineage.ts";
@@ -16,6 +17,9 @@ const parse = <T>(text: string | null, fallback: T): T => (text ? (JSON.parse(te
  * the database since (SQLite's data_version), so no query runs once per candidate and none needs an index that a
  * run written by an older hone may lack.
  */
+/** The method a run's config names: a built-in's name, a bring-your-own method folder's last part. */
+const methodName = (m: string | undefined) => (m ? (m.split("/").filter(Boolean).pop() ?? m) : "harnessttt");
+
 export class RunReader {
   private readonly db: Db;
   private readonly memo = new Map<string, { version: number; value: unknown }>();
@@ -72,6 +76,7 @@ export class RunReader {
         executor?: { model?: string };
         proposer?: { model?: string };
         learning?: { mode?: string };
+        method?: string;
         rounds?: number;
         proposalsPerRound?: number;
         maxEvals?: number;
@@ -98,7 +103,9 @@ export class RunReader {
       kind: run.kind,
       status: run.status,
       task: config.task ?? null,
-      method: `${run.kind}${config.learning?.mode ? ` · ${config.learning.mode}` : ""}`,
+      method: [run.kind, run.kind === "optimize" ? methodName(config.method) : undefined, config.learning?.mode]
+        .filter(Boolean)
+        .join(" · "),
       executor: config.executor?.model ?? null,
       proposer: config.proposer?.model ?? null,
       rounds_planned: config.rounds ?? null,
@@ -225,7 +232,15 @@ export class RunReader {
     const rows = this.db
       .prepare(`SELECT ${RunReader.COLUMNS} FROM candidates WHERE ${where} ORDER BY round DESC, slot, id LIMIT ? OFFSET ?`)
       .all(...args, limit, offset) as Parameters<RunReader["withLineage"]>[0];
-    return { total, offset, limit, items: this.withLineage(rows) };
+    const decided = hasTable(this.db, "method_state")
+      ? methodDecisions(
+          this.db,
+          "run",
+          rows.map((r) => r.id),
+        )
+      : new Map();
+    const items = this.withLineage(rows).map((r) => ({ ...r, method_decision: decided.get(r.id) ?? null }));
+    return { total, offset, limit, items };
   }
 
   /**

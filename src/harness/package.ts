@@ -42,7 +42,9 @@ class Problems {
     try {
       return fn();
     } catch (err) {
-      if (err instanceof HarnessRefused) this.list.push(...err.problems);
+      // A refusal that lists several problems (this loader's, or a format reader's such as NexAU's) keeps them all.
+      if (err instanceof HoneError && Array.isArray((err as Partial<HarnessRefused>).problems))
+        this.list.push(...(err as HarnessRefused).problems);
       else if (err instanceof HoneError && err.exit === "badHarness") {
         const file = err.file ?? "";
         const prefix = `${where({ file, field: err.field, message: "" })}: `;

@@ -2,10 +2,19 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { HoneError } from "../errors.ts";
 import type { Method } from "./method.ts";
+import { ace } from "./methods/ace.ts";
+import { adas } from "./methods/adas.ts";
+import { dgm } from "./methods/dgm.ts";
+import { evopromptDe } from "./methods/evoprompt-de.ts";
+import { evopromptGa } from "./methods/evoprompt-ga.ts";
 import { externalMethod } from "./methods/external.ts";
+import { gepa } from "./methods/gepa.ts";
 import { greedy } from "./methods/greedy.ts";
 import { harnessttt } from "./methods/harnessttt.ts";
+import { metaHarness } from "./methods/meta-harness.ts";
+import { opro } from "./methods/opro.ts";
 import { random } from "./methods/random.ts";
+import { skillopt } from "./methods/skillopt.ts";
 
 /** Every method hone knows: one file under methods/ and one line here. */
 // biome-ignore lint/suspicious/noExplicitAny: each method has its own parameter type
@@ -13,6 +22,15 @@ export const METHODS: Record<string, Method<any>> = {
   harnessttt,
   greedy,
   random,
+  gepa,
+  ace,
+  skillopt,
+  dgm,
+  adas,
+  "meta-harness": metaHarness,
+  opro,
+  "evoprompt-ga": evopromptGa,
+  "evoprompt-de": evopromptDe,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: each method has its own parameter type

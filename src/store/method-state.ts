@@ -62,3 +62,20 @@ export function methodStates(db: Db, runId: string): Map<string, MethodStateRow>
     ]),
   );
 }
+
+/** A method's keep decision for each of the given candidates that has one (the console's round table). */
+export function methodDecisions(
+  db: Db,
+  runId: string,
+  ids: string[],
+): Map<string, Pick<MethodStateRow, "kept" | "rule" | "reason">> {
+  if (ids.length === 0) return new Map();
+  const rows = db
+    .prepare(
+      `SELECT candidate_id, kept, rule, reason FROM method_state WHERE run_id = ? AND candidate_id IN (${ids.map(() => "?").join(", ")})`,
+    )
+    .all(runId, ...ids) as { candidate_id: string; kept: number | null; rule: string | null; reason: string | null }[];
+  return new Map(
+    rows.map((r) => [r.candidate_id, { kept: r.kept === null ? null : r.kept === 1, rule: r.rule, reason: r.reason }]),
+  );
+}

@@ -3,6 +3,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunRegistry } from "../../src/console/runs.ts";
 import { consoleApp, startConsole } from "../../src/console/server.ts";
+import { openDb } from "../../src/store/db.ts";
+import { setMethodKeep } from "../../src/store/method-state.ts";
 import { tempDir } from "../helpers/fixtures.ts";
 import { writeSyntheticRun } from "../helpers/synthetic-run.ts";
 
@@ -26,6 +28,10 @@ async function get(app: ReturnType<typeof consoleApp>, path: string, headers: Re
 beforeAll(async () => {
   await writeSyntheticRun(join(root, "alpha"), { rounds: 3, perRound: 3, refuseEvery: 4 });
   await writeSyntheticRun(join(root, "group", "beta"), { rounds: 2, perRound: 2 });
+  const beta = openDb(join(root, "group", "beta", "hone.db"));
+  setMethodKeep(beta, "run", "r02-k0", "gepa", { keep: true, rule: "minibatch", reason: "1.2 > 1.0 on the minibatch" });
+  setMethodKeep(beta, "run", "r02-k1", "gepa", { keep: false, rule: "minibatch", reason: "0.9 <= 1.0" });
+  beta.close();
   await writeSyntheticRun(join(root, "gamma"), { rounds: 1, perRound: 2, status: "running" });
   writeFileSync(join(root, "alpha", "best_program.py"), "print('best')\n");
   mkdirSync(join(root, "alpha", "rollouts", "r01-k0", "programs"), { recursive: true });
@@ -65,6 +71,7 @@ describe("console API", () => {
       curve: { round: number[]; slot: number[]; score: (number | null)[]; kind: number[] };
       direction: string;
       rollouts: number;
+      method?: string;
     };
     expect(data.rounds).toHaveLength(3);
     expect(data.candidates_total).toBe(5);
@@ -77,6 +84,14 @@ describe("console API", () => {
     expect(page.json.total).toBe(5);
     expect(items.map((c) => c.id)).toEqual(["r02-k0", "r02-k1", "r01-k0"]);
     expect(items.find((c) => c.id === "r02-k1")?.parent).toBe("r00-seed");
+    // The method's own keep decision beside hone's records; none for a candidate the method has not decided.
+    const decisions = (page.json.items as { id: string; method_decision: unknown }[]).map((c) => [c.id, c.method_decision]);
+    expect(decisions).toEqual([
+      ["r02-k0", { kept: true, rule: "minibatch", reason: "1.2 > 1.0 on the minibatch" }],
+      ["r02-k1", { kept: false, rule: "minibatch", reason: "0.9 <= 1.0" }],
+      ["r01-k0", null],
+    ]);
+    expect(String(data.method ?? "")).toMatch(/^optimize · harnessttt/);
     const rest = await get(app, `/api/runs/${encodeURIComponent("group/beta")}/candidates?offset=3&limit=3`);
     const seed = (rest.json.items as { id: string; parent: string | null; score: number | null }[]).at(-1);
     expect(seed).toMatchObject({ id: "r00-seed", parent: null, score: 1 });

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { listFiles } from "../../src/harness/files.ts";
 import { hone } from "../helpers/cli.ts";
@@ -35,7 +35,9 @@ describe("a HarnessTTT package under the hone CLI", () => {
     const r = await hone(["harness", "check", bad, "--json"]);
     expect(r.code).toBe(3);
     const report = JSON.parse(r.stdout);
-    expect(report.problems.map((p: { message: string }) => p.message.replace(`${bad}/`, ""))).toEqual([
+    const said = (p: { file: string; field?: string; message: string }) =>
+      `${relative(bad, p.file)}${p.field ? ` (${p.field})` : ""}: ${p.message}`;
+    expect(report.problems.map(said)).toEqual([
       expect.stringMatching(/^agent.yaml \(plugins\): NexAU plugins cannot run in hone/),
       expect.stringMatching(/^agent.yaml \(tools.3.binding\): "mypkg.tools:finish_now" is a Python function/),
       expect.stringMatching(/^agent.yaml \(middlewares.0.params.remind_from_left\)/),

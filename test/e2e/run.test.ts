@@ -85,7 +85,7 @@ describe("hone run (CLI, offline model)", () => {
     ["NaN", "return {'combined_score': float('nan')}"],
     ["inf", "return {'combined_score': float('inf')}"],
     ["nothing", "return None"],
-    ["no score", "return {'other': 1.0}"],
+    ["no score", "return {'note': 'no number to average'}"],
   ])("says the evaluator is broken when it returns %s on the seed program (exit 8)", async (_, body) => {
     const task = makeTask(`def evaluate(program_path):\n    ${body}\n`);
     const out = join(tempDir(), "never");

@@ -71,6 +71,8 @@ export interface CandidateRow {
   parent: string | null;
   /** How many candidates were proposed from this one's harness. */
   children: number;
+  /** The method's keep decision (its own rule, beside hone's ratchet), when the method has made it. */
+  method_decision?: { kept: boolean | null; rule: string | null; reason: string | null } | null;
 }
 
 export interface RunPage extends RunSummary {

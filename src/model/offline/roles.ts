@@ -6,4 +6,8 @@ import "./tool-agent-role.ts";
 import "./coder-role.ts";
 import "./bfcl-role.ts";
 import "./qa-role.ts";
+import "./optimizer-role.ts";
+import "./ace-curator-role.ts";
+import "./skillopt-analyst-role.ts";
+import "./diagnose-role.ts";
 import "./method-roles.ts";

@@ -159,6 +159,7 @@ function RoundTable({ run, rounds, total, version }: { run: string; rounds: Roun
               <th className="r">reward</th>
               <th className="r">advantage</th>
               <th>change</th>
+              <th>method's decision</th>
             </tr>
           </thead>
           {groups.map(({ round, rows }) => {
@@ -171,7 +172,7 @@ function RoundTable({ run, rounds, total, version }: { run: string; rounds: Roun
                     incumbent <span className="mono">{score(r?.incumbent_score)}</span> → best{" "}
                     <span className="mono">{score(r?.best_score)}</span> {r?.moved ? "· moved" : ""}
                   </td>
-                  <td colSpan={4} className="muted small">
+                  <td colSpan={5} className="muted small">
                     {r && <Status value={r.status} />} <span className="nowrap">{when(r?.started_at ?? null)}</span>
                   </td>
                 </tr>
@@ -191,6 +192,9 @@ function RoundTable({ run, rounds, total, version }: { run: string; rounds: Roun
                     <td className="small">
                       {c.gate_error ? <span className="error">{c.gate_error.slice(0, 120)}</span> : c.changed.join(", ")}
                     </td>
+                    <td className="small" data-testid="method-decision" title={c.method_decision?.reason ?? undefined}>
+                      {decision(c.method_decision)}
+                    </td>
                   </tr>
                 ))}
               </tbody>
@@ -200,6 +204,12 @@ function RoundTable({ run, rounds, total, version }: { run: string; rounds: Roun
       </div>
     </>
   );
+}
+
+/** "kept (rule)" or "not kept (rule)"; nothing when the method has not decided (the seed, a refused proposal). */
+function decision(d: CandidateRow["method_decision"]): string {
+  if (!d || d.kept === null) return "";
+  return `${d.kept ? "kept" : "not kept"}${d.rule ? ` (${d.rule})` : ""}`;
 }
 
 function Card({ label, value, testId }: { label: string; value: string; testId?: string }) {
