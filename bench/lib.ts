@@ -1,4 +1,6 @@
-/** Small helpers shared by the benchmarks: timing, medians and aligned output. */
+import { cpus, loadavg } from "node:os";
+
+/** Small helpers shared by the benchmarks: timing, medians, goals with verdicts, and aligned output. */
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
@@ -11,11 +13,60 @@ export async function timeIt(fn: () => Promise<unknown> | unknown): Promise<numb
   return performance.now() - t;
 }
 
-export function report(title: string, rows: [string, string][], verdict?: { ok: boolean; text: string }): void {
+/** A figure's goal: the measured value must be at least (`>=`) or at most (`<=`) `value`, in `unit`. */
+export interface Goal {
+  figure: string;
+  op: ">=" | "<=";
+  value: number;
+  unit: string;
+}
+
+/** One figure measured over repetitions: its median decides the verdict; min and max show the spread. */
+export interface Measured {
+  goal: Goal;
+  samples: number[];
+}
+
+const fmt = (x: number, unit: string) => `${x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2)}${unit}`;
+
+/** PASS when the median over the repetitions meets the goal, else MISS: the goal itself, not a softer target. */
+export function verdict(m: Measured): { ok: boolean; text: string } {
+  const med = median(m.samples);
+  const ok = m.goal.op === ">=" ? med >= m.goal.value : med <= m.goal.value;
+  const u = m.goal.unit;
+  const spread = `min ${fmt(Math.min(...m.samples), u)}, max ${fmt(Math.max(...m.samples), u)} over ${m.samples.length}`;
+  return {
+    ok,
+    text: `${m.goal.figure}: goal ${m.goal.op === ">=" ? "≥" : "≤"} ${fmt(m.goal.value, u)}, measured ${fmt(med, u)} median (${spread})`,
+  };
+}
+
+/**
+ * Prints a bench's figures side by side, then one PASS/MISS line per goal; returns whether every goal was met.
+ * (A single `{ ok, text }` is the older form of a verdict, for benches not yet measured over repetitions.)
+ */
+export function report(title: string, rows: [string, string][], goals: Measured[] | { ok: boolean; text: string } = []): boolean {
   const w = Math.max(...rows.map((r) => r[0].length));
   console.log(`\n## ${title}`);
+  // Timings on a shared machine mean little without its load: printed with every bench.
+  console.log(`  (load average ${loadavg()[0]?.toFixed(1)} on ${cpus().length} cores at the end of this bench)`);
   for (const [k, v] of rows) console.log(`  ${k.padEnd(w)}  ${v}`);
-  if (verdict) console.log(`  ${verdict.ok ? "PASS" : "MISS"}  ${verdict.text}`);
+  if (!Array.isArray(goals)) {
+    console.log(`  ${goals.ok ? "PASS" : "MISS"}  ${goals.text} (one run, no spread measured)`);
+    return goals.ok;
+  }
+  let all = true;
+  for (const g of goals) {
+    const v = verdict(g);
+    all &&= v.ok;
+    console.log(`  ${v.ok ? "PASS" : "MISS"}  ${v.text}`);
+  }
+  return all;
+}
+
+/** "median (min–max)" of samples in a unit, for the rows. */
+export function spread(xs: number[], unit: string, digits = 1): string {
+  return `${median(xs).toFixed(digits)}${unit} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)})`;
 }
 
 export const ms = (x: number) => `${x.toFixed(3)} ms`;

@@ -1,59 +1,50 @@
-// Replaying a recorded optimize run against running it live on the offline model with 200 ms added latency per
-// call, side by side, in one process (no start-up cost on either side).
+// `hone optimize` live on the offline model with 200 ms added latency per call, then `hone replay` of that run
+// from its records with no endpoint: whole CLI processes, start-up included, every replay timed (the first too).
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEFAULT_PROPOSER_HARNESS, type OptimizeSettings, optimize } from "../src/loop/optimize.ts";
-import { DEFAULT_HARNESS } from "../src/loop/run.ts";
-import { median, report } from "./lib.ts";
+import { report, spread } from "./lib.ts";
 
-export async function benchReplay(): Promise<void> {
+const HONE = join(import.meta.dirname, "..", "bin", "hone.js");
+const REPS = Number(process.env.BENCH_REPS ?? 3);
+
+function hone(args: string[]): { seconds: number; out: string } {
+  const t = performance.now();
+  const out = execFileSync(process.execPath, [HONE, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  return { seconds: (performance.now() - t) / 1000, out };
+}
+
+export async function benchReplay(): Promise<boolean> {
   const dir = mkdtempSync(join(tmpdir(), "hone-bench-replay-"));
-  const settings: OptimizeSettings = {
-    task: "circle-packing",
-    seedHarness: DEFAULT_HARNESS,
-    proposerHarness: DEFAULT_PROPOSER_HARNESS,
-    executor: { model: "offline", offlineLatencyMs: 200 },
-    proposer: { model: "offline", offlineLatencyMs: 200 },
-    rounds: 2,
-    proposalsPerRound: 4,
-    maxEvals: 20,
-    concurrency: 4,
-    paired: false,
-    seed: 0,
-    warmPool: true,
-    cache: { mode: "off" },
-    learning: { mode: "context", digestTokens: 2000 },
-  };
-  let t = performance.now();
-  const live = await optimize(settings, { outDir: join(dir, "live") });
-  const liveSeconds = (performance.now() - t) / 1000;
-  // Replays are short and noisy on a shared machine: the median of three, each into its own run directory.
-  const times: number[] = [];
-  let replayed = live;
-  for (let i = 0; i < 3; i++) {
-    t = performance.now();
-    replayed = await optimize(
-      { ...settings, cache: { mode: "replay" }, replayOf: join(dir, "live") },
-      { outDir: join(dir, `replay-${i}`) },
+  const live: number[] = [];
+  const replay: number[] = [];
+  for (let r = 0; r < REPS; r++) {
+    const run = join(dir, `live-${r}`);
+    live.push(
+      hone(
+        ["optimize", "--task", "circle-packing", "--rounds", "2", "--proposals", "4", "--max-evals", "20", "--concurrency", "4"]
+          .concat(["--executor", "offline", "--proposer", "offline", "--cache", "off", "--seed", String(r), "--json"])
+          .concat(["--executor-offline-latency-ms", "200", "--proposer-offline-latency-ms", "200", "--out", run]),
+      ).seconds,
     );
-    times.push((performance.now() - t) / 1000);
-    if (replayed.bestScore !== live.bestScore) throw new Error(`replay gave ${replayed.bestScore}, live ${live.bestScore}`);
+    const again = hone(["replay", run, "--out", join(dir, `replay-${r}`), "--json"]);
+    if (!(JSON.parse(again.out) as { matches: boolean }).matches) throw new Error(`the replay of ${run} differs from it`);
+    replay.push(again.seconds);
   }
-  const replaySeconds = median(times);
   rmSync(dir, { recursive: true, force: true });
-  const speedup = liveSeconds / replaySeconds;
-  report(
-    "replay (issue 6): 2 rounds x 4 proposals, 20 evaluations per rollout (the task's budget), offline model +200 ms per call",
+  return report(
+    `replay (issue 19): hone optimize, 2 rounds x 4 proposals, 20 evaluations per rollout, offline model +200 ms per call, then hone replay of it; whole processes, ${REPS} repetitions`,
     [
-      ["live", `${liveSeconds.toFixed(2)} s`],
-      [
-        "replay from the run's records (no endpoint)",
-        `${replaySeconds.toFixed(2)} s median of ${times.map((x) => x.toFixed(2)).join(", ")}; same best score ${replayed.bestScore}`,
-      ],
-      ["speed-up", `${speedup.toFixed(1)}x`],
+      ["hone optimize (live)", spread(live, " s", 2)],
+      ["hone replay (records only, no endpoint; matches)", spread(replay, " s", 2)],
     ],
-    { ok: speedup >= 50, text: "target: replay at least 50x faster" },
+    [
+      {
+        goal: { figure: "live / replay", op: ">=", value: 50, unit: "x" },
+        samples: live.map((x, i) => x / (replay[i] as number)),
+      },
+    ],
   );
 }
 

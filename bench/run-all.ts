@@ -5,11 +5,13 @@ import { benchReplay } from "./replay.ts";
 import { benchRolloutConcurrency } from "./rollout-concurrency.ts";
 import { benchSandbox } from "./sandbox.ts";
 import { benchSearchReplace } from "./search-replace.ts";
+import { benchStartup } from "./startup.ts";
 import { benchStepOverhead } from "./step-overhead.ts";
 import { benchWarmPool } from "./warm-pool.ts";
 
 const only = process.argv[2];
-const benches: Record<string, () => Promise<void>> = {
+const benches: Record<string, () => Promise<unknown>> = {
+  startup: benchStartup,
   "step-overhead": benchStepOverhead,
   sandbox: benchSandbox,
   "search-replace": benchSearchReplace,

@@ -1,6 +1,6 @@
 /**
  * The config files `hone init` writes, each commented field by field and tied to its JSON Schema. A new config file
- * (the comparison grid's experiment.yaml, say) is one template here plus one line in CONFIG_TEMPLATES.
+ * is one template here plus one line in CONFIG_TEMPLATES.
  */
 export interface ConfigTemplate {
   /** The file written into the folder. */
@@ -96,4 +96,46 @@ seed: 0
 `,
 };
 
-export const CONFIG_TEMPLATES: ConfigTemplate[] = [optimize, train];
+const experiment: ConfigTemplate = {
+  file: "experiment.yaml",
+  schema: "experiment.schema.json",
+  command: "npx hone compare experiment.yaml --out runs/grid",
+  text: ({ schemas, harnesses }) => `# yaml-language-server: $schema=${schemas}/experiment.schema.json
+# hone compare experiment.yaml --out runs/grid: a harness × method × task grid. Each cell × seed is an ordinary
+# optimize run; running the command again resumes (finished cells are never run again). Every relative path in this
+# file resolves against this file's folder.
+name: my-grid
+
+tasks:                          # discovery tasks: built-in ids or task folders (OpenEvolve, SkyDiscover, … layouts)
+  - name: circle-packing
+    splits:
+      train: [circle-packing]   # what the method sees; test defaults to train (test-time discovery, said in the report)
+    # tasks_dir: ./tasks        # a folder of task folders with tasks.yaml
+
+harnesses:                      # harness packages (agent.yaml) or harness programs (harness.json)
+  - name: initial
+    path: ${harnesses}/initial
+
+methods:                        # npx hone methods lists every method and its parameters
+  - method: random              # the baseline every comparison reports
+  - method: greedy
+  - method: harnessttt
+  # - method: gepa
+  #   params: { use_merge: true }
+
+# Every cell runs once per seed; the report gives each cell's mean and 95% interval over them.
+seeds: [0, 1, 2]
+# The frozen model that runs each harness, and the one that proposes changes (as in hone.yaml).
+executor: { model: offline }    # or base_url, model, dialect, api_key_env as in hone.yaml
+proposer: { model: offline }
+
+# QA benchmarks are rows too (benchmarks: with train/validation/test splits); see README "hone compare".
+# One budget in one unit for every cell: evaluator_calls, executor_tokens, proposer_tokens or seconds.
+budget: { unit: evaluator_calls, size: 18 }
+search: { proposals: 2, max_evals: 3, noise_repeats: 3, concurrency: 2 }
+repeats: 1                      # measurements of each final choice on the test split
+baseline: random                # paired differences are against this method
+`,
+};
+
+export const CONFIG_TEMPLATES: ConfigTemplate[] = [optimize, train, experiment];

@@ -52,6 +52,12 @@ registerServeOffline(program);
 
 // Every command stops cleanly on SIGINT/SIGTERM, and nothing it started outlives it (shutdown.ts).
 installStopHandlers();
+// A reader that goes away (`hone datasets | head`) is the end of the output, not a crash.
+for (const stream of [process.stdout, process.stderr])
+  stream.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code !== "EPIPE") throw err;
+    process.exit(process.exitCode ?? ExitCode.ok);
+  });
 try {
   await program.parseAsync(process.argv);
 } catch (err) {

@@ -6,8 +6,7 @@ import { HoneError } from "../errors.ts";
 import { fromModel, type OptimizeConfig, type OptimizeConfigInput, parseOptimizeConfig } from "../loop/optimize-config.ts";
 import { modelSettingsFrom } from "./model-options.ts";
 
-/** A number flag's value: a number where it reads as one, else the text itself, for the schema to refuse by name. */
-export const numberish = (v: string): number | string => (v.trim() !== "" && Number.isFinite(Number(v)) ? Number(v) : v);
+export { numberish } from "./numberish.ts";
 
 /** Each plain flag (commander's camelCase name) and the config key it sets. */
 const PLAIN: Record<string, string> = {

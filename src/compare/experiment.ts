@@ -49,14 +49,47 @@ const harnessSchema = z
   .object({
     name: label,
     path: z.string().min(1).describe("a harness package (agent.yaml) or a harness program (harness.json)"),
+    methods: z
+      .array(label)
+      .min(1)
+      .optional()
+      .describe("the methods run on it (default: all); a harness program can only be changed by methods that write folders"),
   })
   .strict();
 
 const methodSchema = z
   .object({
-    method: z.string().regex(/^[a-z][a-z0-9_-]{0,63}$/, "a method name: lowercase letters, digits, '_' and '-'"),
+    method: z
+      .string()
+      .min(1)
+      .max(1000)
+      .describe("a method name (`hone methods` lists them), or a folder with method.json (a method given as a program)"),
     name: label.optional().describe("the grid's label (default: the method name); needed when a method appears twice"),
     params: z.record(z.string(), z.unknown()).default({}),
+    proposals: z
+      .number()
+      .int()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe("proposals per round for this method (default: search.proposals)"),
+  })
+  .strict();
+
+/** How every cell searches: the same shape of round for every method unless a method says otherwise. */
+const searchSchema = z
+  .object({
+    proposals: z.number().int().min(1).max(64).default(4).describe("proposals per round (K)"),
+    max_evals: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_000)
+      .optional()
+      .describe("evaluator calls per rollout, in the search and on the test split (default: the task's budget)"),
+    noise_repeats: z.number().int().min(1).max(100).default(3).describe("as hone optimize --noise-repeats"),
+    paired: z.boolean().default(false).describe("as hone optimize --paired"),
+    concurrency: z.number().int().min(1).max(256).default(4).describe("rollouts at once within a cell"),
   })
   .strict();
 
@@ -76,6 +109,7 @@ export const experimentSchema = z
       .object({ unit: z.enum(BUDGET_UNITS), size: z.number().positive().max(1e12) })
       .strict()
       .describe("one budget for every cell, in one unit; a cell stops when it is spent"),
+    search: searchSchema.default({ proposals: 4, noise_repeats: 3, paired: false, concurrency: 4 }),
     repeats: z.number().int().min(1).max(100).default(1).describe("measurements per task on the test split, everywhere"),
     baseline: z.string().min(1).default("random").describe("the method the report compares the others against"),
     out: z.string().min(1).optional(),
@@ -118,6 +152,7 @@ function resolvePaths(data: z.infer<typeof experimentSchema>, file: string): Exp
       },
     })),
     harnesses: data.harnesses.map((h) => ({ ...h, path: at(h.path) })),
+    methods: data.methods.map((m) => ({ ...m, method: isPath(m.method) ? at(m.method) : m.method })),
     out: data.out && at(data.out),
   };
 }
@@ -148,10 +183,20 @@ export function checkExperiment(exp: Experiment, o: ReadOptions = {}): void {
       fail(`harnesses.${i}.path`, `${h.path} has neither agent.yaml (a harness package) nor harness.json (a harness program)`);
   });
   exp.methods.forEach((m, i) => {
-    if (o.methods && !o.methods.includes(m.method))
+    if (isPath(m.method)) {
+      if (!existsSync(join(m.method, "method.json"))) fail(`methods.${i}.method`, `${m.method} has no method.json`);
+      if (!m.name) fail(`methods.${i}.name`, "a method given as a folder needs a name (the grid's label)");
+    } else if (!/^[a-z][a-z0-9_-]{0,63}$/.test(m.method))
+      fail(`methods.${i}.method`, "a method name: lowercase letters, digits, '_' and '-' (or a folder with method.json)");
+    else if (o.methods && !o.methods.includes(m.method))
       fail(`methods.${i}.method`, `no method "${m.method}"; hone knows ${o.methods.join(", ")}`);
   });
   const names = exp.methods.map((m) => m.name ?? m.method);
+  exp.harnesses.forEach((h, i) => {
+    h.methods?.forEach((m, j) => {
+      if (!names.includes(m)) fail(`harnesses.${i}.methods.${j}`, `no method named "${m}"; the file names ${names.join(", ")}`);
+    });
+  });
   if (!names.includes(exp.baseline)) fail("baseline", `"${exp.baseline}" is not one of the methods (${names.join(", ")})`);
   exp.benchmarks.forEach((b, i) => {
     checkBenchmark(exp, b, i, fail);

@@ -50,7 +50,11 @@ function comparisonRow(c: PairedComparison): string {
   ].join("")}</tr>`;
 }
 
-function groupSection(cells: CellSummary[], comparisons: PairedComparison[], r: CompareReport): string {
+/** One benchmark × harness chart (a wide and a narrow SVG) and its series: what the page and hone view both draw. */
+export function groupChart(
+  cells: CellSummary[],
+  comparisons: PairedComparison[],
+): { svg: string | null; series: Omit<ChartSeries, "band" | "end">[] } {
   const first = cells[0] as CellSummary;
   const refused = new Set(comparisons.filter((c) => c.status === "refused").map((c) => c.method));
   const series: ChartSeries[] = cells.map((c, i) => ({
@@ -60,20 +64,27 @@ function groupSection(cells: CellSummary[], comparisons: PairedComparison[], r: 
     end: c.cost[c.budget.unit as keyof CellSummary["cost"]] ?? 0,
     apart: refused.has(c.method),
   }));
+  const o = {
+    unit: first.budget.unit,
+    size: first.budget.size,
+    yLabel: `best so far (${first.curve_split}, ${first.direction})`,
+  };
+  const svg = series.some((s) => s.band.length > 0)
+    ? curveChart(series, { ...o, frame: WIDE }) + curveChart(series, { ...o, frame: NARROW })
+    : null;
+  return { svg, series: series.map(({ band: _b, end: _e, ...rest }) => rest) };
+}
+
+function groupSection(cells: CellSummary[], comparisons: PairedComparison[], r: CompareReport): string {
+  const first = cells[0] as CellSummary;
+  const { svg, series } = groupChart(cells, comparisons);
   const legend = series
     .map(
       (s) =>
         `<span><span class="swatch" style="background:${s.color}"></span>${esc(s.label)}${s.apart ? ` (dashed: not comparable with ${esc(r.baseline)})` : ""}</span>`,
     )
     .join("");
-  const o = {
-    unit: first.budget.unit,
-    size: first.budget.size,
-    yLabel: `best so far (${first.curve_split}, ${first.direction})`,
-  };
-  const chart = series.some((s) => s.band.length > 0)
-    ? curveChart(series, { ...o, frame: WIDE }) + curveChart(series, { ...o, frame: NARROW })
-    : `<p class="empty">No curve points measured.</p>`;
+  const chart = svg ?? `<p class="empty">No curve points measured.</p>`;
   const heads = (hs: string[]) => `<tr>${hs.map((h) => `<th>${esc(h).replace(" ", "<br>")}</th>`).join("")}</tr>`;
   return `<section data-testid="group" data-benchmark="${esc(first.benchmark)}" data-harness="${esc(first.harness)}">
 <h2>${esc(first.benchmark)} · ${esc(first.harness)}</h2>

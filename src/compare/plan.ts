@@ -41,6 +41,7 @@ export function planCells(exp: Experiment): PlannedCell[] {
       if (b.harnesses && !b.harnesses.includes(h.name)) continue;
       for (const m of exp.methods) {
         const method = m.name ?? m.method;
+        if (h.methods && !h.methods.includes(method)) continue;
         const cell = cellName(b.name, h.name, method);
         for (const seed of exp.seeds)
           out.push({

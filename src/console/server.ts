@@ -8,6 +8,7 @@ import { Hono } from "hono";
 import { secureHeaders } from "hono/secure-headers";
 import { HoneError } from "../errors.ts";
 import { consoleApi } from "./api.ts";
+import { gridRoutes } from "./api-grid.ts";
 import { guard, isLoopback } from "./auth.ts";
 import { LiveHub, type LiveOptions } from "./live.ts";
 import { RunRegistry } from "./runs.ts";
@@ -41,6 +42,7 @@ export function consoleApp(runs: RunRegistry, opts: ConsoleOptions, live = new L
     }),
   );
   app.route("/api", consoleApi(runs, live));
+  app.route("/api", gridRoutes(runs.root));
   app.all("/api/*", (c) => c.json({ error: "no such API route" }, 404));
   app.use("/assets/*", serveStatic({ root: dist }));
   // Every other path is a page of the single-page app.

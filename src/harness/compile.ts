@@ -46,6 +46,8 @@ function rewriteFrontmatter(file: string, description?: string, body?: string): 
  */
 export function applySpec(baseDir: string, spec: HarnessSpec, outDir: string): void {
   const base = resolve(baseDir);
+  if (!existsSync(join(base, "agent.yaml")))
+    throw new SpecError("(harness)", "the harness is a program (harness.json, no agent.yaml): a spec cannot change it");
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
   for (const f of listFiles(base)) {

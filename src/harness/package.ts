@@ -7,6 +7,7 @@ import { contentHash, listFiles } from "./files.ts";
 import { isNexauPackage, loadNexauHarness } from "./formats/nexau.ts";
 import { BUILTIN_MIDDLEWARE_PREFIX, type BuiltinMiddlewareName, builtinMiddlewareParams } from "./middleware-params.ts";
 import { escapingLinks, readPackageText } from "./package-files.ts";
+import { isProgramHarness, loadProgramHarness, programAsHarness } from "./program.ts";
 import { agentSchema, BUILTIN_TOOLS, toolFileSchema } from "./schema.ts";
 import { loadSkill } from "./skill.ts";
 import type { Harness, MiddlewareConfig, Skill, ToolSpec } from "./types.ts";
@@ -107,6 +108,8 @@ export function loadHarness(dirArg: string, opts: LoadOptions = {}): Harness {
   const dir = resolve(dirArg);
   if (!existsSync(dir) || !statSync(dir).isDirectory())
     throw harnessError(dir, undefined, "is not a harness package (no such directory)");
+  // A harness program (harness.json) loads as a Harness that says so; rollouts and QA tasks run it as a program.
+  if (isProgramHarness(dir)) return programAsHarness(loadProgramHarness(dir));
   const agentFile = join(dir, "agent.yaml");
   if (!existsSync(agentFile))
     throw harnessError(

@@ -2,7 +2,8 @@ import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { z } from "zod";
 import { harnessError, zodIssues } from "../errors.ts";
-import { contentHash } from "./files.ts";
+import { contentHash, listFiles } from "./files.ts";
+import type { Harness } from "./types.ts";
 
 /**
  * A harness given as a program (HarnessGrad's contract): a folder with `harness.json` whose entrypoint hone runs as
@@ -73,5 +74,30 @@ export function loadProgramHarness(dirArg: string): ProgramHarness {
     install: r.data.install ? words(r.data.install) : undefined,
     timeoutSec: r.data.timeout,
     contentHash: contentHash(dir),
+  };
+}
+
+/**
+ * A harness program as the Harness every loader returns: no prompt, tools, skills or middleware of hone's, its files
+ * and content hash, its time limit, and `program` set, so the loops that run package harnesses (optimize, eval,
+ * train, the runners and workers) run it unchanged and the rollout or QA task runs the program instead of the agent
+ * loop. A spec cannot change it (applySpec refuses: it has no agent.yaml); methods that write folders can.
+ */
+export function programAsHarness(p: ProgramHarness): Harness {
+  return {
+    dir: p.dir,
+    name: p.name,
+    systemPrompt: "",
+    maxIterations: 0,
+    timeoutSec: p.timeoutSec,
+    sampling: {},
+    defaults: {},
+    tools: [],
+    skills: [],
+    middlewares: [],
+    stopTools: [],
+    contentHash: p.contentHash,
+    files: listFiles(p.dir),
+    program: p,
   };
 }

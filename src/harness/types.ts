@@ -1,4 +1,5 @@
 import type { Sampling } from "../model/types.ts";
+import type { ProgramHarness } from "./program.ts";
 
 export interface ToolSpec {
   name: string;
@@ -49,4 +50,6 @@ export interface Harness {
   /** sha256 over every file of the package (path and bytes), for measurement identity. */
   contentHash: string;
   files: string[];
+  /** Set when the folder is a harness program (harness.json): rollouts and QA tasks run it instead of the agent loop. */
+  program?: ProgramHarness;
 }

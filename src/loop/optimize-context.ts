@@ -155,32 +155,39 @@ export async function open(
   emit: (e: OptimizeEvent) => void,
   makeRunner?: RunnerFactory,
 ): Promise<RunContext> {
-  const task = await resolveTask(settings.task as string, settings.tasksDir);
+  const task = await resolveTask(settings.task as string, settings.tasksDir, { check: settings.cache?.mode !== "replay" });
   const proposerHarness = loadHarness(settings.proposerHarness);
   const dbPath = join(runDir, "hone.db");
   createRunDb(dbPath, "optimize", settings);
   const db = openDb(dbPath);
   const repo = resolved(join(runDir, "harnesses.git"));
-  const notice = isolationNotice();
-  if (notice) emit({ type: "notice", text: notice });
 
   // Every model call and evaluation of the run is recorded in its hone.db, so the run can be replayed.
   const recording = new Recording(runDir, settings);
-  // One pool, started by the first evaluation: concurrent first evaluations share its start (a second pool would
-  // be left running and keep the process alive).
-  let pool: Promise<EvaluatorPool> | undefined;
+  // The pool's promise, not the pool: concurrent first evaluations (a resumed round's rollouts) must share one pool,
+  // or the one started first is never closed and keeps the process alive. It starts beside both models, so set-up
+  // costs the slowest of them, not their sum, where this process evaluates (not in a replay, nor with workers or
+  // Slurm jobs: there on first use).
+  const size = Math.min(4, Math.max(1, settings.concurrency));
+  const local = settings.warmPool && recording.mode !== "replay" && !settings.queue && !settings.slurm;
+  let pool: Promise<EvaluatorPool> | undefined = local ? EvaluatorPool.start(task, { size }) : undefined;
+  pool?.catch(() => {}); // a pool that cannot start fails the first evaluation, as one started then would
+  const notice = recording.mode === "replay" ? undefined : isolationNotice();
+  if (notice) emit({ type: "notice", text: notice });
   const live = async (p: string) => {
     if (!settings.warmPool) return evaluateProgram(task, p);
-    pool ??= EvaluatorPool.start(task, { size: Math.min(4, Math.max(1, settings.concurrency)) }).catch((err) => {
-      pool = undefined; // a failed start is tried again by the next evaluation
-      throw err;
-    });
+    pool ??= EvaluatorPool.start(task, { size });
     return (await pool).evaluate(p);
   };
   const taskHash = contentHash(task.dir);
   const evaluate = recording.evaluator(live, taskHash);
-  const executor = await recording.model(settings.executor);
-  const proposer = await recording.model(settings.proposer);
+  const [executor, proposer] = await Promise.all([recording.model(settings.executor), recording.model(settings.proposer)]).catch(
+    async (err) => {
+      (await pool?.catch(() => undefined))?.close();
+      throw err;
+    },
+  );
+  await pool?.catch(() => undefined);
   const mode = recording.mode;
   const runId = "run";
   const queued =

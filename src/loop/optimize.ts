@@ -126,6 +126,11 @@ export interface OptimizeOptions {
   overrides?: { rounds?: number; concurrency?: number };
   onEvent?: (e: OptimizeEvent) => void;
   runner?: RunnerFactory;
+  /**
+   * Asked before each round of proposals (up to `rounds`), once every earlier round is recorded: whether to run it.
+   * `hone compare` stops a cell here when its budget is spent.
+   */
+  nextRound?: (round: number) => boolean;
 }
 
 /**
@@ -177,11 +182,13 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
       "usage",
       `benchmark ${settings.benchmark.id}: QA benchmarks are not yet searched by optimize; give a task`,
     );
-  // Check the method's parameters, the seed package and the task before creating anything.
+  // Check the method's parameters, the seed package and the task before creating anything. A replay runs no Python
+  // (its evaluations come from the records), so it does not probe the interpreter for what the task needs.
   const method = methodByName(settings.method ?? "harnessttt");
   const params = methodParams(method, settings.methodParams ?? {});
   if (method.name === "harnessttt") gateMode(params as TttParams, settings.proposalsPerRound);
-  const task = await resolveTask(settings.task as string, settings.tasksDir);
+  const replaying = settings.cache?.mode === "replay";
+  const task = await resolveTask(settings.task as string, settings.tasksDir, { check: !replaying });
   const seedReport = await checkHarness(settings.seedHarness, { task });
   if (!seedReport.ok)
     throw new HoneError(
@@ -205,7 +212,8 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
       const adapter = await resumeAdapter(runDir, lora, lastFinishedRound(ctx.db), settings.proposer);
       if (adapter) ctx.proposer = await ctx.recording.model({ ...settings.proposer, model: adapter });
     }
-    for (let round = 1; round <= settings.rounds; round++) incumbent = await runRound(ctx, round, incumbent);
+    for (let round = 1; round <= settings.rounds && (o.nextRound?.(round) ?? true); round++)
+      incumbent = await runRound(ctx, round, incumbent);
     return finish(ctx, incumbent);
   } catch (err) {
     // A run that failed before round 0 began (a broken evaluator, a model that cannot be reached) has nothing

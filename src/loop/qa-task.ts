@@ -7,6 +7,7 @@ import type { TrajectorySink } from "../store/trajectory.ts";
 import { benchmark, type QATask } from "../task/qa/benchmarks.ts";
 import { primaryMetric } from "../task/qa/score-answer.ts";
 import { solveConversation } from "./conversation-task.ts";
+import { solveWithProgram } from "./qa-program.ts";
 
 export interface TaskResult {
   id: string;
@@ -44,6 +45,7 @@ export async function solveTask(
   trajectory: TrajectorySink,
   userModel?: ChatModel,
 ): Promise<TaskResult> {
+  if (harness.program) return solveWithProgram(harness.program, model, benchmarkId, task, trajectory);
   const b = benchmark(benchmarkId);
   if (b.conversation) return solveConversation(harness, model, userModel ?? model, benchmarkId, task, seed, trajectory);
   const env = new QAEnvironment(oracleSubmission(harness, b, task));

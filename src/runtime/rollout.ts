@@ -11,6 +11,7 @@ import { DiscoveryEnvironment, type Evaluate, type EvaluationRecord } from "./di
 import { type Environment, type ToolOutcome, toToolDefinition } from "./environment.ts";
 import type { Middleware } from "./middleware.ts";
 import { builtinMiddlewares, type MiddlewareHost } from "./middlewares/index.ts";
+import { runProgramRollout } from "./program-rollout.ts";
 
 export interface RolloutOptions {
   harness: Harness;
@@ -80,13 +81,11 @@ function withGeneratedTools(env: DiscoveryEnvironment, generated: GeneratedCode 
   };
 }
 
-/** One rollout: the harness drives the model through a budgeted search on the task; the best valid program wins. */
-export async function runRollout(o: RolloutOptions): Promise<RolloutOutcome> {
-  const started = performance.now();
-  const startProgram = o.startProgram ?? o.task.seedProgram;
+/** Writes each evaluated program under programs/ and its evaluation into the trajectory. */
+export function evaluationWriter(o: Pick<RolloutOptions, "outDir" | "task" | "trajectory">): (r: EvaluationRecord) => void {
   const programsDir = o.outDir ? join(o.outDir, "programs") : undefined;
   if (programsDir) mkdirSync(programsDir, { recursive: true });
-  const onEvaluation = (r: EvaluationRecord) => {
+  return (r: EvaluationRecord) => {
     const file = programsDir ? `programs/${String(r.index).padStart(4, "0")}${o.task.programExtension}` : undefined;
     if (programsDir && file && o.outDir) writeFileSync(join(o.outDir, file), r.program);
     const e = r.evaluation;
@@ -104,6 +103,15 @@ export async function runRollout(o: RolloutOptions): Promise<RolloutOutcome> {
       stderr: e.artifacts.stderr?.slice(-2000),
     });
   };
+}
+
+/** One rollout: the harness drives the model through a budgeted search on the task; the best valid program wins. */
+export async function runRollout(o: RolloutOptions): Promise<RolloutOutcome> {
+  // A harness program runs as a program: it edits the program file, hone evaluates what it left (program-rollout.ts).
+  if (o.harness.program) return runProgramRollout(o, o.harness.program);
+  const started = performance.now();
+  const startProgram = o.startProgram ?? o.task.seedProgram;
+  const onEvaluation = evaluationWriter(o);
   const env = new DiscoveryEnvironment({
     task: o.task,
     startProgram,

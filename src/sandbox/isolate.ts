@@ -1,4 +1,13 @@
-import ivm from "isolated-vm";
+import { createRequire } from "node:module";
+import type ivm from "isolated-vm";
+
+// The native module loads with the first isolate, not with every command whose modules import this one.
+let ivmModule: typeof ivm | undefined;
+const lib = (): typeof ivm => {
+  ivmModule ??= createRequire(import.meta.url)("isolated-vm") as typeof ivm;
+  return ivmModule;
+};
+
 import { MAX_EDIT_CHARS } from "../task/evolve-block.ts";
 import { BOOTSTRAP } from "./bootstrap.ts";
 import { HostCalls, type ToolHost } from "./host-calls.ts";
@@ -119,7 +128,7 @@ export class SandboxModule {
 
   private async start(): Promise<CallResult> {
     this.reset();
-    const isolate = new ivm.Isolate({ memoryLimit: this.limits.memoryMb });
+    const isolate = new (lib().Isolate)({ memoryLimit: this.limits.memoryMb });
     this.isolate = isolate;
     try {
       const context = await isolate.createContext();
@@ -144,7 +153,7 @@ export class SandboxModule {
   /** The host functions handed to the bootstrap (never put on the isolate's global object). */
   private hostArgs(): unknown[] {
     const tail = [this.seed, this.limits.maxResultChars, MAX_EDIT_JSON];
-    const done = new ivm.Callback((callId: unknown, envelope: unknown) => {
+    const done = new (lib().Callback)((callId: unknown, envelope: unknown) => {
       if (!this.current || this.current.id !== callId) return;
       this.host?.close();
       this.current.done(this.decode(envelope));
@@ -152,9 +161,9 @@ export class SandboxModule {
     const h = this.host;
     if (!h) return [undefined, undefined, undefined, done, undefined, ...tail];
     return [
-      new ivm.Callback(() => h.program()),
-      new ivm.Callback((json: unknown) => h.stage(json)),
-      new ivm.Callback((kind: unknown) => h.start(kind)),
+      new (lib().Callback)(() => h.program()),
+      new (lib().Callback)((json: unknown) => h.stage(json)),
+      new (lib().Callback)((kind: unknown) => h.start(kind)),
       done,
       h.taskJson,
       ...tail,

@@ -1,6 +1,14 @@
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname } from "node:path";
-import Database from "better-sqlite3";
+import type BetterSqlite3 from "better-sqlite3";
+
+// The native module loads with the first database opened, not with every command whose modules import this one.
+let sqlite: typeof BetterSqlite3 | undefined;
+const Database = (path: string, opts?: BetterSqlite3.Options): BetterSqlite3.Database => {
+  sqlite ??= createRequire(import.meta.url)("better-sqlite3") as typeof BetterSqlite3;
+  return new sqlite(path, opts);
+};
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -73,11 +81,11 @@ CREATE INDEX IF NOT EXISTS candidates_parent ON candidates (parent_commit);
 
 export const SCHEMA_VERSION = "2";
 
-export type Db = Database.Database;
+export type Db = BetterSqlite3.Database;
 
 /** Opens (creating if needed) a run's hone.db: SQLite in WAL mode, synchronous FULL so a kill never loses a commit. */
 export function openDb(path: string, opts: { readonly?: boolean } = {}): Db {
-  const db = new Database(path, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false });
+  const db = Database(path, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false });
   if (!opts.readonly) {
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = FULL");
@@ -139,7 +147,7 @@ export function finishRun(db: Db, summary: unknown, status = "finished"): void {
  */
 export function openRecordDb(path: string, schema: string): Db {
   mkdirSync(dirname(path), { recursive: true });
-  const db = new Database(path);
+  const db = Database(path);
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
   db.pragma("busy_timeout = 10000");

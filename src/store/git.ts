@@ -5,7 +5,7 @@ import fsp, { readdir, readFile, readlink, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
-import git, { type TreeEntry } from "isomorphic-git";
+import type { TreeEntry } from "isomorphic-git";
 
 /**
  * The file system isomorphic-git writes objects through: each object appears whole or not at all (a temporary file
@@ -84,6 +84,8 @@ export class HarnessRepo {
    * which is most of what a replayed run costs otherwise.
    */
   async commitDir(dir: string, message: string, parent: string | undefined, order: number): Promise<string> {
+    // isomorphic-git loads with the first commit, not with every command whose modules import this one.
+    const { default: git } = await import("isomorphic-git");
     const gitdir = this.gitDir;
     const fs = objectFs;
     // Returns undefined for a folder with no files: git keeps no empty trees.

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
+import { runnableProblems } from "../../src/compare/cell-settings.ts";
 import { type ExperimentInput, readExperiment } from "../../src/compare/experiment.ts";
 import { planCells } from "../../src/compare/plan.ts";
 import { HoneError } from "../../src/errors.ts";
@@ -43,23 +44,23 @@ function refusal(change: (e: Record<string, unknown>) => void, o = { methods: ME
 }
 
 describe("the experiment file", () => {
-  it("ships a demo that validates: two benchmarks, three methods with random, greedy and harnessttt, three seeds, offline", () => {
+  it("ships a demo that validates: two discovery tasks, three methods with random, greedy and harnessttt, three seeds, offline", () => {
     const e = readExperiment(DEMO, { methods: METHODS });
     expect(e.benchmarks.length + e.tasks.length).toBeGreaterThanOrEqual(2);
     expect(e.methods.map((m) => m.method)).toEqual(["random", "greedy", "harnessttt"]);
     expect(e.seeds).toHaveLength(3);
     expect([e.executor.model, e.proposer.model]).toEqual(["offline", "offline"]);
-    expect(e.benchmarks[0]?.data_dir).toBe(join(ROOT, "test", "fixtures", "datasets"));
-    expect(e.harnesses.map((h) => h.path)).toEqual([join(ROOT, "harnesses", "initial"), join(ROOT, "harnesses", "qa")]);
-    // gsm8k runs with qa only, circle packing with initial only: 2 benchmarks × 1 harness × 3 methods × 3 seeds.
+    expect(e.harnesses.map((h) => h.path)).toEqual([join(ROOT, "harnesses", "initial")]);
+    expect(runnableProblems(e)).toEqual([]);
+    // 2 task groups × 1 harness × 3 methods × 3 seeds.
     const plan = planCells(e);
     expect(plan).toHaveLength(18);
     expect(plan[0]).toMatchObject({
-      cell: "gsm8k-slice+qa+random",
-      dir: "gsm8k-slice+qa+random/seed-0",
-      test_seen_by_method: false,
+      cell: "circle-packing+initial+random",
+      dir: "circle-packing+initial+random/seed-0",
+      test_seen_by_method: true,
     });
-    expect(plan.find((c) => c.benchmark === "circle-packing")?.test_seen_by_method).toBe(true);
+    expect(plan.map((c) => c.benchmark).filter((b, i, a) => a.indexOf(b) === i)).toEqual(["circle-packing", "txn-scheduling"]);
   });
 
   it("validates against the generated JSON Schema, which refuses an unknown key", () => {

@@ -168,17 +168,30 @@ describe("hone compare --report", () => {
     expect(existsSync(join(bad, "report.html"))).toBe(false);
   });
 
-  it("validates an experiment file, then says that running it needs the method layer (exit 2)", async () => {
+  it("validates an experiment file, and refuses what this build cannot run before writing anything (exit 5)", async () => {
     const badFile = join(root, "bad.yaml");
     write(badFile, "name: x\nharnesses: []\n");
+    const qaFile = join(root, "qa.yaml");
+    write(
+      qaFile,
+      [
+        "name: qa",
+        "benchmarks:",
+        `  - { benchmark: gsm8k, data_dir: ${join(ROOT, "test", "fixtures", "datasets")}, splits: { train: { limit: 2 }, test: { limit: 2 } } }`,
+        `harnesses: [{ name: qa, path: ${join(ROOT, "harnesses", "qa")} }]`,
+        "methods: [{ method: random }]",
+        "seeds: [0]",
+        "budget: { unit: evaluator_calls, size: 10 }",
+      ].join("\n"),
+    );
     const [r, bad, none, both] = await Promise.all([
-      hone(["compare", join(ROOT, "experiments", "demo.yaml"), "--out", join(root, "demo")]),
+      hone(["compare", qaFile, "--out", join(root, "demo")]),
       hone(["compare", badFile]),
       hone(["compare"]),
       hone(["compare", badFile, "--report", folder]),
     ]);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/demo\.yaml is valid \(18 cell × seed runs\), but running an experiment needs the method layer/);
+    expect(r.code).toBe(5);
+    expect(r.stderr).toMatch(/qa\.yaml \(benchmarks\.0\): gsm8k: a QA cell needs hone optimize to search on a QA benchmark/);
     expect(existsSync(join(root, "demo"))).toBe(false);
     expect(bad.code).toBe(5);
     expect(bad.stderr).toContain(`${badFile} (harnesses)`);

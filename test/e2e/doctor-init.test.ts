@@ -6,9 +6,11 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { explainFetchFailure } from "../../src/cli/commands/datasets.ts";
 import { findExecutable } from "../../src/cli/which.ts";
+import { readExperiment } from "../../src/compare/experiment.ts";
 import { HoneError } from "../../src/errors.ts";
 import { readOptimizeConfig } from "../../src/loop/optimize-config.ts";
 import { readTrainConfig } from "../../src/loop/train-config.ts";
+import { METHODS } from "../../src/method/registry.ts";
 import { hone } from "../helpers/cli.ts";
 import { GSM8K_FIXTURE, ROOT, tempDir } from "../helpers/fixtures.ts";
 
@@ -97,6 +99,7 @@ describe("hone init", () => {
     for (const [file, schema] of [
       ["hone.yaml", "optimize.schema.json"],
       ["train.yaml", "train.schema.json"],
+      ["experiment.yaml", "experiment.schema.json"],
     ] as const) {
       const text = readFileSync(join(dir, file), "utf8");
       const line = text.split("\n")[0] as string;
@@ -109,9 +112,11 @@ describe("hone init", () => {
     }
     expect(readOptimizeConfig(join(dir, "hone.yaml")).task).toBe("circle-packing");
     expect(readTrainConfig(join(dir, "train.yaml")).harness).toBe(join(ROOT, "harnesses", "qa"));
+    const grid = readExperiment(join(dir, "experiment.yaml"), { methods: Object.keys(METHODS) });
+    expect(grid.harnesses[0]?.path).toBe(join(ROOT, "harnesses", "initial"));
     const again = await hone(["init", dir]);
     expect(again.code).toBe(2);
-    expect(again.stderr).toMatch(/hone.yaml, .*train.yaml already exist; remove, or pass --force/);
+    expect(again.stderr).toMatch(/hone.yaml, .*train.yaml, .*experiment.yaml already exist; remove, or pass --force/);
     expect((await hone(["init", dir, "--force"])).code).toBe(0);
   });
 

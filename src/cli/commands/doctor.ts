@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
-import { type DoctorCheck, doctor } from "../doctor.ts";
+import type { DoctorCheck } from "../doctor.ts";
 import { addModelOptions, modelSettingsFrom } from "../model-options.ts";
 import { printJson } from "../output.ts";
 
@@ -39,6 +39,7 @@ export function registerDoctor(program: Command): void {
   addModelOptions(cmd).action(async (opts) => {
     const m = modelSettingsFrom(opts);
     if (m.baseUrl && !m.model) throw new HoneError("usage", "--base-url needs --model (the model to check on it)");
+    const { doctor } = await import("../doctor.ts");
     const checks = await doctor({
       queue: opts.queue,
       endpoint:

@@ -1,6 +1,5 @@
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
-import { evaluateBenchmark } from "../../loop/eval.ts";
 import type { ModelSettings } from "../../model/resolve.ts";
 import { BENCHMARKS } from "../../task/qa/benchmarks.ts";
 import { addModelOptions, modelSettingsFrom } from "../model-options.ts";
@@ -30,6 +29,7 @@ export function registerEval(program: Command): void {
       throw new HoneError("usage", "--split is train, validation or test");
     const s = modelSettingsFrom(opts);
     const user = modelSettingsFrom(opts, "user");
+    const { evaluateBenchmark } = await import("../../loop/eval.ts");
     const runner = await queueQARunner(opts.queue, { ...s, model: s.model ?? "offline" }, "eval");
     const summary = await evaluateBenchmark(
       {

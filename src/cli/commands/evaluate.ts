@@ -1,9 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
-import { resolveTask, withPhase } from "../../task/builtin.ts";
-import { evaluateProgram } from "../../task/evaluator.ts";
-import { isolationNotice } from "../../task/python-env.ts";
 import { formatScore, printJson } from "../output.ts";
 
 export function registerEvaluate(program: Command): void {
@@ -16,6 +13,9 @@ export function registerEvaluate(program: Command): void {
     .option("--timeout <seconds>", "per-evaluation limit (default: the task's)", Number)
     .option("--json", "print the evaluation as JSON")
     .action(async (programFile: string, opts) => {
+      const { resolveTask, withPhase } = await import("../../task/builtin.ts");
+      const { evaluateProgram } = await import("../../task/evaluator.ts");
+      const { isolationNotice } = await import("../../task/python-env.ts");
       const task = await resolveTask(withPhase(opts.task, opts.phase), opts.tasksDir);
       let text: string;
       try {

@@ -1,13 +1,8 @@
 import { isAbsolute, join, relative, resolve } from "node:path";
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
-import { importNexau, isNexauPackage, NexauRefused, nexauNotes, writePackage } from "../../harness/formats/nexau.ts";
-import { nexauExport } from "../../harness/formats/nexau-export.ts";
-import { harnessProblems, loadHarness } from "../../harness/package.ts";
 import type { MiddlewareConfig, ToolSpec } from "../../harness/types.ts";
-import { type CheckReport, checkHarness, type Problem } from "../../sandbox/check.ts";
-import { formatRefusal, gate } from "../../sandbox/gate.ts";
-import { resolveTask } from "../../task/builtin.ts";
+import type { CheckReport, Problem } from "../../sandbox/check.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
 import { printJson } from "../output.ts";
 
@@ -18,6 +13,9 @@ type Reported = Problem & { field?: string };
  * refusals of the code that did load; when it loads, the full check (gate, schemas, self-test, leak guard).
  */
 async function report(dir: string, task: DiscoveryTask | undefined): Promise<CheckReport & { problems: Reported[] }> {
+  const { harnessProblems } = await import("../../harness/package.ts");
+  const { checkHarness } = await import("../../sandbox/check.ts");
+  const { formatRefusal, gate } = await import("../../sandbox/gate.ts");
   const gated: Reported[] = [];
   const gateAll = (d: string, tools: ToolSpec[], mws: MiddlewareConfig[]) => {
     for (const m of [...tools, ...mws]) {
@@ -48,6 +46,8 @@ export function registerHarness(program: Command): void {
     .option("--task <id|folder>", "also run the leak guard against this task's evaluator and secrets")
     .option("--json", "print the report as JSON")
     .action(async (dirArg: string, opts) => {
+      const { isNexauPackage, nexauNotes } = await import("../../harness/formats/nexau.ts");
+      const { resolveTask } = await import("../../task/builtin.ts");
       const dir = resolve(dirArg);
       const task = opts.task ? await resolveTask(opts.task) : undefined;
       const r = await report(dir, task);
@@ -90,7 +90,8 @@ function registerFormatVerbs(harness: Command): void {
     .command("import <dir>")
     .description("write a hone package from a NexAU package (HarnessTTT's layout); refused with every problem")
     .requiredOption("--out <dir>", "the new hone package's folder (must not exist or be empty)")
-    .action((dir: string, opts: { out: string }) => {
+    .action(async (dir: string, opts: { out: string }) => {
+      const { importNexau } = await import("../../harness/formats/nexau.ts");
       const r = importNexau(dir, opts.out);
       process.stdout.write(`imported ${dir} into ${r.out}\n`);
       printNotes("notes", r.notes);
@@ -101,8 +102,11 @@ function registerFormatVerbs(harness: Command): void {
     .description("write a hone package in another system's layout, so a harness learned here moves back")
     .requiredOption("--format <format>", "the layout to write: nexau (NexAU's, as HarnessTTT runs it)")
     .requiredOption("--out <dir>", "the new package's folder (must not exist or be empty)")
-    .action((dir: string, opts: { format: string; out: string }) => {
+    .action(async (dir: string, opts: { format: string; out: string }) => {
       if (opts.format !== "nexau") throw new HoneError("usage", `--format ${opts.format} is not known; the formats are: nexau`);
+      const { NexauRefused, writePackage } = await import("../../harness/formats/nexau.ts");
+      const { nexauExport } = await import("../../harness/formats/nexau-export.ts");
+      const { loadHarness } = await import("../../harness/package.ts");
       const conv = nexauExport(loadHarness(dir, { generatedCode: () => {} }));
       if (conv.problems.length > 0) throw new NexauRefused(conv.problems);
       const out = writePackage(opts.out, conv.files);

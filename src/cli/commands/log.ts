@@ -3,21 +3,21 @@ import { join } from "node:path";
 import type { Command } from "commander";
 import { HoneError } from "../../errors.ts";
 import { describeNoise } from "../../measure/noise.ts";
-import { allCandidates, allRounds, candidateCommits } from "../../store/candidates.ts";
-import { type Db, openDb, runRow } from "../../store/db.ts";
-import { allDecisions } from "../../store/decisions.ts";
-import { HarnessRepo } from "../../store/git.ts";
-import { loadNoise } from "../../store/noise.ts";
-import { rolloutSummaries } from "../../store/receipts.ts";
+import type { Db } from "../../store/db.ts";
+import type { HarnessRepo } from "../../store/git.ts";
 import { formatScore, printJson } from "../output.ts";
-import { evalLog, printEvalLog, printRunLog, printTrainLog, trainLog } from "./log-kinds.ts";
 
-function openRun(dir: string) {
+async function openRun(dir: string) {
   if (!existsSync(join(dir, "hone.db"))) throw new HoneError("usage", `${dir} is not a run directory (no hone.db)`);
+  const { openDb } = await import("../../store/db.ts");
+  const { HarnessRepo } = await import("../../store/git.ts");
   return { db: openDb(join(dir, "hone.db"), { readonly: true }), repo: new HarnessRepo(join(dir, "harnesses.git")) };
 }
 
-function optimizeLog(db: Db, repo: HarnessRepo, json: boolean): void {
+async function optimizeLog(db: Db, repo: HarnessRepo, json: boolean): Promise<void> {
+  const { allCandidates, allRounds } = await import("../../store/candidates.ts");
+  const { allDecisions } = await import("../../store/decisions.ts");
+  const { loadNoise } = await import("../../store/noise.ts");
   const main = repo.resolve("refs/heads/main");
   const rounds = allRounds(db);
   const cands = allCandidates(db);
@@ -71,11 +71,15 @@ export function registerLog(program: Command): void {
       "a run's record: an optimize run's lineage with scores, rewards and decisions; a train run's epochs and solved matrix; an eval's tasks; a run's rollout",
     )
     .option("--json", "print as JSON")
-    .action((dir: string, opts) => {
-      const { db, repo } = openRun(dir);
+    .action(async (dir: string, opts) => {
+      const { db, repo } = await openRun(dir);
+      const { runRow } = await import("../../store/db.ts");
+      const { allCandidates } = await import("../../store/candidates.ts");
+      const { rolloutSummaries } = await import("../../store/receipts.ts");
+      const { evalLog, printEvalLog, printRunLog, printTrainLog, trainLog } = await import("./log-kinds.ts");
       try {
         const kind = runRow(db)?.kind ?? "optimize";
-        if (kind === "optimize") return optimizeLog(db, repo, Boolean(opts.json));
+        if (kind === "optimize") return await optimizeLog(db, repo, Boolean(opts.json));
         const gateErrors = new Map(allCandidates(db).map((c) => [c.id, c.status === "invalid" ? c.gate_error : null]));
         if (opts.json)
           return printJson(
@@ -95,8 +99,9 @@ export function registerLog(program: Command): void {
   program
     .command("diff <run-dir> <candidate> [other]")
     .description("what changed between a candidate and its parent, or between two candidates (ids like r01-k2, or commits)")
-    .action((dir: string, a: string, b: string | undefined) => {
-      const { db, repo } = openRun(dir);
+    .action(async (dir: string, a: string, b: string | undefined) => {
+      const { db, repo } = await openRun(dir);
+      const { candidateCommits } = await import("../../store/candidates.ts");
       const commitOf = (x: string) => {
         const row = candidateCommits(db, x);
         if (row) {

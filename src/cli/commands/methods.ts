@@ -1,11 +1,10 @@
 import type { Command } from "commander";
-import { z } from "zod";
-import { METHODS } from "../../method/registry.ts";
+import type { z } from "zod";
 import { printJson, table } from "../output.ts";
 
 /** A method's parameters with their defaults, read from its schema. */
-function parameters(schema: unknown): Record<string, unknown> {
-  const shape = schema instanceof z.ZodObject ? schema.shape : {};
+function parameters(schema: unknown, ZodObject: typeof z.ZodObject): Record<string, unknown> {
+  const shape = schema instanceof ZodObject ? schema.shape : {};
   const defaults = (schema as z.ZodType).safeParse({});
   const values = defaults.success ? (defaults.data as Record<string, unknown>) : {};
   return Object.fromEntries(Object.keys(shape).map((k) => [k, values[k] ?? null]));
@@ -16,12 +15,14 @@ export function registerMethods(program: Command): void {
     .command("methods")
     .description("every method `hone optimize --method` takes: what it edits, its parameters and their defaults")
     .option("--json", "print the methods as JSON")
-    .action((opts) => {
+    .action(async (opts) => {
+      const { METHODS } = await import("../../method/registry.ts");
+      const { ZodObject } = await import("zod");
       const rows = Object.values(METHODS).map((m) => ({
         name: m.name,
         edits: m.edits,
         starts_from: m.startFrom,
-        params: parameters(m.params),
+        params: parameters(m.params, ZodObject),
         summary: m.summary,
       }));
       if (opts.json) return printJson(rows);

@@ -1,7 +1,5 @@
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
-import { checkEndpoint } from "../../model/check.ts";
-import { OFFLINE_MODEL_ID, startOfflineServer } from "../../model/offline/server.ts";
 import { addModelOptions, modelSettingsFrom } from "../model-options.ts";
 import { printJson } from "../output.ts";
 
@@ -12,6 +10,8 @@ export function registerModels(program: Command): void {
     .description("list an endpoint's models and make one tiny tool-calling request")
     .option("--json", "print the report as JSON");
   addModelOptions(check).action(async (opts) => {
+    const { checkEndpoint } = await import("../../model/check.ts");
+    const { OFFLINE_MODEL_ID, startOfflineServer } = await import("../../model/offline/server.ts");
     const s = modelSettingsFrom(opts);
     let baseUrl = s.baseUrl;
     let stop: (() => Promise<void>) | undefined;
@@ -51,6 +51,7 @@ export function registerServeOffline(program: Command): void {
     .option("--port <n>", "port (0 picks a free one)", Number, 8000)
     .option("--latency-ms <ms>", "added latency per chat completion", Number, 0)
     .action(async (opts) => {
+      const { OFFLINE_MODEL_ID, startOfflineServer } = await import("../../model/offline/server.ts");
       const server = await startOfflineServer({ port: opts.port, latencyMs: opts.latencyMs });
       process.stdout.write(`offline model serving at ${server.url} (model id "${OFFLINE_MODEL_ID}"); Ctrl-C stops it\n`);
       await new Promise<void>((resolve) => {

@@ -2,14 +2,10 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
-import { type OptimizeEvent, type OptimizeSettings, optimize } from "../../loop/optimize.ts";
-import { readOptimizeConfig, settingsFromConfig } from "../../loop/optimize-config.ts";
-import { runReceipt } from "../../loop/receipt.ts";
+import type { OptimizeEvent, OptimizeSettings } from "../../loop/optimize.ts";
 import { defaultRunDir } from "../../loop/run-dir.ts";
-import { defaultCachePath } from "../../model/cache.ts";
-import { resolveTask, withPhase } from "../../task/builtin.ts";
 import { addModelOptions } from "../model-options.ts";
-import { numberish, optionsFromFlags } from "../optimize-flags.ts";
+import { numberish } from "../numberish.ts";
 import { formatScore, isTty, printJson, table } from "../output.ts";
 import { modelCallSummary, OptimizeProgress } from "../progress.ts";
 import { atStop } from "../shutdown.ts";
@@ -53,6 +49,12 @@ export function registerOptimize(program: Command): void {
   addModelOptions(cmd, "executor");
   addModelOptions(cmd, "proposer");
   cmd.action(async (opts) => {
+    const { optimize } = await import("../../loop/optimize.ts");
+    const { readOptimizeConfig, settingsFromConfig } = await import("../../loop/optimize-config.ts");
+    const { optionsFromFlags } = await import("../optimize-flags.ts");
+    const { runReceipt } = await import("../../loop/receipt.ts");
+    const { defaultCachePath } = await import("../../model/cache.ts");
+    const { resolveTask, withPhase } = await import("../../task/builtin.ts");
     const file = opts.config ? { path: opts.config as string, config: readOptimizeConfig(opts.config) } : undefined;
     if (opts.resume) {
       // Everything comes from the run's hone.db; what may change is still checked by the schema, flag by flag.

@@ -1,8 +1,6 @@
 import { join } from "node:path";
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
-import { replayRun } from "../../loop/replay.ts";
-import { defaultCachePath, ResponseStore } from "../../model/cache.ts";
 import { isTty, printJson } from "../output.ts";
 import { OptimizeProgress } from "../progress.ts";
 
@@ -21,6 +19,7 @@ export function registerReplay(program: Command): void {
     .option("--out <dir>", "a new folder for the replay (default <run-dir>-replay, then -replay-2, …)")
     .option("--json", "print the comparison as JSON")
     .action(async (dirArg: string, opts) => {
+      const { replayRun } = await import("../../loop/replay.ts");
       const progress = opts.json ? undefined : new OptimizeProgress(isTty());
       const r = await replayRun(dirArg, opts.out, (e) => progress?.on(e));
       progress?.end();
@@ -44,7 +43,8 @@ export function registerReplay(program: Command): void {
     .command("stats")
     .option("--cache-dir <dir>", "cache folder (default HONE_CACHE_DIR or ~/.cache/hone)")
     .option("--json", "print as JSON")
-    .action((opts) => {
+    .action(async (opts) => {
+      const { defaultCachePath, ResponseStore } = await import("../../model/cache.ts");
       const path = opts.cacheDir ? join(opts.cacheDir, "requests.db") : defaultCachePath();
       const store = new ResponseStore(path);
       const s = store.stats();
@@ -59,7 +59,8 @@ export function registerReplay(program: Command): void {
     .command("clear")
     .option("--older-than <age>", "only entries older than this (like 14d, 12h)")
     .option("--cache-dir <dir>", "cache folder (default HONE_CACHE_DIR or ~/.cache/hone)")
-    .action((opts) => {
+    .action(async (opts) => {
+      const { defaultCachePath, ResponseStore } = await import("../../model/cache.ts");
       const path = opts.cacheDir ? join(opts.cacheDir, "requests.db") : defaultCachePath();
       const store = new ResponseStore(path);
       const n = store.clear(opts.olderThan ? parseAge(opts.olderThan) : undefined);

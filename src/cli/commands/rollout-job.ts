@@ -2,7 +2,6 @@ import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import type { Command } from "commander";
 import { ExitCode } from "../../errors.ts";
-import { executeJobData, WorkerCaches } from "../../loop/distributed/execute.ts";
 import type { RolloutJobData } from "../../loop/distributed/job-data.ts";
 
 /** Runs one rollout from a job file into a folder: what a Slurm job script calls. */
@@ -12,6 +11,7 @@ export function registerRolloutJob(program: Command): void {
     .description("run one rollout job file (written by the Slurm runner) into --out")
     .requiredOption("--out <dir>", "where the rollout is written")
     .action(async (file: string, opts) => {
+      const { executeJobData, WorkerCaches } = await import("../../loop/distributed/execute.ts");
       const caches = new WorkerCaches(1);
       try {
         const error = await executeJobData(

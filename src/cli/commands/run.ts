@@ -1,8 +1,6 @@
 import { rmSync } from "node:fs";
 import type { Command } from "commander";
 import { ExitCode } from "../../errors.ts";
-import { DEFAULT_HARNESS, runHarness } from "../../loop/run.ts";
-import { withPhase } from "../../task/builtin.ts";
 import { addModelOptions, modelSettingsFrom } from "../model-options.ts";
 import { formatScore, isTty, printJson } from "../output.ts";
 import { atStop } from "../shutdown.ts";
@@ -12,7 +10,7 @@ export function registerRun(program: Command): void {
     .command("run")
     .description("run one harness on one discovery task: a budgeted search by the executor model")
     .requiredOption("--task <id|folder>", "a built-in task id (see `hone tasks`) or a task folder")
-    .option("--harness <dir>", "harness package directory", DEFAULT_HARNESS)
+    .option("--harness <dir>", "harness package directory (default harnesses/initial)")
     .option("--max-evals <n>", "evaluator calls for the rollout (default: the task's budget)", Number)
     .option("--out <dir>", "run directory to create (default runs/run-<task>-<time>)")
     .option("--seed <n>", "sampling seed", Number, 0)
@@ -22,9 +20,11 @@ export function registerRun(program: Command): void {
     .option("--cold", "spawn a fresh interpreter per evaluation instead of the warm evaluator pool")
     .option("--json", "print the result as JSON only");
   addModelOptions(cmd).action(async (opts) => {
+    const { DEFAULT_HARNESS, runHarness } = await import("../../loop/run.ts");
+    const { withPhase } = await import("../../task/builtin.ts");
     const settings = modelSettingsFrom(opts);
     const live = !opts.json;
-    const result = await runHarness(opts.harness, withPhase(opts.task, opts.phase), {
+    const result = await runHarness(opts.harness ?? DEFAULT_HARNESS, withPhase(opts.task, opts.phase), {
       ...settings,
       maxEvals: opts.maxEvals,
       outDir: opts.out,

@@ -1,12 +1,8 @@
 import { relative } from "node:path";
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
-import { BUILTIN_TASKS_DIR, resolveTask, withPhase } from "../../task/builtin.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
-import { describeFallback } from "../../task/evaluation.ts";
-import { describeNeeds, taskNeeds } from "../../task/needs.ts";
-import { loadEntry, type RegistryEntry, readRegistry } from "../../task/registry.ts";
-import { scaffoldTask } from "../../task/scaffold.ts";
+import type { RegistryEntry } from "../../task/registry.ts";
 import { formatScore, printJson, table } from "../output.ts";
 
 function summary(t: DiscoveryTask) {
@@ -32,7 +28,7 @@ function layoutLine(t: DiscoveryTask): string {
 }
 
 /** Every entry that loads; each one that does not is named on stderr with its reason, and the exit code says so. */
-function loadAll(entries: RegistryEntry[]): DiscoveryTask[] {
+function loadAll(entries: RegistryEntry[], loadEntry: (e: RegistryEntry) => DiscoveryTask): DiscoveryTask[] {
   return entries.flatMap((e) => {
     try {
       return [loadEntry(e)];
@@ -51,9 +47,11 @@ export function registerTasks(program: Command): void {
     .description("list discovery tasks (built-in, or a folder of task folders with --tasks-dir)")
     .option("--tasks-dir <dir>", "a folder of task folders with an optional tasks.yaml (default: HONE_TASKS, else the built-ins)")
     .option("--json", "print as JSON")
-    .action((opts) => {
+    .action(async (opts) => {
+      const { BUILTIN_TASKS_DIR } = await import("../../task/builtin.ts");
+      const { loadEntry, readRegistry } = await import("../../task/registry.ts");
       const dir = opts.tasksDir ?? process.env.HONE_TASKS ?? BUILTIN_TASKS_DIR;
-      const list = loadAll(readRegistry(dir));
+      const list = loadAll(readRegistry(dir), loadEntry);
       if (opts.json) {
         printJson(list.map(summary));
         return;
@@ -78,6 +76,9 @@ export function registerTasks(program: Command): void {
     .option("--phase <n>", "read the task folder's config_phase_N.yaml (default: config.yaml, else the first phase)", Number)
     .option("--json", "print as JSON")
     .action(async (id: string, opts) => {
+      const { resolveTask, withPhase } = await import("../../task/builtin.ts");
+      const { describeFallback } = await import("../../task/evaluation.ts");
+      const { describeNeeds, taskNeeds } = await import("../../task/needs.ts");
       const t = await resolveTask(withPhase(id, opts.phase), tasks.opts().tasksDir, { check: false });
       const needs = describeNeeds(t, taskNeeds(t));
       if (opts.json || tasks.opts().json) {
@@ -117,7 +118,8 @@ export function registerTasks(program: Command): void {
   tasks
     .command("new <folder>")
     .description("scaffold a task folder: a seed program, an evaluator, config.yaml and hone.yaml")
-    .action((folder: string) => {
+    .action(async (folder: string) => {
+      const { scaffoldTask } = await import("../../task/scaffold.ts");
       const dir = scaffoldTask(folder);
       process.stdout.write(`created ${dir}\n  try it: npx hone evaluate --task ${dir} ${dir}/initial_program.py\n`);
       process.exitCode = ExitCode.ok;

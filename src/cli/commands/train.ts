@@ -1,8 +1,6 @@
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
 import { defaultRunDir } from "../../loop/run-dir.ts";
-import { readTrainConfig } from "../../loop/train-config.ts";
-import { openTrainRun } from "../../loop/train-setup.ts";
 import { formatScore, printJson } from "../output.ts";
 import { QUEUE_HELP } from "../queue-option.ts";
 
@@ -20,6 +18,8 @@ export function registerTrain(program: Command): void {
     .option("--json", "print the epochs as JSON")
     .action(async (opts) => {
       if (!opts.config && !opts.resume) throw new HoneError("usage", "give --config train.yaml, or --resume a run directory");
+      const { readTrainConfig } = await import("../../loop/train-config.ts");
+      const { openTrainRun } = await import("../../loop/train-setup.ts");
       const c = opts.config ? readTrainConfig(opts.config) : undefined;
       const out = opts.resume ?? opts.out ?? c?.out ?? defaultRunDir("train");
       const say = (text: string) => {

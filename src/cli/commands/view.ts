@@ -1,7 +1,5 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import type { Command } from "commander";
-import { ensureConsoleBuilt } from "../../console/build.ts";
-import { startConsole } from "../../console/server.ts";
 import { HoneError } from "../../errors.ts";
 import { atStop, stopPolicy } from "../shutdown.ts";
 
@@ -29,6 +27,8 @@ export function registerView(program: Command): void {
       const port = Number(opts.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535)
         throw new HoneError("usage", `--port ${opts.port} is not a port number`);
+      const { ensureConsoleBuilt } = await import("../../console/build.ts");
+      const { startConsole } = await import("../../console/server.ts");
       await ensureConsoleBuilt();
       const token = readToken(opts.tokenFile);
       const server = await startConsole({ root, host: opts.host, port, token });

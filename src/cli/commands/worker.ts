@@ -1,6 +1,5 @@
 import type { Command } from "commander";
 import { HoneError } from "../../errors.ts";
-import { startWorker } from "../../loop/distributed/bullmq.ts";
 import { atStop, stopPolicy } from "../shutdown.ts";
 
 export function registerWorker(program: Command): void {
@@ -25,6 +24,7 @@ export function registerWorker(program: Command): void {
     )
     .action(async (opts) => {
       if (!(opts.stopTimeout >= 0)) throw new HoneError("usage", "--stop-timeout takes a number of seconds");
+      const { startWorker } = await import("../../loop/distributed/bullmq.ts");
       const w = await startWorker({
         url: opts.queue,
         concurrency: opts.concurrency,

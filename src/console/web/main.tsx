@@ -3,6 +3,7 @@ import { createRoot } from "react-dom/client";
 import { ErrorPage } from "./components/ErrorPage.tsx";
 import { CandidatePage } from "./pages/Candidate.tsx";
 import { ComparePage } from "./pages/Compare.tsx";
+import { GridPage } from "./pages/Grid.tsx";
 import { RolloutPage } from "./pages/Rollout.tsx";
 import { RunPage } from "./pages/Run.tsx";
 import { RunsPage } from "./pages/Runs.tsx";
@@ -19,6 +20,7 @@ function App() {
     page = <RolloutPage run={parts[1]} id={parts[3]} />;
   else if (parts[0] === "run" && parts[1] && parts.length === 2) page = <RunPage id={parts[1]} />;
   else if (parts[0] === "compare" && parts.length === 1) page = <ComparePage ids={search.getAll("run")} />;
+  else if (parts[0] === "grid" && parts.length === 1) page = <GridPage id={search.get("experiment") ?? ""} />;
   else if (parts.length === 0) page = <RunsPage />;
   else page = <ErrorPage message={`There is no page at ${path}.`} run={parts[0] === "run" && parts[1] ? parts[1] : undefined} />;
   return (

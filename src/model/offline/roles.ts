@@ -11,3 +11,4 @@ import "./ace-curator-role.ts";
 import "./skillopt-analyst-role.ts";
 import "./diagnose-role.ts";
 import "./method-roles.ts";
+import "./plain-chat-role.ts";

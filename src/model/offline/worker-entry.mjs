@@ -1,14 +1,11 @@
-// Worker-thread entry for the offline model: registers tsx (the TypeScript sources run as they are), then serves.
-import { parentPort, workerData } from "node:worker_threads";
-import { register } from "tsx/esm/api";
+// Worker-thread entry for the offline model: the bundled worker when dist/ is fresh (bin/bundle.js), else the
+// TypeScript source through tsx.
+import { freshBundle } from "../../../bin/bundle.js";
 
-register();
-const { startOfflineServer } = await import("./server.ts");
-const server = await startOfflineServer(workerData);
-parentPort.postMessage({ url: server.url, port: server.port });
-parentPort.on("message", async (m) => {
-  if (m === "close") {
-    await server.close();
-    parentPort.postMessage("closed");
-  }
-});
+const bundled = freshBundle("offline-worker");
+if (bundled) await import(bundled);
+else {
+  const { register } = await import("tsx/esm/api");
+  register();
+  await import("./worker-serve.ts");
+}

@@ -1,7 +1,6 @@
 import { readFileSync, statSync } from "node:fs";
 import { basename } from "node:path";
 import { gunzipSync } from "node:zlib";
-import { asyncBufferFromFile, parquetReadObjects } from "hyparquet";
 import { HoneError } from "../../errors.ts";
 
 /** Dataset files are read whole; one larger than this is refused rather than filling memory. */
@@ -56,6 +55,8 @@ export function readJsonArray(file: string, key?: string): Row[] {
 
 /** A Parquet file's rows as objects (hyparquet; snappy and uncompressed pages). */
 export async function readParquet(file: string): Promise<Row[]> {
+  // hyparquet loads with the first Parquet file read, not with every command that lists the benchmarks.
+  const { asyncBufferFromFile, parquetReadObjects } = await import("hyparquet");
   try {
     return (await parquetReadObjects({ file: await asyncBufferFromFile(file) })) as Row[];
   } catch (err) {

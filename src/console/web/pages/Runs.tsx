@@ -7,6 +7,28 @@ import { duration, num, score, when } from "../format.ts";
 import { Link, navigate, runUrl } from "../router.tsx";
 import type { RunSummary } from "../types.ts";
 
+/** The `hone compare` experiments under the console's folder, each a link to its grid page. */
+function Experiments() {
+  const { data } = useLiveJson<{ items: { id: string; name: string; planned: number; finished: number }[] }>(
+    "/api/experiments",
+    "/api/events",
+  );
+  if (!data || data.items.length === 0) return null;
+  return (
+    <p data-testid="experiments">
+      Grids:{" "}
+      {data.items.map((e) => (
+        <span key={e.id} className="nowrap">
+          <Link to={`/grid?experiment=${encodeURIComponent(e.id)}`}>{e.id}</Link>{" "}
+          <span className="muted">
+            ({e.finished}/{e.planned} finished){" "}
+          </span>
+        </span>
+      ))}
+    </p>
+  );
+}
+
 export function RunsPage() {
   const { data, error } = useLiveJson<{ total: number; items: RunSummary[] }>("/api/runs?limit=1000", "/api/events");
   const [picked, setPicked] = useState<string[]>([]);
@@ -23,6 +45,7 @@ export function RunsPage() {
           Compare {picked.length >= 2 ? picked.length : ""} runs
         </button>
       </div>
+      <Experiments />
       {data.total === 0 && (
         <p className="muted">
           No run directories here yet. Start one with <code>npx hone optimize --task circle-packing --out runs/cp26</code>.

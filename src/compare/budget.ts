@@ -1,0 +1,49 @@
+// One budget for every cell: turned into rounds up front where the unit allows (evaluator calls), and otherwise
+// checked after every round against what the records show was spent. Pure functions.
+import type { CellCost } from "./cell.ts";
+import type { BudgetUnit } from "./experiment.ts";
+
+/** The shape of a cell's rounds: what bounds the evaluator calls a round can make. */
+export interface RoundShape {
+  proposals: number;
+  maxEvals: number;
+  noiseRepeats: number;
+  paired: boolean;
+}
+
+/**
+ * The most evaluator calls one round of proposals can make: K rollouts of `maxEvals` (twice that with paired
+ * controls) and, where the evaluator is stochastic, the comparison's re-evaluations (the incumbent's and each
+ * rollout's best program, `noiseRepeats` each).
+ */
+export function roundCalls(s: RoundShape, stochastic: boolean): number {
+  const rollouts = s.proposals * (s.paired ? 2 : 1);
+  const repeats = stochastic && s.noiseRepeats >= 2 ? s.noiseRepeats * (1 + rollouts) : 0;
+  return rollouts * s.maxEvals + repeats;
+}
+
+/** The most evaluator calls the seed round can make: the seed program's repeats and the seed harness's rollout. */
+export const seedRoundCalls = (s: RoundShape) => s.noiseRepeats + s.maxEvals;
+
+/** How many rounds of proposals fit in `size` evaluator calls once the seed round has spent `seedSpent`. */
+export function roundsForCalls(size: number, seedSpent: number, s: RoundShape, stochastic: boolean): number {
+  const per = roundCalls(s, stochastic);
+  return per <= 0 ? 0 : Math.max(0, Math.floor((size - seedSpent) / per));
+}
+
+/** The most rounds any cell runs, whatever its unit: a guard against a budget no round spends. */
+export const MAX_ROUNDS = 1000;
+
+/**
+ * Where the unit cannot be planned (tokens, seconds): whether to run one more round, given what the finished rounds
+ * spent. Another round runs while the budget is not spent and the costliest round so far (of proposals; none before
+ * the first) would still fit. A round that spent nothing of the unit (random spends no proposer tokens) ends the
+ * search: its rounds cannot be counted in that unit.
+ */
+export function anotherRound(unit: BudgetUnit, size: number, spent: number, rounds: readonly CellCost[]): boolean {
+  if (rounds.length >= MAX_ROUNDS || spent >= size) return false;
+  const last = rounds[rounds.length - 1];
+  if (last && last[unit] <= 0) return false;
+  const dearest = Math.max(0, ...rounds.map((c) => c[unit]));
+  return spent + dearest <= size;
+}

@@ -1,0 +1,73 @@
+// The platform's measurement of a cell: one harness (the method's final choice, or the seed harness) rolled out once
+// per test task and repeat, each an ordinary `hone run` directory. Resumable: a repeat whose run directory is there
+// (it appears by rename only once finished) is read back, never run again.
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { type RunHarnessOptions, runHarness } from "../loop/run.ts";
+import type { DiscoveryTask } from "../task/discovery-task.ts";
+import type { ChoiceResult, TaskResult } from "./cell.ts";
+
+export interface TestMeasureOptions {
+  /** The harness folder to measure. */
+  harness: string;
+  /** The candidate's id in the cell's run ("seed" for the seed harness). */
+  candidate: string;
+  tasks: readonly DiscoveryTask[];
+  repeats: number;
+  /** The cell's seed; repeat r runs at seed `seed * 100 + r`, the same for the final choice and the seed harness. */
+  seed: number;
+  /** Where the repeats' run directories go: `<dir>/<task>/r<k>`. */
+  dir: string;
+  run: Omit<RunHarnessOptions, "outDir" | "seed">;
+}
+
+/** What one finished repeat left in its result.json. */
+interface RepeatResult {
+  best_score: number | null;
+  best_valid: boolean;
+  status: string;
+  error?: string;
+  harness: { content_hash: string };
+}
+
+function readRepeat(dir: string): RepeatResult | undefined {
+  const file = join(dir, "result.json");
+  if (!existsSync(file)) return undefined;
+  return JSON.parse(readFileSync(file, "utf8")) as RepeatResult;
+}
+
+async function repeat(o: TestMeasureOptions, task: DiscoveryTask, r: number): Promise<RepeatResult> {
+  const dir = join(o.dir, task.id, `r${r}`);
+  const done = readRepeat(dir);
+  if (done) return done;
+  // A repeat killed while it ran left only its hidden build folder (named by the process that made it).
+  const parent = join(o.dir, task.id);
+  if (existsSync(parent))
+    for (const f of readdirSync(parent))
+      if (f.startsWith(`.r${r}.partial-`)) rmSync(join(parent, f), { recursive: true, force: true });
+  await runHarness(o.harness, task, { ...o.run, outDir: dir, seed: o.seed * 100 + r });
+  return readRepeat(dir) as RepeatResult;
+}
+
+/** A task's result: the mean of its valid repeats; no valid repeat is an invalid result with the reason. */
+function taskResult(task: string, repeats: RepeatResult[]): TaskResult {
+  const scores = repeats.filter((x) => x.best_valid && x.best_score !== null).map((x) => x.best_score as number);
+  if (scores.length === 0) {
+    const why = repeats.find((x) => x.error)?.error ?? repeats[0]?.status ?? "no repeat";
+    return { task, score: null, valid: false, reason: `no valid program in ${repeats.length} repeat(s): ${why}`.slice(0, 4000) };
+  }
+  return { task, score: scores.reduce((a, b) => a + b, 0) / scores.length, valid: true };
+}
+
+/** Measures one harness on every test task, `repeats` times each, one repeat after another. */
+export async function measureOnTest(o: TestMeasureOptions): Promise<ChoiceResult> {
+  const tasks: TaskResult[] = [];
+  let harness = "";
+  for (const task of o.tasks) {
+    const rs: RepeatResult[] = [];
+    for (let r = 0; r < o.repeats; r++) rs.push(await repeat(o, task, r));
+    harness ||= rs[0]?.harness.content_hash ?? "";
+    tasks.push(taskResult(task.id, rs));
+  }
+  return { candidate: o.candidate, harness, tasks };
+}

@@ -1,0 +1,111 @@
+// A cell's search: an ordinary optimize run in the cell's folder, round 0 first, then as many rounds of proposals as
+// the budget allows (planned up front for evaluator calls, checked round by round for the other units). Resumable:
+// every step starts from what the run's hone.db holds.
+import { existsSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { type OptimizeEvent, type OptimizeSettings, optimize } from "../loop/optimize.ts";
+import type { Direction } from "../measure/compare.ts";
+import { spendRollouts, spendRounds } from "../store/cell-spend.ts";
+import { openDb } from "../store/db.ts";
+import { loadNoise } from "../store/noise.ts";
+import { anotherRound, MAX_ROUNDS, type RoundShape, roundsForCalls } from "./budget.ts";
+import type { BudgetUnit } from "./experiment.ts";
+import { cellSpend, type Spend } from "./spend.ts";
+
+export interface SearchOptions {
+  dir: string;
+  settings: OptimizeSettings;
+  budget: { unit: BudgetUnit; size: number };
+  direction: Direction;
+  onEvent?: (e: OptimizeEvent) => void;
+}
+
+export interface SearchResult {
+  spend: Spend;
+  /** Rounds of proposals run after the seed round. */
+  rounds: number;
+}
+
+/** The cell's spend and curve so far, from its records. */
+export function readSpend(dir: string, unit: BudgetUnit, direction: Direction): Spend {
+  const db = openDb(join(dir, "hone.db"), { readonly: true });
+  try {
+    return cellSpend(spendRounds(db), spendRollouts(db), unit, direction);
+  } finally {
+    db.close();
+  }
+}
+
+function stochasticOf(dir: string): boolean {
+  const db = openDb(join(dir, "hone.db"), { readonly: true });
+  try {
+    return loadNoise(db, "run")?.stochastic === 1;
+  } finally {
+    db.close();
+  }
+}
+
+/** Runs (or resumes) the cell's optimize run, asking before each round of proposals whether the budget allows it. */
+async function optimizeCell(o: SearchOptions, cap: number, nextRound: (round: number) => boolean): Promise<void> {
+  const started = existsSync(join(o.dir, "hone.db"));
+  // A folder killed before its hone.db appeared holds nothing recorded: start it again.
+  if (!started && existsSync(o.dir) && readdirSync(o.dir).length > 0) rmSync(o.dir, { recursive: true, force: true });
+  await optimize(
+    { ...o.settings, rounds: cap },
+    { outDir: o.dir, resume: started, overrides: { rounds: cap }, onEvent: o.onEvent, nextRound },
+  );
+}
+
+const shapeOf = (s: OptimizeSettings): RoundShape => ({
+  proposals: s.proposalsPerRound,
+  maxEvals: s.maxEvals,
+  noiseRepeats: s.noiseRepeats ?? 3,
+  paired: s.paired,
+});
+
+/**
+ * What each decision rests on: for evaluator calls, the rounds that fit once round 0 is recorded (what it spent, and
+ * whether the evaluator proved stochastic); for the other units, the rounds recorded before the one asked about. So a
+ * resumed cell takes the same decisions again.
+ */
+function budgetRule(o: SearchOptions): (round: number) => boolean {
+  const { unit, size } = o.budget;
+  if (unit === "evaluator_calls") {
+    let planned: number | undefined;
+    return (round) => {
+      if (planned === undefined) {
+        const seedSpent = readSpend(o.dir, unit, o.direction).rounds[0]?.cost.evaluator_calls ?? size;
+        planned = roundsForCalls(size, seedSpent, shapeOf(o.settings), stochasticOf(o.dir));
+      }
+      return round <= planned;
+    };
+  }
+  return (round) => {
+    const before = readSpend(o.dir, unit, o.direction).rounds.filter((r) => r.round < round);
+    const spent = before.reduce((a, r) => a + r.cost[unit], 0);
+    return anotherRound(
+      unit,
+      size,
+      spent,
+      before.filter((r) => r.round > 0).map((r) => r.cost),
+    );
+  };
+}
+
+/** The most rounds a cell can run: for evaluator calls, what fits if every round spent only its rollouts' calls. */
+function roundCap(o: SearchOptions): number {
+  if (o.budget.unit !== "evaluator_calls") return MAX_ROUNDS;
+  const s = shapeOf(o.settings);
+  const least = s.proposals * (s.paired ? 2 : 1) * s.maxEvals;
+  return Math.max(0, Math.min(MAX_ROUNDS, Math.floor(o.budget.size / least)));
+}
+
+/**
+ * Round 0 (the seed program's repeats and the seed harness's rollout), then rounds of proposals while the budget
+ * allows, in one optimize run (resumed where it stopped); the run's best/ is its final choice.
+ */
+export async function runSearch(o: SearchOptions): Promise<SearchResult> {
+  await optimizeCell(o, roundCap(o), budgetRule(o));
+  const spend = readSpend(o.dir, o.budget.unit, o.direction);
+  return { spend, rounds: spend.rounds.filter((r) => r.round > 0).length };
+}
