@@ -109,7 +109,7 @@ describe("hone view in a real browser", () => {
     const text = await rows.first().innerText();
     expect(text).toMatch(/cp-a/);
     expect(text).toMatch(/circle-packing/);
-    expect(text).toMatch(/optimize · context/);
+    expect(text).toMatch(/optimize · harnessttt · context/);
     expect(text).toMatch(/offline \/ offline/);
     expect(text).toMatch(/finished/);
     expect(text).toMatch(/\d\.\d{5}/);
