@@ -18,7 +18,7 @@ await optimize(
     proposer: { model: "offline" },
     rounds: 1,
     proposalsPerRound: 1,
-    maxMetricCalls: 2,
+    maxEvals: 2,
     concurrency: 1,
     paired: false,
     seed: 0,

@@ -49,7 +49,7 @@ function identityOf(exp: Experiment, s: OptimizeSettings, test: readonly Discove
       executor: endpointOf(s.executor),
       // A harness's sampling is its own (covered by its content hash); the grid sets none of its own.
       sampling: {},
-      budget: { maxEvals: s.maxMetricCalls, timeoutSec: first.timeoutSec },
+      budget: { maxEvals: s.maxEvals, timeoutSec: first.timeoutSec },
       harness: seedHash,
       hone: HONE_VERSION,
     },
@@ -97,7 +97,7 @@ export async function runCell(exp: Experiment, cell: PlannedCell, o: CellRunOpti
     onEvent: o.onEvent && ((e) => o.onEvent?.(cell, e)),
   });
   const s = setup.settings;
-  const run = { ...s.executor, maxEvals: s.maxMetricCalls, tasksDir: s.tasksDir, warmPool: s.warmPool };
+  const run = { ...s.executor, maxEvals: s.maxEvals, tasksDir: s.tasksDir, warmPool: s.warmPool };
   const common = { tasks: setup.test, repeats: exp.repeats, seed: cell.seed, run };
   const harness = exp.harnesses.find((h) => h.name === cell.harness)?.path as string;
   // The seed harness at this seed is one measurement shared by every method's cell (the same harness, tasks and seeds).

@@ -79,7 +79,7 @@ export class RunReader {
         method?: string;
         rounds?: number;
         proposalsPerRound?: number;
-        maxMetricCalls?: number;
+        maxEvals?: number;
       }
     >(run.config, {});
     const summary = parse<{ best_score?: number; start_score?: number }>(run.summary, {});
@@ -111,7 +111,7 @@ export class RunReader {
       rounds_planned: config.rounds ?? null,
       rounds_done: progress.rounds_done ?? 0,
       proposals_per_round: config.proposalsPerRound ?? null,
-      max_evals: config.maxMetricCalls ?? null,
+      max_evals: config.maxEvals ?? null,
       best_score: summary.best_score ?? progress.best_round_score,
       start_score: summary.start_score ?? progress.start_score,
       rollouts: progress.rollouts,

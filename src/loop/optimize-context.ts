@@ -4,7 +4,10 @@ import { join } from "node:path";
 import { contentHash } from "../harness/files.ts";
 import { loadHarness } from "../harness/package.ts";
 import type { Harness } from "../harness/types.ts";
+import type { Budget, Candidate, Direction, TaskBrief } from "../method/method.ts";
+import { type ProposerTask, proposerTaskOf } from "../method/proposer.ts";
 import type { ResolvedModel } from "../model/resolve.ts";
+import { checkHarness } from "../sandbox/check.ts";
 import { commitOfCandidate, contentHashOfCommit } from "../store/candidates.ts";
 import { createRunDb, type Db, openDb } from "../store/db.ts";
 import { HarnessRepo } from "../store/git.ts";
@@ -32,8 +35,74 @@ export interface Incumbent {
 export const pad = (n: number) => String(n).padStart(2, "0");
 export const candidateId = (round: number, slot: number) => `r${pad(round)}-k${slot}`;
 
-/** Everything a run needs, opened once: records, versions, task, models, evaluator, runner. */
-export class RunContext {
+/**
+ * What the search is over, as the method layer needs it whatever the target: a discovery task or a QA benchmark.
+ * What a method or the proposer is told comes from here (never the evaluator, gold answers, or a hidden reference).
+ */
+export interface SearchTarget {
+  kind: "discovery" | "qa";
+  id: string;
+  metric: string;
+  direction: Direction;
+  /** What a method is told (Method's TaskBrief). */
+  brief: TaskBrief;
+  /** What hone's spec proposer is told. */
+  proposerTask: ProposerTask;
+  /** Rewards are shown to the proposer only where they cannot give a hidden reference value away. */
+  showRewards: boolean;
+  /** The gate every compiled candidate passes: the problems, empty when it is accepted. */
+  gate(dir: string): Promise<string[]>;
+}
+
+/** The gate's problems for a compiled candidate folder, with paths relative to it. */
+export async function gateProblems(dir: string, task?: DiscoveryTask): Promise<string[]> {
+  const report = await checkHarness(dir, { task });
+  return report.problems.map((p) => `[${p.check}] ${p.message.replace(`${dir}/`, "")}`);
+}
+
+/** A discovery task as the search's target: no evaluator, no reference unless the task allows it. */
+export function discoveryTarget(task: DiscoveryTask, maxEvals: number): SearchTarget {
+  const reference = task.showReference ? task.reference?.value : undefined;
+  return {
+    kind: "discovery",
+    id: task.id,
+    metric: task.metric,
+    direction: task.direction,
+    brief: {
+      kind: "discovery",
+      id: task.id,
+      description: task.description,
+      metric: task.metric,
+      direction: task.direction,
+      reference,
+    },
+    proposerTask: proposerTaskOf(task, maxEvals),
+    showRewards: task.reference === undefined || Boolean(task.showReference),
+    gate: (dir) => gateProblems(dir, task),
+  };
+}
+
+/** What every search context gives the method layer (proposals, archive, keep), discovery or QA. */
+export interface SearchContext {
+  readonly dir: string;
+  readonly runId: string;
+  readonly db: Db;
+  readonly repo: HarnessRepo;
+  readonly settings: OptimizeSettings;
+  proposer: ResolvedModel;
+  readonly proposerHarness: Harness;
+  readonly emit: (e: OptimizeEvent) => void;
+  readonly recording: Recording;
+  readonly target: SearchTarget;
+  candidateDir(id: string, commit: string): string;
+  /** What the spec proposer is shown a candidate works on: its best program (discovery) or its train results (QA). */
+  workOf(c: Candidate | undefined): { program?: string; results?: string };
+  /** The budget as a method is told it. */
+  budget(): Budget;
+}
+
+/** Everything a discovery run needs, opened once: records, versions, task, models, evaluator, runner. */
+export class RunContext implements SearchContext {
   constructor(
     readonly dir: string,
     readonly runId: string,
@@ -49,7 +118,10 @@ export class RunContext {
     readonly emit: (e: OptimizeEvent) => void,
     readonly recording: Recording,
     readonly close: () => Promise<void>,
-  ) {}
+  ) {
+    this.target = discoveryTarget(task, settings.maxEvals);
+  }
+  readonly target: SearchTarget;
   identityBase: Omit<IdentityParts, "sampling" | "harness"> | undefined;
   /** The run's noise estimate, measured in round 0 (or read back on resume). */
   noise: RunNoise | undefined;
@@ -61,6 +133,12 @@ export class RunContext {
     const dir = join(this.dir, "candidates", id);
     if (!existsSync(join(dir, "agent.yaml"))) this.repo.materialize(commit, dir);
     return dir;
+  }
+  workOf(c: Candidate | undefined): { program?: string } {
+    return { program: c?.program ?? this.task.seedProgram };
+  }
+  budget(): Budget {
+    return { unit: "evaluator_calls", total: this.settings.maxEvals * this.settings.rounds, used: 0 };
   }
   commitOf(id: string): string | null {
     return commitOfCandidate(this.db, id);
@@ -77,7 +155,7 @@ export async function open(
   emit: (e: OptimizeEvent) => void,
   makeRunner?: RunnerFactory,
 ): Promise<RunContext> {
-  const task = await resolveTask(settings.task, settings.tasksDir, { check: settings.cache?.mode !== "replay" });
+  const task = await resolveTask(settings.task as string, settings.tasksDir, { check: settings.cache?.mode !== "replay" });
   const proposerHarness = loadHarness(settings.proposerHarness);
   const dbPath = join(runDir, "hone.db");
   createRunDb(dbPath, "optimize", settings);
@@ -162,7 +240,7 @@ export async function open(
       model: settings.executor.model,
       dialect: settings.executor.dialect ?? "vllm",
     },
-    budget: { maxEvals: settings.maxMetricCalls, timeoutSec: task.timeoutSec },
+    budget: { maxEvals: settings.maxEvals, timeoutSec: task.timeoutSec },
     hone: HONE_VERSION,
   };
   emit({
@@ -172,7 +250,7 @@ export async function open(
     task: task.id,
     rounds: settings.rounds,
     paired: settings.paired,
-    maxEvals: settings.maxMetricCalls,
+    maxEvals: settings.maxEvals,
   });
   return ctx;
 }

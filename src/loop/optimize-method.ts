@@ -6,22 +6,22 @@ import { applySpec, SpecError } from "../harness/compile.ts";
 import { contentHash } from "../harness/files.ts";
 import { loadHarness } from "../harness/package.ts";
 import { changedFields } from "../harness/spec.ts";
-import { experienceDigest } from "../method/digest.ts";
 import type { Archive, Method, Proposal, ProposeContext, Proposer } from "../method/method.ts";
-import { propose } from "../method/proposer.ts";
+import { proposeSample } from "../method/proposer.ts";
 import { forScope } from "../model/cache.ts";
 import { seedFrom } from "../model/offline/rng.ts";
 import type { ChatResponse } from "../model/types.ts";
 import { rng } from "../rng.ts";
-import { checkHarness, gateGeneratedCode } from "../sandbox/check.ts";
+import { gateGeneratedCode } from "../sandbox/check.ts";
 import { type CandidateInsert, recordProposal, setRewards } from "../store/candidates.ts";
 import { insertMethodProposal, setMethodKeep } from "../store/method-state.ts";
 import { insertModelCalls } from "../store/rollouts.ts";
-import { buildArchive, harnessFiles, taskBrief } from "./optimize-archive.ts";
-import { candidateId, type Incumbent, pad, type RunContext } from "./optimize-context.ts";
+import { buildArchive, harnessFiles } from "./optimize-archive.ts";
+import { candidateId, pad, type SearchContext } from "./optimize-context.ts";
+import { digestOf, responseRows } from "./optimize-proposals.ts";
 
 /** The proposer as a method calls it: scoped per round, so the n-th identical request replays as the n-th. */
-function roundProposer(ctx: RunContext, round: number, responses: ChatResponse[]): Proposer {
+function roundProposer(ctx: SearchContext, round: number, responses: ChatResponse[]): Proposer {
   const scoped = forScope(ctx.proposer.model, `proposer-r${pad(round)}`);
   const model = {
     id: scoped.id,
@@ -49,46 +49,49 @@ function roundProposer(ctx: RunContext, round: number, responses: ChatResponse[]
   };
 }
 
-/** hone's spec proposer over one candidate of the archive (the HarnessTTT proposer harness, with its repair). */
+/**
+ * hone's spec proposer over one candidate of the archive: `k` independent samples (the proposer harness's prompt,
+ * one repair each with every problem fed back), the n-th call of a round numbering its samples after the previous
+ * calls', so no two samples of a round are the same request.
+ */
 function specProposals(
-  ctx: RunContext,
+  ctx: SearchContext,
   round: number,
   archive: Archive,
   responses: ChatResponse[],
 ): ProposeContext<unknown>["specProposals"] {
+  let drawn = 0;
   return async (parentId, k) => {
     const parent = archive.candidates.find((c) => c.id === parentId);
     if (!parent?.commit) return [];
     const harness = loadHarness(ctx.candidateDir(parent.id, parent.commit), { generatedCode: gateGeneratedCode });
-    const digest = experienceDigest(ctx.db, ctx.runId, {
-      tokenBudget: ctx.settings.learning.digestTokens,
-      metric: ctx.task.metric,
-      direction: ctx.task.direction,
-    });
-    const out = await propose(
-      forScope(ctx.proposer.model, `proposer-r${pad(round)}-specs`),
-      ctx.proposerHarness,
-      {
-        task: ctx.task,
-        incumbent: { harness, program: parent.program ?? ctx.task.seedProgram, score: parent.measured?.score ?? undefined },
-        digest,
-        round,
-        k,
-      },
-      async () => [], // the gate runs when each proposal is compiled into its candidate folder
-      seedFrom(ctx.settings.seed, round, "proposer"),
+    const digest = digestOf(ctx);
+    const model = forScope(ctx.proposer.model, `proposer-r${pad(round)}-specs`);
+    const first = drawn;
+    drawn += k;
+    const out = await Promise.all(
+      Array.from({ length: k }, (_, i) =>
+        proposeSample(
+          model,
+          ctx.proposerHarness,
+          {
+            task: ctx.target.proposerTask,
+            incumbent: { harness, score: parent.measured?.score ?? undefined, ...ctx.workOf(parent) },
+            digest,
+            round,
+          },
+          async () => [], // the gate runs when each proposal is compiled into its candidate folder
+          { seed: seedFrom(ctx.settings.seed, round, "proposer", first + i), trial: first + i },
+        ),
+      ),
     );
-    responses.push(...out.responses);
-    return out.slots.map((s) => ({
-      spec: s.spec,
-      problems: s.problems,
-      sample: { messages: out.messages, completion: out.completion },
-    }));
+    for (const s of out) responses.push(...s.responses);
+    return out.map((s) => ({ spec: s.spec, problems: s.problems, sample: { messages: s.messages, completion: s.completion } }));
   };
 }
 
 /** Compiles one proposal into `candidates/<id>/` and gates it; the problems, empty when it is accepted. */
-async function compile(ctx: RunContext, p: Proposal, parentDir: string, dir: string): Promise<string[]> {
+async function compile(ctx: SearchContext, p: Proposal, parentDir: string, dir: string): Promise<string[]> {
   rmSync(dir, { recursive: true, force: true });
   try {
     if (p.spec) applySpec(parentDir, p.spec, dir);
@@ -98,15 +101,14 @@ async function compile(ctx: RunContext, p: Proposal, parentDir: string, dir: str
     if (err instanceof SpecError) return [err.message];
     throw err;
   }
-  const report = await checkHarness(dir, { task: ctx.task });
-  return report.problems.map((p) => `[${p.check}] ${p.message.replace(`${dir}/`, "")}`);
+  return ctx.target.gate(dir);
 }
 
 /** A method's proposals for a round, each compiled, gated, committed and recorded with the proposer's calls. */
 export async function proposeWithMethod<P>(
-  ctx: RunContext,
+  ctx: SearchContext,
   round: number,
-  inc: Incumbent,
+  inc: { commit: string; dir: string },
   method: Method<P>,
   params: P,
 ): Promise<void> {
@@ -122,8 +124,8 @@ export async function proposeWithMethod<P>(
     params,
     rng: rng(seedFrom(ctx.settings.seed, round, "method")),
     proposer: roundProposer(ctx, round, responses),
-    task: taskBrief(ctx.task),
-    budget: { unit: "evaluator_calls", total: ctx.settings.maxMetricCalls * ctx.settings.rounds, used: 0 },
+    task: ctx.target.brief,
+    budget: ctx.budget(),
     files: (id) => harnessFiles(ctx, archive, id),
     specProposals: specProposals(ctx, round, archive, responses),
   });
@@ -164,33 +166,23 @@ export async function proposeWithMethod<P>(
     });
   }
   rmSync(join(ctx.dir, ".proposals"), { recursive: true, force: true });
-  insertModelCalls(
-    ctx.db,
-    ctx.runId,
-    "proposer",
-    null,
-    round,
-    responses.map((r) => ({
-      latencyMs: r.latency_ms,
-      promptTokens: r.usage.prompt_tokens,
-      completionTokens: r.usage.completion_tokens,
-      attempts: r.attempts,
-      cached: Boolean(r.cached),
-      faults: r.faults ? JSON.stringify(r.faults) : null,
-    })),
-  );
-  const samples = proposals.map((p) => p.sample ?? null);
+  insertModelCalls(ctx.db, ctx.runId, "proposer", null, round, responseRows(responses));
+  // Each slot's own sample, as the harnessttt round records its samples (what on-policy learning reads).
   recordProposal(
     ctx.db,
     ctx.runId,
     round,
-    { model: ctx.proposer.modelName, messages: [], completion: { method: method.name, samples } },
+    {
+      model: ctx.proposer.modelName,
+      messages: proposals.map((p) => p.sample?.messages ?? null),
+      completion: { method: method.name, samples: proposals.map((p) => (p.sample ? { completion: p.sample.completion } : null)) },
+    },
     rows,
   );
 }
 
 /** After a round is measured: the method's keep rule on each of the round's measured candidates, recorded. */
-export function keepWithMethod<P>(ctx: RunContext, round: number, method: Method<P>, params: P): void {
+export function keepWithMethod<P>(ctx: SearchContext, round: number, method: Method<P>, params: P): void {
   const archive = buildArchive(ctx);
   for (const c of archive.candidates) {
     if (c.round !== round || c.kept || c.status === "pending") continue;

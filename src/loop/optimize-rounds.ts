@@ -2,31 +2,18 @@
 import { copyFileSync, existsSync, mkdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { HoneError } from "../errors.ts";
-import { applySpec, SpecError } from "../harness/compile.ts";
-import { contentHash } from "../harness/files.ts";
 import { loadHarness } from "../harness/package.ts";
-import { changedFields, type HarnessSpec } from "../harness/spec.ts";
-import { experienceDigest } from "../method/digest.ts";
 import { loraStep } from "../method/lora.ts";
-import { propose } from "../method/proposer.ts";
 import { methodByName, methodParams } from "../method/registry.ts";
-import { forScope } from "../model/cache.ts";
 import { seedFrom } from "../model/offline/rng.ts";
-import { checkHarness, gateGeneratedCode } from "../sandbox/check.ts";
-import {
-  bestScoreOf,
-  type CandidateInsert,
-  insertCandidate,
-  recordProposal,
-  roundCandidates,
-  roundState,
-  startRound,
-} from "../store/candidates.ts";
-import { insertFailedRollout, insertModelCalls } from "../store/rollouts.ts";
+import { gateGeneratedCode } from "../sandbox/check.ts";
+import { bestScoreOf, type CandidateRow, insertCandidate, roundCandidates, roundState, startRound } from "../store/candidates.ts";
+import { insertFailedRollout } from "../store/rollouts.ts";
 import type { Evaluation } from "../task/evaluation.ts";
-import { candidateId, type Incumbent, pad, type RunContext } from "./optimize-context.ts";
+import type { Incumbent, RunContext, SearchContext } from "./optimize-context.ts";
 import { keepWithMethod, proposeWithMethod } from "./optimize-method.ts";
 import { comparesRepeats, measureSeedNoise, repeats, validScores } from "./optimize-noise.ts";
+import { failRound, proposeRoundTtt, roundGate, type TttParams } from "./optimize-proposals.ts";
 import { closeRound, incumbentAfter, ratchet } from "./optimize-ratchet.ts";
 import { roundRewards } from "./optimize-rewards.ts";
 import { readRecordsFile } from "./recording.ts";
@@ -35,7 +22,7 @@ import type { RolloutJob } from "./runner.ts";
 import { assertEvaluatorWorks } from "./seed-check.ts";
 
 /** The seed harness as candidate r00-seed: committed once, materialized again after a kill. */
-async function seedCandidate(ctx: RunContext): Promise<{ commit: string; dir: string }> {
+export async function seedCandidate(ctx: SearchContext): Promise<{ commit: string; dir: string }> {
   const { repo, settings } = ctx;
   const dir = join(ctx.dir, "candidates", "r00-seed");
   let commit = repo.resolve("refs/candidates/r00-seed");
@@ -102,7 +89,7 @@ export async function roundZero(ctx: RunContext): Promise<Incumbent> {
     startProgram: seed.program,
     startEvaluation: seed.evaluation,
     seed: seedFrom(settings.seed, 0, 0),
-    maxEvals: settings.maxMetricCalls,
+    maxEvals: settings.maxEvals,
     outDir: join(ctx.dir, "rollouts", "r00-seed"),
   };
   await runJobs(ctx, 0, [{ job, candidate: "r00-seed", kind: "baseline" }]);
@@ -114,7 +101,7 @@ export async function roundZero(ctx: RunContext): Promise<Incumbent> {
 }
 
 /** The run's method and its validated parameters (harnessttt unless the settings name another). */
-export function methodOf(ctx: RunContext) {
+export function methodOf(ctx: SearchContext) {
   const method = methodByName(ctx.settings.method ?? "harnessttt");
   return { method, params: methodParams(method, ctx.settings.methodParams ?? {}) };
 }
@@ -170,128 +157,43 @@ async function runJobs(ctx: RunContext, round: number, specs: JobSpec[]): Promis
   }
 }
 
-/** Asks the proposer for K specs, gates and commits each, and records them with the proposer's calls. */
-async function proposeRound(ctx: RunContext, round: number, inc: Incumbent, recorded: unknown): Promise<void> {
-  const { db, runId, repo, task, settings } = ctx;
-  const incHarness = loadHarness(inc.dir, { generatedCode: gateGeneratedCode });
-  const digest = experienceDigest(db, runId, {
-    tokenBudget: settings.learning.digestTokens,
-    metric: task.metric,
-    direction: task.direction,
-  });
-  const check = async (spec: HarnessSpec, slot: number): Promise<string[]> => {
-    const dir = join(ctx.dir, "candidates", candidateId(round, slot));
-    try {
-      applySpec(inc.dir, spec, dir);
-    } catch (err) {
-      if (err instanceof SpecError) return [err.message];
-      throw err;
-    }
-    const report = await checkHarness(dir, { task });
-    return report.problems.map((p) => `[${p.check}] ${p.message.replace(`${dir}/`, "")}`);
-  };
-  const proposal = await propose(
-    forScope(ctx.proposer.model, `proposer-r${pad(round)}`),
-    ctx.proposerHarness,
-    {
-      task,
-      incumbent: { harness: incHarness, program: inc.program, score: inc.score },
-      digest,
-      round,
-      k: settings.proposalsPerRound,
-    },
-    check,
-    seedFrom(settings.seed, round, "proposer"),
-    recorded as Parameters<typeof propose>[5],
-  );
-  insertModelCalls(
-    db,
-    runId,
-    "proposer",
-    null,
-    round,
-    proposal.responses.map((r) => ({
-      latencyMs: r.latency_ms,
-      promptTokens: r.usage.prompt_tokens,
-      completionTokens: r.usage.completion_tokens,
-      attempts: r.attempts,
-      cached: Boolean(r.cached),
-      faults: r.faults ? JSON.stringify(r.faults) : null,
-    })),
-  );
-  // Harness versions first (in parallel), then every record in one transaction.
-  const commits = await Promise.all(
-    proposal.slots.map(async (s) => {
-      const id = candidateId(round, s.slot);
-      const dir = join(ctx.dir, "candidates", id);
-      if (!s.spec) {
-        rmSync(dir, { recursive: true, force: true });
-        return null;
-      }
-      const commit = await repo.commitDir(
-        dir,
-        `${id}: ${changedFields(s.spec).join(", ") || "change"}`,
-        inc.commit,
-        round * 100 + s.slot + 1,
-      );
-      repo.createRef(`refs/candidates/${id}`, commit);
-      return commit;
-    }),
-  );
-  const rows: CandidateInsert[] = proposal.slots.map((s) => {
-    const id = candidateId(round, s.slot);
-    const commit = commits[s.slot] ?? null;
-    return {
-      id,
-      round,
-      slot: s.slot,
-      parentCommit: inc.commit,
-      commit,
-      ref: commit ? `refs/candidates/${id}` : null,
-      contentHash: s.spec ? contentHash(join(ctx.dir, "candidates", id)) : null,
-      spec: s.spec ? JSON.stringify(s.spec) : s.raw === undefined ? null : JSON.stringify(s.raw),
-      changed: s.spec ? changedFields(s.spec) : [],
-      status: s.spec ? (s.repaired ? "repaired" : "valid") : "invalid",
-      gateError: s.problems.length ? s.problems.join("; ") : null,
-      repaired: s.repaired,
-    };
-  });
-  recordProposal(
-    db,
-    runId,
-    round,
-    {
-      model: ctx.proposer.modelName,
-      messages: proposal.messages,
-      completion: { completion: proposal.completion, repairCompletion: proposal.repairCompletion },
-    },
-    rows,
-  );
+/** Says how a round's proposals came out (valid, repaired, refused). */
+export function emitProposals(ctx: SearchContext, round: number, cands: CandidateRow[]): void {
+  const n = (status: string) => cands.filter((c) => c.status === status).length;
+  ctx.emit({ type: "proposals", round, valid: n("valid"), repaired: n("repaired"), invalid: n("invalid") });
 }
 
 export async function runRound(ctx: RunContext, round: number, inc: Incumbent): Promise<Incumbent> {
   const { db, runId, settings } = ctx;
   const existing = roundState(db, runId, round);
-  if (existing?.status === "finished") return incumbentAfter(ctx, round, inc);
+  if (existing?.status === "finished" || existing?.status === "failed") return incumbentAfter(ctx, round, inc);
   startRound(db, runId, round, "proposing", inc.commit, inc.score ?? null);
   ctx.emit({ type: "round_start", round, incumbentScore: inc.score ?? null });
 
   const { method, params } = methodOf(ctx);
   const ttt = method.name === "harnessttt";
+  const tttParams = params as TttParams;
   let cands = roundCandidates(db, runId, round);
   if (cands.length === 0) {
     if (ttt)
-      await proposeRound(ctx, round, inc, existing?.proposer_completion ? JSON.parse(existing.proposer_completion) : undefined);
+      await proposeRoundTtt(
+        ctx,
+        round,
+        { commit: inc.commit, dir: inc.dir, score: inc.score, work: { program: inc.program } },
+        tttParams,
+      );
     else await proposeWithMethod(ctx, round, inc, method, params);
     cands = roundCandidates(db, runId, round);
   }
-  ctx.emit({
-    type: "proposals",
-    round,
-    valid: cands.filter((c) => c.status === "valid").length,
-    repaired: cands.filter((c) => c.status === "repaired").length,
-    invalid: cands.filter((c) => c.status === "invalid").length,
-  });
+  emitProposals(ctx, round, cands);
+  if (ttt) {
+    const gate = roundGate(cands, settings.proposalsPerRound, tttParams);
+    if (!gate.passed) {
+      failRound(ctx, round, cands, gate);
+      ctx.emit({ type: "round_end", round, incumbentScore: inc.score ?? null, bestScore: null, moved: false, rewards: [] });
+      return inc;
+    }
+  }
 
   const runnable = cands.filter((c) => c.commit_sha);
   for (const c of runnable) ctx.candidateDir(c.id, c.commit_sha as string);
@@ -302,7 +204,7 @@ export async function runRound(ctx: RunContext, round: number, inc: Incumbent): 
       : { startProgram: inc.program, startEvaluation: inc.evaluation };
   for (const c of runnable) {
     const seed = seedFrom(settings.seed, round, c.slot);
-    const base = { ...start, seed, maxEvals: settings.maxMetricCalls };
+    const base = { ...start, seed, maxEvals: settings.maxEvals };
     jobs.push({
       job: { ...base, id: c.id, harnessDir: join(ctx.dir, "candidates", c.id), outDir: join(ctx.dir, "rollouts", c.id) },
       candidate: c.id,

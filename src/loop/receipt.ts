@@ -73,7 +73,7 @@ function settingsOf(kind: RunRow["kind"], c: Config) {
     return {
       rounds: c.rounds,
       proposals_per_round: c.proposalsPerRound,
-      max_evals_per_rollout: c.maxMetricCalls,
+      max_evals: c.maxEvals,
       concurrency: c.concurrency,
       paired: c.paired,
       noise_repeats: c.noiseRepeats,

@@ -13,11 +13,11 @@ import {
   TokensUsed,
 } from "../method/criteria.ts";
 import { AgentCliEstimator, type Estimator, LLMEstimator, PatchQueue } from "../method/estimators.ts";
+import type { ProposerTask } from "../method/proposer.ts";
 import { createRunDb, openDb, runRow } from "../store/db.ts";
 import { HarnessRepo } from "../store/git.ts";
-import type { DiscoveryTask } from "../task/discovery-task.ts";
 import { loadSplit } from "../task/qa/benchmarks.ts";
-import { DEFAULT_PROPOSER_HARNESS } from "./optimize.ts";
+import { DEFAULT_PROPOSER_HARNESS } from "./optimize-config.ts";
 import type { QARunner } from "./qa-runner.ts";
 import { Recording } from "./recording.ts";
 import { refuseNonEmpty } from "./run-dir.ts";
@@ -133,13 +133,14 @@ export async function openTrainRun(o: {
   else {
     const proposer = await recording.model(toModel(c.estimator.proposer));
     closers.push(proposer.close);
-    const panelTask = {
+    const panelTask: ProposerTask = {
+      kind: "qa",
       id: `${c.panel.benchmark}-panel`,
       description: `Answer ${c.panel.benchmark} questions correctly (${c.panel.limit} from the ${c.panel.split} split); the answers are scored by the benchmark's official rule.`,
       metric: "accuracy",
       direction: "maximize",
-      budget: { maxEvals: 1 },
-    } as unknown as DiscoveryTask;
+      measuredBy: "Each harness answers every question of the panel once.",
+    };
     estimator = new LLMEstimator(
       proposer.model,
       loadHarness(c.estimator.proposer_harness ?? DEFAULT_PROPOSER_HARNESS),

@@ -17,11 +17,15 @@ const fmt = (x: number | null | undefined) => (x === null || x === undefined ? "
  * The proposer's experience digest (`context` learning): which spec changes went with which rewards, the best and
  * worst specs so far, gate failures and why, and how the incumbent moved, kept within a token budget (4
  * characters a token). The best spec is also given as JSON on one line, so it can be built on directly.
+ *
+ * A reward is normalised by the gap to the task's reference value, so from two rewards and their scores the
+ * reference could be solved for: where the proposer may not see the reference (`showRewards: false`), the digest
+ * ranks by reward but shows scores only.
  */
 export function experienceDigest(
   db: Db,
   runId: string,
-  opts: { tokenBudget: number; metric: string; direction: string },
+  opts: { tokenBudget: number; metric: string; direction: string; showRewards?: boolean },
 ): string {
   const rows = db
     .prepare(
@@ -32,8 +36,9 @@ export function experienceDigest(
   if (rows.length === 0 && rounds.length <= 1) return "No experience yet: this is the first round of proposals.";
   const scored = rows.filter((r) => r.reward !== null && r.status !== "invalid");
   const byReward = [...scored].sort((a, b) => (b.reward as number) - (a.reward as number));
+  const reward = (r: Row) => (opts.showRewards === false ? "" : `reward ${fmt(r.reward)}, `);
   const line = (r: Row) =>
-    `- r${r.round}#${r.slot} reward ${fmt(r.reward)}, ${opts.metric} ${fmt(r.score)}: ${(JSON.parse(r.changed ?? "[]") as string[]).join(", ") || "(nothing)"}`;
+    `- r${r.round}#${r.slot} ${reward(r)}${opts.metric} ${fmt(r.score)}: ${(JSON.parse(r.changed ?? "[]") as string[]).join(", ") || "(nothing)"}`;
   const sections: string[][] = [];
   sections.push([
     `Incumbent ${opts.metric} by round (${opts.direction}): ${rounds.map((r) => `r${r.round} ${fmt(r.incumbent_score)}${r.moved ? "*" : ""}`).join(" → ")} (* = the incumbent moved)`,

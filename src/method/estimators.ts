@@ -3,8 +3,7 @@ import { readFileSync } from "node:fs";
 import { applySpec, SpecError } from "../harness/compile.ts";
 import type { Harness } from "../harness/types.ts";
 import type { ChatModel } from "../model/types.ts";
-import type { DiscoveryTask } from "../task/discovery-task.ts";
-import { propose } from "./proposer.ts";
+import { type ProposerTask, proposeSample } from "./proposer.ts";
 
 /** What an estimator gets: the incumbent package, an empty folder to write the candidate into, and the epoch. */
 export interface ProposeContext {
@@ -55,20 +54,19 @@ export class LLMEstimator implements Estimator {
     private readonly model: ChatModel,
     private readonly proposer: Harness,
     private readonly loadIncumbent: (dir: string) => Harness,
-    private readonly task: DiscoveryTask,
+    private readonly task: ProposerTask,
     private readonly seed = 0,
   ) {}
   async propose(ctx: ProposeContext): Promise<string | undefined> {
     const incumbent = this.loadIncumbent(ctx.incumbentDir);
-    const out = await propose(
+    const slot = await proposeSample(
       this.model,
       this.proposer,
       {
         task: this.task,
-        incumbent: { harness: incumbent, program: ctx.panelDescription },
+        incumbent: { harness: incumbent, results: ctx.panelDescription },
         digest: `Epoch ${ctx.epoch}.`,
         round: ctx.epoch,
-        k: 1,
       },
       async (spec) => {
         try {
@@ -79,10 +77,9 @@ export class LLMEstimator implements Estimator {
           throw err;
         }
       },
-      this.seed + ctx.epoch,
+      { seed: this.seed + ctx.epoch, trial: 0 },
     );
-    const slot = out.slots[0];
-    if (!slot?.spec) throw new SpecError("proposal", slot?.problems.join("; ") ?? "no proposal");
+    if (!slot.spec) throw new SpecError("proposal", slot.problems.join("; ") || "no proposal");
     return slot.spec.rationale ?? "one HarnessSpec";
   }
 }

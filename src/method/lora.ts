@@ -16,17 +16,45 @@ export interface LoraSettings {
   timeoutSec?: number;
 }
 
+/** What a round recorded of each slot's proposer sample: its messages and its first completion. */
+export interface SlotSample {
+  slot: number;
+  messages: unknown[];
+  completion: string;
+}
+
+/**
+ * The proposer's own samples of a round, slot by slot, as the round recorded them: `rounds.proposer_prompt` holds
+ * each slot's messages (a list indexed by slot) and `rounds.proposer_completion` `{samples: [{completion}]}`.
+ * A slot without a sample (a method that proposed without the proposer) is left out.
+ */
+export function roundSamples(db: Db, runId: string, round: number): SlotSample[] {
+  const row = db
+    .prepare("SELECT proposer_prompt, proposer_completion FROM rounds WHERE run_id = ? AND round = ?")
+    .get(runId, round) as { proposer_prompt: string | null; proposer_completion: string | null } | undefined;
+  if (!row?.proposer_prompt || !row.proposer_completion) return [];
+  const prompts = JSON.parse(row.proposer_prompt) as (unknown[] | null)[];
+  const samples = (JSON.parse(row.proposer_completion) as { samples?: ({ completion?: string } | null)[] }).samples ?? [];
+  return samples.flatMap((s, slot) => {
+    const messages = prompts[slot];
+    return s && typeof s.completion === "string" && Array.isArray(messages) ? [{ slot, messages, completion: s.completion }] : [];
+  });
+}
+
 /**
  * `lora` proposer learning, after each round:
  *
- * 1. writes `lora/round-NN.jsonl`, one line per proposal slot of the round:
- *    {"round", "slot", "prompt": [chat messages the proposer saw], "completion": the slot's spec as JSON text,
- *     "advantage": its advantage, "reward": its reward};
+ * 1. writes `lora/round-NN.jsonl`, one line per proposal slot the proposer sampled:
+ *    {"round", "slot", "prompt": [the chat messages that slot's sample was sent], "completion": the text the proposer
+ *     answered (its first answer, also when a repair was needed: a repaired or refused slot is charged the minimum
+ *     reward), "advantage", "reward"} — exactly what was sampled, so the data is on-policy;
  * 2. runs the configured trainer command with HONE_LORA_DATA (that file), HONE_LORA_OUTPUT_DIR (where the adapter must
  *    be written), HONE_LORA_BASE_MODEL, HONE_LORA_ROUND and HONE_LORA_PREVIOUS_ADAPTER (empty in round 1);
  * 3. loads the adapter into the proposer's vLLM server with POST {base_url}/load_lora_adapter
  *    {"lora_name", "lora_path"} (the server needs VLLM_ALLOW_RUNTIME_LORA_UPDATING=True) and returns its name, which
  *    is the proposer's model from the next round.
+ *
+ * A round without rewards (one the proposal gate failed) trains nothing: the adapter stays as it was.
  */
 export async function loraStep(
   db: Db,
@@ -36,26 +64,25 @@ export async function loraStep(
   s: LoraSettings,
   proposer: Partial<ModelSettings>,
 ): Promise<string | undefined> {
-  const prompt = (
-    db.prepare("SELECT proposer_prompt FROM rounds WHERE run_id = ? AND round = ?").get(runId, round) as
-      | { proposer_prompt: string | null }
-      | undefined
-  )?.proposer_prompt;
-  const rows = db
-    .prepare("SELECT slot, spec, reward, advantage FROM candidates WHERE run_id = ? AND round = ? ORDER BY slot")
-    .all(runId, round) as {
-    slot: number;
-    spec: string | null;
-    reward: number | null;
-    advantage: number | null;
-  }[];
-  if (!prompt || rows.length === 0) return undefined;
+  const credit = new Map(
+    (
+      db
+        .prepare("SELECT slot, reward, advantage FROM candidates WHERE run_id = ? AND round = ? ORDER BY slot")
+        .all(runId, round) as {
+        slot: number;
+        reward: number | null;
+        advantage: number | null;
+      }[]
+    ).map((r) => [r.slot, r]),
+  );
+  const rows = roundSamples(db, runId, round).filter((x) => credit.get(x.slot)?.advantage !== null && credit.has(x.slot));
+  if (rows.length === 0) return undefined;
   const dir = resolve(runDir, "lora");
   mkdirSync(dir, { recursive: true });
   const data = join(dir, `round-${String(round).padStart(2, "0")}.jsonl`);
   writeFileSync(
     data,
-    `${rows.map((r) => JSON.stringify({ round, slot: r.slot, prompt: JSON.parse(prompt), completion: r.spec ?? "", advantage: r.advantage ?? 0, reward: r.reward ?? 0 })).join("\n")}\n`,
+    `${rows.map((r) => JSON.stringify({ round, slot: r.slot, prompt: r.messages, completion: r.completion, advantage: credit.get(r.slot)?.advantage ?? 0, reward: credit.get(r.slot)?.reward ?? 0 })).join("\n")}\n`,
   );
   const name = adapterName(s, round);
   const output = join(dir, name);

@@ -7,33 +7,60 @@ import { ModelError } from "../model/errors.ts";
 import type { ChatMessage, ChatModel, ChatResponse } from "../model/types.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 
-export interface ProposerContext {
-  task: DiscoveryTask;
-  incumbent: { harness: Harness; program: string; score?: number };
-  digest: string;
-  round: number;
-  k: number;
+/**
+ * What the spec proposer is told of the task: its public text and how a candidate is measured. Never the evaluator,
+ * gold answers or tests; the reference value only where the task allows it (a task's hone.yaml `show_reference`).
+ */
+export interface ProposerTask {
+  kind: "discovery" | "qa";
+  id: string;
+  description: string;
+  metric: string;
+  direction: "maximize" | "minimize";
+  reference?: number;
+  /** One sentence: how each proposed harness is measured (budget per rollout, or the panel of train questions). */
+  measuredBy: string;
 }
 
-/** One slot of a round: a spec that compiled into a gated package, or the reasons it did not. */
-export interface ProposalSlot {
-  slot: number;
+/** A discovery task as the proposer sees it (the reference value only with `show_reference: true`). */
+export function proposerTaskOf(task: DiscoveryTask, maxEvals = task.budget.maxEvals): ProposerTask {
+  return {
+    kind: "discovery",
+    id: task.id,
+    description: task.description,
+    metric: task.metric,
+    direction: task.direction,
+    reference: task.showReference ? task.reference?.value : undefined,
+    measuredBy: `Each harness is rolled out from the incumbent program with a budget of ${maxEvals} evaluator calls; the best valid score it reaches is its result.`,
+  };
+}
+
+export interface ProposerContext {
+  task: ProposerTask;
+  /** The harness proposals change, its score, and what it works on: a program (discovery) or its results (QA). */
+  incumbent: { harness: Harness; score?: number; program?: string; results?: string };
+  digest: string;
+  round: number;
+  /** A slot's own instruction (a diversity role), appended to its message; empty for a free slot. */
+  slotNote?: string;
+}
+
+/** One independent sample of the proposer: its own messages and completion, and the spec it yields (or why not). */
+export interface ProposalSample {
   spec?: HarnessSpec;
   raw?: unknown;
   problems: string[];
+  /** The first completion was refused and the repair's spec is used: charged the minimum reward. */
   repaired: boolean;
-}
-
-/** Turns a valid spec into a package and runs every check on it; returns the problems (empty when accepted). */
-export type SpecCheck = (spec: HarnessSpec, slot: number) => Promise<string[]>;
-
-export interface ProposeOutcome {
-  slots: ProposalSlot[];
+  /** Exactly what the proposer was sent and what it answered (the training row of on-policy learning). */
   messages: ChatMessage[];
   completion: string;
   repairCompletion?: string;
   responses: ChatResponse[];
 }
+
+/** Turns a valid spec into a package and runs every check on it; returns the problems (empty when accepted). */
+export type SpecCheck = (spec: HarnessSpec) => Promise<string[]>;
 
 const cut = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}\n[... ${s.length - n} characters cut]` : s);
 
@@ -53,15 +80,23 @@ export function describeHarness(h: Harness): string {
   return parts.join("\n\n");
 }
 
+/** The messages of one proposal: the proposer harness's system prompt, the task, the incumbent, the experience. */
 export function proposerMessages(proposer: Harness, c: ProposerContext): ChatMessage[] {
   const t = c.task;
+  const better = t.direction === "maximize" ? "higher" : "lower";
+  const reference = t.reference === undefined ? "" : ` Best known value: ${t.reference}.`;
+  const inc = c.incumbent;
+  const work =
+    t.kind === "qa"
+      ? `# Incumbent results (mean score ${inc.score ?? "unknown"})\n\n${inc.results ?? "(not measured yet)"}`
+      : `# Incumbent program (score ${inc.score ?? "unknown"})\n\n\`\`\`\n${cut(inc.program ?? "", 6000)}\n\`\`\``;
   const user = [
-    `# Task: ${t.id}\n\n${t.description}`,
-    `Metric: ${t.metric} (${t.direction === "maximize" ? "higher" : "lower"} is better). Best known value: ${t.reference?.value ?? "unknown"}. Budget per rollout: ${t.budget.maxEvals} evaluator calls.`,
-    `# Incumbent program (score ${c.incumbent.score ?? "unknown"})\n\n\`\`\`\n${cut(c.incumbent.program, 6000)}\n\`\`\``,
-    `# Incumbent harness\n\n${describeHarness(c.incumbent.harness)}`,
+    `# ${t.kind === "qa" ? "Benchmark" : "Task"}: ${t.id}\n\n${t.description}`,
+    `Metric: ${t.metric} (${better} is better).${reference} ${t.measuredBy}`,
+    work,
+    `# Incumbent harness\n\n${describeHarness(inc.harness)}`,
     `# Experience (round ${c.round})\n\n${c.digest}`,
-    `Write exactly ${c.k} HarnessSpecs for round ${c.round}, as one JSON array in a \`\`\`json block.`,
+    `Write exactly 1 HarnessSpec for round ${c.round}, as a JSON array of one object in a \`\`\`json block.${c.slotNote ? `\n\n${c.slotNote}` : ""}`,
   ].join("\n\n");
   return [
     { role: "system", content: proposer.systemPrompt },
@@ -81,88 +116,80 @@ export function extractProposals(text: string): unknown[] | string {
     if (Array.isArray(v)) return v;
     if (v && typeof v === "object" && Array.isArray((v as { proposals?: unknown }).proposals))
       return (v as { proposals: unknown[] }).proposals;
+    if (v && typeof v === "object") return [v];
     return "the JSON is not an array of proposals";
   } catch (err) {
     return `the JSON does not parse: ${(err as Error).message}`;
   }
 }
 
-async function checkSlot(raw: unknown, slot: number, check: SpecCheck): Promise<{ spec?: HarnessSpec; problems: string[] }> {
-  if (raw === undefined) return { problems: ["missing: fewer proposals than asked for"] };
+/** The first proposal of a completion, validated and checked; its problems when it is refused. */
+async function firstSpec(text: string, check: SpecCheck): Promise<{ spec?: HarnessSpec; raw?: unknown; problems: string[] }> {
+  const parsed = extractProposals(text);
+  if (typeof parsed === "string") return { problems: [parsed] };
+  const raw = parsed[0];
+  if (raw === undefined) return { problems: ["the array holds no proposal"] };
   const v = validateSpec(raw);
-  if (!v.spec) return { problems: v.problems.map((p) => `${p.field}: ${p.message}`) };
-  const problems = await check(v.spec, slot);
-  return problems.length ? { problems } : { spec: v.spec, problems: [] };
+  if (!v.spec) return { raw, problems: v.problems.map((p) => `${p.field}: ${p.message}`) };
+  const problems = await check(v.spec);
+  return problems.length ? { raw, problems } : { spec: v.spec, raw, problems: [] };
 }
 
 /**
- * One round of proposals: ask for K specs, check each (schema, compile, gate, self-test, leak guard), and allow
- * one repair with every problem fed back. A repaired slot is marked so its reward is the minimum; an invalid slot
- * stays empty and is never filled with the incumbent.
+ * One independent proposer sample (HarnessTTT's one proposer run per slot): ask for one spec, check it (schema,
+ * compile, gate, self-test, leak guard), and allow one repair in the same conversation with every problem fed back.
+ * A repaired sample is marked so its reward is the minimum; a refused one has no spec and is never replaced by the
+ * incumbent. `sample` makes it a distinct request (its own sampling seed and trial index).
  */
-export async function propose(
+export async function proposeSample(
   model: ChatModel,
   proposer: Harness,
   c: ProposerContext,
   check: SpecCheck,
-  seed: number,
-  recorded?: { completion: string; repairCompletion?: string },
-): Promise<ProposeOutcome> {
+  sample: { seed: number; trial: number },
+): Promise<ProposalSample> {
   const messages = proposerMessages(proposer, c);
-  const sampling = { ...proposer.sampling, seed };
+  const sampling = { ...proposer.sampling, seed: sample.seed };
   const responses: ChatResponse[] = [];
-  const ask = async (msgs: ChatMessage[], replay: string | undefined) => {
-    if (replay !== undefined) return replay;
-    const r = await model.complete({ messages: msgs, sampling });
+  const ask = async (msgs: ChatMessage[]) => {
+    const r = await model.complete({ messages: msgs, sampling, trial: sample.trial });
     responses.push(r);
     return r.message.content ?? "";
   };
   let completion: string;
   try {
-    completion = await ask(messages, recorded?.completion);
+    completion = await ask(messages);
   } catch (err) {
-    // A proposer call that exhausts its retries costs the round its proposals, not the run; a replay miss is fatal.
+    // A proposer call that exhausts its retries costs this slot, not the run; a replay miss is fatal.
     if (!(err instanceof ModelError) || err.kind === "replay_miss") throw err;
-    const problem = `the proposer call failed: ${err.message}`;
+    return { problems: [`the proposer call failed: ${err.message}`], repaired: false, messages, completion: "", responses };
+  }
+  const first = await firstSpec(completion, check);
+  if (first.spec) return { ...first, repaired: false, messages, completion, responses };
+  const request = [
+    `Your proposal was rejected: ${first.problems.slice(0, 5).join("; ")}`,
+    "Reply with a JSON array of exactly 1 corrected proposal, in a ```json block.",
+  ].join("\n");
+  let repairCompletion: string;
+  try {
+    repairCompletion = await ask([...messages, { role: "assistant", content: completion }, { role: "user", content: request }]);
+  } catch (err) {
+    if (!(err instanceof ModelError) || err.kind === "replay_miss") throw err;
+    const problems = [...first.problems, `repair: the proposer call failed: ${err.message}`];
+    return { raw: first.raw, problems, repaired: false, messages, completion, responses };
+  }
+  const fixed = await firstSpec(repairCompletion, check);
+  if (fixed.spec)
     return {
-      slots: Array.from({ length: c.k }, (_, slot) => ({ slot, problems: [problem], repaired: false })),
+      spec: fixed.spec,
+      raw: fixed.raw,
+      problems: [`repaired after: ${first.problems.join("; ")}`],
+      repaired: true,
       messages,
-      completion: "",
+      completion,
+      repairCompletion,
       responses,
     };
-  }
-  const parsed = extractProposals(completion);
-  const raws = typeof parsed === "string" ? [] : parsed.slice(0, c.k);
-  const slots: ProposalSlot[] = [];
-  for (let i = 0; i < c.k; i++) {
-    const r = typeof parsed === "string" ? { problems: [parsed] } : await checkSlot(raws[i], i, check);
-    slots.push({ slot: i, raw: raws[i], spec: r.spec, problems: r.problems, repaired: false });
-  }
-  const broken = slots.filter((s) => !s.spec);
-  if (broken.length === 0) return { slots, messages, completion, responses };
-
-  const request = [
-    `${broken.length} of your proposals were rejected:`,
-    ...broken.map((s) => `- proposal ${s.slot + 1}: ${s.problems.slice(0, 5).join("; ")}`),
-    `Reply with a JSON array of exactly ${broken.length} corrected proposals, in the same order, in a \`\`\`json block.`,
-  ].join("\n");
-  const repairCompletion = await ask(
-    [...messages, { role: "assistant", content: completion }, { role: "user", content: request }],
-    recorded?.repairCompletion,
-  );
-  const repaired = extractProposals(repairCompletion);
-  for (const [j, s] of broken.entries()) {
-    if (typeof repaired === "string") {
-      s.problems.push(`repair: ${repaired}`);
-      continue;
-    }
-    const r = await checkSlot(repaired[j], s.slot, check);
-    if (r.spec) {
-      s.spec = r.spec;
-      s.raw = repaired[j];
-      s.repaired = true;
-      s.problems = [`repaired after: ${s.problems.join("; ")}`];
-    } else s.problems.push(...r.problems.map((p) => `repair: ${p}`));
-  }
-  return { slots, messages, completion, repairCompletion, responses };
+  const problems = [...first.problems, ...fixed.problems.map((p) => `repair: ${p}`)];
+  return { raw: first.raw, problems, repaired: false, messages, completion, repairCompletion, responses };
 }

@@ -23,54 +23,13 @@
  * - otherwise A_k = 0.7·(r_k − mean_{j≠k} r_j) + 0.3·(softmax(r/τ)_k − 1/K), τ = max(R/4, 1e-6).
  * `proposalGate`: a round with fewer valid proposals than `min` (default ⌈6K/8⌉, SAH's min6 of K = 8) has failed.
  *
- * The earlier rule, kept for the loop until it moves to the method layer (`gapReward`, `advantages`):
- *
- *     r = clamp( s * (score - b) / gap, -1, 1 ),   gap = |ref - b|  when a reference exists and differs from b,
- *                                                   gap = max(|b|, 1e-9) otherwise (relative improvement);
- *     A_k = 0.7 * (r_k - mean_{j != k} r_j) + 0.3 * (K * softmax(r / 0.1)_k - 1)
- *
  * A group of one has advantage 0. With --paired the baseline b is the score of the parent harness's rollout at the
- * same sampling seed, so the credit is causal.
+ * same sampling seed, so the credit is causal. (hone's first rule, a hard clip to [−1, 1] with a fixed softmax
+ * temperature of 0.1, tied every candidate past the reference; it is gone.)
  */
 export const REWARD_MIN = -1;
 export const REWARD_MAX = 1;
-export const LOO_WEIGHT = 0.7;
-export const SHARPEN_WEIGHT = 0.3;
-export const SHARPEN_TEMPERATURE = 0.1;
-
 export type Direction = "maximize" | "minimize";
-
-export function gap(baseline: number, reference: number | undefined): number {
-  if (reference !== undefined && Math.abs(reference - baseline) > 1e-12) return Math.abs(reference - baseline);
-  return Math.max(Math.abs(baseline), 1e-9);
-}
-
-export function gapReward(
-  score: number | undefined,
-  baseline: number | undefined,
-  reference: number | undefined,
-  direction: Direction,
-): number {
-  if (score === undefined || !Number.isFinite(score)) return REWARD_MIN;
-  if (baseline === undefined) return REWARD_MAX;
-  const sign = direction === "maximize" ? 1 : -1;
-  const r = (sign * (score - baseline)) / gap(baseline, reference);
-  return Math.min(REWARD_MAX, Math.max(REWARD_MIN, r));
-}
-
-export function advantages(rewards: readonly number[]): number[] {
-  const k = rewards.length;
-  if (k <= 1) return rewards.map(() => 0);
-  const sum = rewards.reduce((a, b) => a + b, 0);
-  const max = Math.max(...rewards);
-  const exps = rewards.map((r) => Math.exp((r - max) / SHARPEN_TEMPERATURE));
-  const z = exps.reduce((a, b) => a + b, 0);
-  return rewards.map((r, i) => {
-    const loo = r - (sum - r) / (k - 1);
-    const sharpen = (k * (exps[i] as number)) / z - 1;
-    return LOO_WEIGHT * loo + SHARPEN_WEIGHT * sharpen;
-  });
-}
 
 export const SOFT_CAP = 3;
 export const RELATIVE_CLIP_HIGH = 5;

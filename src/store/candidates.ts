@@ -26,11 +26,26 @@ export function setRoundStatus(db: Db, runId: string, round: number, status: str
   db.prepare("UPDATE rounds SET status = ? WHERE run_id = ? AND round = ?").run(status, runId, round);
 }
 
-/** Closes a round: the best score it reached (the promoted candidate's, or null) and whether the incumbent moved. */
-export function finishRound(db: Db, runId: string, round: number, bestScore: number | null, moved: boolean): void {
-  db.prepare(
-    "UPDATE rounds SET status = 'finished', best_score = ?, moved = ?, finished_at = ? WHERE run_id = ? AND round = ?",
-  ).run(bestScore, moved ? 1 : 0, now(), runId, round);
+/**
+ * Closes a round: the best score it reached (the promoted candidate's, or null) and whether the incumbent moved;
+ * `failed` when the proposal gate refused the round (nothing was measured, the incumbent stays).
+ */
+export function finishRound(
+  db: Db,
+  runId: string,
+  round: number,
+  bestScore: number | null,
+  moved: boolean,
+  status: "finished" | "failed" = "finished",
+): void {
+  db.prepare("UPDATE rounds SET status = ?, best_score = ?, moved = ?, finished_at = ? WHERE run_id = ? AND round = ?").run(
+    status,
+    bestScore,
+    moved ? 1 : 0,
+    now(),
+    runId,
+    round,
+  );
 }
 
 export function bestScoreOf(db: Db, runId: string, round: number): number | null {
@@ -84,11 +99,12 @@ export interface CandidateRow {
   status: string;
   commit_sha: string | null;
   spec: string | null;
+  gate_error: string | null;
 }
 
 export function roundCandidates(db: Db, runId: string, round: number): CandidateRow[] {
   return db
-    .prepare("SELECT id, slot, status, commit_sha, spec FROM candidates WHERE run_id = ? AND round = ? ORDER BY slot")
+    .prepare("SELECT id, slot, status, commit_sha, spec, gate_error FROM candidates WHERE run_id = ? AND round = ? ORDER BY slot")
     .all(runId, round) as CandidateRow[];
 }
 

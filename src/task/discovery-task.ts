@@ -55,6 +55,8 @@ export interface DiscoveryTask {
   declaredNeeds?: string[];
   /** hone.yaml `stochastic`: whether the evaluator's score varies for one program; undefined means measured. */
   stochastic?: boolean;
+  /** hone.yaml `show_reference`: whether a proposer or method may be told the reference value (default no). */
+  showReference?: boolean;
 }
 
 export const honeTaskSchema = z
@@ -91,6 +93,7 @@ export const honeTaskSchema = z
     rules: z.string().optional(),
     metric_fallback: z.enum(["mean", "none"]).optional(),
     stochastic: z.boolean().optional(),
+    show_reference: z.boolean().optional(),
   })
   .strict();
 
@@ -267,5 +270,6 @@ export function loadTaskFolder(ref: string, overrides: LoadOptions = {}): Discov
     phase: layout.phase,
     metricFallback: { rule: fallback, exclude: config.database?.feature_dimensions ?? DEFAULT_FEATURES },
     stochastic: hone.stochastic,
+    showReference: hone.show_reference,
   };
 }

@@ -37,7 +37,7 @@ describe("faults survived", () => {
         proposer: model,
         rounds: 2,
         proposalsPerRound: 3,
-        maxMetricCalls: 5,
+        maxEvals: 5,
         concurrency: 3,
         paired: false,
         seed: 3,
@@ -60,8 +60,12 @@ describe("faults survived", () => {
     expect(faults.length).toBe(retriedInjected);
     for (const k of ["rate_limited", "server_error"])
       if (proxy.injected[k === "rate_limited" ? "429" : "500"] > 0) expect(kinds).toContain(k);
-    // No rollout lost: one per valid candidate plus the seed round's.
-    const candidates = db.prepare("SELECT COUNT(*) AS n FROM candidates WHERE commit_sha IS NOT NULL").get() as { n: number };
+    // No rollout lost: one per valid candidate plus the seed round's (a round the proposal gate failed rolls out none).
+    const candidates = db
+      .prepare(
+        "SELECT COUNT(*) AS n FROM candidates c JOIN rounds r ON r.round = c.round WHERE c.commit_sha IS NOT NULL AND r.status != 'failed'",
+      )
+      .get() as { n: number };
     const rollouts = db.prepare("SELECT status, error FROM rollouts").all() as { status: string; error: string | null }[];
     expect(rollouts.length).toBe(candidates.n);
     // A failed rollout (retries exhausted) carries its reason and no score reaches the ratchet or the rewards.

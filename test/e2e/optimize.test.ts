@@ -175,13 +175,30 @@ describe("hone optimize (CLI, offline executor and proposer)", () => {
       expect(p.seed).toBe(rows.find((x) => x.kind === "candidate" && x.candidate_id === p.candidate_id)?.seed);
   });
 
-  it("reads its options from a config file, refuses a bad one with the field, and refuses an existing --out", async () => {
+  it("reads its options from a config file, refuses a bad one with the field, and refuses an existing --out", {
+    timeout: 180_000,
+  }, async () => {
     const dir = tempDir();
     const cfg = join(dir, "hone.yaml");
-    writeFileSync(cfg, "task: circle-packing\nrounds: 1\nproposals: 2\nmax_evals: 4\nout: ./run\n");
+    writeFileSync(
+      cfg,
+      "task: circle-packing\nrounds: 1\nproposals: 2\nmax_evals: 4\nmethod_params: {diversity: true}\nout: ./run\n",
+    );
     const r = await hone(["optimize", "--config", cfg, "--json"]);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout).run_dir).toBe(join(dir, "run"));
+    // Two independent samples, each with its own prompt: with diversity, slot 0 asks for a tool, slot 1 a skill.
+    const db = new Database(join(dir, "run", "hone.db"), { readonly: true });
+    const row = db.prepare("SELECT proposer_prompt, proposer_completion FROM rounds WHERE round = 1").get() as {
+      proposer_prompt: string;
+      proposer_completion: string;
+    };
+    db.close();
+    const prompts = JSON.parse(row.proposer_prompt) as { content: string }[][];
+    expect(prompts).toHaveLength(2);
+    expect(prompts[0]?.at(-1)?.content).toMatch(/Exploration role for this proposal: a new capability tool/);
+    expect(prompts[1]?.at(-1)?.content).toMatch(/Exploration role for this proposal: a skill of another solution family/);
+    expect(JSON.parse(row.proposer_completion).samples).toHaveLength(2);
     writeFileSync(cfg, "task: circle-packing\nrounds: zero\n");
     const bad = await hone(["optimize", "--config", cfg]);
     expect(bad.code).toBe(5);
@@ -189,6 +206,65 @@ describe("hone optimize (CLI, offline executor and proposer)", () => {
     const again = await hone(["optimize", "--task", "circle-packing", "--out", join(dir, "run")]);
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/already exists/);
+  });
+
+  it("a round with fewer valid proposals than the gate asks is recorded as failed: nothing rolled out, the incumbent stays, and it replays", {
+    timeout: 240_000,
+  }, async () => {
+    // Seed 1's four samples hold a duplicate (refused), so `all` of 4 is not met.
+    const out = join(tempDir(), "gate");
+    const args = optimizeArgs({ rounds: 1, proposals: 4, maxEvals: 2, seed: 1, out, extra: ["--noise-repeats", "1"] });
+    const r = await hone([...args, "--param", "proposal_gate=all"]);
+    expect(r.code, r.stderr).toBe(0);
+    const db = new Database(join(out, "hone.db"), { readonly: true });
+    const round = db.prepare("SELECT status, moved, incumbent_commit FROM rounds WHERE round = 1").get() as {
+      status: string;
+      moved: number;
+      incumbent_commit: string;
+    };
+    const seed = db.prepare("SELECT commit_sha FROM candidates WHERE id = 'r00-seed'").get() as { commit_sha: string };
+    const decisions = db.prepare("SELECT rule, decision FROM decisions WHERE round = 1").all();
+    const rollouts = db.prepare("SELECT COUNT(*) AS n FROM rollouts WHERE candidate_id LIKE 'r01-%'").get() as { n: number };
+    const credited = db
+      .prepare("SELECT COUNT(*) AS n FROM candidates WHERE round = 1 AND (reward IS NOT NULL OR advantage IS NOT NULL)")
+      .get() as { n: number };
+    db.close();
+    expect(round).toMatchObject({ status: "failed", moved: 0 });
+    expect(decisions).toEqual(Array.from({ length: 4 }, () => ({ rule: "proposal_gate", decision: "unmeasurable" })));
+    expect(rollouts.n).toBe(0);
+    expect(credited.n).toBe(0);
+    const summary = JSON.parse(r.stdout) as { best_score: number; rounds: { round: number; incumbentScore: number }[] };
+    expect(summary.best_score).toBe(summary.rounds[1]?.incumbentScore); // the incumbent round 1 started from
+    expect(round.incumbent_commit).toBe(seed.commit_sha); // the harness stays the seed's
+    const replay = await hone(["replay", out, "--json"]);
+    expect(replay.code, replay.stdout + replay.stderr).toBe(0);
+  });
+
+  it("refuses a bad flag value by the flag's name, exit 2, before creating anything", async () => {
+    const out = join(tempDir(), "never");
+    for (const [flag, value, says] of [
+      ["--rounds", "abc", "--rounds abc: a whole number from 1 to 1000"],
+      ["--max-evals", "-3", "--max-evals -3: a whole number from 1 to 10000"],
+    ] as const) {
+      const r = await hone(["optimize", "--task", "circle-packing", flag, value, "--out", out]);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain(says);
+      expect(existsSync(out)).toBe(false);
+    }
+    const gate = await hone([
+      "optimize",
+      "--task",
+      "circle-packing",
+      "--proposals",
+      "4",
+      "--param",
+      "proposal_gate=min9",
+      "--out",
+      out,
+    ]);
+    expect(gate.code, gate.stderr).toBe(2);
+    expect(gate.stderr).toMatch(/--param proposal_gate=min9: .*min<N> with 1 <= N <= 4/);
+    expect(existsSync(out)).toBe(false);
   });
 
   it("a broken evaluator (NaN on the seed program) is exit 8 and leaves no run folder, so the rerun needs no --resume", async () => {

@@ -53,7 +53,7 @@ export function offlineOptimizeSettings(o: Partial<OptimizeSettings> = {}): Opti
     proposer: { model: "offline" },
     rounds: 1,
     proposalsPerRound: 2,
-    maxMetricCalls: 3,
+    maxEvals: 3,
     concurrency: 2,
     paired: false,
     seed: 1,

@@ -44,7 +44,7 @@ export async function writeSyntheticRun(dir: string, o: SyntheticRunOptions): Pr
     proposer: { model: "offline" },
     rounds: o.rounds,
     proposalsPerRound: o.perRound,
-    maxMetricCalls: evals,
+    maxEvals: evals,
     learning: { mode: "context" },
   };
   const identity = JSON.stringify({

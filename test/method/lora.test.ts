@@ -1,7 +1,10 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
+import { validateSpec } from "../../src/harness/spec.ts";
 import { optimize } from "../../src/loop/optimize.ts";
+import { extractProposals } from "../../src/method/proposer.ts";
 import { startFakeVllm } from "../helpers/fake-vllm.ts";
 import { offlineOptimizeSettings, tempDir } from "../helpers/fixtures.ts";
 
@@ -25,7 +28,7 @@ describe("lora proposer learning (fake vLLM, fake trainer)", () => {
         proposer: { model: "qwen-base", baseUrl: vllm.url },
         rounds: 2,
         proposalsPerRound: 3,
-        maxMetricCalls: 4,
+        maxEvals: 4,
         concurrency: 3,
         learning: { mode: "lora", digestTokens: 1000, lora: { trainerCommand: `sh ${trainer}`, baseModel: "qwen-base" } },
       }),
@@ -43,6 +46,26 @@ describe("lora proposer learning (fake vLLM, fake trainer)", () => {
       expect(typeof g.completion).toBe("string");
     }
     expect(group.reduce((a, g) => a + g.advantage, 0)).toBeCloseTo(0, 9);
+    // On-policy: each row is one slot's own sample, exactly as sent and answered: its prompt is a request the
+    // proposer got, its completion the raw text the slot's recorded spec was read from (not a re-serialised spec).
+    const db = new Database(join(out, "hone.db"), { readonly: true });
+    const specs = db.prepare("SELECT slot, spec, status FROM candidates WHERE round = 1 ORDER BY slot").all() as {
+      slot: number;
+      spec: string;
+      status: string;
+    }[];
+    db.close();
+    const sent = vllm.requests.map((r) => JSON.stringify(r.messages));
+    for (const g of group) {
+      expect(sent).toContain(
+        JSON.stringify(g.prompt.map((m: { role: string; content: string }) => ({ role: m.role, content: m.content }))),
+      );
+      const own = specs.find((c) => c.slot === g.slot);
+      const parsed = extractProposals(g.completion);
+      expect(Array.isArray(parsed), g.completion).toBe(true);
+      if (own?.status === "valid") expect(validateSpec((parsed as unknown[])[0]).spec).toEqual(JSON.parse(own.spec));
+      expect(g.completion).not.toBe(own?.spec);
+    }
     expect(readFileSync(seen, "utf8").trim().split("\n")).toEqual([
       "1 qwen-base 3 prev=",
       `2 qwen-base 3 prev=${join(out, "lora", "hone-proposer-r01")}`,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { loadHarness } from "../../src/harness/package.ts";
 import type { HarnessSpec } from "../../src/harness/spec.ts";
-import { extractProposals, propose } from "../../src/method/proposer.ts";
+import { extractProposals, proposerTaskOf, proposeSample } from "../../src/method/proposer.ts";
 import type { ChatModel, ChatRequest } from "../../src/model/types.ts";
 import { loadTaskFolder } from "../../src/task/discovery-task.ts";
 import { CIRCLE_PACKING, INITIAL_HARNESS, ROOT } from "../helpers/fixtures.ts";
@@ -42,51 +42,70 @@ describe("proposal parsing", () => {
   });
 });
 
-describe("propose: fail-closed with one repair", () => {
-  const context = { task, incumbent, digest: "No experience yet.", round: 1, k: 3 };
+describe("proposeSample: one independent sample, fail-closed with one repair", () => {
+  const context = { task: proposerTaskOf(task), incumbent, digest: "No experience yet.", round: 1 };
+  const sample = { seed: 7, trial: 2 };
 
-  it("accepts valid specs without a repair call", async () => {
-    const model = textModel([
-      fenced([{ sampling: { temperature: 0.5 } }, { agent: { max_iterations: 30 } }, { system_prompt: "x" }]),
-    ]);
-    const out = await propose(model, proposer, context, accept, 1);
-    expect(out.slots.map((s) => Boolean(s.spec))).toEqual([true, true, true]);
+  it("accepts a valid spec without a repair call, and keeps exactly what was sent and answered", async () => {
+    const answer = fenced([{ sampling: { temperature: 0.5 } }]);
+    const model = textModel([answer]);
+    const out = await proposeSample(model, proposer, context, accept, sample);
+    expect(out.spec).toEqual({ sampling: { temperature: 0.5 } });
+    expect(out.repaired).toBe(false);
     expect(model.requests).toHaveLength(1);
-    expect(out.slots.every((s) => !s.repaired)).toBe(true);
+    expect(out.completion).toBe(answer);
+    expect(out.messages).toEqual(model.requests[0]?.messages);
+    expect(model.requests[0]).toMatchObject({ trial: 2, sampling: { seed: 7 } });
+    expect(model.requests[0]?.messages.at(-1)?.content).toMatch(/Write exactly 1 HarnessSpec for round 1/);
   });
 
-  it("feeds every problem back once; a fixed slot is marked repaired, a still-broken one stays invalid", async () => {
-    const model = textModel([
-      fenced([{ sampling: { temperature: 9 } }, { agent: { max_iterations: 30 } }, { colour: "red" }]),
-      fenced([{ sampling: { temperature: 0.9 } }, { colour: "blue" }]),
-    ]);
-    const out = await propose(model, proposer, context, accept, 1);
+  it("feeds the problems back once; a fixed sample is marked repaired, its first completion kept", async () => {
+    const first = fenced([{ sampling: { temperature: 9 } }]);
+    const model = textModel([first, fenced([{ sampling: { temperature: 0.9 } }])]);
+    const out = await proposeSample(model, proposer, context, accept, sample);
     expect(model.requests).toHaveLength(2);
-    const repairPrompt = model.requests[1]?.messages.at(-1)?.content as string;
-    expect(repairPrompt).toMatch(/proposal 1: sampling.temperature/);
-    expect(repairPrompt).toMatch(/proposal 3: .*colour/);
-    expect(out.slots[0]).toMatchObject({ repaired: true, spec: { sampling: { temperature: 0.9 } } });
-    expect(out.slots[1]).toMatchObject({ repaired: false });
-    expect(out.slots[2]?.spec).toBeUndefined();
-    expect(out.slots[2]?.problems.join(" ")).toMatch(/repair: .*colour/);
+    expect(model.requests[1]?.messages.at(-1)?.content).toMatch(/rejected: sampling.temperature/);
+    expect(out).toMatchObject({ repaired: true, spec: { sampling: { temperature: 0.9 } }, completion: first });
+    expect(out.repairCompletion).toMatch(/0\.9/);
   });
 
-  it("treats missing slots and compile failures as invalid, never as the incumbent", async () => {
+  it("a still-broken repair leaves the sample without a spec, never the incumbent", async () => {
+    const model = textModel([fenced([{ colour: "red" }]), fenced([{ colour: "blue" }])]);
+    const out = await proposeSample(model, proposer, context, accept, sample);
+    expect(out.spec).toBeUndefined();
+    expect(out.problems.join(" ")).toMatch(/repair: .*colour/);
+  });
+
+  it("a gate refusal and an empty array are problems of the sample", async () => {
     const model = textModel([fenced([{ sampling: { temperature: 0.5 } }]), fenced([])]);
     const refuseHot = async (spec: HarnessSpec) => (spec.sampling?.temperature === 0.5 ? ["[gate] refused for the test"] : []);
-    const out = await propose(model, proposer, context, refuseHot, 1);
-    expect(out.slots.map((s) => s.spec)).toEqual([undefined, undefined, undefined]);
-    expect(out.slots[0]?.problems[0]).toMatch(/refused for the test/);
-    expect(out.slots[1]?.problems[0]).toMatch(/fewer proposals than asked/);
+    const out = await proposeSample(model, proposer, context, refuseHot, sample);
+    expect(out.spec).toBeUndefined();
+    expect(out.problems[0]).toMatch(/refused for the test/);
+    expect(out.problems.join(" ")).toMatch(/repair: the array holds no proposal/);
   });
 
-  it("never shows the evaluator's source or the task's secrets to the proposer", async () => {
-    const model = textModel([
-      fenced([{ sampling: { temperature: 0.5 } }, { sampling: { temperature: 0.6 } }, { sampling: { temperature: 0.8 } }]),
-    ]);
-    await propose(model, proposer, context, accept, 1);
+  it("appends a slot's diversity note to its own message only", async () => {
+    const model = textModel([fenced([{ sampling: { temperature: 0.5 } }])]);
+    await proposeSample(model, proposer, { ...context, slotNote: "## Exploration role: X" }, accept, sample);
+    expect(model.requests[0]?.messages.at(-1)?.content).toMatch(/Exploration role: X$/);
+  });
+
+  it("never shows the evaluator's source, the reference value or the task's secrets to the proposer", async () => {
+    const model = textModel([fenced([{ sampling: { temperature: 0.5 } }])]);
+    await proposeSample(model, proposer, context, accept, sample);
     const seen = JSON.stringify(model.requests[0]?.messages);
     expect(seen).not.toContain("def evaluate(program_path");
+    expect(seen).not.toContain("Best known value");
     expect(seen).toContain("Incumbent program");
+    expect(task.reference?.value).toBeDefined();
+    expect(seen).not.toContain(String(task.reference?.value));
+  });
+
+  it("tells the reference value only when the task allows it", async () => {
+    const model = textModel([fenced([{ sampling: { temperature: 0.5 } }])]);
+    const shown = proposerTaskOf({ ...task, showReference: true });
+    await proposeSample(model, proposer, { ...context, task: shown }, accept, sample);
+    expect(JSON.stringify(model.requests[0]?.messages)).toContain(`Best known value: ${task.reference?.value}`);
   });
 });

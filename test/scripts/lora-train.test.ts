@@ -30,8 +30,12 @@ describe("scripts/lora_train.py --check-data on what hone writes", () => {
         proposer: { model: "qwen-base", baseUrl: vllm.url },
         rounds: 1,
         proposalsPerRound: 3,
-        maxMetricCalls: 3,
+        maxEvals: 3,
         concurrency: 3,
+        // The fake proposer writes two identical specs; the duplicate is refused, and with the default gate (3 of 3)
+        // the round would fail and train nothing. One valid proposal is enough here: the refused slot's own sample
+        // is in the data too, charged the minimum.
+        methodParams: { proposal_gate: "min1" },
         learning: { mode: "lora", digestTokens: 1000, lora: { trainerCommand: trainer, baseModel: "qwen-base" } },
       }),
       { outDir: out },

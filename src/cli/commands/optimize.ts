@@ -1,11 +1,11 @@
 import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
 import type { OptimizeEvent, OptimizeSettings } from "../../loop/optimize.ts";
-import type { OptimizeConfig } from "../../loop/optimize-config.ts";
 import { defaultRunDir } from "../../loop/run-dir.ts";
-import { addModelOptions, modelSettingsFrom } from "../model-options.ts";
+import { addModelOptions } from "../model-options.ts";
+import { numberish } from "../numberish.ts";
 import { formatScore, isTty, printJson, table } from "../output.ts";
 import { modelCallSummary, OptimizeProgress } from "../progress.ts";
 import { atStop } from "../shutdown.ts";
@@ -19,22 +19,22 @@ export function registerOptimize(program: Command): void {
     .option("--resume <run-dir>", "continue a stopped run (its stored options; --rounds and --concurrency may change)")
     .option("--seed-harness <dir>", "the harness to start from (default harnesses/initial)")
     .option("--proposer-harness <dir>", "the proposer's own harness (default harnesses/proposer)")
-    .option("--rounds <n>", "rounds of proposals after the seed round", Number)
-    .option("--proposals <k>", "harness specs per round", Number)
+    .option("--rounds <n>", "rounds of proposals after the seed round", numberish)
+    .option("--proposals <k>", "harness specs per round", numberish)
     .option("--method <name>", "the method that proposes and keeps candidates (hone methods lists them; default harnessttt)")
     .option("--param <key=value...>", "a parameter of the method (repeatable), e.g. --param proposals=2")
-    .option("--max-evals <n>", "evaluator calls per rollout (default: the task's budget)", Number)
-    .option("--concurrency <n>", "rollouts at once", Number)
+    .option("--max-evals <n>", "evaluator calls per rollout (default: the task's budget)", numberish)
+    .option("--concurrency <n>", "rollouts at once", numberish)
     .option("--paired", "pair each candidate with a rollout of its parent at the same seed (causal credit)")
     .option(
       "--noise-repeats <n>",
       "evaluations of the seed program in round 0 to measure the evaluator's noise, and re-evaluations per comparison where it is stochastic (default 3; 1 disables)",
-      Number,
+      numberish,
     )
-    .option("--seed <n>", "run seed", Number)
+    .option("--seed <n>", "run seed", numberish)
     .option("--learning <mode>", "proposer learning: context (default) or lora")
     .option("--tasks-dir <dir>", "a folder of task folders with an optional tasks.yaml")
-    .option("--phase <n>", "read the task folder's config_phase_N.yaml (default: config.yaml, else the first phase)", Number)
+    .option("--phase <n>", "read the task folder's config_phase_N.yaml (default: config.yaml, else the first phase)", numberish)
     .option("--cold", "spawn a fresh interpreter per evaluation instead of the warm pool")
     .option("--cache <mode>", "request cache: read-write (default), off, or replay (every request must be recorded)")
     .option("--cache-dir <dir>", "shared cache folder (default HONE_CACHE_DIR or ~/.cache/hone)")
@@ -42,7 +42,7 @@ export function registerOptimize(program: Command): void {
     .option("--runner <kind>", "where rollouts run: local (default) or slurm (each rollout an sbatch job)")
     .option("--slurm-partition <name>", "sbatch --partition")
     .option("--slurm-gres <gres>", "sbatch --gres, e.g. gpu:1")
-    .option("--slurm-time <minutes>", "sbatch --time per rollout job", Number)
+    .option("--slurm-time <minutes>", "sbatch --time per rollout job", numberish)
     .option("--slurm-template <file>", "job script template with {{name}}, {{output}}, {{directives}}, {{command}}")
     .option("--out <dir>", "run directory (default runs/opt-<task>-<time>)")
     .option("--json", "print the final summary as JSON only");
@@ -50,61 +50,24 @@ export function registerOptimize(program: Command): void {
   addModelOptions(cmd, "proposer");
   cmd.action(async (opts) => {
     const { optimize } = await import("../../loop/optimize.ts");
-    const { optimizeConfigSchema, readOptimizeConfig, settingsFromConfig } = await import("../../loop/optimize-config.ts");
+    const { readOptimizeConfig, settingsFromConfig } = await import("../../loop/optimize-config.ts");
+    const { optionsFromFlags } = await import("../optimize-flags.ts");
     const { runReceipt } = await import("../../loop/receipt.ts");
     const { defaultCachePath } = await import("../../model/cache.ts");
     const { resolveTask, withPhase } = await import("../../task/builtin.ts");
-    let config: OptimizeConfig | undefined;
-    if (opts.config) config = readOptimizeConfig(opts.config);
-    const named = opts.task ?? config?.task;
+    const file = opts.config ? { path: opts.config as string, config: readOptimizeConfig(opts.config) } : undefined;
+    if (opts.resume) {
+      // Everything comes from the run's hone.db; what may change is still checked by the schema, flag by flag.
+      optionsFromFlags({ rounds: opts.rounds, concurrency: opts.concurrency, task: "resume" }, undefined);
+    } else if (!opts.task && !file?.config.task)
+      throw new HoneError("usage", "give --task (or task: in --config), or --resume a run");
+    const named = opts.task ?? file?.config.task;
     const taskRef = named === undefined ? undefined : withPhase(named, opts.phase);
-    if (!taskRef && !opts.resume) throw new HoneError("usage", "give --task (or task: in --config), or --resume a run");
-    const base = config ?? optimizeConfigSchema.parse({ task: taskRef ?? "resume" });
-    const task = taskRef && !opts.resume ? await resolveTask(taskRef, opts.tasksDir ?? base.tasks_dir) : undefined;
-    const s: OptimizeSettings = settingsFromConfig(base, task?.budget.maxEvals ?? 10);
-    if (opts.task || opts.phase !== undefined) s.task = taskRef ?? s.task;
-    if (opts.seedHarness) s.seedHarness = opts.seedHarness;
-    if (opts.proposerHarness) s.proposerHarness = opts.proposerHarness;
-    if (opts.rounds !== undefined) s.rounds = opts.rounds;
-    if (opts.proposals !== undefined) s.proposalsPerRound = opts.proposals;
-    // A method given as a folder is stored by its absolute path, so --resume works from anywhere.
-    if (opts.method) s.method = opts.method.includes("/") ? resolve(opts.method) : opts.method;
-    if (opts.param) s.methodParams = { ...(s.methodParams ?? {}), ...parseParams(opts.param) };
-    if (opts.maxEvals !== undefined) s.maxMetricCalls = opts.maxEvals;
-    if (opts.concurrency !== undefined) s.concurrency = opts.concurrency;
-    if (opts.paired) s.paired = true;
-    if (opts.noiseRepeats !== undefined) {
-      if (!Number.isInteger(opts.noiseRepeats) || opts.noiseRepeats < 1 || opts.noiseRepeats > 100)
-        throw new HoneError("usage", "--noise-repeats takes a whole number from 1 to 100");
-      s.noiseRepeats = opts.noiseRepeats;
-    }
-    if (opts.seed !== undefined) s.seed = opts.seed;
-    if (opts.tasksDir) s.tasksDir = opts.tasksDir;
-    if (opts.cold) s.warmPool = false;
-    if (opts.queue) s.queue = opts.queue;
-    if (opts.runner !== undefined && !["local", "slurm"].includes(opts.runner))
-      throw new HoneError("usage", "--runner is local or slurm (use --queue for BullMQ)");
-    if (opts.runner === "slurm")
-      s.slurm = {
-        partition: opts.slurmPartition,
-        gres: opts.slurmGres,
-        timeMinutes: opts.slurmTime,
-        template: opts.slurmTemplate,
-      };
-    if (opts.cache !== undefined || opts.cacheDir !== undefined) {
-      if (opts.cache !== undefined && !["off", "read-write", "replay"].includes(opts.cache))
-        throw new HoneError("usage", "--cache is off, read-write or replay");
-      s.cache = { mode: opts.cache ?? s.cache?.mode ?? "read-write", dir: opts.cacheDir ?? s.cache?.dir };
-    }
-    if (opts.learning) {
-      if (opts.learning !== "context" && opts.learning !== "lora") throw new HoneError("usage", "--learning is context or lora");
-      if (opts.learning === "lora" && !s.learning.lora)
-        throw new HoneError("usage", "--learning lora needs learning.lora.trainer_command in --config");
-      s.learning.mode = opts.learning;
-    }
-    const clean = (m: Record<string, unknown>) => Object.fromEntries(Object.entries(m).filter(([, v]) => v !== undefined));
-    s.executor = { ...s.executor, ...clean(modelSettingsFrom(opts, "executor")) } as OptimizeSettings["executor"];
-    s.proposer = { ...s.proposer, ...clean(modelSettingsFrom(opts, "proposer")) } as OptimizeSettings["proposer"];
+    const config = optionsFromFlags({ ...opts, task: taskRef ?? "resume" }, file);
+    const task = opts.resume ? undefined : await resolveTask(config.task as string, config.tasks_dir);
+    const s: OptimizeSettings = settingsFromConfig(config, task?.budget.maxEvals ?? 10);
+    if (opts.learning === "lora" && !s.learning.lora)
+      throw new HoneError("usage", "--learning lora needs learning.lora.trainer_command in --config");
     for (const [role, m] of [
       ["executor", s.executor],
       ["proposer", s.proposer],
@@ -115,7 +78,7 @@ export function registerOptimize(program: Command): void {
           `--${role}-base-url is needed for the ${role} model "${m.model}" (or use --${role} offline)`,
         );
     }
-    const outDir = opts.resume ?? opts.out ?? base.out ?? defaultRunDir(`opt-${task?.id ?? "task"}`);
+    const outDir = opts.resume ?? config.out ?? defaultRunDir(`opt-${task?.id ?? "task"}`);
     const cachePath = s.cache?.dir ? join(s.cache.dir, "requests.db") : defaultCachePath();
     const cacheMode = s.cache?.mode ?? "read-write";
     const progress = opts.json
@@ -157,16 +120,4 @@ export function registerOptimize(program: Command): void {
     }
     process.exitCode = ExitCode.ok;
   });
-}
-
-/** `--param key=value` pairs: numbers and booleans as such, the rest as text; the method's schema checks them. */
-function parseParams(pairs: string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const p of pairs) {
-    const i = p.indexOf("=");
-    if (i <= 0) throw new HoneError("usage", `--param ${p}: write key=value`);
-    const v = p.slice(i + 1);
-    out[p.slice(0, i)] = v === "true" ? true : v === "false" ? false : v !== "" && Number.isFinite(Number(v)) ? Number(v) : v;
-  }
-  return out;
 }

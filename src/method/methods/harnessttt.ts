@@ -1,18 +1,28 @@
 import { z } from "zod";
 import { bestMeasured, type Method } from "../method.ts";
 
-const params = z.object({}).strict();
+const params = z
+  .object({
+    proposal_gate: z
+      .string()
+      .regex(/^(off|all|min[1-9][0-9]*)$/, "off, all, or min<N>")
+      .optional()
+      .describe("fewest valid proposals a round needs (SAH's SAH_PROPOSAL_GATE); default min⌈6K/8⌉"),
+    diversity: z.boolean().default(false).describe("give each slot an exploration role of its own (SAH's slot roles)"),
+  })
+  .strict();
 
 /**
- * HarnessTTT (gray311/Self_Adapt_Harness): K proposals per round from the incumbent, each rolled out from the
- * incumbent program; gap-normalised, soft-capped rewards and group advantages for the proposer (context or LoRA
- * learning); the best program and its harness carry forward only when they clear the incumbent beyond the noise.
- * The loop runs its round itself (optimize-rounds.ts: propose, rewards, LoRA); this entry gives its name, parameters
- * and final choice to the registry and the console.
+ * HarnessTTT (gray311/Self_Adapt_Harness at bebde8e): K independent proposer samples per round from the incumbent,
+ * each rolled out (or, on a QA benchmark, measured on the train split) from the incumbent; a round with fewer valid
+ * proposals than the gate's minimum fails; soft-capped rewards and group advantages for the proposer (context or
+ * LoRA learning); the incumbent moves only when a candidate clears it beyond the noise. The loop runs its round
+ * itself (optimize-proposals.ts, optimize-rewards.ts); this entry gives its name, parameters and final choice.
  */
 export const harnessttt: Method<z.infer<typeof params>> = {
   name: "harnessttt",
-  summary: "test-time harness learning: K spec proposals from the incumbent, rewards and advantages, a noise-aware ratchet",
+  summary:
+    "test-time harness learning: K independent spec samples from the incumbent, a proposal gate, rewards and advantages, a noise-aware ratchet",
   edits: "spec",
   params,
   startFrom: "incumbent",

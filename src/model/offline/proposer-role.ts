@@ -49,7 +49,7 @@ function withHints(body: string, hints: Record<string, string | number>): string
 function proposals(request: ChatRequest, repairing: number | undefined): unknown[] {
   const user = request.messages.find((m) => m.role === "user")?.content ?? "";
   const text = typeof user === "string" ? user : "";
-  const k = repairing ?? num(text, /Write exactly (\d+) HarnessSpecs/, 4);
+  const k = repairing ?? num(text, /Write exactly (\d+) HarnessSpecs?/, 4);
   const roundNo = num(text, /for round (\d+)/, 1);
   const skill = /### skills\/([a-z0-9-]+)\/SKILL\.md/.exec(text)?.[1];
   const body = skill ? skillSection(text, skill) : "";

@@ -1,0 +1,106 @@
+// The one schema behind optimize's entry points: flags, config files and optimize() from TypeScript refuse the same
+// bad values, each naming where the value came from, and fill the same defaults.
+import { describe, expect, it } from "vitest";
+import { numberish, optionsFromFlags } from "../../src/cli/optimize-flags.ts";
+import { HoneError } from "../../src/errors.ts";
+import { DEFAULT_PROPOSER_HARNESS, resolveSettings } from "../../src/loop/optimize.ts";
+import { optimizeConfigSchema } from "../../src/loop/optimize-config.ts";
+import { DEFAULT_HARNESS } from "../../src/loop/run.ts";
+import { resolveTask } from "../../src/task/builtin.ts";
+
+const refusal = (f: () => unknown): HoneError => {
+  try {
+    f();
+  } catch (err) {
+    if (err instanceof HoneError) return err;
+    throw err;
+  }
+  throw new Error("not refused");
+};
+const asyncRefusal = async (f: () => Promise<unknown>): Promise<HoneError> => {
+  try {
+    await f();
+  } catch (err) {
+    if (err instanceof HoneError) return err;
+    throw err;
+  }
+  throw new Error("not refused");
+};
+
+describe("optimize's flags are options of the one schema", () => {
+  it("reads numbers as numbers and keeps anything else as text for the schema to refuse", () => {
+    expect(numberish("3")).toBe(3);
+    expect(numberish("-3")).toBe(-3);
+    expect(numberish("abc")).toBe("abc");
+    expect(numberish(" ")).toBe(" ");
+  });
+
+  it("refuses --rounds abc and --max-evals -3 as a usage error naming the flag and what it takes", () => {
+    const rounds = refusal(() => optionsFromFlags({ task: "circle-packing", rounds: "abc" }));
+    expect(rounds.exit).toBe("usage");
+    expect(rounds.message).toBe("--rounds abc: a whole number from 1 to 1000");
+    const evals = refusal(() => optionsFromFlags({ task: "circle-packing", maxEvals: -3 }));
+    expect(evals.exit).toBe("usage");
+    expect(evals.message).toBe("--max-evals -3: a whole number from 1 to 10000");
+    expect(refusal(() => optionsFromFlags({ task: "t", proposals: 2.5 })).message).toMatch(/^--proposals 2.5: a whole number/);
+    expect(refusal(() => optionsFromFlags({ task: "t", cache: "sometimes" })).message).toMatch(/^--cache: /);
+    expect(refusal(() => optionsFromFlags({ task: "t", learning: "osmosis" })).message).toMatch(/^--learning: /);
+    expect(refusal(() => optionsFromFlags({ task: "t", runner: "cloud" })).message).toMatch(/^--runner cloud: local or slurm/);
+    expect(refusal(() => optionsFromFlags({ task: "t", queue: "http://x" })).message).toMatch(/^--queue http:\/\/x: a Redis URL/);
+    expect(refusal(() => optionsFromFlags({ task: "t", proposerBaseUrl: "not a url" })).message).toMatch(
+      /^--proposer-base-url: /,
+    );
+  });
+
+  it("fills the schema's defaults, lets flags override the config file, and names the file for its own keys", () => {
+    const d = optionsFromFlags({ task: "circle-packing" });
+    expect(d).toMatchObject({ rounds: 3, proposals: 4, method: "harnessttt", concurrency: 4, noise_repeats: 3, seed: 0 });
+    expect(d.max_evals).toBeUndefined(); // the task's own budget, filled in when the task is resolved
+    const config = optimizeConfigSchema.parse({ task: "circle-packing", rounds: 5, max_evals: 7 });
+    const merged = optionsFromFlags(
+      { rounds: 2, paired: true, cold: true, param: ["diversity=true"] },
+      { path: "h.yaml", config },
+    );
+    expect(merged).toMatchObject({ rounds: 2, max_evals: 7, paired: true, warm_pool: false, method_params: { diversity: true } });
+    const bad = { ...config, concurrency: 0 };
+    expect(refusal(() => optionsFromFlags({}, { path: "h.yaml", config: bad })).message).toBe(
+      "h.yaml: concurrency: a whole number from 1 to 256",
+    );
+  });
+});
+
+describe("optimize() from TypeScript: a task and models are enough", () => {
+  it("fills every other setting from the schema's defaults, the budget from the task", async () => {
+    const task = await resolveTask("circle-packing");
+    const s = await resolveSettings({ task: "circle-packing", executor: { model: "offline" }, proposer: { model: "offline" } });
+    expect(s).toMatchObject({
+      task: "circle-packing",
+      seedHarness: DEFAULT_HARNESS,
+      proposerHarness: DEFAULT_PROPOSER_HARNESS,
+      rounds: 3,
+      proposalsPerRound: 4,
+      method: "harnessttt",
+      methodParams: {},
+      maxEvals: task.budget.maxEvals,
+      concurrency: 4,
+      paired: false,
+      noiseRepeats: 3,
+      seed: 0,
+      warmPool: true,
+      learning: { mode: "context", digestTokens: 2000 },
+    });
+    expect((await resolveSettings({ task: "circle-packing", maxEvals: 5 })).maxEvals).toBe(5);
+  });
+
+  it("refuses bad and unknown settings by their TypeScript names, and a run without a task", async () => {
+    expect((await asyncRefusal(() => resolveSettings({ task: "circle-packing", maxEvals: -3 }))).message).toBe(
+      "optimize(): maxEvals: a whole number from 1 to 10000",
+    );
+    expect((await asyncRefusal(() => resolveSettings({ task: "circle-packing", proposalsPerRound: 0 }))).message).toMatch(
+      /^optimize\(\): proposalsPerRound: a whole number from 1 to 64/,
+    );
+    const unknown = await asyncRefusal(() => resolveSettings({ task: "circle-packing", max_evals: 3 } as never));
+    expect(unknown.message).toMatch(/unknown setting max_evals; known: task, benchmark/);
+    expect((await asyncRefusal(() => resolveSettings({}))).message).toMatch(/^optimize\(\): task: give exactly one of task/);
+  });
+});
