@@ -2,11 +2,12 @@ import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { CompareReport } from "../../src/compare/report.ts";
-import { haveChromium, launchChromium } from "../helpers/browser.ts";
+import { launchChromium } from "../helpers/browser.ts";
 import { hone } from "../helpers/cli.ts";
 import { ROOT, tempDir, write } from "../helpers/fixtures.ts";
+import { missing, requireTool } from "../helpers/requires.ts";
 
 // `hone compare --report` on test/fixtures/compare/grid (written by make-grid.ts): circle packing (one task) and a
 // gsm8k slice (four tasks), methods random, greedy, harnessttt (and opro on gsm8k with another budget), seeds 0-2.
@@ -200,14 +201,14 @@ describe("hone compare --report", () => {
   });
 });
 
-const canRun = haveChromium || process.env.CI === "true";
-
-describe.skipIf(!canRun)("report.html in a real browser", () => {
+describe("report.html in a real browser", () => {
   let browser: Browser;
   beforeAll(async () => {
+    if (missing("chromium")) return;
     mkdirSync(SHOTS, { recursive: true });
     browser = await launchChromium();
   }, 60_000);
+  beforeEach((ctx) => requireTool(ctx, "chromium"));
   afterAll(async () => {
     await browser?.close();
   });

@@ -1,9 +1,9 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { BullmqQARunner, BullmqRunner } from "../../src/loop/distributed/bullmq.ts";
 import type { QAJobResult } from "../../src/loop/qa-runner.ts";
 import type { RolloutJobResult } from "../../src/loop/runner.ts";
@@ -11,6 +11,7 @@ import { loadTaskFolder } from "../../src/task/discovery-task.ts";
 import { hone, optimizeArgs } from "../helpers/cli.ts";
 import { ROOT, tempDir, write } from "../helpers/fixtures.ts";
 import { sumQuestions } from "../helpers/qa-data.ts";
+import { missing, requireTool } from "../helpers/requires.ts";
 
 // Distributed results equal local results: a real redis-server and two `hone worker` processes.
 const freePort = () =>
@@ -43,7 +44,7 @@ function startWorker(): Promise<void> {
 }
 
 beforeAll(async () => {
-  execFileSync("redis-server", ["--version"], { stdio: "pipe" });
+  if (missing("redis-server")) return;
   if (process.env.HONE_TEST_REDIS_URL) url = process.env.HONE_TEST_REDIS_URL;
   else {
     const port = await freePort();
@@ -55,6 +56,9 @@ beforeAll(async () => {
   }
   await Promise.all([startWorker(), startWorker()]);
 }, 120_000);
+
+// Every test here needs the queue: skipped, with the reason, where redis-server is missing.
+beforeEach((ctx) => requireTool(ctx, "redis-server"));
 
 afterAll(() => {
   for (const w of workers) w.kill("SIGKILL");

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadHarness } from "../../src/harness/package.ts";
 import { type ExternalMethod, loadExternalMethod, runExternalStep } from "../../src/method/external.ts";
 import { type ResolvedModel, resolveModel } from "../../src/model/resolve.ts";
-import { isolationSupport } from "../../src/task/python-env.ts";
 import { copyOf, INITIAL_HARNESS, ROOT, tempDir } from "../helpers/fixtures.ts";
+import { requireTool } from "../helpers/requires.ts";
 
 // Bring your own method: the README's example program is run as a method step against the offline proposer,
 // and what a hostile method writes is refused with its reasons (links, unknown parents, floods).
@@ -70,7 +70,8 @@ describe("methods given as programs", () => {
     expect(r.refused.join("\n")).toMatch(/stray\.txt: not a proposal folder/);
   });
 
-  it.skipIf(!isolationSupport().bwrap)("a method program sees no secret and no network but its proposer", async () => {
+  it("a method program sees no secret and no network but its proposer", async (ctx) => {
+    requireTool(ctx, "bubblewrap");
     process.env.OPENAI_API_KEY_REAL = "sk-real";
     const dir = tempDir();
     writeFileSync(join(dir, "method.json"), JSON.stringify({ name: "spy", entrypoint: "python3 m.py", timeout: 60 }));

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Harness } from "../../src/harness/types.ts";
 import { runRollout } from "../../src/runtime/rollout.ts";
 import { checkHarness, prepareHarness } from "../../src/sandbox/check.ts";
@@ -8,9 +8,9 @@ import { taskInputs } from "../../src/sandbox/tool-host.ts";
 import { MemoryTrajectory } from "../../src/store/trajectory.ts";
 import { type DiscoveryTask, loadTaskFolder } from "../../src/task/discovery-task.ts";
 import { EvaluatorPool } from "../../src/task/evaluator-pool.ts";
-import { isolationSupport, pythonInfo } from "../../src/task/python-env.ts";
 import { coldToolChannel, type ToolChannelSource } from "../../src/task/tool-channel.ts";
 import { copyOf, edit, makeTask, ROOT, write } from "../helpers/fixtures.ts";
+import { requireTool, sealedMissing } from "../helpers/requires.ts";
 import { scriptedModel } from "../helpers/scripted-model.ts";
 
 // Python tools of a HarnessTTT-style package (test/fixtures/nexau/harnessttt-initial) in real rollouts: the tool's
@@ -18,7 +18,6 @@ import { scriptedModel } from "../helpers/scripted-model.ts";
 // tool can spend more than the budget, however often it calls ctx.evaluate().
 
 const FIXTURE = join(ROOT, "test", "fixtures", "nexau", "harnessttt-initial");
-const sealedHere = isolationSupport().bwrap && pythonInfo("python3").namespaces;
 
 /** The fixture with one more Python tool, bound the way HarnessTTT binds one. */
 function withPythonTool(name: string, code: string, schema = "{type: object, properties: {}}"): string {
@@ -44,7 +43,8 @@ const SPEND_ALL = `def run(ctx, args):
     return {"scored": len(scored), "refused": len(refused), "left": ctx.budget_left()}
 `;
 
-describe.skipIf(!sealedHere)("Python tools in rollouts", () => {
+describe("Python tools in rollouts", () => {
+  beforeEach((ctx) => requireTool(ctx, "bubblewrap", sealedMissing()));
   let task: DiscoveryTask;
   let pool: EvaluatorPool;
   beforeAll(async () => {
@@ -136,7 +136,8 @@ describe.skipIf(!sealedHere)("Python tools in rollouts", () => {
   });
 });
 
-describe.skipIf(!sealedHere)("hone harness check on Python tools", () => {
+describe("hone harness check on Python tools", () => {
+  beforeEach((ctx) => requireTool(ctx, "bubblewrap", sealedMissing()));
   it("accepts HarnessTTT's package with its Python tool", async () => {
     const r = await checkHarness(FIXTURE);
     expect(r.problems).toEqual([]);

@@ -4,13 +4,13 @@ import { describe, expect, it } from "vitest";
 import { loadTaskFolder } from "../../src/task/discovery-task.ts";
 import { evaluateProgram } from "../../src/task/evaluator.ts";
 import { EvaluatorPool } from "../../src/task/evaluator-pool.ts";
-import { isolationSupport, pythonInfo } from "../../src/task/python-env.ts";
+import { pythonInfo } from "../../src/task/python-env.ts";
 import { bwrapArgs, expandDevices } from "../../src/task/sandbox-layout.ts";
 import { makeTask, tempDir } from "../helpers/fixtures.ts";
+import { requireTool, sealedMissing } from "../helpers/requires.ts";
 
 // hone.yaml's sandbox options: `evaluator_read_only` lets an evaluator read a toolchain outside its task folder
 // (never the program), `devices` binds device files (a GPU) into the evaluator's and programs' sandboxes.
-const sealedHere = isolationSupport().bwrap && pythonInfo("python3").namespaces;
 
 describe("sandbox options in hone.yaml", () => {
   it("expands device globs to the device files that exist, and binds them", () => {
@@ -19,7 +19,8 @@ describe("sandbox options in hone.yaml", () => {
     expect(args.join(" ")).toContain("--dev-bind /dev/null /dev/null");
   });
 
-  it.skipIf(!sealedHere)("evaluator_read_only: the evaluator reads the folder, the program does not", async () => {
+  it("evaluator_read_only: the evaluator reads the folder, the program does not", async (ctx) => {
+    requireTool(ctx, "bubblewrap", sealedMissing());
     const tool = join(tempDir(), "toolchain");
     mkdirSync(tool);
     writeFileSync(join(tool, "VERSION"), "1.2.3");

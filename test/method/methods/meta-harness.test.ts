@@ -6,8 +6,8 @@ import { metaHarness } from "../../../src/method/methods/meta-harness.ts";
 import { commandProblem, splitCommand } from "../../../src/method/methods/meta-harness-command.ts";
 import { methodParams } from "../../../src/method/registry.ts";
 import type { ResolvedModel } from "../../../src/model/resolve.ts";
-import { isolationSupport } from "../../../src/task/python-env.ts";
 import { ROOT, tempDir } from "../../helpers/fixtures.ts";
+import { requireTool } from "../../helpers/requires.ts";
 import {
   offlineModel,
   proposeContext,
@@ -179,7 +179,8 @@ describe("meta-harness propose", () => {
     expect(proposals[0]?.rationale).toMatch(/the proposer command did not finish within 10 s/);
   });
 
-  it.skipIf(!isolationSupport().bwrap)("runs the command sealed: no secret but the proxy's token, no network", async () => {
+  it("runs the command sealed: no secret but the proxy's token, no network", async (ctx) => {
+    requireTool(ctx, "bubblewrap");
     process.env.ANTHROPIC_API_KEY = "sk-ant-real";
     try {
       const { proposals } = await run({ command: `${standIn()} --spy` });
