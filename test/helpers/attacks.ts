@@ -1,7 +1,9 @@
 import { readdirSync, readFileSync } from "node:fs";
 
 /** The argument every attack's leftover processes run `sleep` with, so the host can find any that survive. */
-export const SURVIVOR_MARK = "31337.2718";
+// `sleep` takes it as seconds. Each test file runs in a process of its own, and files run in parallel: the mark
+// carries this process's id, so one file never counts another file's processes, still running by design, as its own.
+export const SURVIVOR_MARK = `31337.${process.pid}`;
 
 /** Host processes still running `sleep SURVIVOR_MARK` (leftovers of an attack that escaped its evaluation). */
 export function survivors(): number[] {
