@@ -253,6 +253,7 @@ async function qaRoundZero(ctx: QAContext): Promise<QAIncumbent> {
   seed.score = await measure(ctx, seed, 0, "train");
   startRound(ctx.db, ctx.runId, 0, "running", commit, seed.score);
   finishRound(ctx.db, ctx.runId, 0, seed.score, false);
+  setRewards(ctx.db, [{ id: seed.id, reward: null, advantage: null, score: seed.score }]);
   const { method, params } = methodOf(ctx);
   if (method.name !== "harnessttt") keepWithMethod(ctx, 0, method, params);
   ctx.emit({ type: "round_end", round: 0, incumbentScore: seed.score, bestScore: seed.score, moved: false, rewards: [] });

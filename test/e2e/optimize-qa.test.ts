@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
@@ -112,6 +112,41 @@ describe("hone optimize --benchmark (a QA benchmark searched on train, chosen on
       expect(replay.stdout).toMatch(/replay matches/);
     }, 300_000);
   }
+
+  it("promotes a candidate with a strictly better train mean, read per task by the method, and measures it on validation", async () => {
+    // A method program that proposes the oracle harness as a folder, after reading the seed's per-task scores.
+    const method = tempDir();
+    cpSync(join(ROOT, "harnesses", "oracle"), join(method, "oracle"), { recursive: true });
+    writeFileSync(
+      join(method, "method.json"),
+      JSON.stringify({ name: "oracle-proposer", entrypoint: "python3 m.py", timeout: 60 }),
+    );
+    writeFileSync(
+      join(method, "m.py"),
+      [
+        "import json, os, shutil, sys",
+        "req = json.load(sys.stdin)",
+        "seen = [json.loads(l) for l in open(os.path.join(req['archive_dir'], 'candidates.jsonl'))]",
+        "assert len(seen[0]['per_task']) == 4, seen",
+        "out = os.path.join(req['output_dir'], 'oracle')",
+        "shutil.copytree('oracle', out)",
+        "json.dump({'parent': 'r00-seed', 'rationale': 'the oracle'}, open(os.path.join(out, 'proposal.json'), 'w'))",
+      ].join("\n"),
+    );
+    const out = join(tempDir(), "run");
+    const a = args(method, out).map((x) => (x === "8" ? "4" : x));
+    a[a.indexOf("--rounds") + 1] = "1";
+    a[a.indexOf("--proposals") + 1] = "1";
+    const r = await hone(a, { timeoutMs: 240_000 });
+    expect(r.code, r.stderr).toBe(0);
+    const { measurements, decisions, run } = records(out);
+    expect(decisions).toEqual([{ round: 1, candidate_id: "r01-k0", decision: "promote", rule: "train_mean" }]);
+    const score = (id: string) => measurements.find((m) => m.id === id)?.mean_score;
+    expect(score("r01-k0")).toBeGreaterThan(score("r00-seed") as number);
+    const summary = JSON.parse(run.summary);
+    expect(summary).toMatchObject({ best_candidate: "r01-k0", validation: { tasks: 4, score: score("r01-k0-validation") } });
+    expect(JSON.parse(r.stdout).validation_score).toBe(score("r01-k0-validation"));
+  }, 300_000);
 
   it("refuses --task with --benchmark (exit 2)", async () => {
     const r = await hone(["optimize", "--task", "circle-packing", "--benchmark", "gsm8k", "--out", join(tempDir(), "x")]);
