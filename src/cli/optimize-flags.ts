@@ -34,6 +34,10 @@ const SPECIAL: [flag: string, key: string][] = [
   ["--cache", "cache.mode"],
   ["--cache-dir", "cache.dir"],
   ["--runner", "slurm"],
+  ["--benchmark", "benchmark"],
+  ["--train", "benchmark.train"],
+  ["--validation", "benchmark.validation"],
+  ["--data-dir", "benchmark.data_dir"],
 ];
 
 const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
@@ -57,6 +61,13 @@ function flagOptions(opts: Record<string, unknown>, base: OptimizeConfigInput): 
   for (const [flag, key] of Object.entries(PLAIN)) if (opts[flag] !== undefined) out[key] = opts[flag];
   if (typeof opts.method === "string") out.method = opts.method.includes("/") ? resolve(opts.method) : opts.method;
   if (opts.param) out.method_params = { ...(base.method_params ?? {}), ...parseParams(opts.param as string[]) };
+  const bench = { id: opts.benchmark, train: opts.train, validation: opts.validation, data_dir: opts.dataDir };
+  if (Object.values(bench).some((v) => v !== undefined)) {
+    const given = defined({ ...bench, data_dir: typeof opts.dataDir === "string" ? resolve(opts.dataDir) : undefined });
+    if (!base.benchmark && opts.benchmark === undefined)
+      throw new HoneError("usage", "--train, --validation and --data-dir are for a QA benchmark: give --benchmark <id>");
+    out.benchmark = { ...(base.benchmark ?? {}), ...given };
+  }
   if (opts.paired) out.paired = true;
   if (opts.cold) out.warm_pool = false;
   if (opts.learning !== undefined) out.learning = { ...(base.learning ?? {}), mode: opts.learning };

@@ -16,6 +16,7 @@ import { configOfInput, inputName, type OptimizeInput, parseOptimizeConfig, sett
 import { type Incumbent, open, type RunContext } from "./optimize-context.ts";
 import type { RunNoise } from "./optimize-noise.ts";
 import { gateMode, type TttParams } from "./optimize-proposals.ts";
+import { optimizeQA } from "./optimize-qa.ts";
 import { roundZero, runRound } from "./optimize-rounds.ts";
 import { defaultRunDir } from "./run-dir.ts";
 import type { Runner } from "./runner.ts";
@@ -112,6 +113,8 @@ export interface OptimizeResult {
   /** The evaluator's noise as measured in round 0 (or declared by the task). */
   noise: RunNoise | undefined;
   rounds: RoundSummary[];
+  /** A QA benchmark run: the final choice's mean score on the validation slice (null where every task failed). */
+  validationScore?: number | null;
   /** Writes the best program. */
   writeBestProgram(path: string): void;
 }
@@ -166,8 +169,8 @@ function storedSettings(runDir: string, o: OptimizeOptions): OptimizeSettings {
  * (harnessttt by default: K independent proposer samples) proposes candidates, each is compiled, gated and measured
  * — rolled out from the incumbent program under the same budget; rewards and advantages are recorded; the incumbent
  * moves only to a candidate that clears it beyond the measured noise (optimize-ratchet.ts). Every candidate is a
- * commit; every measurement and decision is a row in hone.db. (A QA benchmark as the target is validated by the
- * schema but refused here until its search lands.) From TypeScript a task and models are enough: `optimize({ task: "circle-packing", executor: { model: "offline" }, proposer: { model: "offline" } })`.
+ * commit; every measurement and decision is a row in hone.db. A QA benchmark as the target is searched on its train
+ * slice and the choice measured on validation (optimize-qa.ts). From TypeScript a task and models are enough: `optimize({ task: "circle-packing", executor: { model: "offline" }, proposer: { model: "offline" } })`.
  */
 export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): Promise<OptimizeResult> {
   if (o.resume && !o.outDir) throw new HoneError("usage", "resume needs the run directory (outDir)");
@@ -177,11 +180,7 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
   const runDir = resolve(o.outDir ?? defaultRunDir(`opt-${name.replace(/[^A-Za-z0-9._-]+/g, "-")}`));
   if (!o.resume && existsSync(runDir) && readdirSync(runDir).some((f) => !f.startsWith("hone.db.new")))
     throw new HoneError("usage", `${runDir} already exists and is not empty; choose another --out, or --resume it`);
-  if (settings.benchmark)
-    throw new HoneError(
-      "usage",
-      `benchmark ${settings.benchmark.id}: QA benchmarks are not yet searched by optimize; give a task`,
-    );
+  if (settings.benchmark) return optimizeBenchmark(settings, runDir, o);
   // Check the method's parameters, the seed package and the task before creating anything. A replay runs no Python
   // (its evaluations come from the records), so it does not probe the interpreter for what the task needs.
   const method = methodByName(settings.method ?? "harnessttt");
@@ -223,6 +222,32 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
   } finally {
     await ctx.close();
     if (failedAtStart) removeRunDir(runDir, existed);
+  }
+}
+
+/** A QA benchmark as the target (optimize-qa.ts): a new run only; a failed start leaves no folder behind. */
+async function optimizeBenchmark(settings: OptimizeSettings, runDir: string, o: OptimizeOptions): Promise<OptimizeResult> {
+  if (o.resume)
+    throw new HoneError("usage", `${runDir}: a QA benchmark run cannot be resumed yet; start it again with a new --out`);
+  const method = methodByName(settings.method ?? "harnessttt");
+  const params = methodParams(method, settings.methodParams ?? {});
+  if (method.name === "harnessttt") gateMode(params as TttParams, settings.proposalsPerRound);
+  const seedReport = await checkHarness(settings.seedHarness);
+  if (!seedReport.ok)
+    throw new HoneError(
+      "badHarness",
+      `${settings.seedHarness}: the seed harness is refused:\n  ${seedReport.problems.map((p) => p.message).join("\n  ")}`,
+    );
+  const existed = existsSync(runDir);
+  mkdirSync(runDir, { recursive: true });
+  try {
+    return await optimizeQA(settings, runDir, o.onEvent ?? (() => {}), o.nextRound ?? (() => true), summarize);
+  } catch (err) {
+    const db = existsSync(join(runDir, "hone.db")) ? openDb(join(runDir, "hone.db")) : undefined;
+    const started = db ? (db.prepare("SELECT COUNT(*) AS n FROM rounds").get() as { n: number }).n > 0 : false;
+    db?.close();
+    if (!started) removeRunDir(runDir, existed);
+    throw err;
   }
 }
 

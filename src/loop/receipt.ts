@@ -135,6 +135,9 @@ export function runReceipt(dir: string) {
         : {
             id:
               config.task ??
+              (typeof config.benchmark === "object" && config.benchmark
+                ? `${config.benchmark.id} (train ${config.benchmark.train}, validation ${config.benchmark.validation})`
+                : undefined) ??
               (config.panel ? `${config.panel.benchmark}/${config.panel.split}` : `${config.benchmark}/${config.split}`),
           },
       scorer: identity ? { budget: JSON.parse(identity).budget, hone: JSON.parse(identity).hone } : null,
@@ -191,7 +194,9 @@ function resultLine(kind: string, s: Record<string, unknown> | null): string {
     return `accuracy ${score(s.accuracy)} over ${s.completed} completed of ${s.tasks} (mean score ${score(s.meanScore)})`;
   if (kind === "train") return `HEAD ${short(String(s.head))} after ${(s.epochs as unknown[]).length} decided epochs`;
   const at = typeof s.best_commit === "string" ? `, harness ${short(s.best_commit)}` : "";
-  return `best ${score(s.best_score)} (start ${score(s.start_score)})${at}`;
+  const v = s.validation as { score?: number | null; tasks?: number } | undefined;
+  const validation = v ? `; validation ${score(v.score)} on ${v.tasks} tasks` : "";
+  return `best ${score(s.best_score)} (start ${score(s.start_score)})${at}${validation}`;
 }
 
 /** The receipt as text: one labelled line per part, the failures listed under their heading. */

@@ -15,6 +15,10 @@ export function registerOptimize(program: Command): void {
     .command("optimize")
     .description("learn the harness at test time: propose, gate, roll out, reward, ratchet; every candidate kept")
     .option("--task <id|folder>", "a built-in task id or a task folder")
+    .option("--benchmark <id>", "a QA benchmark instead of a task (hone datasets lists them)")
+    .option("--train <n>", "with --benchmark: train questions every candidate is measured on (default 40)", numberish)
+    .option("--validation <n>", "with --benchmark: validation questions the final choice is measured on (default 40)", numberish)
+    .option("--data-dir <dir>", "with --benchmark: where the benchmark's files are (default hone's data folder)")
     .option("--config <file>", "options from a YAML file (schemas/optimize.schema.json); flags override it")
     .option("--resume <run-dir>", "continue a stopped run (its stored options; --rounds and --concurrency may change)")
     .option("--seed-harness <dir>", "the harness to start from (default harnesses/initial)")
@@ -59,12 +63,15 @@ export function registerOptimize(program: Command): void {
     if (opts.resume) {
       // Everything comes from the run's hone.db; what may change is still checked by the schema, flag by flag.
       optionsFromFlags({ rounds: opts.rounds, concurrency: opts.concurrency, task: "resume" }, undefined);
-    } else if (!opts.task && !file?.config.task)
-      throw new HoneError("usage", "give --task (or task: in --config), or --resume a run");
-    const named = opts.task ?? file?.config.task;
+    } else if (opts.task && opts.benchmark)
+      throw new HoneError("usage", "--task and --benchmark are exclusive: give a discovery task or a QA benchmark, not both");
+    else if (!opts.task && !file?.config.task && !opts.benchmark && !file?.config.benchmark)
+      throw new HoneError("usage", "give --task or --benchmark (or task: or benchmark: in --config), or --resume a run");
+    const benchmark = !opts.resume && !opts.task && (opts.benchmark ?? file?.config.benchmark) !== undefined;
+    const named = benchmark ? undefined : (opts.task ?? file?.config.task);
     const taskRef = named === undefined ? undefined : withPhase(named, opts.phase);
-    const config = optionsFromFlags({ ...opts, task: taskRef ?? "resume" }, file);
-    const task = opts.resume ? undefined : await resolveTask(config.task as string, config.tasks_dir);
+    const config = optionsFromFlags({ ...opts, task: benchmark ? undefined : (taskRef ?? "resume") }, file);
+    const task = opts.resume || benchmark ? undefined : await resolveTask(config.task as string, config.tasks_dir);
     const s: OptimizeSettings = settingsFromConfig(config, task?.budget.maxEvals ?? 10);
     if (opts.learning === "lora" && !s.learning.lora)
       throw new HoneError("usage", "--learning lora needs learning.lora.trainer_command in --config");
@@ -78,7 +85,7 @@ export function registerOptimize(program: Command): void {
           `--${role}-base-url is needed for the ${role} model "${m.model}" (or use --${role} offline)`,
         );
     }
-    const outDir = opts.resume ?? config.out ?? defaultRunDir(`opt-${task?.id ?? "task"}`);
+    const outDir = opts.resume ?? config.out ?? defaultRunDir(`opt-${task?.id ?? config.benchmark?.id ?? "task"}`);
     const cachePath = s.cache?.dir ? join(s.cache.dir, "requests.db") : defaultCachePath();
     const cacheMode = s.cache?.mode ?? "read-write";
     const progress = opts.json
@@ -102,6 +109,7 @@ export function registerOptimize(program: Command): void {
         start_score: result.startScore,
         best_harness: result.bestHarnessPath,
         noise: result.noise ?? null,
+        ...(result.validationScore === undefined ? {} : { validation_score: result.validationScore }),
         rounds: result.rounds,
       });
     } else {
@@ -115,7 +123,7 @@ export function registerOptimize(program: Command): void {
       process.stdout.write(`\n${table(["round", "incumbent at start", "best this round", "moved", "rewards"], rows)}\n`);
       const calls = modelCallSummary(runReceipt(result.runDir).models, { mode: cacheMode, path: cachePath });
       process.stdout.write(
-        `\nbest ${formatScore(result.bestScore)} (start ${formatScore(result.startScore)})\n  harness  ${result.bestHarnessPath}\n  records  ${result.runDir}/hone.db · lineage: npx hone log ${result.runDir}\n${calls.join("\n")}\n`,
+        `\nbest ${formatScore(result.bestScore)} (start ${formatScore(result.startScore)})${result.validationScore === undefined ? "" : `; validation ${formatScore(result.validationScore)}`}\n  harness  ${result.bestHarnessPath}\n  records  ${result.runDir}/hone.db · lineage: npx hone log ${result.runDir}\n${calls.join("\n")}\n`,
       );
     }
     process.exitCode = ExitCode.ok;
