@@ -104,6 +104,8 @@ describe("hone eval with the wrong oracle (CLI)", () => {
       FIXTURES,
       "--model",
       "offline",
+      "--out",
+      join(tempDir(), "eval"),
     ]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(
