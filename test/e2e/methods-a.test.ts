@@ -1,11 +1,8 @@
-// hone optimize --method opro | evoprompt-ga | evoprompt-de on circle packing with the offline model: proposals made
-// and measured, the method's decisions and state in hone.db; opro also killed with -9, resumed, and replayed.
-import { spawn } from "node:child_process";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { hone, optimizeArgs } from "../helpers/cli.ts";
-import { ROOT, tempDir } from "../helpers/fixtures.ts";
+import { hone, killAfterLine, optimizeArgs } from "../helpers/cli.ts";
+import { tempDir } from "../helpers/fixtures.ts";
 
 interface MethodRow {
   candidate_id: string;
@@ -61,24 +58,6 @@ function expectMeasuredAndDecided(rec: ReturnType<typeof records>, method: strin
     expect(row?.kept, c.id).not.toBeNull();
     expect(row?.rule ?? "", c.id).toMatch(c.status === "invalid" ? /./ : rule);
   }
-}
-
-function killAfterLine(args: string[], after: RegExp, nth: number): Promise<void> {
-  const child = spawn(process.execPath, [join(ROOT, "bin", "hone.js"), ...args], {
-    cwd: ROOT,
-    stdio: ["ignore", "pipe", "ignore"],
-  });
-  // Listen for the exit first: the child may finish on its own before the line arrives.
-  const gone = new Promise<void>((resolve) => child.on("close", () => resolve()));
-  let seen = 0;
-  let buffer = "";
-  child.stdout.on("data", (d) => {
-    buffer += d;
-    const lines = buffer.split("\n");
-    buffer = lines.pop() ?? "";
-    for (const line of lines) if (after.test(line) && ++seen === nth) child.kill("SIGKILL");
-  });
-  return gone;
 }
 
 const small = (method: string, proposals: number, extra: string[] = [], cache = ["--cache", "off"]) =>

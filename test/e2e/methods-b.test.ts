@@ -1,9 +1,8 @@
-import { spawn } from "node:child_process";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { hone, optimizeArgs } from "../helpers/cli.ts";
-import { ROOT, tempDir } from "../helpers/fixtures.ts";
+import { hone, killAfterLine, optimizeArgs } from "../helpers/cli.ts";
+import { tempDir } from "../helpers/fixtures.ts";
 
 // gepa, ace and skillopt end to end: `hone optimize --method <name>` on circle packing with the offline model
 // (2 rounds, 2 proposals, 3 evaluator calls per rollout), every proposal measured, the loop's decisions and the
@@ -40,24 +39,6 @@ const args = (method: string, dir: string) => [
   "--method",
   method,
 ];
-
-/** Runs hone, SIGKILLs it once it has printed a line matching `after`, and resolves once it is gone. */
-function killAfterLine(argv: string[], after: RegExp): Promise<void> {
-  const child = spawn(process.execPath, [join(ROOT, "bin", "hone.js"), ...argv], {
-    cwd: ROOT,
-    stdio: ["ignore", "pipe", "ignore"],
-  });
-  // Listen for the exit first: the child may finish on its own before the line arrives.
-  const gone = new Promise<void>((resolve) => child.on("close", () => resolve()));
-  let buffer = "";
-  child.stdout.on("data", (d) => {
-    buffer += d;
-    const lines = buffer.split("\n");
-    buffer = lines.pop() ?? "";
-    if (lines.some((l) => after.test(l))) child.kill("SIGKILL");
-  });
-  return gone;
-}
 
 async function optimize(method: string, dir: string) {
   const run = join(dir, "run");

@@ -1,9 +1,8 @@
-import { spawn } from "node:child_process";
 import { chmodSync, cpSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { hone, optimizeArgs } from "../helpers/cli.ts";
+import { hone, killAfterLine, optimizeArgs } from "../helpers/cli.ts";
 import { ROOT, tempDir } from "../helpers/fixtures.ts";
 
 // dgm, adas and meta-harness through `hone optimize --method` on circle packing with the offline model: proposals
@@ -65,24 +64,6 @@ function expectMethodRun(dir: string, method: string, stateKey: string) {
     if (c.status === "valid") expect(m.rule, c.id).toBeTruthy();
   }
   return r;
-}
-
-/** Runs hone, SIGKILLs it once it has printed the `nth` line matching `after`, and resolves once it is gone. */
-function killAfterLine(argv: string[], after: RegExp, nth: number): Promise<void> {
-  const child = spawn(process.execPath, [join(ROOT, "bin", "hone.js"), ...argv], {
-    cwd: ROOT,
-    stdio: ["ignore", "pipe", "ignore"],
-  });
-  const gone = new Promise<void>((resolve) => child.on("close", () => resolve())); // before the kill: it may end first
-  let seen = 0;
-  let buffer = "";
-  child.stdout.on("data", (d) => {
-    buffer += d;
-    const lines = buffer.split("\n");
-    buffer = lines.pop() ?? "";
-    for (const line of lines) if (after.test(line) && ++seen === nth) child.kill("SIGKILL");
-  });
-  return gone;
 }
 
 const final = (r: ReturnType<typeof records>) => ({

@@ -1,11 +1,10 @@
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { HarnessRepo } from "../../src/store/git.ts";
-import { hone, optimizeArgs } from "../helpers/cli.ts";
-import { makeTask, ROOT, tempDir } from "../helpers/fixtures.ts";
+import { hone, killAfterLine, optimizeArgs } from "../helpers/cli.ts";
+import { makeTask, tempDir } from "../helpers/fixtures.ts";
 
 const ARGS = optimizeArgs({
   rounds: 3,
@@ -38,25 +37,6 @@ function records(dir: string) {
   const run = db.prepare("SELECT status, summary FROM runs").get() as { status: string; summary: string };
   db.close();
   return { rounds, candidates, rollouts, evaluations: evaluations.n, run };
-}
-
-/** Runs hone, SIGKILLs it as soon as it has printed the `nth` line matching `after`, and resolves once it is gone. */
-function killAfterLine(args: string[], after: RegExp, nth: number): Promise<void> {
-  const child = spawn(process.execPath, [join(ROOT, "bin", "hone.js"), ...args], {
-    cwd: ROOT,
-    stdio: ["ignore", "pipe", "ignore"],
-  });
-  // Listen for the exit first: the child may finish on its own before the line arrives.
-  const gone = new Promise<void>((resolve) => child.on("close", () => resolve()));
-  let seen = 0;
-  let buffer = "";
-  child.stdout.on("data", (d) => {
-    buffer += d;
-    const lines = buffer.split("\n");
-    buffer = lines.pop() ?? "";
-    for (const line of lines) if (after.test(line) && ++seen === nth) child.kill("SIGKILL");
-  });
-  return gone;
 }
 
 describe("hone optimize (CLI, offline executor and proposer)", () => {
