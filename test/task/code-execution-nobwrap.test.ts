@@ -2,13 +2,14 @@
 // a plain process and the completion gets hone_sandbox's namespaces, a read-only root and the hidden folders.
 process.env.HONE_NO_BWRAP = "1";
 
-import { chmodSync, readdirSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { chmodSync, copyFileSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { scoreAnswerAsync } from "../../src/index.ts";
-import { isolationSupport } from "../../src/task/python-env.ts";
+import { isolationSupport, PYTHON_DIR } from "../../src/task/python-env.ts";
 import { loadSplit } from "../../src/task/qa/benchmarks.ts";
-import { checkCode } from "../../src/task/qa/code/check-code.ts";
+import { CODE_DIR, checkCode } from "../../src/task/qa/code/check-code.ts";
 import { ROOT, tempDir } from "../helpers/fixtures.ts";
 
 describe("code checks without bubblewrap", () => {
@@ -58,5 +59,23 @@ describe("code checks without bubblewrap", () => {
       after: "check(has_close_elements)",
     });
     expect(open.passed).toBe(true);
+  });
+
+  it("works from a checkout under /tmp, which each contained call's private /tmp hides", () => {
+    const root = tempDir("hone-checkout-");
+    const code = join(root, "code");
+    const py = join(root, "python");
+    mkdirSync(code);
+    mkdirSync(py);
+    for (const f of ["hone_code_checker.py", "hone_code_server.py", "hone_code_values.py"]) copyFileSync(join(CODE_DIR, f), join(code, f));
+    copyFileSync(join(PYTHON_DIR, "hone_sandbox.py"), join(py, "hone_sandbox.py"));
+    const check = (program: string) => {
+      const request = { program, setup: "", tests: "assert f(3) == 9", entries: ["f"], after: "", timeout: 2, limits: { readonly_root: true } };
+      const p = spawnSync("python3", ["-I", join(code, "hone_code_checker.py"), py], { input: JSON.stringify(request), encoding: "utf8", cwd: root });
+      return JSON.parse(p.stdout) as { passed: boolean; result: string };
+    };
+    expect(root.startsWith("/tmp/")).toBe(true);
+    expect(check("def f(x):\n    return x * x\n")).toMatchObject({ passed: true, result: "passed" });
+    expect(check("def f(x):\n    return x\n").passed).toBe(false);
   });
 });

@@ -28,7 +28,21 @@ for extra in sys.argv[1:]:
 import hone_code_values as values  # noqa: E402
 from hone_sandbox import run_contained  # noqa: E402
 
-SERVER = os.path.join(HERE, "hone_code_server.py")
+# Read now, before any namespace: a call's private /tmp hides a checkout under /tmp, so the contained interpreter gets
+# the server and its value codec as text (argv), never by path.
+with open(os.path.join(HERE, "hone_code_server.py"), encoding="utf-8") as _f:
+    SERVER_SOURCE = _f.read()
+with open(os.path.join(HERE, "hone_code_values.py"), encoding="utf-8") as _f:
+    VALUES_SOURCE = _f.read()
+BOOT = (
+    "import sys, types\n"
+    "m = types.ModuleType('hone_code_values')\n"
+    "exec(compile(sys.argv[1], 'hone_code_values.py', 'exec'), m.__dict__)\n"
+    "sys.modules['hone_code_values'] = m\n"
+    "source = sys.argv[2]\n"
+    "del sys.argv[1:], m\n"
+    "exec(compile(source, 'hone_code_server.py', 'exec'), {'__name__': '__main__'})\n"
+)
 
 
 class Abort(BaseException):
@@ -149,7 +163,7 @@ def check(request):
     verdict = {}
 
     def target(_scratch):
-        os.execv(sys.executable, [sys.executable, "-I", SERVER])
+        os.execv(sys.executable, [sys.executable, "-I", "-c", BOOT, VALUES_SOURCE, SERVER_SOURCE])
 
     def converse(out_fd, in_fd, _pid):
         channel = Channel(out_fd, in_fd, float(request.get("timeout") or 3.0))
