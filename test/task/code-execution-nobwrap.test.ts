@@ -67,11 +67,24 @@ describe("code checks without bubblewrap", () => {
     const py = join(root, "python");
     mkdirSync(code);
     mkdirSync(py);
-    for (const f of ["hone_code_checker.py", "hone_code_server.py", "hone_code_values.py"]) copyFileSync(join(CODE_DIR, f), join(code, f));
+    for (const f of ["hone_code_checker.py", "hone_code_server.py", "hone_code_values.py"])
+      copyFileSync(join(CODE_DIR, f), join(code, f));
     copyFileSync(join(PYTHON_DIR, "hone_sandbox.py"), join(py, "hone_sandbox.py"));
     const check = (program: string) => {
-      const request = { program, setup: "", tests: "assert f(3) == 9", entries: ["f"], after: "", timeout: 2, limits: { readonly_root: true } };
-      const p = spawnSync("python3", ["-I", join(code, "hone_code_checker.py"), py], { input: JSON.stringify(request), encoding: "utf8", cwd: root });
+      const request = {
+        program,
+        setup: "",
+        tests: "assert f(3) == 9",
+        entries: ["f"],
+        after: "",
+        timeout: 2,
+        limits: { readonly_root: true },
+      };
+      const p = spawnSync("python3", ["-I", join(code, "hone_code_checker.py"), py], {
+        input: JSON.stringify(request),
+        encoding: "utf8",
+        cwd: root,
+      });
       return JSON.parse(p.stdout) as { passed: boolean; result: string };
     };
     expect(root.startsWith("/tmp/")).toBe(true);
