@@ -136,13 +136,14 @@ export class EvaluatorPool {
     readonly task: DiscoveryTask,
     private readonly root: string,
     private readonly startTimeoutMs: number,
+    private readonly size: number,
   ) {}
 
   static async start(task: DiscoveryTask, opts: PoolOptions = {}): Promise<EvaluatorPool> {
     pythonInfo(task.python);
-    const pool = new EvaluatorPool(task, makePoolDir(), opts.startTimeoutMs ?? 60_000);
+    const size = Math.max(1, opts.size ?? 2);
+    const pool = new EvaluatorPool(task, makePoolDir(), opts.startTimeoutMs ?? 60_000, size);
     try {
-      const size = Math.max(1, opts.size ?? 2);
       await Promise.all([pool.ensureZygote(), ...Array.from({ length: size }, () => pool.startEvaluator())]);
     } catch (err) {
       pool.close();
@@ -162,6 +163,8 @@ export class EvaluatorPool {
       socket: join(inside, "zygote.sock"),
       preload: this.task.programPreload,
       limits: programLimits(this.task, this.socketDir),
+      // One sandbox made ahead per evaluator process, so that evaluations at once each find one ready.
+      slots: this.size,
     };
     const script = [join(PYTHON_DIR, "hone_program_zygote.py"), JSON.stringify(config)];
     if (!sealed(this.task)) return [python.executable, script];

@@ -51,25 +51,63 @@ class Tail:
         return self.head.decode(errors="replace") + cut + self.tail.decode(errors="replace")
 
 
-def child(module, program_path, cascade, memory_mb, fds):
-    """The evaluation's own process. Never returns."""
+def child(module, scratch, cascade, fds, go):
+    """The evaluation's own process, forked before its request: it waits on `go` for {"path", "memory_mb"}
+    (nothing, when the pool closes). Never returns."""
     code = 70
     try:
         os.setsid()
-        null = os.open(os.devnull, os.O_RDONLY)
-        for src, dst in ((null, 0), (fds["out"], 1), (fds["err"], 2), (fds["result"], 3)):
+        for src, dst in ((go, 0), (fds["out"], 1), (fds["err"], 2), (fds["result"], 3)):
             os.dup2(src, dst)
         os.closerange(4, 1 << 20)
         sys.stdout = os.fdopen(1, "w", buffering=1)
         sys.stderr = os.fdopen(2, "w", buffering=1)
-        os.chdir(os.path.dirname(program_path))
-        runner.limit_memory(memory_mb)
-        code, payload = runner.evaluate_payload(module, program_path, cascade)
+        os.chdir(scratch)
+        line = os.read(0, 1 << 16)
+        if not line:
+            code = 0
+            return
+        request = json.loads(line)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        runner.limit_memory(int(request["memory_mb"]))
+        code, payload = runner.evaluate_payload(module, request["path"], cascade)
         sys.stdout.flush()
         sys.stderr.flush()
         runner.write_fd(3, payload)
     finally:
         os._exit(code)
+
+
+class Standby:
+    """The next evaluation's process and scratch folder, made before its request arrives (after the previous
+    evaluation's leftovers were killed and its files removed), so forking is not on the evaluation's path."""
+
+    def __init__(self, module, cascade):
+        self.scratch = tempfile.mkdtemp(prefix="e-")
+        self.pipes, ends = {}, {}
+        for name in ("result", "out", "err"):
+            self.pipes[name], ends[name] = os.pipe()
+        go_r, self.go = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            os.close(self.go)
+            child(module, self.scratch, cascade, ends, go_r)
+        for fd in list(ends.values()) + [go_r]:
+            os.close(fd)
+
+    def start(self, req):
+        """Writes the program into the scratch folder and lets the process run on it."""
+        path = runner.write_program(self.scratch, req)
+        runner.write_fd(self.go, json.dumps({"path": path, "memory_mb": int(req.get("memory_mb") or 0)}))
+        os.close(self.go)
+        self.go = None
+
+    def close(self):
+        for fd in list(self.pipes.values()) + ([self.go] if self.go is not None else []):
+            os.close(fd)
+        self.pipes, self.go = {}, None
 
 
 def collect(pid, pipes, deadline):
@@ -148,29 +186,18 @@ def _clean(scratch, own_namespace):
                 empty(folder)
 
 
-def evaluate(module, cascade, req, own_namespace):
-    """One evaluation in a forked child; the reply hone reads."""
-    scratch, pid = tempfile.mkdtemp(prefix="e-"), None
+def evaluate(standby, req, own_namespace):
+    """One evaluation in the standby process; the reply hone reads. Whatever it left running is killed before
+    the reply (its files are removed after it, before the next request is read)."""
     try:
-        program_path = runner.write_program(scratch, req)
-        pipes, ends = {}, {}
-        for name in ("result", "out", "err"):
-            pipes[name], ends[name] = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            child(module, program_path, cascade, int(req.get("memory_mb") or 0), ends)
-        for fd in ends.values():
-            os.close(fd)
-        bufs, timed_out = collect(pid, pipes, time.monotonic() + float(req.get("timeout") or 60))
+        standby.start(req)
+        bufs, timed_out = collect(standby.pid, standby.pipes, time.monotonic() + float(req.get("timeout") or 60))
         if timed_out:
-            _killpg(pid)
-        status = os.waitpid(pid, 0)[1]
-        for fd in pipes.values():
-            os.close(fd)
+            _killpg(standby.pid)
+        status = os.waitpid(standby.pid, 0)[1]
     finally:
-        if pid:
-            sweep(pid, own_namespace)
-        _clean(scratch, own_namespace)
+        standby.close()
+        sweep(standby.pid, own_namespace)
     result = bytes(bufs["result"])
     return {
         "id": req["id"],
@@ -183,10 +210,10 @@ def evaluate(module, cascade, req, own_namespace):
     }
 
 
-def answer(module, cascade, line, own_namespace):
+def answer(standby, line, own_namespace):
     req = json.loads(line)
     try:
-        return evaluate(module, cascade, req, own_namespace)
+        return evaluate(standby, req, own_namespace)
     except Exception as exc:
         return {"id": req.get("id"), "code": None, "signal": None, "timed_out": False, "result": None, "stdout": "", "stderr": "hone_pool: %s" % exc}
 
@@ -207,8 +234,11 @@ def main():
         return 1
     gc.freeze()  # what is loaded now is never collected in a fork, so children do not copy its pages to scan them
     control.write(json.dumps({"ready": True, "own_pid_namespace": own_namespace}) + "\n")
+    standby = Standby(module, cascade)
     for line in sys.stdin:
-        control.write(json.dumps(answer(module, cascade, line, own_namespace)) + "\n")
+        control.write(json.dumps(answer(standby, line, own_namespace)) + "\n")
+        _clean(standby.scratch, own_namespace)
+        standby = Standby(module, cascade)
     return 0
 
 

@@ -85,8 +85,10 @@ def _error(text):
     return json.dumps({"ok": False, "error": text})
 
 
-def serve(request, config_limits, cancel_fd=None):
-    """One contained program call: the reply's JSON text (never raises for anything the program does)."""
+def program_job(request, config_limits):
+    """What one program request runs in its contained process: (target, limits of the call, False), or the
+    error reply's text for a request that is refused before anything runs. The warm zygote's prepared first
+    process and the handler that hands it the request both call this, so they agree on what the call is."""
     program, ext = request.get("program"), request.get("ext") or ".py"
     if not isinstance(program, str) or len(program.encode()) > MAX_PROGRAM_BYTES:
         return _error("the program text is missing or larger than %d bytes" % MAX_PROGRAM_BYTES)
@@ -102,8 +104,24 @@ def serve(request, config_limits, cancel_fd=None):
 
     limits = dict(config_limits)
     limits.update({k: request[k] for k in REQUEST_LIMITS if k in request})
+    return target, limits, False
+
+
+def serve(request, config_limits, cancel_fd=None, box=None, raw=None):
+    """One contained program call: the reply's JSON text (never raises for anything the program does). With `box`
+    (a prepared hone_sandbox.Box whose job is program_job) the call runs there, handed `raw` (the request's
+    JSON text); else in namespaces made now."""
+    job = program_job(request, config_limits)
+    if isinstance(job, str):
+        if box:
+            box.discard()
+        return job
+    target, limits, _ = job
     timeout = float(request.get("timeout") or 60)
-    out, failure, _ = run_contained(target, limits, timeout, cancel_fd)
+    if box:
+        out, failure, _ = box.run(raw if raw is not None else json.dumps(request), timeout, cancel_fd, limits=limits)
+    else:
+        out, failure, _ = run_contained(target, limits, timeout, cancel_fd)
     if failure == "timeout":
         return _error("the program did not return within %g s" % timeout)
     if failure == "too_large":

@@ -1,24 +1,30 @@
 """A warm process that runs candidate programs for evaluators (see hone_runtime.run_program).
 
 Started by hone (under bubblewrap where it works, with a view of Python and nothing of the user's) with one JSON
-argument: {"socket", "preload", "limits"}. It imports numpy (or the task's `program_preload`) once and listens on
-the Unix socket; for each connection it forks a handler that reads one request and runs the program contained
-(hone_program_child.serve: fresh namespaces, private /tmp, limits), so programs start warm but share nothing. The
-handler watches the connection: when the evaluator goes away, the program is killed. It never loads an evaluator.
+argument: {"socket", "preload", "limits", "slots"}. It imports numpy (or the task's `program_preload`) once and
+listens on the Unix socket. It keeps `slots` handlers ready (one per evaluator process): each is a fork that has
+already made the next call's containment (hone_sandbox.Box: fresh namespaces, private /tmp, limits, its first
+process waiting for the request) and waits in accept() for one connection. The handler that takes a connection
+tells this process, which forks the next one, then reads one request, hands it to its first process and answers.
+So programs start warm but share nothing, and making the namespaces is never on an evaluation's path. The handler
+watches the connection: when the evaluator goes away, the program is killed. It never loads an evaluator.
 A request of kind "tool" (from hone itself) runs a generated Python tool the same way (hone_tool_runner.py).
 """
 import gc
 import json
 import os
+import select
 import signal
 import socket
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from hone_program_child import MAX_PROGRAM_BYTES, serve  # noqa: E402
-from hone_tool_runner import serve_tool  # noqa: E402
-from hone_sandbox import PR_SET_PDEATHSIG, prctl, probe  # noqa: E402
+from hone_program_child import MAX_PROGRAM_BYTES, program_job, serve  # noqa: E402
+from hone_tool_runner import serve_tool, tool_job  # noqa: E402
+import hone_sandbox  # noqa: E402
+from hone_sandbox import PR_SET_PDEATHSIG, Box, prctl, probe  # noqa: E402
 
 MAX_REQUEST = MAX_PROGRAM_BYTES * 2 + (1 << 20)
 
@@ -32,6 +38,7 @@ def preload(names):
 
 
 def read_request(conn):
+    """One request line from the connection: (the parsed request, its JSON text)."""
     data = bytearray()
     while not data.endswith(b"\n"):
         chunk = conn.recv(1 << 16)
@@ -40,21 +47,76 @@ def read_request(conn):
         data += chunk
         if len(data) > MAX_REQUEST:
             raise ValueError("the request is too large")
-    return json.loads(data.decode())
+    return json.loads(data.decode()), bytes(data).strip()
 
 
-def handle(conn, limits):
+def job_for(limits):
+    """The prepared first process's job: a tool call or a program call, by the request's kind."""
+    return lambda request: (tool_job if request.get("kind") == "tool" else program_job)(request, limits)
+
+
+def handle(conn, limits, box):
     try:
-        request = read_request(conn)
+        request, raw = read_request(conn)
         if request.get("kind") == "tool":  # a generated tool's call: a conversation over the connection
-            return serve_tool(request, limits, conn.fileno(), conn.fileno())
-        reply = serve(request, limits, cancel_fd=conn.fileno())
+            return serve_tool(request, limits, conn.fileno(), conn.fileno(), box=box, raw=raw)
+        reply = serve(request, limits, cancel_fd=conn.fileno(), box=box, raw=raw)
     except BaseException as exc:
+        box.discard()
         reply = json.dumps({"ok": False, "error": "zygote failure: %s" % exc})
     try:
         conn.sendall(reply.encode())
     except OSError:
         pass
+
+
+def slot(server, taken, limits):
+    """A handler made ahead of its call. Never returns."""
+    try:
+        box = Box(limits, job_for(limits))
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # set again: changing to the unprivileged user cleared it
+        conn, _ = server.accept()
+        server.close()
+        os.write(taken, b"x")
+        os.close(taken)
+        try:
+            handle(conn, limits, box)
+        finally:
+            conn.close()  # the evaluator reads to the end: it should not wait for this process's exit
+    finally:
+        os._exit(0)
+
+
+def serve_slots(server, limits, count):
+    """Keeps `count` handlers waiting for a connection; a handler that took one is replaced at once."""
+    waiting = {}
+
+    def fork_slot():
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            for fd in waiting:
+                os.close(fd)
+            os.close(r)
+            slot(server, w, limits)
+        os.close(w)
+        waiting[r] = pid
+
+    for _ in range(count):
+        fork_slot()
+    while True:
+        for fd in select.select(list(waiting), [], [])[0]:
+            took = os.read(fd, 1)
+            os.close(fd)
+            del waiting[fd]
+            if not took:
+                time.sleep(0.05)  # it died before any connection: do not spin if making a Box keeps failing
+            fork_slot()
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                pass
+        except ChildProcessError:
+            pass
 
 
 def main():
@@ -70,23 +132,10 @@ def main():
     server.bind(path)
     server.listen(64)
     isolation = json.loads(probe(limits))
+    hone_sandbox.python_open_to_others()  # asked once here, so no handler walks the folders again
     gc.freeze()  # what is loaded now is never collected in a fork, so children do not copy its pages to scan them
     print(json.dumps({"ready": True, "isolation": isolation}), flush=True)
-    while True:
-        conn, _ = server.accept()
-        pid = os.fork()
-        if pid == 0:
-            server.close()
-            try:
-                handle(conn, limits)
-            finally:
-                os._exit(0)
-        conn.close()
-        try:
-            while os.waitpid(-1, os.WNOHANG)[0] > 0:
-                pass
-        except ChildProcessError:
-            pass
+    serve_slots(server, limits, max(1, int(config.get("slots") or 2)))
 
 
 if __name__ == "__main__":

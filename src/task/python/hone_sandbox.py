@@ -36,6 +36,7 @@ SYS_MOUNT_SETATTR, AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = 442, -100, 0x8000
 NOBODY = 65534
 CPU_EXIT = 152  # the exit code of a call stopped at its CPU limit
 KEEP_ENV = ("PATH", "LANG", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_CORETYPE")
+MAX_REQUEST_BYTES = 16 << 20  # a program of at most 4 MB, written twice over by JSON escapes, and its arguments
 DEFAULTS = {"max_processes": 64, "tmp_mb": 256, "file_mb": 256, "open_files": 256, "output_mb": 64}
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -93,7 +94,7 @@ def _write(path, text):
 _OPEN_TO_OTHERS = []
 
 
-def _python_open_to_others():
+def python_open_to_others():
     """Whether an unprivileged user can still reach this interpreter's files (not so under a 0700 /root).
     Asked once per process (the warm zygote's forks inherit the answer)."""
     if not _OPEN_TO_OTHERS:
@@ -120,7 +121,7 @@ def _walk_open_to_others():
 
 def _become_nobody():
     """As root (with CAP_SETUID), switch to an unprivileged user so process limits and file modes apply."""
-    if os.geteuid() != 0 or not _python_open_to_others():
+    if os.geteuid() != 0 or not python_open_to_others():
         return False
     try:
         os.setgroups([])
@@ -212,8 +213,27 @@ def _own_proc():
     _hide("/proc")
 
 
-def _first_process(target, result_fd, limits, contained, input_fd=None):
-    """Runs in the call's first process (PID 1 of its namespace when contained). Never returns."""
+def _receive(fd):
+    """One request on descriptor `fd`: a 10-digit length, then that many bytes of JSON."""
+    def exactly(n):
+        data = bytearray()
+        while len(data) < n:
+            chunk = os.read(fd, min(n - len(data), 1 << 20))
+            if not chunk:
+                raise EOFError("the request was cut short")
+            data += chunk
+        return bytes(data)
+
+    size = int(exactly(10))
+    if size > MAX_REQUEST_BYTES:
+        raise ValueError("the request is too large")
+    return json.loads(exactly(size).decode())
+
+
+def _first_process(job, result_fd, limits, contained, input_fd):
+    """Runs in the call's first process (PID 1 of its namespace when contained). Never returns.
+    Everything up to reading the request happens before the call is known (see Box): the request only picks
+    what runs (`job(request)` -> (target, limits of this call, whether descriptor 0 stays the conversation))."""
     try:
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         if contained:
@@ -221,13 +241,11 @@ def _first_process(target, result_fd, limits, contained, input_fd=None):
         else:
             os.setsid()
         os.dup2(result_fd, 3)
-        if input_fd is not None:
-            os.dup2(input_fd, 0)
+        os.dup2(input_fd, 0)
         os.closerange(4, 1 << 20)
         null = os.open(os.devnull, os.O_RDWR)
-        for fd in (1, 2) if input_fd is not None else (0, 1, 2):
+        for fd in (1, 2):
             os.dup2(null, fd)
-        os.close(null)
         scratch = "/tmp" if contained else limits["scratch"]
         os.chdir(scratch)
         for key in list(os.environ):
@@ -238,6 +256,12 @@ def _first_process(target, result_fd, limits, contained, input_fd=None):
         if contained:
             drop_capabilities()
         prctl(PR_SET_NO_NEW_PRIVS, 1)
+        target, call_limits, conversation = job(_receive(0))
+        if call_limits is not limits:
+            _set_limits(call_limits, contained)
+        if not conversation:
+            os.dup2(null, 0)
+        os.close(null)
         out = target(scratch)
         data = out if isinstance(out, bytes) else out.encode()
         view = memoryview(data)
@@ -268,49 +292,86 @@ def _collect(read_fd, pid, deadline, cancel_fd, cap):
             chunks.append(chunk)
 
 
-def run_contained(target, limits, timeout, cancel_fd=None, converse=None):
-    """Runs `target(scratch_dir) -> str|bytes` contained; returns (output bytes, failure or None, isolation dict).
-    The call's result is what it writes on descriptor 3. With `converse(read_fd, write_fd, pid)` the caller holds
-    a conversation instead (the call also reads descriptor 0) and returns (output, failure) itself; an output cut
-    short by the process's death is the failure "cpu" (its CPU limit) or "crashed".
-    Must be called in a disposable process: it changes this process's user and namespaces for good."""
-    try:
-        isolation = enter_namespaces(limits)
-        contained = True
-    except (Unavailable, OSError) as exc:
-        isolation = {"namespaces": False, "reason": str(exc)}
-        contained = False
-        if not limits.get("scratch"):
-            import tempfile
+class Box:
+    """One call's containment, made before the call is known: this (disposable) process enters the fresh
+    namespaces and forks the call's first process, which sets itself up (its /proc, descriptors, environment,
+    limits, no capabilities, no_new_privs) and then waits for the request on descriptor 0. The warm zygote keeps
+    one ready per evaluator, so none of this is on an evaluation's path; `run` hands the request over and reads
+    the result. A Box serves one call only. Must be made in a disposable process: it changes this process's user
+    and namespaces for good."""
 
-            limits = dict(limits, scratch=tempfile.mkdtemp(prefix="hone-program-"))
-    read_fd, write_fd = os.pipe()
-    input_r, input_w = os.pipe() if converse else (None, None)
-    pid = os.fork()
-    if pid == 0:
-        os.close(read_fd)
-        if input_w is not None:
-            os.close(input_w)
-        _first_process(target, write_fd, limits, contained, input_r)
-    os.close(write_fd)
-    if input_r is not None:
+    def __init__(self, limits, job):
+        try:
+            self.isolation, self.contained = enter_namespaces(limits), True
+        except (Unavailable, OSError) as exc:
+            self.isolation, self.contained = {"namespaces": False, "reason": str(exc)}, False
+            if not limits.get("scratch"):
+                import tempfile
+
+                limits = dict(limits, scratch=tempfile.mkdtemp(prefix="hone-program-"))
+        self.limits = limits
+        self.read_fd, write_fd = os.pipe()
+        input_r, self.input_w = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            os.close(self.read_fd)
+            os.close(self.input_w)
+            _first_process(job, write_fd, limits, self.contained, input_r)
+        os.close(write_fd)
         os.close(input_r)
-    cap = int(limits.get("output_mb") or DEFAULTS["output_mb"]) << 20
-    try:
-        if converse:
-            out, failure = converse(read_fd, input_w, pid)
-        else:
-            out, failure = _collect(read_fd, pid, time.monotonic() + timeout, cancel_fd, cap)
-    finally:
-        os.close(read_fd)
-        if input_w is not None:
-            os.close(input_w)
-        status, cpu_used = _kill(pid, contained)
-    if failure == "eof":
-        limit = float(limits.get("cpu_seconds") or 0)
-        hit = os.WIFEXITED(status) and os.WEXITSTATUS(status) == CPU_EXIT
-        failure = "cpu" if limit and (hit or cpu_used >= limit) else "crashed"
-    return out, failure, isolation
+
+    def run(self, request, timeout, cancel_fd=None, converse=None, limits=None):
+        """Hands `request` (JSON text) to the first process; returns (output bytes, failure or None, isolation).
+        `limits` are the call's own (its job's), for the output cap and telling a CPU limit from a crash.
+        With `converse(read_fd, write_fd, pid)` the caller holds a conversation instead (the call keeps reading
+        descriptor 0) and returns (output, failure) itself; an output cut short by the process's death is the
+        failure "cpu" (its CPU limit) or "crashed"."""
+        data = request.encode() if isinstance(request, str) else request
+        limits = limits or self.limits
+        cap = int(limits.get("output_mb") or DEFAULTS["output_mb"]) << 20
+        out, failure = b"", None
+        try:
+            try:
+                _write_all(self.input_w, b"%010d" % len(data) + data)
+            except OSError:
+                failure = "eof"  # the first process is gone
+            if not converse:
+                os.close(self.input_w)
+                self.input_w = None
+            if failure is None:
+                if converse:
+                    out, failure = converse(self.read_fd, self.input_w, self.pid)
+                else:
+                    out, failure = _collect(self.read_fd, self.pid, time.monotonic() + timeout, cancel_fd, cap)
+        finally:
+            status, cpu_used = self.discard()
+        if failure == "eof":
+            limit = float(limits.get("cpu_seconds") or 0)
+            hit = os.WIFEXITED(status) and os.WEXITSTATUS(status) == CPU_EXIT
+            failure = "cpu" if limit and (hit or cpu_used >= limit) else "crashed"
+        return out, failure, self.isolation
+
+    def discard(self):
+        """Kills the first process (and with it its namespace); returns its wait status and CPU seconds."""
+        for fd in (self.read_fd, self.input_w):
+            if fd is not None:
+                os.close(fd)
+        self.read_fd = self.input_w = None
+        return _kill(self.pid, self.contained)
+
+
+def _write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def run_contained(target, limits, timeout, cancel_fd=None, converse=None):
+    """Runs `target(scratch_dir) -> str|bytes` contained (a Box made now); returns (output bytes, failure or None,
+    isolation dict). The call's result is what it writes on descriptor 3; `converse` as in Box.run.
+    Must be called in a disposable process: it changes this process's user and namespaces for good."""
+    box = Box(limits, lambda _request: (target, limits, converse is not None))
+    return box.run("{}", timeout, cancel_fd, converse)
 
 
 def _kill(pid, contained):

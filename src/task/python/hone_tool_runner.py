@@ -179,16 +179,33 @@ FAILURES = {
 }
 
 
-def serve_tool(request, config_limits, channel_in, channel_out):
-    """One contained tool call; writes the final "done" line to `channel_out`."""
+def tool_job(request, config_limits):
+    """What one tool request runs in its contained process: (target, limits of the call, True: descriptor 0 stays
+    the conversation), or the final "done" line for a request refused before anything runs."""
     code, args = request.get("code"), request.get("args")
     if not isinstance(code, str) or len(code) > MAX_CODE_CHARS or not isinstance(args, dict):
-        os.write(channel_out, _done(False, kind="error", error="bad tool request").encode())
-        return
-    timeout = float(request.get("timeout") or 5)
+        return _done(False, kind="error", error="bad tool request")
     cpu = int(request.get("cpu_seconds") or 1)
     limits = dict(config_limits, cpu_seconds=cpu, memory_mb=int(request.get("memory_mb") or 256), memory_base_bytes=mapped_bytes())
-    out, failure, _ = run_contained(tool_target(code, args), limits, timeout, converse=converse(channel_in, channel_out, timeout))
+    return tool_target(code, args), limits, True
+
+
+def serve_tool(request, config_limits, channel_in, channel_out, box=None, raw=None):
+    """One contained tool call; writes the final "done" line to `channel_out`. With `box` (a prepared
+    hone_sandbox.Box whose job is tool_job for tool requests) the call runs there, handed `raw`."""
+    job = tool_job(request, config_limits)
+    if isinstance(job, str):
+        if box:
+            box.discard()
+        os.write(channel_out, job.encode())
+        return
+    target, limits, _ = job
+    timeout, cpu = float(request.get("timeout") or 5), limits["cpu_seconds"]
+    relay = converse(channel_in, channel_out, timeout)
+    if box:
+        out, failure, _ = box.run(raw if raw is not None else json.dumps(request), timeout, converse=relay, limits=limits)
+    else:
+        out, failure, _ = run_contained(target, limits, timeout, converse=relay)
     if failure:
         text = FAILURES.get(failure, failure)
         out = _done(False, kind=failure, error=text % (cpu if failure == "cpu" else timeout) if "%g" in text else text).encode()
