@@ -77,6 +77,7 @@ def slot(server, taken, limits):
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # set again: changing to the unprivileged user cleared it
         conn, _ = server.accept()
         server.close()
+        # The next handler is made now, not when this call ends: a tool's call may wait on an evaluation.
         os.write(taken, b"x")
         os.close(taken)
         try:

@@ -19,6 +19,7 @@ import os
 import resource
 import select
 import signal
+import sys
 import time
 
 CLONE_NEWNS = 0x00020000
@@ -103,8 +104,6 @@ def python_open_to_others():
 
 
 def _walk_open_to_others():
-    import sys
-
     for top in {sys.prefix, sys.base_prefix, os.path.dirname(os.path.abspath(__file__))}:
         path = os.path.abspath(top)
         while True:
@@ -256,6 +255,7 @@ def _first_process(job, result_fd, limits, contained, input_fd):
         if contained:
             drop_capabilities()
         prctl(PR_SET_NO_NEW_PRIVS, 1)
+        sys.dont_write_bytecode = True  # the program is imported once: a .pyc would be written for nothing
         target, call_limits, conversation = job(_receive(0))
         if call_limits is not limits:
             _set_limits(call_limits, contained)
