@@ -4,7 +4,7 @@ import { join, resolve } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { explainFetchFailure } from "../../src/cli/commands/datasets.ts";
+import { explainFetchFailure } from "../../src/cli/commands/datasets-list.ts";
 import { findExecutable } from "../../src/cli/which.ts";
 import { readExperiment } from "../../src/compare/experiment.ts";
 import { HoneError } from "../../src/errors.ts";

@@ -1,36 +1,18 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { HoneError } from "../../errors.ts";
-import { BENCHMARKS, dataDir, fetchDataset, isFetched, splitsOf } from "../../task/qa/benchmarks.ts";
 import { printJson, table } from "../output.ts";
 
 const DATA_DIR_HELP = "where datasets live (default HONE_DATA_DIR or ~/.cache/hone/datasets)";
 
-/** One benchmark as `hone datasets` shows it. */
-function describe(id: string, root: string) {
-  const b = BENCHMARKS[id];
-  if (!b) throw new Error(id);
-  return {
-    id: b.id,
-    title: b.title,
-    splits: splitsOf(b),
-    sizes: b.sizes,
-    metrics: b.scorer.metrics,
-    licence: b.licence,
-    homepage: b.homepage,
-    files: b.files.map((f) => ({ name: f.name, url: f.url, sha256: f.sha256 ?? null })),
-    pinned: b.files.every((f) => f.sha256),
-    fetched: isFetched(b, root),
-  };
-}
-
+// The benchmark registry (every loader and scorer) loads only when a datasets command runs, not for `hone --help`.
 export function registerDatasets(program: Command): void {
   const datasets = program
     .command("datasets")
     .description("every benchmark: splits, size, metrics, licence, and whether it is fetched")
     .option("--data-dir <dir>", DATA_DIR_HELP)
     .option("--json", "print the list as JSON")
-    .action((opts) => {
+    .action(async (opts) => {
+      const { BENCHMARKS, dataDir, describe } = await import("./datasets-list.ts");
       const root = opts.dataDir ? resolve(opts.dataDir) : dataDir();
       const rows = Object.keys(BENCHMARKS).map((id) => describe(id, root));
       if (opts.json) return printJson(rows);
@@ -59,6 +41,7 @@ export function registerDatasets(program: Command): void {
     .action(async (id: string, _opts, cmd: Command) => {
       // --data-dir may land on `datasets` or on `fetch`, depending on where it is written.
       const opts = cmd.optsWithGlobals();
+      const { explainFetchFailure, fetchDataset } = await import("./datasets-list.ts");
       const dir = await fetchDataset(id, {
         dir: opts.dataDir ? resolve(opts.dataDir) : undefined,
         baseUrl: opts.baseUrl,
@@ -68,14 +51,4 @@ export function registerDatasets(program: Command): void {
       });
       process.stdout.write(`${id}: downloaded and verified into ${dir}\n`);
     });
-}
-
-/** A download that could not connect says what to do: use a mirror (--base-url), or check the mirror given. */
-export function explainFetchFailure(err: unknown, id: string, baseUrl: string | undefined): unknown {
-  if (!(err instanceof HoneError) || err.exit !== "endpoint") return err;
-  const files = (BENCHMARKS[id]?.files ?? []).map((f) => f.name).join(", ");
-  const hint = baseUrl
-    ? `is the mirror ${baseUrl} up, and does it serve ${files}?`
-    : `without a network here, put ${files} on a server you can reach and pass --base-url <its URL> (the sha256 is still checked)`;
-  return new HoneError("endpoint", `${err.message}; ${hint}`);
 }

@@ -1,7 +1,6 @@
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
 import type { ModelSettings } from "../../model/resolve.ts";
-import { BENCHMARKS } from "../../task/qa/benchmarks.ts";
 import { addModelOptions, modelSettingsFrom } from "../model-options.ts";
 import { printJson, table } from "../output.ts";
 import { QUEUE_HELP, queueQARunner } from "../queue-option.ts";
@@ -11,7 +10,7 @@ export function registerEval(program: Command): void {
     .command("eval")
     .description("a harness on a benchmark split, scored by the benchmark's official rule")
     .requiredOption("--harness <dir>", "harness package (harnesses/qa for the QA solver)")
-    .requiredOption("--benchmark <id>", `one of ${Object.keys(BENCHMARKS).join(", ")}`)
+    .requiredOption("--benchmark <id>", "a benchmark (hone datasets lists them)")
     .option("--split <split>", "train, validation or test (train/validation are divided from the train file by --seed)", "test")
     .option("--limit <n>", "only the first n tasks of the split", Number)
     .option("--data-dir <dir>", "where datasets live (default HONE_DATA_DIR or ~/.cache/hone/datasets)")
