@@ -1,6 +1,5 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
-import { parse as parseYaml } from "yaml";
 import type { z } from "zod";
 import { HoneError, harnessError, zodIssues } from "../errors.ts";
 import { contentHash, listFiles } from "./files.ts";
@@ -11,6 +10,7 @@ import { isProgramHarness, loadProgramHarness, programAsHarness } from "./progra
 import { agentSchema, BUILTIN_TOOLS, toolFileSchema } from "./schema.ts";
 import { loadSkill } from "./skill.ts";
 import type { Harness, MiddlewareConfig, Skill, ToolSpec } from "./types.ts";
+import { parseYamlCached } from "./yaml-cache.ts";
 
 /** One reason a package is refused: the file, the field where there is one, and what is wrong. */
 export interface HarnessProblem {
@@ -56,23 +56,13 @@ class Problems {
   }
 }
 
-// Candidates share most of their files (tool definitions, often agent.yaml), and a run loads each package several
-// times; parsing YAML was the largest single cost of a replayed run. Keyed by the text, so an edit is never missed.
-const parsedYaml = new Map<string, unknown>();
-
 function readYamlFile(dir: string, file: string): unknown {
   const text = readPackageText(dir, file);
-  let parsed = parsedYaml.get(text);
-  if (parsed === undefined) {
-    try {
-      parsed = parseYaml(text) ?? {};
-    } catch (err) {
-      throw harnessError(file, undefined, `is not valid YAML: ${(err as Error).message.split("\n")[0]}`);
-    }
-    if (parsedYaml.size >= 512) parsedYaml.clear();
-    parsedYaml.set(text, parsed);
+  try {
+    return parseYamlCached(text) ?? {};
+  } catch (err) {
+    throw harnessError(file, undefined, `is not valid YAML: ${(err as Error).message.split("\n")[0]}`);
   }
-  return structuredClone(parsed);
 }
 
 /** Validates with zod; every issue is a problem of its own, named by its field. */

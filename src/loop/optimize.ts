@@ -142,7 +142,8 @@ export interface OptimizeOptions {
  */
 export async function resolveSettings(input: OptimizeInput): Promise<OptimizeSettings> {
   const config = parseOptimizeConfig(configOfInput(input), inputName);
-  const task = config.task ? await resolveTask(config.task, config.tasks_dir) : undefined;
+  // Only the task's budget is read here; optimize() checks what the task needs (unless it replays).
+  const task = config.task ? await resolveTask(config.task, config.tasks_dir, { check: false }) : undefined;
   const settings = settingsFromConfig(config, task?.budget.maxEvals ?? 10);
   return input.replayOf ? { ...settings, replayOf: input.replayOf } : settings;
 }

@@ -11,10 +11,10 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, relative, resolve } from "node:path";
-import { parse as parseYaml } from "yaml";
 import { HoneError } from "../../errors.ts";
 import { contentHash, listFiles } from "../files.ts";
 import type { Harness, MiddlewareConfig, ToolSpec } from "../types.ts";
+import { parseYamlCached } from "../yaml-cache.ts";
 import { type Conversion, nexauToHone } from "./nexau-import.ts";
 import { INERT_KEYS, REFUSED_KEYS } from "./nexau-layout.ts";
 import { isRecord, MAX_FILE_BYTES } from "./package-reader.ts";
@@ -35,7 +35,7 @@ export function isNexauPackage(agentFile: string): boolean {
   let raw: unknown;
   try {
     if (statSync(agentFile).size > MAX_FILE_BYTES) return false;
-    raw = parseYaml(readFileSync(agentFile, "utf8"), { maxAliasCount: 100 });
+    raw = parseYamlCached(readFileSync(agentFile, "utf8"));
   } catch {
     return false;
   }
