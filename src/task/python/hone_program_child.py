@@ -85,6 +85,33 @@ def _error(text):
     return json.dumps({"ok": False, "error": text})
 
 
+_REHEARSAL = """import numpy as np
+
+def run(n):
+    a = np.clip(np.zeros((n, 2)) + np.arange(n)[:, None] * 0.1, 0.0, 1.0)
+    d = np.sqrt(np.sum((a[1:] - a[0]) ** 2, axis=1))
+    return a, np.minimum.reduce([a[:, 0], a[:, 1]]), float(np.max(d)), [1, 2.5, "x", None, True]
+"""
+
+
+def rehearse():
+    """Runs a tiny program through the path a real one takes (write, import, call, numpy, JSON), in a prepared
+    first process before its request arrives: the copy-on-write faults of a freshly forked interpreter then fall
+    here, off the evaluation's path. Leaves nothing behind (the module is not registered, the file is removed)."""
+    path = os.path.join(os.getcwd(), ".hone-rehearsal.py")  # the call's own scratch folder
+    try:
+        with open(path, "x") as f:
+            f.write(_REHEARSAL)
+        json.loads(run_entry(path, "run", [8]))
+    except Exception:
+        pass
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
 def program_job(request, config_limits):
     """What one program request runs in its contained process: (target, limits of the call, False), or the
     error reply's text for a request that is refused before anything runs. The warm zygote's prepared first

@@ -21,7 +21,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from hone_program_child import MAX_PROGRAM_BYTES, program_job, serve  # noqa: E402
+from hone_program_child import MAX_PROGRAM_BYTES, program_job, rehearse, serve  # noqa: E402
 from hone_tool_runner import serve_tool, tool_job  # noqa: E402
 import hone_sandbox  # noqa: E402
 from hone_sandbox import PR_SET_PDEATHSIG, Box, prctl, probe  # noqa: E402
@@ -73,7 +73,7 @@ def handle(conn, limits, box):
 def slot(server, taken, limits):
     """A handler made ahead of its call. Never returns."""
     try:
-        box = Box(limits, job_for(limits))
+        box = Box(limits, job_for(limits), warm=rehearse)
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # set again: changing to the unprivileged user cleared it
         conn, _ = server.accept()
         server.close()

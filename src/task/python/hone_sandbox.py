@@ -229,7 +229,7 @@ def _receive(fd):
     return json.loads(exactly(size).decode())
 
 
-def _first_process(job, result_fd, limits, contained, input_fd):
+def _first_process(job, result_fd, limits, contained, input_fd, warm=None):
     """Runs in the call's first process (PID 1 of its namespace when contained). Never returns.
     Everything up to reading the request happens before the call is known (see Box): the request only picks
     what runs (`job(request)` -> (target, limits of this call, whether descriptor 0 stays the conversation))."""
@@ -256,6 +256,8 @@ def _first_process(job, result_fd, limits, contained, input_fd):
             drop_capabilities()
         prctl(PR_SET_NO_NEW_PRIVS, 1)
         sys.dont_write_bytecode = True  # the program is imported once: a .pyc would be written for nothing
+        if warm:
+            warm()
         target, call_limits, conversation = job(_receive(0))
         if call_limits is not limits:
             _set_limits(call_limits, contained)
@@ -300,7 +302,7 @@ class Box:
     the result. A Box serves one call only. Must be made in a disposable process: it changes this process's user
     and namespaces for good."""
 
-    def __init__(self, limits, job):
+    def __init__(self, limits, job, warm=None):
         try:
             self.isolation, self.contained = enter_namespaces(limits), True
         except (Unavailable, OSError) as exc:
@@ -316,7 +318,7 @@ class Box:
         if self.pid == 0:
             os.close(self.read_fd)
             os.close(self.input_w)
-            _first_process(job, write_fd, limits, self.contained, input_r)
+            _first_process(job, write_fd, limits, self.contained, input_r, warm)
         os.close(write_fd)
         os.close(input_r)
 
