@@ -148,12 +148,28 @@ export class RunContext implements SearchContext {
   }
 }
 
+/**
+ * The run's warm pool, started now where this process evaluates (not in a replay, nor with workers or Slurm jobs:
+ * there on first use); undefined otherwise. optimize() calls it before its checks, so the pool's processes load the
+ * evaluator while this one checks the task and the seed package, and hands the promise to open().
+ */
+export function startWarmPool(settings: OptimizeSettings, task: DiscoveryTask): Promise<EvaluatorPool> | undefined {
+  const local = settings.warmPool && settings.cache?.mode !== "replay" && !settings.queue && !settings.slurm;
+  if (!local) return undefined;
+  const pool = EvaluatorPool.start(task, { size: poolSize(settings) });
+  pool.catch(() => {}); // a pool that cannot start fails the first evaluation, as one started then would
+  return pool;
+}
+
+const poolSize = (settings: OptimizeSettings) => Math.min(4, Math.max(1, settings.concurrency));
+
 export async function open(
   settings: OptimizeSettings,
   runDir: string,
   resumed: boolean,
   emit: (e: OptimizeEvent) => void,
   makeRunner?: RunnerFactory,
+  early?: Promise<EvaluatorPool>,
 ): Promise<RunContext> {
   const task = await resolveTask(settings.task as string, settings.tasksDir, { check: settings.cache?.mode !== "replay" });
   const proposerHarness = loadHarness(settings.proposerHarness);
@@ -165,13 +181,10 @@ export async function open(
   // Every model call and evaluation of the run is recorded in its hone.db, so the run can be replayed.
   const recording = new Recording(runDir, settings);
   // The pool's promise, not the pool: concurrent first evaluations (a resumed round's rollouts) must share one pool,
-  // or the one started first is never closed and keeps the process alive. It starts beside both models, so set-up
-  // costs the slowest of them, not their sum, where this process evaluates (not in a replay, nor with workers or
-  // Slurm jobs: there on first use).
-  const size = Math.min(4, Math.max(1, settings.concurrency));
-  const local = settings.warmPool && recording.mode !== "replay" && !settings.queue && !settings.slurm;
-  let pool: Promise<EvaluatorPool> | undefined = local ? EvaluatorPool.start(task, { size }) : undefined;
-  pool?.catch(() => {}); // a pool that cannot start fails the first evaluation, as one started then would
+  // or the one started first is never closed and keeps the process alive. It starts before both models (early, from
+  // optimize(), when given), so set-up costs the slowest of them, not their sum.
+  const size = poolSize(settings);
+  let pool: Promise<EvaluatorPool> | undefined = early ?? startWarmPool(settings, task);
   const notice = recording.mode === "replay" ? undefined : isolationNotice();
   if (notice) emit({ type: "notice", text: notice });
   const live = async (p: string) => {

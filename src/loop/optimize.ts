@@ -11,9 +11,10 @@ import { candidateOfCommit, lastFinishedRound, slotSummaries } from "../store/ca
 import { type Db, finishRun, openDb, roundRows, runRow } from "../store/db.ts";
 import { resolveTask } from "../task/builtin.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
+import { checkTaskNeeds } from "../task/needs.ts";
 import type { SlurmSettings } from "./distributed/slurm.ts";
 import { configOfInput, inputName, type OptimizeInput, parseOptimizeConfig, settingsFromConfig } from "./optimize-config.ts";
-import { type Incumbent, open, type RunContext } from "./optimize-context.ts";
+import { type Incumbent, open, type RunContext, startWarmPool } from "./optimize-context.ts";
 import type { RunNoise } from "./optimize-noise.ts";
 import { gateMode, type TttParams } from "./optimize-proposals.ts";
 import { optimizeQA } from "./optimize-qa.ts";
@@ -188,19 +189,29 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
   const params = methodParams(method, settings.methodParams ?? {});
   if (method.name === "harnessttt") gateMode(params as TttParams, settings.proposalsPerRound);
   const replaying = settings.cache?.mode === "replay";
-  const task = await resolveTask(settings.task as string, settings.tasksDir, { check: !replaying });
-  const seedReport = await checkHarness(settings.seedHarness, { task });
-  if (!seedReport.ok)
-    throw new HoneError(
-      "badHarness",
-      `${settings.seedHarness}: the seed harness is refused:\n  ${seedReport.problems.map((p) => p.message).join("\n  ")}`,
-    );
+  const task = await resolveTask(settings.task as string, settings.tasksDir, { check: false });
+  // The warm pool starts first: its processes load the evaluator while this one checks; a refusal closes it.
+  const early = startWarmPool(settings, task);
+  const closeEarly = () => early?.then((p) => p.close()).catch(() => {});
+  try {
+    if (!replaying) checkTaskNeeds(task);
+    const seedReport = await checkHarness(settings.seedHarness, { task });
+    if (!seedReport.ok)
+      throw new HoneError(
+        "badHarness",
+        `${settings.seedHarness}: the seed harness is refused:\n  ${seedReport.problems.map((p) => p.message).join("\n  ")}`,
+      );
+  } catch (err) {
+    closeEarly();
+    throw err;
+  }
   const existed = existsSync(runDir);
   mkdirSync(runDir, { recursive: true });
   let ctx: RunContext;
   try {
-    ctx = await open(settings, runDir, Boolean(o.resume), emit, o.runner);
+    ctx = await open(settings, runDir, Boolean(o.resume), emit, o.runner, early);
   } catch (err) {
+    closeEarly();
     if (!o.resume) removeRunDir(runDir, existed);
     throw err;
   }
