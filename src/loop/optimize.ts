@@ -225,10 +225,8 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
   }
 }
 
-/** A QA benchmark as the target (optimize-qa.ts): a new run only; a failed start leaves no folder behind. */
+/** A QA benchmark as the target (optimize-qa.ts), new or resumed; a failed start leaves no folder behind. */
 async function optimizeBenchmark(settings: OptimizeSettings, runDir: string, o: OptimizeOptions): Promise<OptimizeResult> {
-  if (o.resume)
-    throw new HoneError("usage", `${runDir}: a QA benchmark run cannot be resumed yet; start it again with a new --out`);
   const method = methodByName(settings.method ?? "harnessttt");
   const params = methodParams(method, settings.methodParams ?? {});
   if (method.name === "harnessttt") gateMode(params as TttParams, settings.proposalsPerRound);
@@ -241,8 +239,10 @@ async function optimizeBenchmark(settings: OptimizeSettings, runDir: string, o: 
   const existed = existsSync(runDir);
   mkdirSync(runDir, { recursive: true });
   try {
-    return await optimizeQA(settings, runDir, o.onEvent ?? (() => {}), o.nextRound ?? (() => true), summarize);
+    const resumed = Boolean(o.resume);
+    return await optimizeQA(settings, runDir, o.onEvent ?? (() => {}), o.nextRound ?? (() => true), summarize, resumed);
   } catch (err) {
+    if (o.resume) throw err;
     const db = existsSync(join(runDir, "hone.db")) ? openDb(join(runDir, "hone.db")) : undefined;
     const started = db ? (db.prepare("SELECT COUNT(*) AS n FROM rounds").get() as { n: number }).n > 0 : false;
     db?.close();
