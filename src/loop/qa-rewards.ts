@@ -25,7 +25,7 @@ export function qaRoundRewards(
   cands: CandidateRow[],
   inc: QAIncumbent,
   db: Parameters<typeof setRewards>[0],
-): { values: (number | null)[]; write: () => void } {
+): { values: (number | null)[]; advantages: (number | null)[]; write: () => void } {
   const outcomes = cands.map((c) => qaSlotOutcome(archive, c, inc));
   const credit = slotRewards(outcomes, QA_REFERENCE, "maximize");
   const write = () =>
@@ -38,5 +38,5 @@ export function qaRoundRewards(
         score: outcomes[i]?.score ?? null,
       })),
     );
-  return { values: credit.rewards, write };
+  return { values: credit.rewards, advantages: credit.advantages, write };
 }

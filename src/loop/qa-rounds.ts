@@ -74,7 +74,7 @@ export async function qaRound(ctx: QAContext, round: number, inc: QAIncumbent): 
   }
   if (!ttt) keepWithMethod(ctx, round, method, params);
   const { decisions, winner } = decideRound(ctx, round, inc, (c: Candidate) => ttt || c.kept?.keep === true);
-  const rewards = ttt ? qaRoundRewards(buildArchive(ctx), cands, inc, db) : { values: [], write: () => {} };
+  const rewards = ttt ? qaRoundRewards(buildArchive(ctx), cands, inc, db) : { values: [], advantages: [], write: () => {} };
   const bestScore = winner?.measured?.score ?? null;
   db.transaction(() => {
     insertDecisions(db, runId, round, decisions);
