@@ -148,7 +148,7 @@ export async function resolveSettings(input: OptimizeInput): Promise<OptimizeSet
 }
 
 /** The settings a run was started with, from its hone.db, with what may change on resume. */
-function storedSettings(runDir: string, o: OptimizeOptions): OptimizeSettings {
+export function storedSettings(runDir: string, o: OptimizeOptions): OptimizeSettings {
   if (!existsSync(join(runDir, "hone.db")))
     throw new HoneError("usage", `${runDir} has no hone.db to resume; start a run with --out ${runDir}`);
   const db = openDb(join(runDir, "hone.db"));

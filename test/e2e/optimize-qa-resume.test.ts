@@ -92,6 +92,12 @@ describe("hone optimize --benchmark: every method resumes after kill -9 to the s
       const resumed = await hone(["optimize", "--resume", out, "--json"]);
       expect(resumed.code, resumed.stderr).toBe(0);
       expect(finalState(out)).toEqual(want);
+      if (method === "harnessttt") {
+        // A setting other than --rounds and --concurrency cannot change on resume: refused, naming the flag.
+        const changed = await hone(["optimize", "--resume", out, "--train", "8"]);
+        expect(changed.code).toBe(2);
+        expect(changed.stderr).toMatch(/--train 8 differs from the run's benchmark\.train \(4\)/);
+      }
 
       const replay = await hone(["replay", out, "--out", join(dir, "replay"), "--json"]);
       expect(replay.code, replay.stderr + replay.stdout).toBe(0);
