@@ -2,12 +2,15 @@ import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { beforeAll, describe, expect, it } from "vitest";
+import { optimize } from "../../src/loop/optimize.ts";
+import { replayRun } from "../../src/loop/replay.ts";
 import { hone, killAfterLine } from "../helpers/cli.ts";
 import { ROOT, tempDir } from "../helpers/fixtures.ts";
 
-// Every method that applies to a QA benchmark, on the GSM8K fixture slice with the offline model: run uninterrupted,
-// run again and killed with kill -9 once its first round has ended, resumed to the same end, and replayed exactly.
-// (bin/hone.js is the built bundle: `npm run build:cli` after changing src/.)
+// Every method that applies to a QA benchmark, on the GSM8K fixture slice with the offline model: run uninterrupted
+// (from TypeScript, with the same settings), run by the CLI and killed with kill -9 once its first round has ended,
+// resumed by the CLI to the same end, and replayed exactly. The uninterrupted run and the replay run in this process,
+// so the many runs share one module load (bin/hone.js is the built bundle: `npm run build:cli` after changing src/).
 
 const DATA = join(ROOT, "test", "fixtures", "datasets");
 
@@ -81,8 +84,10 @@ describe("hone optimize --benchmark: every method resumes after kill -9 to the s
     it.concurrent(method, { timeout: 120_000 }, async () => {
       const dir = tempDir();
       const seed = method === "skillopt" ? seedWithSkill() : undefined;
-      const full = await hone(args(method, join(dir, "full"), seed));
-      expect(full.code, full.stderr).toBe(0);
+      const benchmark = { id: "gsm8k", train: 4, validation: 2, dataDir: DATA };
+      const models = { executor: { model: "offline" }, proposer: { model: "offline" } };
+      const settings = { benchmark, ...models, rounds: 2, proposalsPerRound: 2, method, cache: { mode: "off" as const } };
+      await optimize(seed ? { ...settings, seedHarness: seed } : settings, { outDir: join(dir, "full") });
       const want = finalState(join(dir, "full"));
       expect(want.rounds).toHaveLength(3);
       expect(want.summary.validation).toMatchObject({ tasks: 2 });
@@ -99,9 +104,8 @@ describe("hone optimize --benchmark: every method resumes after kill -9 to the s
         expect(changed.stderr).toMatch(/--train 8 differs from the run's benchmark\.train \(4\)/);
       }
 
-      const replay = await hone(["replay", out, "--out", join(dir, "replay"), "--json"]);
-      expect(replay.code, replay.stderr + replay.stdout).toBe(0);
-      expect(JSON.parse(replay.stdout)).toMatchObject({ matches: true, differences: [] });
+      const replay = await replayRun(out, join(dir, "replay"));
+      expect(replay.differences).toEqual([]);
       expect(finalState(join(dir, "replay"))).toEqual(want);
     });
 });

@@ -68,7 +68,7 @@ function records(dir: string) {
 
 describe("hone optimize --benchmark (a QA benchmark searched on train, chosen one measured on validation)", () => {
   for (const method of ["greedy", "gepa"]) {
-    it(`${method}: every candidate measured task by task on train, the choice on validation`, async () => {
+    it(`${method}: every candidate measured task by task on train, the choice on validation, replayed exactly`, async () => {
       const out = join(tempDir(), "run");
       const r = await hone(args(method, out), { timeoutMs: 240_000 });
       expect(r.code, r.stderr).toBe(0);
@@ -122,7 +122,9 @@ describe("hone optimize --benchmark (a QA benchmark searched on train, chosen on
       expect(trainIds.size).toBe(8);
       expect(validationIds.filter((t) => trainIds.has(t))).toEqual([]);
 
-      // Resume and replay of every method: optimize-qa-resume.test.ts.
+      const replay = await hone(["replay", out, "--out", join(tempDir(), "replay")], { timeoutMs: 240_000 });
+      expect(replay.code, replay.stderr + replay.stdout).toBe(0);
+      expect(replay.stdout).toMatch(/replay matches/);
     }, 300_000);
   }
 
