@@ -1,0 +1,122 @@
+import { chmodSync, cpSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, describe, expect, it } from "vitest";
+import { RunRegistry } from "../../src/console/runs.ts";
+import { consoleApp } from "../../src/console/server.ts";
+import { hone, killAfterLine, optimizeArgs } from "../helpers/cli.ts";
+import { ROOT, tempDir } from "../helpers/fixtures.ts";
+
+// Every method `hone methods --json` lists (a method added later is covered without editing this file), on circle
+// packing with the offline executor and proposer, 2 rounds of 2 proposals and 3 evaluator calls per rollout: an
+// uninterrupted run; the same run killed with kill -9 once round 1 is done and resumed, ending with the same records;
+// a replay of the first run matching it exactly; and the run as the console's API shows it.
+
+const listed = await hone(["methods", "--json"]);
+const methods = (JSON.parse(listed.stdout) as { name: string }[]).map((m) => m.name);
+
+const root = tempDir("hone-methods-all-");
+const agentDir = join(root, "agent");
+cpSync(join(ROOT, "test", "fixtures", "meta-harness-agent"), agentDir, { recursive: true });
+chmodSync(join(agentDir, "agent.py"), 0o755);
+/** Methods that need more than the defaults offline: meta-harness runs its scripted coding-agent stand-in. */
+const EXTRA: Record<string, string[]> = { "meta-harness": ["--param", `command=${join(agentDir, "agent.py")}`] };
+
+const args = (method: string, out: string, cache: string[]) =>
+  optimizeArgs({
+    rounds: 2,
+    proposals: 2,
+    maxEvals: 3,
+    seed: 3,
+    out,
+    cache,
+    json: false,
+    extra: ["--executor", "offline", "--proposer", "offline", "--method", method, ...(EXTRA[method] ?? [])],
+  });
+
+/** At most two runs at once: the machine is shared. */
+let running = 0;
+const waiting: (() => void)[] = [];
+async function slot<T>(work: () => Promise<T>): Promise<T> {
+  while (running >= 2) await new Promise<void>((r) => waiting.push(r));
+  running++;
+  try {
+    return await work();
+  } finally {
+    running--;
+    waiting.shift()?.();
+  }
+}
+
+/** Every record that must come out the same after a kill and --resume (timings and folders left out). */
+function records(dir: string) {
+  const db = new Database(join(dir, "hone.db"), { readonly: true });
+  const all = (sql: string) => db.prepare(sql).all() as Record<string, unknown>[];
+  const out = {
+    candidates: all(
+      "SELECT id, round, slot, parent_commit, commit_sha, content_hash, spec, changed, status, gate_error, repaired, reward, advantage, score FROM candidates ORDER BY id",
+    ),
+    methodState: all(
+      "SELECT candidate_id, method, parents, rationale, kept, rule, reason, state FROM method_state ORDER BY candidate_id",
+    ),
+    decisions: all("SELECT round, candidate_id, decision, rule, reason, score FROM decisions ORDER BY round, candidate_id"),
+    rounds: all("SELECT round, status, incumbent_commit, incumbent_score, best_score, moved FROM rounds ORDER BY round"),
+    rollouts: all("SELECT id, candidate_id, kind, status, best_score, evals_used FROM rollouts ORDER BY id"),
+    run: db.prepare("SELECT status, summary FROM runs").get() as { status: string; summary: string },
+  };
+  db.close();
+  const summary = JSON.parse(out.run.summary) as { best_commit: string; best_score: number };
+  return { ...out, run: { status: out.run.status, best_commit: summary.best_commit, best_score: summary.best_score } };
+}
+
+const registry = new RunRegistry(root, 0);
+afterAll(() => registry.close());
+
+async function consoleGet(path: string) {
+  const r = await consoleApp(registry, { root }).request(path, { headers: { host: "127.0.0.1:4460" } });
+  expect(r.status, path).toBe(200);
+  return (await r.json()) as Record<string, unknown>;
+}
+
+describe.concurrent("every listed method: optimize, kill -9 and --resume, replay, console (offline model)", () => {
+  it("lists the twelve methods at least", () => {
+    expect(listed.code, listed.stderr).toBe(0);
+    for (const m of ["harnessttt", "greedy", "random", "opro", "evoprompt-ga", "evoprompt-de", "gepa", "ace"])
+      expect(methods).toContain(m);
+    for (const m of ["skillopt", "dgm", "adas", "meta-harness"]) expect(methods).toContain(m);
+  });
+
+  for (const method of methods)
+    it(method, { timeout: 300_000 }, async () => {
+      const ref = join(root, method, "ref");
+      const cache = ["--cache-dir", join(root, method, "cache")];
+      const r = await slot(() => hone(args(method, ref, cache)));
+      expect(r.code, r.stderr).toBe(0);
+      const want = records(ref);
+      expect(want.run.status).toBe("finished");
+      expect(want.candidates.filter((c) => c.round === 2).length, "round 2 proposed nothing").toBeGreaterThan(0);
+
+      // Killed once round 1 is decided, then resumed from a fresh process: the same end, record for record.
+      const killed = join(root, method, "killed");
+      await slot(() => killAfterLine(args(method, killed, ["--cache", "off"]), /^round 1 done/));
+      const resumed = await slot(() => hone(["optimize", "--resume", killed, "--json"]));
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(records(killed)).toEqual(want);
+
+      const replay = await slot(() => hone(["replay", ref, "--out", join(root, method, "replayed"), "--json"]));
+      expect(replay.code, replay.stderr).toBe(0);
+      expect(JSON.parse(replay.stdout)).toMatchObject({ matches: true, differences: [] });
+
+      // The console's run page names the method; its candidates carry the method's keep decisions.
+      const id = encodeURIComponent(`${method}/ref`);
+      const page = await consoleGet(`/api/runs/${id}`);
+      expect(page).toMatchObject({ status: "finished", rounds_done: 2 });
+      expect(String(page.method).split(" · ").slice(0, 2)).toEqual(["optimize", method]);
+      const list = await consoleGet(`/api/runs/${id}/candidates?limit=100`);
+      const shown = (list.items as { id: string; method_decision: unknown }[]).map((c) => [c.id, c.method_decision] as const);
+      const kept = (k: unknown) => (k === null ? null : k === 1);
+      expect(new Map(shown)).toEqual(
+        new Map(want.methodState.map((m) => [m.candidate_id, { kept: kept(m.kept), rule: m.rule, reason: m.reason }])),
+      );
+    });
+});
