@@ -9,8 +9,8 @@ import { ROOT, tempDir } from "../helpers/fixtures.ts";
 
 // Every method `hone methods --json` lists (a method added later is covered without editing this file), on circle
 // packing with the offline executor and proposer, 2 rounds of 2 proposals and 3 evaluator calls per rollout: an
-// uninterrupted run; the same run killed with kill -9 once round 1 is done and resumed, ending with the same records;
-// a replay of the first run matching it exactly; and the run as the console's API shows it.
+// run killed with kill -9 once round 1 is done and resumed; its replay (the same run uninterrupted, the model answered
+// from the record) matching it exactly and ending with the same records; and the run as the console's API shows it.
 
 const listed = await hone(["methods", "--json"]);
 const methods = (JSON.parse(listed.stdout) as { name: string }[]).map((m) => m.name);
@@ -88,27 +88,26 @@ describe.concurrent("every listed method: optimize, kill -9 and --resume, replay
 
   for (const method of methods)
     it(method, { timeout: 300_000 }, async () => {
-      const ref = join(root, method, "ref");
+      // Killed with kill -9 once round 1 is decided, then resumed from a fresh process, its model calls recorded.
+      const run = join(root, method, "run");
       const cache = ["--cache-dir", join(root, method, "cache")];
-      const r = await slot(() => hone(args(method, ref, cache)));
-      expect(r.code, r.stderr).toBe(0);
-      const want = records(ref);
-      expect(want.run.status).toBe("finished");
-      expect(want.candidates.filter((c) => c.round === 2).length, "round 2 proposed nothing").toBeGreaterThan(0);
-
-      // Killed once round 1 is decided, then resumed from a fresh process: the same end, record for record.
-      const killed = join(root, method, "killed");
-      await slot(() => killAfterLine(args(method, killed, ["--cache", "off"]), /^round 1 done/));
-      const resumed = await slot(() => hone(["optimize", "--resume", killed, "--json"]));
+      await slot(() => killAfterLine(args(method, run, cache), /^round 1 done/));
+      const resumed = await slot(() => hone(["optimize", "--resume", run, "--json"]));
       expect(resumed.code, resumed.stderr).toBe(0);
-      expect(records(killed)).toEqual(want);
+      const got = records(run);
+      expect(got.run.status).toBe("finished");
+      expect(got.candidates.filter((c) => c.round === 2).length, "round 2 proposed nothing").toBeGreaterThan(0);
 
-      const replay = await slot(() => hone(["replay", ref, "--out", join(root, method, "replayed"), "--json"]));
+      // The replay is the same run uninterrupted, its model answered from the record (a request the resumed run did
+      // not make is refused). It must match field by field, and end with the same choice, score and records.
+      const replayed = join(root, method, "replayed");
+      const replay = await slot(() => hone(["replay", run, "--out", replayed, "--json"]));
       expect(replay.code, replay.stderr).toBe(0);
       expect(JSON.parse(replay.stdout)).toMatchObject({ matches: true, differences: [] });
+      expect(records(replayed)).toEqual(got);
 
       // The console's run page names the method; its candidates carry the method's keep decisions.
-      const id = encodeURIComponent(`${method}/ref`);
+      const id = encodeURIComponent(`${method}/run`);
       const page = await consoleGet(`/api/runs/${id}`);
       expect(page).toMatchObject({ status: "finished", rounds_done: 2 });
       expect(String(page.method).split(" · ").slice(0, 2)).toEqual(["optimize", method]);
@@ -116,7 +115,7 @@ describe.concurrent("every listed method: optimize, kill -9 and --resume, replay
       const shown = (list.items as { id: string; method_decision: unknown }[]).map((c) => [c.id, c.method_decision] as const);
       const kept = (k: unknown) => (k === null ? null : k === 1);
       expect(new Map(shown)).toEqual(
-        new Map(want.methodState.map((m) => [m.candidate_id, { kept: kept(m.kept), rule: m.rule, reason: m.reason }])),
+        new Map(got.methodState.map((m) => [m.candidate_id, { kept: kept(m.kept), rule: m.rule, reason: m.reason }])),
       );
     });
 });
