@@ -84,6 +84,16 @@ describe.concurrent("every listed method: optimize, kill -9 and --resume, replay
     for (const m of ["harnessttt", "greedy", "random", "opro", "evoprompt-ga", "evoprompt-de", "gepa", "ace"])
       expect(methods).toContain(m);
     for (const m of ["skillopt", "dgm", "adas", "meta-harness"]) expect(methods).toContain(m);
+    // No parameter's default is left unexplained: one the schema cannot give is shown as its rule, in words.
+    const rows = JSON.parse(listed.stdout) as { name: string; params: Record<string, unknown>; derived_defaults: object }[];
+    for (const m of rows) for (const [k, v] of Object.entries(m.params)) expect(v, `${m.name} ${k}`).not.toBeNull();
+    expect(rows.find((m) => m.name === "harnessttt")?.derived_defaults).toEqual({
+      proposal_gate: {
+        rule: "min⌈6K/8⌉",
+        words: expect.stringMatching(/⌈6K\/8⌉ valid proposals/),
+        by_k: { 1: "min1", 2: "min2", 4: "min3", 8: "min6" },
+      },
+    });
   });
 
   for (const method of methods)

@@ -94,6 +94,13 @@ const row = (slot: number, status: string): CandidateRow => ({
 });
 
 describe("the proposal gate over a round's slots", () => {
+  it("hone methods shows the gate's default as the loop applies it, for every K", () => {
+    const shown = harnessttt.derivedDefaults?.proposal_gate;
+    expect(shown?.rule).toBe("min⌈6K/8⌉");
+    for (let k = 1; k <= 16; k++)
+      expect(shown?.forK?.(k)).toBe(`min${(gateMode({ diversity: false }, k) as { min: number }).min}`);
+  });
+
   it("defaults to 6 of 8 scaled to K (rounded up); the parameter overrides it", () => {
     expect(gateMode({ diversity: false }, 8)).toEqual({ kind: "min", min: 6 });
     expect(gateMode({ diversity: false }, 3)).toEqual({ kind: "min", min: 3 });
