@@ -121,7 +121,7 @@ export async function proposeWithMethod<P>(
     scratch,
     archive,
     round,
-    k: ctx.settings.proposalsPerRound,
+    k: ctx.settings.proposals,
     params,
     rng: rng(seedFrom(ctx.settings.seed, round, "method")),
     proposer: roundProposer(ctx, round, responses),

@@ -88,7 +88,7 @@ export class QAContext implements SearchContext {
     return { results: `Train mean ${c.measured.score ?? "unmeasured"} on ${this.splits.train.length} questions.${wrong}` };
   }
   budget(): Budget {
-    const k = this.settings.proposalsPerRound;
+    const k = this.settings.proposals;
     return { unit: "evaluator_calls", total: this.splits.train.length * (1 + this.settings.rounds * k), used: 0 };
   }
   async close(): Promise<void> {
@@ -212,7 +212,7 @@ async function qaRound(ctx: QAContext, round: number, inc: QAIncumbent): Promise
   const cands = roundCandidates(db, runId, round);
   emitProposals(ctx, round, cands);
   if (ttt) {
-    const gate = roundGate(cands, settings.proposalsPerRound, params as TttParams);
+    const gate = roundGate(cands, settings.proposals, params as TttParams);
     if (!gate.passed) {
       failRound(ctx, round, cands, gate);
       ctx.emit({ type: "round_end", round, incumbentScore: inc.score, bestScore: null, moved: false, rewards: [] });

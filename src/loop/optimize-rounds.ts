@@ -195,7 +195,7 @@ export async function runRound(ctx: RunContext, round: number, inc: Incumbent): 
   }
   emitProposals(ctx, round, cands);
   if (ttt) {
-    const gate = roundGate(cands, settings.proposalsPerRound, tttParams);
+    const gate = roundGate(cands, settings.proposals, tttParams);
     if (!gate.passed) {
       failRound(ctx, round, cands, gate);
       keepByRatchet(ctx, method.name, round);
