@@ -8,9 +8,10 @@ import { hone, killAfterLine, optimizeArgs } from "../helpers/cli.ts";
 import { ROOT, tempDir } from "../helpers/fixtures.ts";
 
 // Every method `hone methods --json` lists (a method added later is covered without editing this file), on circle
-// packing with the offline executor and proposer, 2 rounds of 2 proposals and 3 evaluator calls per rollout: an
-// run killed with kill -9 once round 1 is done and resumed; its replay (the same run uninterrupted, the model answered
+// packing with the offline executor and proposer, 2 rounds of 2 proposals and 3 evaluator calls per rollout: a run
+// killed with kill -9 once round 1 is done and resumed; its replay (the same run uninterrupted, the model answered
 // from the record) matching it exactly and ending with the same records; and the run as the console's API shows it.
+// Three hone processes per method, at most two at once (a separate uninterrupted run would add a fourth).
 
 const listed = await hone(["methods", "--json"]);
 const methods = (JSON.parse(listed.stdout) as { name: string }[]).map((m) => m.name);
@@ -48,7 +49,7 @@ async function slot<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Every record that must come out the same after a kill and --resume (timings and folders left out). */
+/** Every record a resumed run and its uninterrupted replay must share (timings and folders left out). */
 function records(dir: string) {
   const db = new Database(join(dir, "hone.db"), { readonly: true });
   const all = (sql: string) => db.prepare(sql).all() as Record<string, unknown>[];
