@@ -57,7 +57,7 @@ async function optimizeCell(o: SearchOptions, cap: number, nextRound: (round: nu
 }
 
 const shapeOf = (s: OptimizeSettings): RoundShape => ({
-  proposals: s.proposalsPerRound,
+  proposals: s.proposals,
   maxEvals: s.maxEvals,
   noiseRepeats: s.noiseRepeats ?? 3,
   paired: s.paired,

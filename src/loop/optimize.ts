@@ -12,7 +12,14 @@ import { type Db, finishRun, openDb, roundRows, runRow } from "../store/db.ts";
 import { resolveTask } from "../task/builtin.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import type { SlurmSettings } from "./distributed/slurm.ts";
-import { configOfInput, inputName, type OptimizeInput, parseOptimizeConfig, settingsFromConfig } from "./optimize-config.ts";
+import {
+  configOfInput,
+  inputName,
+  type OptimizeInput,
+  parseOptimizeConfig,
+  recordedSettings,
+  settingsFromConfig,
+} from "./optimize-config.ts";
 import { type Incumbent, open, type RunContext } from "./optimize-context.ts";
 import type { RunNoise } from "./optimize-noise.ts";
 import { gateMode, type TttParams } from "./optimize-proposals.ts";
@@ -47,7 +54,7 @@ export interface OptimizeSettings {
   method?: string;
   /** The method's parameters, validated by its own schema (defaults for what is not given). */
   methodParams?: Record<string, unknown>;
-  proposalsPerRound: number;
+  proposals: number;
   maxEvals: number;
   concurrency: number;
   paired: boolean;
@@ -157,7 +164,7 @@ export function storedSettings(runDir: string, o: OptimizeOptions): OptimizeSett
   if (!row) throw new HoneError("usage", `${runDir}: the run was never started; remove the folder and start again`);
   if (row.kind !== "optimize")
     throw new HoneError("usage", `${runDir} is a ${row.kind} run, not an optimize run; resume it with hone ${row.kind}`);
-  const stored = JSON.parse(row.config) as OptimizeSettings;
+  const stored = recordedSettings(JSON.parse(row.config));
   const changed = Object.fromEntries(Object.entries(o.overrides ?? {}).filter(([, v]) => v !== undefined));
   // What may change is checked by the same schema as everything else.
   parseOptimizeConfig(configOfInput({ ...stored, ...changed }), (f) => `--resume: ${f}`);
@@ -185,7 +192,7 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
   // (its evaluations come from the records), so it does not probe the interpreter for what the task needs.
   const method = methodByName(settings.method ?? "harnessttt");
   const params = methodParams(method, settings.methodParams ?? {});
-  if (method.name === "harnessttt") gateMode(params as TttParams, settings.proposalsPerRound);
+  if (method.name === "harnessttt") gateMode(params as TttParams, settings.proposals);
   const replaying = settings.cache?.mode === "replay";
   const task = await resolveTask(settings.task as string, settings.tasksDir, { check: !replaying });
   const seedReport = await checkHarness(settings.seedHarness, { task });
@@ -229,7 +236,7 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
 async function optimizeBenchmark(settings: OptimizeSettings, runDir: string, o: OptimizeOptions): Promise<OptimizeResult> {
   const method = methodByName(settings.method ?? "harnessttt");
   const params = methodParams(method, settings.methodParams ?? {});
-  if (method.name === "harnessttt") gateMode(params as TttParams, settings.proposalsPerRound);
+  if (method.name === "harnessttt") gateMode(params as TttParams, settings.proposals);
   const seedReport = await checkHarness(settings.seedHarness);
   if (!seedReport.ok)
     throw new HoneError(

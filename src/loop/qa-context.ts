@@ -79,7 +79,7 @@ export class QAContext implements SearchContext {
     return { results: `Train mean ${c.measured.score ?? "unmeasured"} on ${this.splits.train.length} questions.${wrong}` };
   }
   budget(): Budget {
-    const k = this.settings.proposalsPerRound;
+    const k = this.settings.proposals;
     return { unit: "evaluator_calls", total: this.splits.train.length * (1 + this.settings.rounds * k), used: 0 };
   }
   async close(): Promise<void> {

@@ -8,7 +8,7 @@ import { finishRound, lastFinishedRound, roundCandidates, roundState, setRewards
 import { insertDecisions } from "../store/decisions.ts";
 import { taskResults } from "../store/qa.ts";
 import { buildArchive } from "./optimize-archive.ts";
-import { keepWithMethod, proposeWithMethod } from "./optimize-method.ts";
+import { keepByRatchet, keepWithMethod, proposeWithMethod } from "./optimize-method.ts";
 import { failRound, proposeRoundTtt, roundGate, type TttParams } from "./optimize-proposals.ts";
 import { emitProposals, methodOf, seedCandidate } from "./optimize-rounds.ts";
 import { meanOf, measureVersion, type QAContext, type QAIncumbent } from "./qa-context.ts";
@@ -61,9 +61,10 @@ export async function qaRound(ctx: QAContext, round: number, inc: QAIncumbent): 
   const cands = await proposals(ctx, round, inc);
   emitProposals(ctx, round, cands);
   if (ttt) {
-    const gate = roundGate(cands, settings.proposalsPerRound, params as TttParams);
+    const gate = roundGate(cands, settings.proposals, params as TttParams);
     if (!gate.passed) {
       failRound(ctx, round, cands, gate);
+      keepByRatchet(ctx, method.name, round);
       ctx.emit({ type: "round_end", round, incumbentScore: inc.score, bestScore: null, moved: false, rewards: [] });
       return inc;
     }
@@ -78,6 +79,7 @@ export async function qaRound(ctx: QAContext, round: number, inc: QAIncumbent): 
   const bestScore = winner?.measured?.score ?? null;
   db.transaction(() => {
     insertDecisions(db, runId, round, decisions);
+    if (ttt) keepByRatchet(ctx, method.name, round); // harnessttt keeps by the ratchet, recorded with its decisions
     rewards.write();
     finishRound(db, runId, round, bestScore, winner !== undefined);
   })();

@@ -86,7 +86,7 @@ describe("hone optimize --benchmark: every method resumes after kill -9 to the s
       const seed = method === "skillopt" ? seedWithSkill() : undefined;
       const benchmark = { id: "gsm8k", train: 4, validation: 2, dataDir: DATA };
       const models = { executor: { model: "offline" }, proposer: { model: "offline" } };
-      const settings = { benchmark, ...models, rounds: 2, proposalsPerRound: 2, method, cache: { mode: "off" as const } };
+      const settings = { benchmark, ...models, rounds: 2, proposals: 2, method, cache: { mode: "off" as const } };
       await optimize(seed ? { ...settings, seedHarness: seed } : settings, { outDir: join(dir, "full") });
       const want = finalState(join(dir, "full"));
       expect(want.rounds).toHaveLength(3);

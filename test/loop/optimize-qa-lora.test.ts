@@ -32,7 +32,7 @@ describe("harnessttt on a QA benchmark: rewards, advantages and lora learning (f
         seedHarness: DEFAULT_QA_HARNESS,
         proposer: { model: "qwen-base", baseUrl: vllm.url },
         rounds: 2,
-        proposalsPerRound: 2,
+        proposals: 2,
         learning: { mode: "lora", digestTokens: 1000, lora: { trainerCommand: `sh ${trainer}`, baseModel: "qwen-base" } },
       }),
       { outDir: out },
