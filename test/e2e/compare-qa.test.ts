@@ -1,0 +1,177 @@
+import { cpSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import type { CellRecord } from "../../src/compare/cell.ts";
+import type { CompareReport } from "../../src/compare/report.ts";
+import { hone, killAfterLine } from "../helpers/cli.ts";
+import { ROOT, tempDir, write } from "../helpers/fixtures.ts";
+
+// `hone compare` with QA rows: GSM8K's fixture (a train file; measured on its test file) and MATH-500's (test only:
+// searched on its search pool, measured on the rest), the qa harness under random and under a method program that
+// proposes the oracle harness, two seeds, two repeats on the test split: eight cell × seed runs on the offline model.
+const DATA = join(ROOT, "test", "fixtures", "datasets");
+const root = tempDir("hone-compare-qa-");
+const CELLS = ["gsm8k", "math500"].flatMap((b) =>
+  ["random", "oracle"].flatMap((m) => [0, 1].map((s) => `${b}+qa+${m}/seed-${s}`)),
+);
+const BUDGET = 14;
+
+/** A method program that proposes the oracle harness as a folder (a bring-your-own method that writes folders). */
+function oracleMethod(): string {
+  const dir = join(root, "oracle-method");
+  cpSync(join(ROOT, "harnesses", "oracle"), join(dir, "oracle"), { recursive: true });
+  write(join(dir, "method.json"), JSON.stringify({ name: "oracle-proposer", entrypoint: "python3 m.py", timeout: 60 }));
+  write(
+    join(dir, "m.py"),
+    [
+      "import json, os, shutil, sys",
+      "req = json.load(sys.stdin)",
+      "out = os.path.join(req['output_dir'], 'oracle')",
+      "shutil.copytree('oracle', out)",
+      "json.dump({'parent': 'r00-seed', 'rationale': 'the oracle'}, open(os.path.join(out, 'proposal.json'), 'w'))",
+    ].join("\n"),
+  );
+  return dir;
+}
+
+function experiment(file: string, data = DATA, methods = ["random", "oracle"]): string {
+  const method = oracleMethod();
+  const entries = { random: "  - method: random", oracle: `  - { method: ${method}, name: oracle }` };
+  write(
+    file,
+    [
+      "name: qa-grid",
+      "benchmarks:",
+      `  - { benchmark: gsm8k, data_dir: ${data}, splits: { train: { limit: 4 }, validation: { limit: 2 }, test: { limit: 4 } } }`,
+      `  - { benchmark: math500, data_dir: ${data}, splits: { train: { limit: 4 }, validation: { limit: 1 }, test: { limit: 4 } } }`,
+      `harnesses: [{ name: qa, path: ${join(ROOT, "harnesses", "qa")} }]`,
+      "methods:",
+      ...methods.map((m) => entries[m as keyof typeof entries]),
+      "seeds: [0, 1]",
+      `budget: { unit: evaluator_calls, size: ${BUDGET} }`,
+      "search: { proposals: 2, concurrency: 2 }",
+      "repeats: 2",
+      `baseline: ${methods[0]}`,
+    ].join("\n"),
+  );
+  return file;
+}
+
+const EXPERIMENT = experiment(join(root, "qa.yaml"));
+const run = (out: string, file = EXPERIMENT) =>
+  hone(["compare", file, "--out", out, "--json", "--cells", "2"], { timeoutMs: 600_000 });
+const cellOf = (out: string, c: string) => JSON.parse(readFileSync(join(out, c, "cell.json"), "utf8")) as CellRecord;
+const stable = (report: CompareReport): unknown =>
+  JSON.parse(JSON.stringify(report, (k, v) => (k === "seconds" || k === "file" ? undefined : v)));
+
+/** Every question the cell's search measured (train and validation), from its hone.db. */
+function searched(dir: string): string[] {
+  const db = new Database(join(dir, "hone.db"), { readonly: true });
+  const ids = (db.prepare("SELECT DISTINCT task_id FROM task_results").all() as { task_id: string }[]).map((r) => r.task_id);
+  db.close();
+  return ids;
+}
+
+describe("hone compare with QA rows (offline model)", () => {
+  const out = join(root, "grid");
+  let report: CompareReport;
+
+  it("searches on train/validation, measures the choice and the seed harness on test with the repeats, per question", {
+    timeout: 600_000,
+  }, async () => {
+    const r = await run(out);
+    expect(r.code, r.stderr).toBe(0);
+    report = JSON.parse(r.stdout);
+    expect(report.cells.map((c) => c.cell)).toEqual([
+      "gsm8k+qa+random",
+      "gsm8k+qa+oracle",
+      "math500+qa+random",
+      "math500+qa+oracle",
+    ]);
+    for (const c of CELLS) {
+      const rec = cellOf(out, c);
+      const [bench] = c.split("+");
+      // The identity names the benchmark, its split, its official scorer, the models, the budget and the repeats.
+      expect(rec.identity.split).toBe(bench === "math500" ? "test-heldout" : "test");
+      expect(rec.identity.measurement.task).toMatchObject({
+        id: `${bench}/${rec.identity.split}[4]`,
+        metric: bench === "gsm8k" ? "strict-match" : "exact_match",
+      });
+      expect(rec.identity.scorer).toMatch(new RegExp(`^${bench} official scorer`));
+      expect(rec.identity).toMatchObject({ repeats: 2, budget: { unit: "evaluator_calls", size: BUDGET } });
+      expect(rec.identity.measurement.executor.model).toBe("offline");
+      // The search is an ordinary optimize --benchmark run, within the budget; its curve on the budget's axis.
+      expect(rec.cost.evaluator_calls).toBeLessThanOrEqual(BUDGET);
+      expect(rec.curve.points.length).toBeGreaterThan(1);
+      for (const p of rec.curve.points) expect(p.x).toBeLessThanOrEqual(rec.cost.evaluator_calls);
+      // Per question, measured twice (two `hone eval` runs) for the seed harness and the final choice.
+      expect(rec.final.tasks).toHaveLength(4);
+      const seedRuns = join(out, ".seed-harness", `${bench}+qa`, `seed-${rec.seed}`);
+      for (const k of [0, 1]) expect(existsSync(join(seedRuns, `r${k}`, "summary.json"))).toBe(true);
+      // No question a method saw is in the test measurement.
+      const seen = new Set(searched(join(out, c)));
+      for (const t of rec.final.tasks) expect(seen.has(t.task), t.task).toBe(false);
+      // The method's own score of its choice is kept apart, as the method's.
+      expect(rec.method_reported.map((m) => m.split)).toEqual(["train", "validation"]);
+      expect(rec.method_reported[0]?.candidate).toBe(rec.final.candidate);
+    }
+    // The oracle method's choice answers every test question; the seed harness (offline model) none.
+    const oracle = cellOf(out, "math500+qa+oracle/seed-1");
+    expect(oracle.final.candidate).not.toBe("r00-seed");
+    expect(oracle.final.tasks.map((t) => t.score)).toEqual([1, 1, 1, 1]);
+    expect(oracle.seed_harness.tasks.map((t) => t.score)).toEqual([0, 0, 0, 0]);
+    expect(existsSync(join(out, "math500+qa+oracle", "seed-1", "test", "final", "r1", "summary.json"))).toBe(true);
+    expect(oracle.method_reported[0]?.score).toBe(1);
+    // Paired per question and seed against random: 4 questions × 2 seeds, each a difference of 1.
+    for (const b of ["gsm8k", "math500"]) {
+      const cmp = report.comparisons.find((x) => x.benchmark === b && x.method === "oracle");
+      expect(cmp).toMatchObject({ status: "compared", n: 8, mean_difference: 1, verdict: "better" });
+    }
+    expect(report.cells.find((c) => c.cell === "gsm8k+qa+oracle")?.gain.mean).toBe(1);
+  });
+
+  it("a second invocation does no new work and prints the same report", { timeout: 300_000 }, async () => {
+    const before = CELLS.map((c) => statSync(join(out, c, "hone.db")).mtimeMs);
+    const r = await run(out);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain("8 of 8 cell × seed runs already finished");
+    expect(CELLS.map((c) => statSync(join(out, c, "hone.db")).mtimeMs)).toEqual(before);
+    expect(JSON.parse(r.stdout)).toEqual(report);
+  });
+
+  it("killed with SIGKILL mid-way, the same command finishes with the same report", { timeout: 600_000 }, async () => {
+    const again = join(root, "killed");
+    await killAfterLine(["compare", EXPERIMENT, "--out", again, "--cells", "1"], /^done /, 3, "stderr");
+    const finished = CELLS.filter((c) => existsSync(join(again, c, "cell.json")));
+    expect(finished.length).toBeGreaterThanOrEqual(3);
+    expect(finished.length).toBeLessThan(CELLS.length);
+    const records = finished.map((c) => readFileSync(join(again, c, "cell.json"), "utf8"));
+    const r = await run(again);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`${finished.length} of 8 cell × seed runs already finished`);
+    expect(finished.map((c) => readFileSync(join(again, c, "cell.json"), "utf8"))).toEqual(records);
+    expect(stable(JSON.parse(r.stdout))).toEqual(stable(report));
+  });
+
+  it("refuses to compare QA cells whose benchmark data differ, naming the component", { timeout: 300_000 }, async () => {
+    // The same grid on a copy of the data whose first GSM8K test question reads differently.
+    const data = join(root, "data");
+    cpSync(DATA, data, { recursive: true });
+    const test = join(data, "gsm8k", "test.jsonl");
+    writeFileSync(test, readFileSync(test, "utf8").replace(/"question": "[^"]/, '"question": "Q: '));
+    const other = join(root, "other");
+    const r = await run(other, experiment(join(root, "other.yaml"), data, ["oracle"]));
+    expect(r.code, r.stderr).toBe(0);
+    const mixed = join(root, "mixed");
+    cpSync(out, mixed, { recursive: true });
+    rmSync(join(mixed, "gsm8k+qa+oracle"), { recursive: true });
+    cpSync(join(other, "gsm8k+qa+oracle"), join(mixed, "gsm8k+qa+oracle"), { recursive: true });
+    const rep = await hone(["compare", "--report", mixed, "--json"]);
+    expect(rep.code, rep.stderr).toBe(0);
+    const cmp = (JSON.parse(rep.stdout) as CompareReport).comparisons;
+    expect(cmp.find((x) => x.benchmark === "gsm8k")).toMatchObject({ status: "refused" });
+    expect(cmp.find((x) => x.benchmark === "gsm8k")?.differences.join("\n")).toMatch(/^task set content hash/);
+    expect(cmp.find((x) => x.benchmark === "math500")).toMatchObject({ status: "compared" });
+  });
+});
