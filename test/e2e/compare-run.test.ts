@@ -92,7 +92,10 @@ describe("hone compare <experiment> (offline model)", () => {
           join(out, ".seed-harness", `packing+${rec.harness}`, `seed-${rec.seed}`, "circle-packing", "r0", "result.json"),
         ),
       ).toBe(true);
-      expect(rec.method_reported).toEqual([]);
+      // The search's own score of its final choice (on the train task) is kept apart, as the method's.
+      expect(rec.method_reported).toEqual([
+        expect.objectContaining({ split: "train", candidate: rec.final.candidate, x: rec.cost.evaluator_calls }),
+      ]);
     }
     // greedy asks the proposer; random does not; the harness program's spec proposals are refused, so it stays.
     expect(cellOf(out, "packing+initial+greedy/seed-0").cost.proposer_calls).toBeGreaterThan(0);
