@@ -4,7 +4,7 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import type { CellRecord } from "../../src/compare/cell.ts";
 import type { CompareReport } from "../../src/compare/report.ts";
-import { hone, killAfterLine } from "../helpers/cli.ts";
+import { hone, killAfterLine, startHone } from "../helpers/cli.ts";
 import { ROOT, tempDir, write } from "../helpers/fixtures.ts";
 
 // `hone compare` with QA rows: GSM8K's fixture (a train file; measured on its test file) and MATH-500's (test only:
@@ -173,5 +173,45 @@ describe("hone compare with QA rows (offline model)", () => {
     expect(cmp.find((x) => x.benchmark === "gsm8k")).toMatchObject({ status: "refused" });
     expect(cmp.find((x) => x.benchmark === "gsm8k")?.differences.join("\n")).toMatch(/^task set content hash/);
     expect(cmp.find((x) => x.benchmark === "math500")).toMatchObject({ status: "compared" });
+  });
+
+  it("hone view's grid follows the experiment through server-sent events as a cell × seed finishes", {
+    timeout: 120_000,
+  }, async () => {
+    // The finished grid with one record taken away: that search is done, its record not yet written.
+    const live = join(root, "live");
+    cpSync(out, live, { recursive: true });
+    const last = join(live, "math500+qa+oracle", "seed-1", "cell.json");
+    const record = readFileSync(last, "utf8");
+    rmSync(last);
+    const view = await startHone(["view", live, "--port", "0", "--json"]);
+    const controller = new AbortController();
+    try {
+      const base = new URL(JSON.parse(view.firstLine).url).origin;
+      const get = async (path: string) => (await fetch(`${base}${path}`)).json();
+      const { items } = (await get("/api/experiments")) as { items: { id: string; finished: number; planned: number }[] };
+      expect(items).toEqual([expect.objectContaining({ finished: 7, planned: 8 })]);
+      const id = encodeURIComponent(items[0]?.id as string);
+      const events = await fetch(`${base}/api/experiment/events?id=${id}`, { signal: controller.signal });
+      const reader = (events.body as ReadableStream<Uint8Array>).getReader();
+      let text = "";
+      const updates = async (n: number) => {
+        while ((text.match(/event: update/g) ?? []).length < n) text += new TextDecoder().decode((await reader.read()).value);
+      };
+      await updates(1); // the state when the follower connects
+      writeFileSync(last, record);
+      await updates(2); // the record written: the page is told to reload
+      const page = (await get(`/api/experiment?id=${id}`)) as {
+        seeds: { state: string }[];
+        report: { cells: { cell: string; test_split: string; method_reported: unknown[] }[] };
+      };
+      expect(page.seeds.filter((x) => x.state === "finished")).toHaveLength(8);
+      const cell = page.report.cells.find((c) => c.cell === "math500+qa+oracle");
+      expect(cell).toMatchObject({ test_split: "test-heldout" });
+      expect(cell?.method_reported).toHaveLength(4);
+    } finally {
+      controller.abort();
+      await view.stop();
+    }
   });
 });
