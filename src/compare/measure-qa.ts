@@ -1,9 +1,12 @@
 // The platform's measurement of a QA cell: one harness (the method's final choice, or the seed harness) answering every
-// question of the test split once per repeat, each repeat an ordinary `hone eval` run directory. Resumable: a repeat
+// question of the test split once per repeat, each repeat an ordinary `hone eval` run directory (its questions on the
+// local pool, or with --queue on BullMQ workers). Resumable: a repeat
 // whose directory is there (it appears by rename only once finished) is read back, never run again.
+import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { type EvalSummary, evaluateBenchmark } from "../loop/eval.ts";
+import type { QARunner } from "../loop/qa-runner.ts";
 import type { ModelSettings } from "../model/resolve.ts";
 import type { LoadableSplit } from "../task/qa/benchmarks.ts";
 import type { ChoiceResult, TaskResult } from "./cell.ts";
@@ -25,6 +28,19 @@ export interface QAMeasureOptions {
   /** The executor, and how many questions at once. */
   executor: Partial<ModelSettings> & { model: string };
   concurrency: number;
+  /** Questions on BullMQ workers (hone worker) through this Redis URL instead of the local pool. */
+  queue?: string;
+}
+
+/**
+ * The workers' runner for one repeat: its key names the repeat's folder, so a coordinator killed and started again
+ * finds the jobs that finished meanwhile instead of running them twice.
+ */
+async function queueRunner(o: QAMeasureOptions, dir: string): Promise<QARunner | undefined> {
+  if (!o.queue) return undefined;
+  const { BullmqQARunner } = await import("../loop/distributed/bullmq.ts");
+  const runKey = `compare-${createHash("sha256").update(dir).digest("hex").slice(0, 24)}`;
+  return new BullmqQARunner({ url: o.queue, runKey, executor: o.executor });
 }
 
 /** What a finished repeat left: its summary (results per question). */
@@ -44,17 +60,25 @@ async function repeat(o: QAMeasureOptions, r: number): Promise<Repeat> {
   for (const f of readdirSync(o.dir))
     if (f.startsWith(`.r${r}.partial-`)) rmSync(join(o.dir, f), { recursive: true, force: true });
   const partial = join(o.dir, `.r${r}.partial-${process.pid}`);
-  await evaluateBenchmark({
-    ...o.executor,
-    concurrency: o.concurrency,
-    harnessDir: o.harness,
-    benchmark: o.benchmark,
-    split: o.split,
-    limit: o.limit,
-    dataDir: o.dataDir,
-    seed: o.seed * 100 + r,
-    outDir: partial,
-  });
+  const runner = await queueRunner(o, dir);
+  try {
+    await evaluateBenchmark(
+      {
+        ...o.executor,
+        concurrency: o.concurrency,
+        harnessDir: o.harness,
+        benchmark: o.benchmark,
+        split: o.split,
+        limit: o.limit,
+        dataDir: o.dataDir,
+        seed: o.seed * 100 + r,
+        outDir: partial,
+      },
+      runner,
+    );
+  } finally {
+    await runner?.close();
+  }
   renameSync(partial, dir);
   return readRepeat(dir) as Repeat;
 }

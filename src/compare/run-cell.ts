@@ -188,6 +188,7 @@ async function qaCell(exp: Experiment, cell: PlannedCell, o: CellRunOptions, dir
     seed: cell.seed,
     executor: s.executor,
     concurrency: s.concurrency,
+    queue: o.queue,
   };
   const both = await measureBoth(
     cell,

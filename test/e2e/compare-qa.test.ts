@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -6,6 +7,8 @@ import type { CellRecord } from "../../src/compare/cell.ts";
 import type { CompareReport } from "../../src/compare/report.ts";
 import { hone, killAfterLine, startHone } from "../helpers/cli.ts";
 import { ROOT, tempDir, write } from "../helpers/fixtures.ts";
+import { startQueue } from "../helpers/queue.ts";
+import { requireTool } from "../helpers/requires.ts";
 
 // `hone compare` with QA rows: GSM8K's fixture (a train file; measured on its test file) and MATH-500's (test only:
 // searched on its search pool, measured on the rest), the qa harness under random and under a method program that
@@ -35,7 +38,7 @@ function oracleMethod(): string {
   return dir;
 }
 
-function experiment(file: string, data = DATA, methods = ["random", "oracle"]): string {
+function experiment(file: string, data = DATA, methods = ["random", "oracle"], math500 = true): string {
   const method = oracleMethod();
   const entries = { random: "  - method: random", oracle: `  - { method: ${method}, name: oracle }` };
   write(
@@ -44,7 +47,11 @@ function experiment(file: string, data = DATA, methods = ["random", "oracle"]): 
       "name: qa-grid",
       "benchmarks:",
       `  - { benchmark: gsm8k, data_dir: ${data}, splits: { train: { limit: 4 }, validation: { limit: 2 }, test: { limit: 4 } } }`,
-      `  - { benchmark: math500, data_dir: ${data}, splits: { train: { limit: 4 }, validation: { limit: 1 }, test: { limit: 4 } } }`,
+      ...(math500
+        ? [
+            `  - { benchmark: math500, data_dir: ${data}, splits: { train: { limit: 4 }, validation: { limit: 1 }, test: { limit: 4 } } }`,
+          ]
+        : []),
       `harnesses: [{ name: qa, path: ${join(ROOT, "harnesses", "qa")} }]`,
       "methods:",
       ...methods.map((m) => entries[m as keyof typeof entries]),
@@ -59,8 +66,8 @@ function experiment(file: string, data = DATA, methods = ["random", "oracle"]): 
 }
 
 const EXPERIMENT = experiment(join(root, "qa.yaml"));
-const run = (out: string, file = EXPERIMENT) =>
-  hone(["compare", file, "--out", out, "--json", "--cells", "2"], { timeoutMs: 600_000 });
+const run = (out: string, file = EXPERIMENT, more: string[] = []) =>
+  hone(["compare", file, "--out", out, "--json", "--cells", "2", ...more], { timeoutMs: 600_000 });
 const cellOf = (out: string, c: string) => JSON.parse(readFileSync(join(out, c, "cell.json"), "utf8")) as CellRecord;
 const stable = (report: CompareReport): unknown =>
   JSON.parse(JSON.stringify(report, (k, v) => (k === "seconds" || k === "file" ? undefined : v)));
@@ -161,7 +168,7 @@ describe("hone compare with QA rows (offline model)", () => {
     const test = join(data, "gsm8k", "test.jsonl");
     writeFileSync(test, readFileSync(test, "utf8").replace(/"question": "[^"]/, '"question": "Q: '));
     const other = join(root, "other");
-    const r = await run(other, experiment(join(root, "other.yaml"), data, ["oracle"]));
+    const r = await run(other, experiment(join(root, "other.yaml"), data, ["oracle"], false));
     expect(r.code, r.stderr).toBe(0);
     const mixed = join(root, "mixed");
     cpSync(out, mixed, { recursive: true });
@@ -212,6 +219,35 @@ describe("hone compare with QA rows (offline model)", () => {
     } finally {
       controller.abort();
       await view.stop();
+    }
+  });
+
+  it("with --queue, the test measurement's questions go to BullMQ workers and give the same records", {
+    timeout: 300_000,
+  }, async (ctx) => {
+    requireTool(ctx, "redis-server");
+    const queue = await startQueue(2);
+    try {
+      const viaQueue = join(root, "queue");
+      const file = experiment(join(root, "queue.yaml"), DATA, ["random", "oracle"], false);
+      const r = await run(viaQueue, file, ["--queue", queue.url]);
+      expect(r.code, r.stderr).toBe(0);
+      const without = (c: CellRecord) => ({ ...c, finished: "", cost: { ...c.cost, seconds: 0 } });
+      for (const c of CELLS.filter((x) => x.startsWith("gsm8k")))
+        expect(without(cellOf(viaQueue, c))).toEqual(without(cellOf(out, c)));
+      // Every test-split question was a job on the queue: the seed harness's and the oracle's choices, 2 repeats each.
+      const keys = execFileSync("redis-cli", ["-u", queue.url, "--scan", "--pattern", "bull:hone-rollouts:compare-*"], {
+        encoding: "utf8",
+      });
+      const jobs = new Set(
+        keys
+          .split("\n")
+          .filter((k) => /--/.test(k))
+          .map((k) => k.split(":")[2]),
+      );
+      expect(jobs.size).toBe(2 * 2 * 4 * 2); // seeds × harnesses measured × questions × repeats
+    } finally {
+      await queue.stop();
     }
   });
 });
