@@ -17,7 +17,7 @@ await optimize(
     executor: { model: "offline" },
     proposer: { model: "offline" },
     rounds: 1,
-    proposalsPerRound: 1,
+    proposals: 1,
     maxEvals: 2,
     concurrency: 1,
     paired: false,

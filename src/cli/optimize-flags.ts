@@ -3,7 +3,14 @@
 // validated once, so a bad flag is refused as a bad key is, with the flag named (`--rounds abc` is exit 2).
 import { resolve } from "node:path";
 import { HoneError } from "../errors.ts";
-import { fromModel, type OptimizeConfig, type OptimizeConfigInput, parseOptimizeConfig } from "../loop/optimize-config.ts";
+import type { OptimizeSettings } from "../loop/optimize.ts";
+import {
+  configOfInput,
+  fromModel,
+  type OptimizeConfig,
+  type OptimizeConfigInput,
+  parseOptimizeConfig,
+} from "../loop/optimize-config.ts";
 import { modelSettingsFrom } from "./model-options.ts";
 
 export { numberish } from "./numberish.ts";
@@ -112,4 +119,37 @@ export function optionsFromFlags(opts: Record<string, unknown>, file?: { path: s
   const base: OptimizeConfigInput = file?.config ?? {};
   const merged = { ...base, ...flagOptions(opts, base) };
   return parseOptimizeConfig(merged, (field) => flagOf(field, opts) ?? (file ? `${file.path}: ${field}` : field));
+}
+
+/** What may change on --resume (everything else is the run's own, from its hone.db). */
+const RESUMABLE = new Set(["rounds", "concurrency", "resume", "json", "out"]);
+
+/** The leaves of a config value, as dotted paths (arrays and scalars are leaves). */
+function leaves(v: unknown, at = ""): [string, unknown][] {
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return [[at, v]];
+  return Object.entries(v as Record<string, unknown>).flatMap(([k, x]) => leaves(x, at ? `${at}.${k}` : k));
+}
+
+const valueAt = (v: unknown, path: string) =>
+  path.split(".").reduce<unknown>((o, k) => (o && typeof o === "object" ? (o as Record<string, unknown>)[k] : undefined), v);
+
+/**
+ * On --resume: every flag given besides --rounds and --concurrency must say what the run was started with; the first
+ * that does not is refused, naming the flag and the stored value (a resumed run cannot change its settings midway).
+ */
+export function refuseResumeMismatch(opts: Record<string, unknown>, stored: OptimizeSettings, runDir: string): void {
+  const given = Object.fromEntries(Object.entries(opts).filter(([k, v]) => v !== undefined && !RESUMABLE.has(k)));
+  if (Object.keys(given).length === 0) return;
+  const was = configOfInput(stored);
+  const asGiven = flagOptions(given, was);
+  for (const [path, value] of leaves(asGiven)) {
+    const before = valueAt(was, path);
+    if (JSON.stringify(before) === JSON.stringify(value)) continue;
+    const named = flagOf(path, given) ?? path;
+    const flag = named.includes(" ") ? named : `${named} ${typeof value === "string" ? value : JSON.stringify(value)}`;
+    throw new HoneError(
+      "usage",
+      `--resume ${runDir}: ${flag} differs from the run's ${path} (${JSON.stringify(before ?? null)}); a resumed run keeps the settings it was started with (only --rounds and --concurrency may change): drop the flag, or start a new run with --out`,
+    );
+  }
 }

@@ -47,3 +47,16 @@ export function anotherRound(unit: BudgetUnit, size: number, spent: number, roun
   const dearest = Math.max(0, ...rounds.map((c) => c[unit]));
   return spent + dearest <= size;
 }
+
+/**
+ * A QA cell's evaluator calls that do not depend on its rounds (each question answered and scored is one call): the
+ * seed harness on the train slice (round 0) and the final choice on the validation slice.
+ */
+export const qaFixedCalls = (train: number, validation: number) => train + validation;
+
+/** How many QA rounds fit in `size` evaluator calls: each round measures up to K candidates on every train question. */
+export function qaRoundsForCalls(size: number, train: number, validation: number, proposals: number): number {
+  const per = proposals * train;
+  if (per <= 0) return 0;
+  return Math.max(0, Math.min(MAX_ROUNDS, Math.floor((size - qaFixedCalls(train, validation)) / per)));
+}

@@ -5,6 +5,7 @@ import { optimizeConfigSchema, settingsFromConfig } from "../loop/optimize-confi
 import { methodByName } from "../method/registry.ts";
 import { resolveTask } from "../task/builtin.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
+import { qaFixedCalls } from "./budget.ts";
 import type { Experiment } from "./experiment.ts";
 import type { PlannedCell } from "./plan.ts";
 
@@ -38,12 +39,36 @@ function paramsWithK(m: MethodEntry, k: number): Record<string, unknown> {
   return methodByName(m.method).params.safeParse(withK).success ? withK : m.params;
 }
 
-/** Resolves a cell's group, method, tasks and search settings; what cannot run is an error naming the field. */
+/** The cell's method and harness entries of the file. */
+export function cellEntries(exp: Experiment, cell: PlannedCell) {
+  const method = exp.methods.find((m) => labelOf(m) === cell.method) as MethodEntry;
+  const harness = exp.harnesses.find((h) => h.name === cell.harness) as Experiment["harnesses"][number];
+  return { method, harness };
+}
+
+/** What every cell's search shares, as `hone optimize --config` fields: models, method, K, concurrency, seed. */
+export function searchConfig(exp: Experiment, cell: PlannedCell) {
+  const { method, harness } = cellEntries(exp, cell);
+  const k = method.proposals ?? exp.search.proposals;
+  return {
+    seed_harness: harness.path,
+    executor: exp.executor,
+    proposer: exp.proposer,
+    rounds: 1,
+    proposals: k,
+    method: method.method,
+    method_params: paramsWithK(method, k),
+    concurrency: exp.search.concurrency,
+    noise_repeats: exp.search.noise_repeats,
+    seed: cell.seed,
+  };
+}
+
+/** Resolves a discovery cell's group, method, tasks and search settings; what cannot run is an error naming the field. */
 export async function cellSetup(exp: Experiment, cell: PlannedCell, o: RunOptions = {}): Promise<CellSetup> {
   const gi = exp.tasks.findIndex((t) => t.name === cell.benchmark);
   const group = exp.tasks[gi] as TaskGroup;
-  const method = exp.methods.find((m) => labelOf(m) === cell.method) as MethodEntry;
-  const harness = exp.harnesses.find((h) => h.name === cell.harness) as Experiment["harnesses"][number];
+  const { method } = cellEntries(exp, cell);
   const trainRef = group.splits.train[0] as string;
   const train = await resolveTask(trainRef, group.tasks_dir);
   const test = await Promise.all((group.splits.test ?? group.splits.train).map((r) => resolveTask(r, group.tasks_dir)));
@@ -54,22 +79,12 @@ export async function cellSetup(exp: Experiment, cell: PlannedCell, o: RunOption
         `tasks.${gi}.splits.test.${j}`,
         `${t.id} scores ${t.metric} (${t.direction}) but ${train.id} scores ${train.metric} (${train.direction}); a group's tasks share one metric and direction`,
       );
-  const k = method.proposals ?? exp.search.proposals;
   const config = optimizeConfigSchema.parse({
+    ...searchConfig(exp, cell),
     task: trainRef,
     tasks_dir: group.tasks_dir,
-    seed_harness: harness.path,
-    executor: exp.executor,
-    proposer: exp.proposer,
-    rounds: 1,
-    proposals: k,
-    method: method.method,
-    method_params: paramsWithK(method, k),
     max_evals: exp.search.max_evals,
-    concurrency: exp.search.concurrency,
     paired: exp.search.paired,
-    noise_repeats: exp.search.noise_repeats,
-    seed: cell.seed,
   });
   const settings = settingsFromConfig(config, train.budget.maxEvals);
   if (o.queue) settings.queue = o.queue;
@@ -77,16 +92,22 @@ export async function cellSetup(exp: Experiment, cell: PlannedCell, o: RunOption
 }
 
 /**
- * What this build cannot run, checked before anything is written: QA benchmarks (optimize searches on discovery tasks
- * only here) and discovery groups that are not one task to search on.
+ * What this build cannot run, checked before anything is written: discovery groups that are not one task to search on,
+ * and QA rows whose train and validation limits alone take more evaluator calls than the budget (a row without limits
+ * is checked against its splits' sizes when its cell starts: qa-cell.ts).
  */
 export function runnableProblems(exp: Experiment): { field: string; message: string }[] {
   const out: { field: string; message: string }[] = [];
   exp.benchmarks.forEach((b, i) => {
-    out.push({
-      field: `benchmarks.${i}`,
-      message: `${b.benchmark}: a QA cell needs hone optimize to search on a QA benchmark (its benchmark settings), which this build of hone does not have yet; remove the benchmark, or report on finished cells with --report`,
-    });
+    const train = b.splits.train.limit;
+    const validation = b.splits.validation?.limit;
+    if (exp.budget.unit !== "evaluator_calls" || train === undefined || validation === undefined) return;
+    const fixed = qaFixedCalls(train, validation);
+    if (exp.budget.size < fixed)
+      out.push({
+        field: "budget.size",
+        message: `benchmarks.${i} (${b.benchmark}): the seed harness on ${train} train questions and the final choice on ${validation} validation questions take ${fixed} evaluator calls, more than the budget's ${exp.budget.size}; raise budget.size or lower the limits`,
+      });
   });
   exp.tasks.forEach((t, i) => {
     if (t.splits.train.length !== 1)

@@ -81,9 +81,15 @@ export interface CurvePoint {
   measured_by: "hone";
 }
 
+/** What a method (its search) says of its own choice: never hone's test measurement, never drawn or used as one. */
 export interface MethodClaim {
+  /** The spend (in the budget's unit) when the claim was made. */
   x?: number;
   score: number;
+  /** The split the method's own score is on (train or validation: it never sees test). */
+  split?: "train" | "validation";
+  /** The candidate the claim is about (the final choice's id in the cell's run). */
+  candidate?: string;
   note?: string;
 }
 
@@ -153,7 +159,17 @@ export const cellRecordSchema: z.ZodType<CellRecord> = z
       })
       .strict(),
     method_reported: z
-      .array(z.object({ x: finite.optional(), score: finite, note: z.string().max(4000).optional() }).strict())
+      .array(
+        z
+          .object({
+            x: finite.optional(),
+            score: finite,
+            split: z.enum(["train", "validation"]).optional(),
+            candidate: text.optional(),
+            note: z.string().max(4000).optional(),
+          })
+          .strict(),
+      )
       .max(MAX_ITEMS),
     cost: z
       .object({

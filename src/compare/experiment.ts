@@ -28,7 +28,9 @@ const benchmarkSchema = z
     splits: z
       .object({ train: limit, validation: limit.optional(), test: limit })
       .strict()
-      .describe("train/validation: what the method sees; test: what hone measures once, at the end"),
+      .describe(
+        "train/validation: what the method sees (a test-only benchmark: drawn from its search pool, a fixed quarter of its test file); test: what hone measures once, at the end (a test-only benchmark: its test file without the search pool, test-heldout); a limit takes the first n, none the whole split",
+      ),
     harnesses: z.array(label).min(1).optional().describe("the harnesses run on it (default: all)"),
   })
   .strict();

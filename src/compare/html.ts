@@ -88,6 +88,7 @@ function groupSection(cells: CellSummary[], comparisons: PairedComparison[], r: 
   const heads = (hs: string[]) => `<tr>${hs.map((h) => `<th>${esc(h).replace(" ", "<br>")}</th>`).join("")}</tr>`;
   return `<section data-testid="group" data-benchmark="${esc(first.benchmark)}" data-harness="${esc(first.harness)}">
 <h2>${esc(first.benchmark)} · ${esc(first.harness)}</h2>
+<p class="meta" data-testid="measured-on">measured by hone on ${esc(first.test_split)} · ${esc(first.metric)} (${esc(first.direction)})</p>
 <figure>${chart}<figcaption>${legend}<span>line: mean over seeds of the best so far, measured by hone; band: lowest to highest seed</span></figcaption></figure>
 <div class="scroll"><table data-testid="cells">${heads(["method", "seeds", "test", "95% CI", "seed harness", "gain", "95% CI", "proposer calls", "proposer tokens", "executor tokens", "evaluator calls", "seconds"])}${cells.map(cellRow).join("")}</table></div>
 ${comparisons.length ? `<div class="scroll"><table data-testid="comparisons">${heads(["method", "verdict", "pairs", `difference vs ${r.baseline}`, "95% CI"])}${comparisons.map(comparisonRow).join("")}</table></div>` : ""}

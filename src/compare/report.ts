@@ -19,6 +19,10 @@ export interface CellSummary {
   /** Seeds left out of the mean, with why. */
   excluded: { seed: number; reason: string }[];
   direction: Direction;
+  /** The split hone measured on (`test`, or `test-heldout`: a test-only benchmark's test file without its search pool). */
+  test_split: string;
+  /** The scorer's metric a task's score carries (for QA: the benchmark's official one). */
+  metric: string;
   budget: { unit: string; size: number };
   /** The test score of the method's final choice over seeds (each seed: the mean over the test tasks). */
   mean: number | null;
@@ -95,6 +99,8 @@ export function summarizeCell(records: readonly CellRecord[]): CellSummary {
     measured_seeds: measured,
     excluded,
     direction,
+    test_split: first.identity.split,
+    metric: first.identity.measurement.task.metric,
     budget: first.identity.budget,
     mean: est.mean,
     ci95: est.ci95,

@@ -9,11 +9,13 @@ import type { OptimizeEvent, OptimizeSettings } from "../loop/optimize.ts";
 import { HONE_VERSION } from "../measure/identity.ts";
 import { writeJsonAtomic } from "../store/atomic.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
-import type { CellIdentity, CellRecord, ChoiceResult } from "./cell.ts";
+import type { CellIdentity, CellRecord, ChoiceResult, MethodClaim } from "./cell.ts";
 import { cellSetup, type RunOptions } from "./cell-settings.ts";
 import type { Experiment } from "./experiment.ts";
+import { measureQAOnTest } from "./measure-qa.ts";
 import { measureOnTest } from "./measure-test.ts";
 import { type PlannedCell, seedDir } from "./plan.ts";
+import { qaCellSetup, qaScorer, qaTaskSet } from "./qa-cell.ts";
 import { CELL_FILE } from "./read-cells.ts";
 import { runSearch } from "./search.ts";
 
@@ -79,16 +81,66 @@ function once(key: string, make: () => Promise<ChoiceResult>): Promise<ChoiceRes
 /** The seed harness's candidate id in an optimize run. */
 const SEED_CANDIDATE = "r00-seed";
 
-/** The candidate optimize left in `<run>/best/` (its id from meta.json). */
-function finalCandidate(runDir: string): string {
-  const meta = JSON.parse(readFileSync(join(runDir, "best", "meta.json"), "utf8")) as { candidate?: string };
-  return meta.candidate ?? SEED_CANDIDATE;
+/** What optimize left in `<run>/best/meta.json`: the final candidate and the scores its search measured. */
+interface BestMeta {
+  candidate?: string;
+  score?: number | null;
+  train_score?: number | null;
+  validation_score?: number | null;
+}
+const bestMeta = (runDir: string) => JSON.parse(readFileSync(join(runDir, "best", "meta.json"), "utf8")) as BestMeta;
+
+/**
+ * What the method's search claims for its own final choice (its train score; a QA search also its validation score),
+ * kept beside hone's test measurement as the method's, at the spend the search ended with.
+ */
+export function methodClaims(meta: BestMeta, x: number): MethodClaim[] {
+  const candidate = meta.candidate ?? SEED_CANDIDATE;
+  const train = meta.train_score ?? meta.score;
+  const out: MethodClaim[] = [];
+  if (typeof train === "number" && Number.isFinite(train))
+    out.push({ x, score: train, split: "train", candidate, note: "the search's own score of its final choice on train" });
+  if (typeof meta.validation_score === "number" && Number.isFinite(meta.validation_score))
+    out.push({
+      x,
+      score: meta.validation_score,
+      split: "validation",
+      candidate,
+      note: "the search's own score of its final choice on validation",
+    });
+  return out;
 }
 
-/** Runs (or resumes) one cell × seed and writes its cell.json; returns the record. */
-export async function runCell(exp: Experiment, cell: PlannedCell, o: CellRunOptions): Promise<CellRecord> {
+/** A cell's record without what every cell adds alike. */
+type CellPart = Pick<CellRecord, "identity" | "final" | "seed_harness" | "curve" | "cost" | "method_reported">;
+
+const seedFolder = (o: CellRunOptions, cell: PlannedCell) =>
+  join(o.out, SEED_FOLDER, `${cell.benchmark}+${cell.harness}`, seedDir(cell.seed));
+const harnessPath = (exp: Experiment, cell: PlannedCell) => exp.harnesses.find((h) => h.name === cell.harness)?.path as string;
+
+/**
+ * The seed harness at this seed is one measurement shared by every method's cell (the same harness, tasks and seeds);
+ * a method that kept the seed harness chose what was measured: the same candidate, the same seeds.
+ */
+async function measureBoth(
+  cell: PlannedCell,
+  o: CellRunOptions,
+  dir: string,
+  measure: (harness: string, candidate: string, at: string) => Promise<ChoiceResult>,
+  harness: string,
+): Promise<{ final: ChoiceResult; seed_harness: ChoiceResult }> {
+  const shared = seedFolder(o, cell);
+  const seedHarness = await once(shared, () => measure(harness, "seed", shared));
+  const chosen = bestMeta(dir).candidate ?? SEED_CANDIDATE;
+  const final =
+    chosen === SEED_CANDIDATE
+      ? { ...seedHarness, candidate: chosen }
+      : await measure(join(dir, "best"), chosen, join(dir, "test", "final"));
+  return { final, seed_harness: seedHarness };
+}
+
+async function discoveryCell(exp: Experiment, cell: PlannedCell, o: CellRunOptions, dir: string): Promise<CellPart> {
   const setup = await cellSetup(exp, cell, o);
-  const dir = join(o.out, cell.dir);
   const { spend } = await runSearch({
     dir,
     settings: setup.settings,
@@ -99,29 +151,96 @@ export async function runCell(exp: Experiment, cell: PlannedCell, o: CellRunOpti
   const s = setup.settings;
   const run = { ...s.executor, maxEvals: s.maxEvals, tasksDir: s.tasksDir, warmPool: s.warmPool };
   const common = { tasks: setup.test, repeats: exp.repeats, seed: cell.seed, run };
-  const harness = exp.harnesses.find((h) => h.name === cell.harness)?.path as string;
-  // The seed harness at this seed is one measurement shared by every method's cell (the same harness, tasks and seeds).
-  const shared = join(o.out, SEED_FOLDER, `${cell.benchmark}+${cell.harness}`, seedDir(cell.seed));
-  const seedHarness = await once(shared, () => measureOnTest({ ...common, harness, candidate: "seed", dir: shared }));
-  // A method that kept the seed harness chose what was just measured: the same candidate, the same seeds.
-  const chosen = finalCandidate(dir);
-  const final =
-    chosen === SEED_CANDIDATE
-      ? { ...seedHarness, candidate: chosen }
-      : await measureOnTest({ ...common, harness: join(dir, "best"), candidate: chosen, dir: join(dir, "test", "final") });
+  const both = await measureBoth(
+    cell,
+    o,
+    dir,
+    (harness, candidate, at) => measureOnTest({ ...common, harness, candidate, dir: at }),
+    harnessPath(exp, cell),
+  );
+  return {
+    identity: identityOf(exp, s, setup.test, setup.group.name, both.seed_harness.harness),
+    ...both,
+    curve: { split: "train", points: spend.curve },
+    method_reported: methodClaims(bestMeta(dir), spend.cost[exp.budget.unit]),
+    cost: spend.cost,
+  };
+}
+
+async function qaCell(exp: Experiment, cell: PlannedCell, o: CellRunOptions, dir: string): Promise<CellPart> {
+  const setup = await qaCellSetup(exp, cell, o);
+  const s = setup.settings;
+  const { spend } = await runSearch({
+    dir,
+    settings: s,
+    budget: exp.budget,
+    direction: "maximize",
+    qa: setup.slices,
+    onEvent: o.onEvent && ((e) => o.onEvent?.(cell, e)),
+  });
+  const { entry } = setup;
+  const common = {
+    benchmark: entry.benchmark,
+    split: setup.testSplit,
+    limit: entry.splits.test.limit,
+    dataDir: entry.data_dir,
+    repeats: exp.repeats,
+    seed: cell.seed,
+    executor: s.executor,
+    concurrency: s.concurrency,
+    queue: o.queue,
+  };
+  const both = await measureBoth(
+    cell,
+    o,
+    dir,
+    (harness, candidate, at) => measureQAOnTest({ ...common, harness, candidate, dir: at }),
+    harnessPath(exp, cell),
+  );
+  const identity: CellIdentity = {
+    measurement: {
+      task: qaTaskSet(setup),
+      executor: endpointOf(s.executor),
+      sampling: {},
+      // Each question is answered once per repeat, within the harness's own limits.
+      budget: { maxEvals: 1, timeoutSec: s.timeLimitSec ?? 0 },
+      harness: both.seed_harness.harness,
+      hone: HONE_VERSION,
+    },
+    proposer: endpointOf(s.proposer),
+    split: setup.testSplit,
+    scorer: qaScorer(entry.benchmark),
+    repeats: exp.repeats,
+    budget: { unit: exp.budget.unit, size: exp.budget.size },
+  };
+  return {
+    identity,
+    ...both,
+    curve: { split: "train", points: spend.curve },
+    method_reported: methodClaims(bestMeta(dir), spend.cost[exp.budget.unit]),
+    cost: spend.cost,
+  };
+}
+
+const isQARow = (exp: Experiment, cell: PlannedCell) => exp.benchmarks.some((b) => (b.name ?? b.benchmark) === cell.benchmark);
+
+/** Runs (or resumes) one cell × seed and writes its cell.json; returns the record. */
+export async function runCell(exp: Experiment, cell: PlannedCell, o: CellRunOptions): Promise<CellRecord> {
+  const dir = join(o.out, cell.dir);
+  const part = isQARow(exp, cell) ? await qaCell(exp, cell, o, dir) : await discoveryCell(exp, cell, o, dir);
   const record: CellRecord = {
     format: "hone-cell/1",
     benchmark: cell.benchmark,
     harness: cell.harness,
     method: cell.method,
     seed: cell.seed,
-    identity: identityOf(exp, s, setup.test, setup.group.name, seedHarness.harness),
+    identity: part.identity,
     test_seen_by_method: cell.test_seen_by_method,
-    final,
-    seed_harness: seedHarness,
-    curve: { split: "train", points: spend.curve },
-    method_reported: [],
-    cost: spend.cost,
+    final: part.final,
+    seed_harness: part.seed_harness,
+    curve: part.curve,
+    method_reported: part.method_reported,
+    cost: part.cost,
     finished: new Date().toISOString(),
   };
   writeJsonAtomic(join(dir, CELL_FILE), record);

@@ -8,16 +8,25 @@ import type { Direction } from "../measure/compare.ts";
 import { spendRollouts, spendRounds } from "../store/cell-spend.ts";
 import { openDb } from "../store/db.ts";
 import { loadNoise } from "../store/noise.ts";
-import { anotherRound, MAX_ROUNDS, type RoundShape, roundsForCalls } from "./budget.ts";
+import { spendMeasurements } from "../store/qa-spend.ts";
+import { anotherRound, MAX_ROUNDS, qaRoundsForCalls, type RoundShape, roundsForCalls } from "./budget.ts";
 import type { BudgetUnit } from "./experiment.ts";
 import { cellSpend, type Spend } from "./spend.ts";
+import { qaCellSpend } from "./spend-qa.ts";
 
 export interface SearchOptions {
   dir: string;
   settings: OptimizeSettings;
   budget: { unit: BudgetUnit; size: number };
   direction: Direction;
+  /** A QA cell: the sizes of its train and validation slices (its search is measured question by question). */
+  qa?: QASlices;
   onEvent?: (e: OptimizeEvent) => void;
+}
+
+export interface QASlices {
+  train: number;
+  validation: number;
 }
 
 export interface SearchResult {
@@ -27,9 +36,10 @@ export interface SearchResult {
 }
 
 /** The cell's spend and curve so far, from its records. */
-export function readSpend(dir: string, unit: BudgetUnit, direction: Direction): Spend {
+export function readSpend(dir: string, unit: BudgetUnit, direction: Direction, qa?: QASlices): Spend {
   const db = openDb(join(dir, "hone.db"), { readonly: true });
   try {
+    if (qa) return qaCellSpend(spendRounds(db), spendMeasurements(db), unit);
     return cellSpend(spendRounds(db), spendRollouts(db), unit, direction);
   } finally {
     db.close();
@@ -45,8 +55,14 @@ function stochasticOf(dir: string): boolean {
   }
 }
 
-/** Runs (or resumes) the cell's optimize run, asking before each round of proposals whether the budget allows it. */
+/**
+ * Runs (or resumes) the cell's optimize run, asking before each round of proposals whether the budget allows it. A QA
+ * run is finished once its summary.json is written; one stopped before that is started again from nothing (optimize
+ * cannot resume a QA run yet), which on the same models and seeds makes the same records.
+ */
 async function optimizeCell(o: SearchOptions, cap: number, nextRound: (round: number) => boolean): Promise<void> {
+  if (o.qa && existsSync(join(o.dir, "summary.json"))) return;
+  if (o.qa) rmSync(o.dir, { recursive: true, force: true });
   const started = existsSync(join(o.dir, "hone.db"));
   // A folder killed before its hone.db appeared holds nothing recorded: start it again.
   if (!started && existsSync(o.dir) && readdirSync(o.dir).length > 0) rmSync(o.dir, { recursive: true, force: true });
@@ -57,7 +73,7 @@ async function optimizeCell(o: SearchOptions, cap: number, nextRound: (round: nu
 }
 
 const shapeOf = (s: OptimizeSettings): RoundShape => ({
-  proposals: s.proposalsPerRound,
+  proposals: s.proposals,
   maxEvals: s.maxEvals,
   noiseRepeats: s.noiseRepeats ?? 3,
   paired: s.paired,
@@ -70,6 +86,10 @@ const shapeOf = (s: OptimizeSettings): RoundShape => ({
  */
 function budgetRule(o: SearchOptions): (round: number) => boolean {
   const { unit, size } = o.budget;
+  if (unit === "evaluator_calls" && o.qa) {
+    const planned = qaRoundsForCalls(size, o.qa.train, o.qa.validation, o.settings.proposals);
+    return (round) => round <= planned;
+  }
   if (unit === "evaluator_calls") {
     let planned: number | undefined;
     return (round) => {
@@ -81,7 +101,7 @@ function budgetRule(o: SearchOptions): (round: number) => boolean {
     };
   }
   return (round) => {
-    const before = readSpend(o.dir, unit, o.direction).rounds.filter((r) => r.round < round);
+    const before = readSpend(o.dir, unit, o.direction, o.qa).rounds.filter((r) => r.round < round);
     const spent = before.reduce((a, r) => a + r.cost[unit], 0);
     return anotherRound(
       unit,
@@ -95,6 +115,7 @@ function budgetRule(o: SearchOptions): (round: number) => boolean {
 /** The most rounds a cell can run: for evaluator calls, what fits if every round spent only its rollouts' calls. */
 function roundCap(o: SearchOptions): number {
   if (o.budget.unit !== "evaluator_calls") return MAX_ROUNDS;
+  if (o.qa) return qaRoundsForCalls(o.budget.size, o.qa.train, o.qa.validation, o.settings.proposals);
   const s = shapeOf(o.settings);
   const least = s.proposals * (s.paired ? 2 : 1) * s.maxEvals;
   return Math.max(0, Math.min(MAX_ROUNDS, Math.floor(o.budget.size / least)));
@@ -106,6 +127,6 @@ function roundCap(o: SearchOptions): number {
  */
 export async function runSearch(o: SearchOptions): Promise<SearchResult> {
   await optimizeCell(o, roundCap(o), budgetRule(o));
-  const spend = readSpend(o.dir, o.budget.unit, o.direction);
+  const spend = readSpend(o.dir, o.budget.unit, o.direction, o.qa);
   return { spend, rounds: spend.rounds.filter((r) => r.round > 0).length };
 }

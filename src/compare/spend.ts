@@ -4,7 +4,7 @@ import type { SpendRollout, SpendRound } from "../store/cell-spend.ts";
 import type { CellCost, CurvePoint } from "./cell.ts";
 import type { BudgetUnit } from "./experiment.ts";
 
-const ZERO: CellCost = { proposer_calls: 0, proposer_tokens: 0, executor_tokens: 0, evaluator_calls: 0, seconds: 0 };
+export const ZERO: CellCost = { proposer_calls: 0, proposer_tokens: 0, executor_tokens: 0, evaluator_calls: 0, seconds: 0 };
 
 const add = (a: CellCost, b: Partial<CellCost>): CellCost => ({
   proposer_calls: a.proposer_calls + (b.proposer_calls ?? 0),
@@ -64,12 +64,13 @@ export function cellSpend(
     const seconds = Math.max(roundSeconds(r), (r.round === 0 ? r.noise_seconds : 0) + longest);
     if (r.round !== 0) at = add(at, { evaluator_calls: r.noise_evaluations });
     total = { ...at, seconds: before.seconds + seconds };
-    perRound.push({ round: r.round, cost: diff(total, before) });
+    perRound.push({ round: r.round, cost: costMinus(total, before) });
   }
   return { cost: round3(total), rounds: perRound, curve: curve.map((p) => ({ ...p, x: Math.round(p.x * 1000) / 1000 })) };
 }
 
-function diff(a: CellCost, b: CellCost): CellCost {
+/** What was spent between two totals. */
+export function costMinus(a: CellCost, b: CellCost): CellCost {
   return {
     proposer_calls: a.proposer_calls - b.proposer_calls,
     proposer_tokens: a.proposer_tokens - b.proposer_tokens,

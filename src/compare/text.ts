@@ -68,6 +68,15 @@ const COMPARISON_COLUMNS: Column<PairedComparison>[] = [
 
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
 
+/** The method's claims per split, as the mean over seeds: "train 0.5 (2 seeds), validation 1 (2 seeds)". */
+function claimsText(c: CompareReport["cells"][number]): string {
+  const by = new Map<string, number[]>();
+  for (const m of c.method_reported) by.set(m.split ?? "unnamed split", [...(by.get(m.split ?? "unnamed split") ?? []), m.score]);
+  return [...by.entries()]
+    .map(([split, xs]) => `${split} ${num(xs.reduce((a, b) => a + b, 0) / xs.length)} (${plural(xs.length, "seed")})`)
+    .join(", ");
+}
+
 /** Everything a reader must know beside the numbers: refusals, left-out seeds and pairs, disclosures, pending cells. */
 export function reportNotes(r: CompareReport): string[] {
   const notes: string[] = [];
@@ -83,8 +92,10 @@ export function reportNotes(r: CompareReport): string[] {
     for (const d of c.identity_conflicts) notes.push(`${c.cell}: seeds measured differently, no statistics: ${d}`);
     for (const e of c.excluded) notes.push(`${c.cell}: seed ${e.seed} left out of the mean: ${e.reason}`);
     if (c.test_seen_by_method) notes.push(`${c.cell}: the method searched on the test tasks (test-time discovery)`);
-    if (c.method_reported.length)
-      notes.push(`${c.cell}: ${plural(c.method_reported.length, "claim")} reported by the method itself (kept apart, in --json)`);
+    if (c.test_split === "test-heldout")
+      notes.push(`${c.cell}: measured on test-heldout, the test file without the search pool the method searched on`);
+    const claims = claimsText(c);
+    if (claims) notes.push(`${c.cell}: the method's own score of its choice (kept apart, never hone's): ${claims}`);
   }
   if (r.pending.length) notes.push(`not finished (no cell.json yet): ${r.pending.join(", ")}`);
   return notes;

@@ -7,8 +7,11 @@ import { groupChart } from "../compare/html.ts";
 import { readCellFolder } from "../compare/read-cells.ts";
 import { buildReport, type CellSummary } from "../compare/report.ts";
 import { EXPERIMENT_FILE, type ExperimentManifest } from "../compare/run-experiment.ts";
+import { stream } from "./api.ts";
 import { isRegularFile } from "./files.ts";
+import type { LiveHub } from "./live.ts";
 import { runId } from "./run-index.ts";
+import type { RunRegistry } from "./runs.ts";
 
 const MAX_MANIFEST = 1 << 20;
 const SKIP = new Set(["node_modules", ".git", "harnesses.git", "rollouts", "candidates", "best", "test"]);
@@ -77,7 +80,55 @@ function experimentPage(root: string, dir: string, m: ExperimentManifest) {
   return { id: runId(root, dir), name: m.name, baseline: m.baseline, budget: m.budget, seeds, report, charts, error };
 }
 
-export function gridRoutes(root: string): Hono {
+/** How often a followed experiment looks for cell × seed runs that started (a hone.db appeared). */
+const FOLLOW_MS = 2000;
+
+/**
+ * Follows one experiment through the console's live hub: every planned cell × seed's run that has started (one
+ * shared watcher per run directory, which also reports its cell.json), and every FOLLOW_MS the runs that started
+ * since. Calls `send` with a fingerprint of the seeds' states and their runs' fingerprints whenever it changes;
+ * returns the unsubscribe.
+ */
+export function watchExperiment(
+  runs: RunRegistry,
+  live: LiveHub,
+  dir: string,
+  m: ExperimentManifest,
+  send: (fingerprint: string) => void,
+): () => void {
+  const follows = new Map<string, () => void>();
+  const prints = new Map<string, string>();
+  const ids = m.planned.map((p) => [p, runId(runs.root, join(dir, p))] as const);
+  let last: string | undefined;
+  const changed = () => {
+    const now = JSON.stringify(ids.map(([p, id]) => [p, stateOf(dir, p), prints.get(id) ?? ""]));
+    if (now === last) return;
+    last = now;
+    send(now);
+  };
+  const follow = () => {
+    for (const [, id] of ids)
+      if (!follows.has(id) && runs.dir(id))
+        follows.set(
+          id,
+          live.watchRun(id, (fp) => {
+            prints.set(id, fp);
+            changed();
+          }),
+        );
+    changed();
+  };
+  const timer = setInterval(follow, FOLLOW_MS);
+  timer.unref();
+  follow();
+  return () => {
+    clearInterval(timer);
+    for (const unfollow of follows.values()) unfollow();
+  };
+}
+
+export function gridRoutes(runs: RunRegistry, live: LiveHub): Hono {
+  const root = runs.root;
   const api = new Hono();
   const lookup = () => new Map(findExperimentDirs(root).map((d) => [runId(root, d), d]));
   api.get("/experiments", (c) => {
@@ -95,6 +146,14 @@ export function gridRoutes(root: string): Hono {
     const m = dir && readManifest(dir);
     if (!dir || !m) return c.json({ error: `no experiment named ${JSON.stringify(id)} under this console's folder` }, 404);
     return c.json(experimentPage(root, dir, m));
+  });
+  /** Server-sent events: an `update` whenever a cell × seed of the experiment starts, records, or finishes. */
+  api.get("/experiment/events", (c: Context) => {
+    const id = c.req.query("id") ?? "";
+    const dir = lookup().get(id);
+    const m = dir && readManifest(dir);
+    if (!dir || !m) return c.json({ error: `no experiment named ${JSON.stringify(id)} under this console's folder` }, 404);
+    return stream(c, (send) => watchExperiment(runs, live, dir, m, send));
   });
   return api;
 }

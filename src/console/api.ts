@@ -15,6 +15,16 @@ const noRun = (c: Context, id: string) =>
   c.json({ error: `no run named ${JSON.stringify(id)} under this console's folder; it may have been moved or deleted` }, 404);
 const json = (c: Context, text: string) => c.body(text, 200, { "content-type": "application/json; charset=utf-8" });
 
+/** A server-sent event stream fed by the shared hub: no timer or query per client. */
+export const stream = (c: Context, subscribe: (send: (fingerprint: string) => void) => () => void) =>
+  streamSSE(c, async (s) => {
+    let unsubscribe = () => {};
+    const closed = new Promise<void>((resolve) => s.onAbort(resolve));
+    unsubscribe = subscribe((fingerprint) => void s.writeSSE({ event: "update", data: fingerprint }).catch(() => {}));
+    await closed;
+    unsubscribe();
+  });
+
 /** The read-only JSON API over a folder of run directories, plus server-sent events for live pages. */
 export function consoleApi(runs: RunRegistry, live: LiveHub): Hono {
   const api = new Hono();
@@ -132,16 +142,6 @@ export function consoleApi(runs: RunRegistry, live: LiveHub): Hono {
     });
     return c.json({ runs: entries, warnings });
   });
-
-  /** A server-sent event stream fed by the shared hub: no timer or query per client. */
-  const stream = (c: Context, subscribe: (send: (fingerprint: string) => void) => () => void) =>
-    streamSSE(c, async (s) => {
-      let unsubscribe = () => {};
-      const closed = new Promise<void>((resolve) => s.onAbort(resolve));
-      unsubscribe = subscribe((fingerprint) => void s.writeSSE({ event: "update", data: fingerprint }).catch(() => {}));
-      await closed;
-      unsubscribe();
-    });
 
   api.get("/runs/:run/events", (c) => {
     const id = c.req.param("run");

@@ -1,7 +1,14 @@
-import { type FSWatcher, watch } from "node:fs";
+import { type FSWatcher, statSync, watch } from "node:fs";
+import { join } from "node:path";
 import type { RunRegistry } from "./runs.ts";
 
 type Listener = (fingerprint: string) => void;
+
+/**
+ * Files beside hone.db whose writing changes a run without a commit: `hone compare` writes a cell × seed's cell.json
+ * after its run's last record. A change of one is a change of the run's fingerprint.
+ */
+const MARKS = ["cell.json"];
 
 export interface LiveOptions {
   /** How often a watched run is checked even without a file event (network filesystems send none). */
@@ -27,6 +34,7 @@ class RunMonitor {
   private timer: NodeJS.Timeout | undefined;
   private pending: NodeJS.Timeout | undefined;
   private version: number | undefined;
+  private marks = "";
   private checkedAt = 0;
   last: string | undefined;
 
@@ -58,7 +66,7 @@ class RunMonitor {
     if (dir)
       try {
         this.watcher = watch(dir, { persistent: false }, (_event, name) => {
-          if (!name || String(name).startsWith("hone.db")) this.soon();
+          if (!name || String(name).startsWith("hone.db") || MARKS.includes(String(name))) this.soon();
         });
         this.watcher.on("error", () => this.closeWatcher());
         this.counts.watchers++;
@@ -84,7 +92,18 @@ class RunMonitor {
     clearTimeout(this.pending);
     this.pending = undefined;
     this.version = undefined;
+    this.marks = "";
     this.last = undefined;
+  }
+
+  /** The mark files' sizes and times ("" while there are none). */
+  private markState(): string {
+    const dir = this.runs.dir(this.id);
+    if (!dir) return "";
+    return MARKS.map((f) => {
+      const st = statSync(join(dir, f), { throwIfNoEntry: false });
+      return st ? `${f}:${st.size}:${st.mtimeMs}` : "";
+    }).join("|");
   }
 
   private soon(): void {
@@ -105,10 +124,12 @@ class RunMonitor {
     let now = "gone";
     if (reader) {
       const version = reader.version();
-      if (version === this.version && this.last !== undefined) return;
+      const marks = this.markState();
+      if (version === this.version && marks === this.marks && this.last !== undefined) return;
       this.version = version;
+      this.marks = marks;
       this.counts.fingerprints++;
-      now = reader.fingerprint();
+      now = `${reader.fingerprint()}${marks ? `|${marks}` : ""}`;
     }
     if (now === this.last) return;
     this.last = now;

@@ -78,6 +78,8 @@ export class RunReader {
         learning?: { mode?: string };
         method?: string;
         rounds?: number;
+        proposals?: number;
+        /** What runs made before the rename recorded. */
         proposalsPerRound?: number;
         maxEvals?: number;
       }
@@ -110,7 +112,7 @@ export class RunReader {
       proposer: config.proposer?.model ?? null,
       rounds_planned: config.rounds ?? null,
       rounds_done: progress.rounds_done ?? 0,
-      proposals_per_round: config.proposalsPerRound ?? null,
+      proposals: config.proposals ?? config.proposalsPerRound ?? null,
       max_evals: config.maxEvals ?? null,
       best_score: summary.best_score ?? progress.best_round_score,
       start_score: summary.start_score ?? progress.start_score,

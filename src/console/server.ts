@@ -42,7 +42,7 @@ export function consoleApp(runs: RunRegistry, opts: ConsoleOptions, live = new L
     }),
   );
   app.route("/api", consoleApi(runs, live));
-  app.route("/api", gridRoutes(runs.root));
+  app.route("/api", gridRoutes(runs, live));
   app.all("/api/*", (c) => c.json({ error: "no such API route" }, 404));
   app.use("/assets/*", serveStatic({ root: dist }));
   // Every other path is a page of the single-page app.

@@ -1,4 +1,4 @@
-import type { Db } from "../store/db.ts";
+import { type Db, hasTable } from "../store/db.ts";
 
 const QUERIES: Record<string, string> = {
   rounds: "SELECT round, incumbent_commit, incumbent_score, best_score, moved FROM rounds ORDER BY round",
@@ -15,15 +15,22 @@ const QUERIES: Record<string, string> = {
     "SELECT id, round, candidate_id, commit_sha, content_hash, benchmark, split, status, tasks, solved, infra, mean_score FROM measurements ORDER BY id",
   task_results:
     "SELECT measurement_id, task_id, idx, job_id, seed, status, score, steps, tokens, error, extracted, answer FROM task_results ORDER BY measurement_id, idx",
+  method_state:
+    "SELECT candidate_id, method, parents, rationale, kept, rule, reason, state FROM method_state ORDER BY candidate_id",
 };
 
-/** Field-by-field differences between two runs' records: rounds, candidates, rollouts, evaluations, decisions, noise, QA measurements. */
+/**
+ * Field-by-field differences between two runs' records: rounds, candidates, rollouts, evaluations, decisions, noise,
+ * QA measurements, and the method's own records (its parents, keep decisions and state; a table a run made before
+ * methods existed is read as empty).
+ */
 export function compareRecords(a: Db, b: Db): { counts: Record<string, number>; differences: string[] } {
   const differences: string[] = [];
   const counts: Record<string, number> = {};
   for (const [table, sql] of Object.entries(QUERIES)) {
-    const x = a.prepare(sql).all() as Record<string, unknown>[];
-    const y = b.prepare(sql).all() as Record<string, unknown>[];
+    const rows = (db: Db) => (hasTable(db, table) ? (db.prepare(sql).all() as Record<string, unknown>[]) : []);
+    const x = rows(a);
+    const y = rows(b);
     counts[table] = x.length;
     if (x.length !== y.length) differences.push(`${table}: ${x.length} rows ≠ ${y.length} rows`);
     for (let i = 0; i < Math.min(x.length, y.length); i++) {

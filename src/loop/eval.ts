@@ -5,7 +5,7 @@ import type { CacheMode } from "../model/cache.ts";
 import type { ModelSettings } from "../model/resolve.ts";
 import { insertCandidate } from "../store/candidates.ts";
 import { createRunDb, finishRun, openDb } from "../store/db.ts";
-import { loadSplit, type QATask } from "../task/qa/benchmarks.ts";
+import { type LoadableSplit, loadSplit, type QATask } from "../task/qa/benchmarks.ts";
 import { meanOver, passAtK, passHatK } from "../task/qa/code/pass-at-k.ts";
 import { officialScorer, primaryMetric } from "../task/qa/score-answer.ts";
 import { measurePanel } from "./qa-measure.ts";
@@ -76,7 +76,8 @@ export function wilson(successes: number, n: number, z = 1.96): [number, number]
 export interface EvalOptions extends Partial<ModelSettings> {
   harnessDir: string;
   benchmark: string;
-  split: "train" | "validation" | "test";
+  /** `test-heldout`: a test-only benchmark's test file without its search pool (what hone compare measures). */
+  split: LoadableSplit;
   limit?: number;
   dataDir?: string;
   concurrency?: number;

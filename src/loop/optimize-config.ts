@@ -208,7 +208,7 @@ export function settingsFromConfig(c: OptimizeConfig, defaultMaxEvals: number): 
     executor: clean(toModel(c.executor)),
     proposer: clean(toModel(c.proposer)),
     rounds: c.rounds,
-    proposalsPerRound: c.proposals,
+    proposals: c.proposals,
     method: c.method,
     methodParams: c.method_params,
     maxEvals: c.benchmark ? 1 : (c.max_evals ?? defaultMaxEvals),
@@ -259,7 +259,7 @@ const INPUT_KEYS: Record<string, string> = {
   executor: "executor",
   proposer: "proposer",
   rounds: "rounds",
-  proposalsPerRound: "proposals",
+  proposals: "proposals",
   method: "method",
   methodParams: "method_params",
   maxEvals: "max_evals",
@@ -275,6 +275,15 @@ const INPUT_KEYS: Record<string, string> = {
   slurm: "slurm",
   replayOf: "",
 };
+
+/**
+ * A run's settings as its hone.db recorded them. Runs made before one name was used for the proposals per round
+ * recorded `proposalsPerRound`; they are read as `proposals`, so they resume and replay.
+ */
+export function recordedSettings(raw: Record<string, unknown>): OptimizeSettings {
+  const { proposalsPerRound: old, ...rest } = raw;
+  return (old !== undefined && rest.proposals === undefined ? { ...rest, proposals: old } : rest) as unknown as OptimizeSettings;
+}
 
 /** TypeScript settings in the config file's shape, to be validated by the one schema (unknown keys refused). */
 export function configOfInput(s: OptimizeInput): OptimizeConfigInput {
@@ -302,7 +311,7 @@ export function configOfInput(s: OptimizeInput): OptimizeConfigInput {
     executor: s.executor ? (clean(fromModel(s.executor)) as Model) : undefined,
     proposer: s.proposer ? (clean(fromModel(s.proposer)) as Model) : undefined,
     rounds: s.rounds,
-    proposals: s.proposalsPerRound,
+    proposals: s.proposals,
     method: s.method,
     method_params: s.methodParams,
     max_evals: s.benchmark ? undefined : s.maxEvals,

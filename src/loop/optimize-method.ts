@@ -13,7 +13,8 @@ import { seedFrom } from "../model/offline/rng.ts";
 import type { ChatResponse } from "../model/types.ts";
 import { rng } from "../rng.ts";
 import { gateGeneratedCode } from "../sandbox/check.ts";
-import { type CandidateInsert, recordProposal, setRewards } from "../store/candidates.ts";
+import { type CandidateInsert, recordProposal, roundCandidates, setRewards } from "../store/candidates.ts";
+import { roundDecisions } from "../store/decisions.ts";
 import { insertMethodProposal, setMethodKeep } from "../store/method-state.ts";
 import { insertModelCalls } from "../store/rollouts.ts";
 import { buildArchive, harnessFiles } from "./optimize-archive.ts";
@@ -120,7 +121,7 @@ export async function proposeWithMethod<P>(
     scratch,
     archive,
     round,
-    k: ctx.settings.proposalsPerRound,
+    k: ctx.settings.proposals,
     params,
     rng: rng(seedFrom(ctx.settings.seed, round, "method")),
     proposer: roundProposer(ctx, round, responses),
@@ -191,4 +192,24 @@ export function keepWithMethod<P>(ctx: SearchContext, round: number, method: Met
     setMethodKeep(ctx.db, ctx.runId, c.id, method.name, decision);
     setRewards(ctx.db, [{ id: c.id, reward: null, advantage: null, score: c.measured?.score ?? null }]);
   }
+}
+
+/**
+ * HarnessTTT keeps by the ratchet: each of a round's ratchet decisions is recorded as its keep decision too (kept
+ * when promoted), and a proposal the gate refused as not kept, so its runs show their keep decisions as every other
+ * method's do. Called where the round's decisions are written, in the same transaction.
+ */
+export function keepByRatchet(ctx: Pick<SearchContext, "db" | "runId">, method: string, round: number): void {
+  const decided = new Set<string>();
+  for (const d of roundDecisions(ctx.db, ctx.runId, round)) {
+    setMethodKeep(ctx.db, ctx.runId, d.candidate_id, method, { keep: d.decision === "promote", rule: d.rule, reason: d.reason });
+    decided.add(d.candidate_id);
+  }
+  for (const c of roundCandidates(ctx.db, ctx.runId, round))
+    if (!decided.has(c.id) && c.status === "invalid")
+      setMethodKeep(ctx.db, ctx.runId, c.id, method, {
+        keep: false,
+        rule: "refused",
+        reason: c.gate_error ?? "refused by the gate",
+      });
 }

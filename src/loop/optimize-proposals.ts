@@ -101,7 +101,7 @@ export async function proposeRoundTtt(
   const harness = loadHarness(parent.dir, { generatedCode: gateGeneratedCode });
   const digest = digestOf(ctx);
   const model = forScope(ctx.proposer.model, `proposer-r${pad(round)}`);
-  const k = settings.proposalsPerRound;
+  const k = settings.proposals;
   const samples = await Promise.all(
     Array.from({ length: k }, (_, slot) => {
       const dir = join(ctx.dir, "candidates", candidateId(round, slot));

@@ -11,7 +11,7 @@ import { bestScoreOf, type CandidateRow, insertCandidate, roundCandidates, round
 import { insertFailedRollout } from "../store/rollouts.ts";
 import type { Evaluation } from "../task/evaluation.ts";
 import type { Incumbent, RunContext, SearchContext } from "./optimize-context.ts";
-import { keepWithMethod, proposeWithMethod } from "./optimize-method.ts";
+import { keepByRatchet, keepWithMethod, proposeWithMethod } from "./optimize-method.ts";
 import { comparesRepeats, measureSeedNoise, repeats, validScores } from "./optimize-noise.ts";
 import { failRound, proposeRoundTtt, roundGate, type TttParams } from "./optimize-proposals.ts";
 import { closeRound, incumbentAfter, ratchet } from "./optimize-ratchet.ts";
@@ -94,10 +94,18 @@ export async function roundZero(ctx: RunContext): Promise<Incumbent> {
   };
   await runJobs(ctx, 0, [{ job, candidate: "r00-seed", kind: "baseline" }]);
   const decided = await ratchet(ctx, 0, seed, [{ candidate: "r00-seed", commit, dir }]);
-  closeRound(ctx, 0, decided);
-  const { method, params } = methodOf(ctx);
-  if (method.name !== "harnessttt") keepWithMethod(ctx, 0, method, params);
+  closeRound(ctx, 0, decided, () => keepRound(ctx, 0));
   return decided.next;
+}
+
+/**
+ * The method's keep decisions on a round's candidates, written with the round's decisions (closeRound's transaction):
+ * a kill can never leave a finished round whose candidates the method has not decided.
+ */
+function keepRound(ctx: SearchContext, round: number): void {
+  const { method, params } = methodOf(ctx);
+  if (method.name === "harnessttt") keepByRatchet(ctx, method.name, round);
+  else keepWithMethod(ctx, round, method, params);
 }
 
 /** The run's method and its validated parameters (harnessttt unless the settings name another). */
@@ -187,9 +195,10 @@ export async function runRound(ctx: RunContext, round: number, inc: Incumbent): 
   }
   emitProposals(ctx, round, cands);
   if (ttt) {
-    const gate = roundGate(cands, settings.proposalsPerRound, tttParams);
+    const gate = roundGate(cands, settings.proposals, tttParams);
     if (!gate.passed) {
       failRound(ctx, round, cands, gate);
+      keepByRatchet(ctx, method.name, round);
       ctx.emit({ type: "round_end", round, incumbentScore: inc.score ?? null, bestScore: null, moved: false, rewards: [] });
       return inc;
     }
@@ -226,8 +235,10 @@ export async function runRound(ctx: RunContext, round: number, inc: Incumbent): 
     runnable.map((c) => ({ candidate: c.id, commit: c.commit_sha as string, dir: join(ctx.dir, "candidates", c.id) })),
   );
   const rewards = ttt ? roundRewards(ctx, round, inc, cands, decided.decisions) : { values: [], write: () => {} };
-  closeRound(ctx, round, decided, rewards.write);
-  if (!ttt) keepWithMethod(ctx, round, method, params);
+  closeRound(ctx, round, decided, () => {
+    rewards.write();
+    keepRound(ctx, round);
+  });
   ctx.emit({
     type: "round_end",
     round,

@@ -13,7 +13,14 @@ import { resolveTask } from "../task/builtin.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import { checkTaskNeeds } from "../task/needs.ts";
 import type { SlurmSettings } from "./distributed/slurm.ts";
-import { configOfInput, inputName, type OptimizeInput, parseOptimizeConfig, settingsFromConfig } from "./optimize-config.ts";
+import {
+  configOfInput,
+  inputName,
+  type OptimizeInput,
+  parseOptimizeConfig,
+  recordedSettings,
+  settingsFromConfig,
+} from "./optimize-config.ts";
 import { type Incumbent, open, type RunContext, startWarmPool } from "./optimize-context.ts";
 import type { RunNoise } from "./optimize-noise.ts";
 import { gateMode, type TttParams } from "./optimize-proposals.ts";
@@ -48,7 +55,7 @@ export interface OptimizeSettings {
   method?: string;
   /** The method's parameters, validated by its own schema (defaults for what is not given). */
   methodParams?: Record<string, unknown>;
-  proposalsPerRound: number;
+  proposals: number;
   maxEvals: number;
   concurrency: number;
   paired: boolean;
@@ -150,7 +157,7 @@ export async function resolveSettings(input: OptimizeInput): Promise<OptimizeSet
 }
 
 /** The settings a run was started with, from its hone.db, with what may change on resume. */
-function storedSettings(runDir: string, o: OptimizeOptions): OptimizeSettings {
+export function storedSettings(runDir: string, o: OptimizeOptions): OptimizeSettings {
   if (!existsSync(join(runDir, "hone.db")))
     throw new HoneError("usage", `${runDir} has no hone.db to resume; start a run with --out ${runDir}`);
   const db = openDb(join(runDir, "hone.db"));
@@ -159,7 +166,7 @@ function storedSettings(runDir: string, o: OptimizeOptions): OptimizeSettings {
   if (!row) throw new HoneError("usage", `${runDir}: the run was never started; remove the folder and start again`);
   if (row.kind !== "optimize")
     throw new HoneError("usage", `${runDir} is a ${row.kind} run, not an optimize run; resume it with hone ${row.kind}`);
-  const stored = JSON.parse(row.config) as OptimizeSettings;
+  const stored = recordedSettings(JSON.parse(row.config));
   const changed = Object.fromEntries(Object.entries(o.overrides ?? {}).filter(([, v]) => v !== undefined));
   // What may change is checked by the same schema as everything else.
   parseOptimizeConfig(configOfInput({ ...stored, ...changed }), (f) => `--resume: ${f}`);
@@ -187,7 +194,7 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
   // (its evaluations come from the records), so it does not probe the interpreter for what the task needs.
   const method = methodByName(settings.method ?? "harnessttt");
   const params = methodParams(method, settings.methodParams ?? {});
-  if (method.name === "harnessttt") gateMode(params as TttParams, settings.proposalsPerRound);
+  if (method.name === "harnessttt") gateMode(params as TttParams, settings.proposals);
   const replaying = settings.cache?.mode === "replay";
   const task = await resolveTask(settings.task as string, settings.tasksDir, { check: false });
   // The warm pool starts first: its processes load the evaluator while this one checks; a refusal closes it.
@@ -237,13 +244,11 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
   }
 }
 
-/** A QA benchmark as the target (optimize-qa.ts): a new run only; a failed start leaves no folder behind. */
+/** A QA benchmark as the target (optimize-qa.ts), new or resumed; a failed start leaves no folder behind. */
 async function optimizeBenchmark(settings: OptimizeSettings, runDir: string, o: OptimizeOptions): Promise<OptimizeResult> {
-  if (o.resume)
-    throw new HoneError("usage", `${runDir}: a QA benchmark run cannot be resumed yet; start it again with a new --out`);
   const method = methodByName(settings.method ?? "harnessttt");
   const params = methodParams(method, settings.methodParams ?? {});
-  if (method.name === "harnessttt") gateMode(params as TttParams, settings.proposalsPerRound);
+  if (method.name === "harnessttt") gateMode(params as TttParams, settings.proposals);
   const seedReport = await checkHarness(settings.seedHarness);
   if (!seedReport.ok)
     throw new HoneError(
@@ -253,8 +258,10 @@ async function optimizeBenchmark(settings: OptimizeSettings, runDir: string, o: 
   const existed = existsSync(runDir);
   mkdirSync(runDir, { recursive: true });
   try {
-    return await optimizeQA(settings, runDir, o.onEvent ?? (() => {}), o.nextRound ?? (() => true), summarize);
+    const resumed = Boolean(o.resume);
+    return await optimizeQA(settings, runDir, o.onEvent ?? (() => {}), o.nextRound ?? (() => true), summarize, resumed);
   } catch (err) {
+    if (o.resume) throw err;
     const db = existsSync(join(runDir, "hone.db")) ? openDb(join(runDir, "hone.db")) : undefined;
     const started = db ? (db.prepare("SELECT COUNT(*) AS n FROM rounds").get() as { n: number }).n > 0 : false;
     db?.close();

@@ -72,7 +72,7 @@ function settingsOf(kind: RunRow["kind"], c: Config) {
   if (kind === "optimize")
     return {
       rounds: c.rounds,
-      proposals_per_round: c.proposalsPerRound,
+      proposals: c.proposals ?? c.proposalsPerRound,
       max_evals: c.maxEvals,
       concurrency: c.concurrency,
       paired: c.paired,

@@ -7,6 +7,7 @@ import { openDb, type RunRow, runRow } from "../store/db.ts";
 import { compareRecords } from "./compare-runs.ts";
 import { type EvalConfig, evaluateBenchmark } from "./eval.ts";
 import { type OptimizeEvent, type OptimizeSettings, optimize } from "./optimize.ts";
+import { recordedSettings } from "./optimize-config.ts";
 import { type RunConfig, runHarness } from "./run.ts";
 import { freeDir, refuseNonEmpty } from "./run-dir.ts";
 import { openTrainRun } from "./train-setup.ts";
@@ -52,7 +53,7 @@ export async function replayRun(dirArg: string, outArg?: string, onEvent?: (e: O
   const config = JSON.parse(row.config);
   const started = performance.now();
   if (row.kind === "optimize") {
-    const settings: OptimizeSettings = { ...config, cache: replayCache, replayOf: dir };
+    const settings: OptimizeSettings = { ...recordedSettings(config), cache: replayCache, replayOf: dir };
     await optimize(settings, { outDir: out, onEvent });
   } else if (row.kind === "run") {
     const c = config as RunConfig;

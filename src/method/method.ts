@@ -134,6 +134,16 @@ export interface KeepDecision {
   reason: string;
 }
 
+/** A parameter whose default is worked out when the run starts, from K (proposals per round) or from the task. */
+export interface DerivedDefault {
+  /** The default as a rule, in the parameter's own spelling where it has one (`min⌈6K/8⌉`). */
+  rule: string;
+  /** The rule in words, as `hone methods` shows it. */
+  words: string;
+  /** Its value for K proposals per round, where the default depends on K. */
+  forK?: (k: number) => unknown;
+}
+
 export interface Method<P = Record<string, unknown>> {
   name: string;
   /** One line: what it is and where it comes from. */
@@ -142,6 +152,8 @@ export interface Method<P = Record<string, unknown>> {
   edits: "spec" | "skill" | "playbook" | "folder";
   /** Its parameters, with defaults (validated from CLI flags and config files alike). */
   params: z.ZodType<P>;
+  /** The parameters whose default the schema cannot give (it depends on K or on the task): how it is worked out. */
+  derivedDefaults?: Record<string, DerivedDefault>;
   /** Where a discovery rollout of a candidate starts: the task's seed program, or the incumbent's best program. */
   startFrom: "seed" | "incumbent";
   propose(ctx: ProposeContext<P>): Promise<Proposal[]>;

@@ -71,6 +71,20 @@ describe("the experiment file", () => {
     expect(validate({ ...demo, budgets: [] })).toBe(false);
   });
 
+  it("ships a QA grid that validates and runs: GSM8K and the test-only MATH-500 from the shipped fixtures", () => {
+    const file = join(ROOT, "experiments", "qa.yaml");
+    const e = readExperiment(file, { methods: METHODS });
+    expect(e.benchmarks.map((b) => [b.benchmark, b.data_dir])).toEqual([
+      ["gsm8k", join(ROOT, "test", "fixtures", "datasets")],
+      ["math500", join(ROOT, "test", "fixtures", "datasets")],
+    ]);
+    expect(runnableProblems(e)).toEqual([]);
+    expect(planCells(e)).toHaveLength(18);
+    const schema = JSON.parse(readFileSync(join(ROOT, "schemas", "experiment.schema.json"), "utf8"));
+    const validate = new Ajv2020({ strict: false }).compile(schema);
+    expect(validate(parse(readFileSync(file, "utf8"))), JSON.stringify(validate.errors)).toBe(true);
+  });
+
   it("resolves every relative path against the file, not the working directory", () => {
     const file = experimentFile((e) => {
       e.tasks = [{ name: "cp", splits: { train: ["./harnesses"], test: ["circle-packing"] } }];

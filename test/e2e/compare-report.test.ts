@@ -178,11 +178,11 @@ describe("hone compare --report", () => {
       [
         "name: qa",
         "benchmarks:",
-        `  - { benchmark: gsm8k, data_dir: ${join(ROOT, "test", "fixtures", "datasets")}, splits: { train: { limit: 2 }, test: { limit: 2 } } }`,
+        `  - { benchmark: gsm8k, data_dir: ${join(ROOT, "test", "fixtures", "datasets")}, splits: { train: { limit: 4 }, validation: { limit: 2 }, test: { limit: 2 } } }`,
         `harnesses: [{ name: qa, path: ${join(ROOT, "harnesses", "qa")} }]`,
         "methods: [{ method: random }]",
         "seeds: [0]",
-        "budget: { unit: evaluator_calls, size: 10 }",
+        "budget: { unit: evaluator_calls, size: 5 }",
       ].join("\n"),
     );
     const [r, bad, none, both] = await Promise.all([
@@ -192,7 +192,10 @@ describe("hone compare --report", () => {
       hone(["compare", badFile, "--report", folder]),
     ]);
     expect(r.code).toBe(5);
-    expect(r.stderr).toMatch(/qa\.yaml \(benchmarks\.0\): gsm8k: a QA cell needs hone optimize to search on a QA benchmark/);
+    // The seed harness on 4 train and the choice on 2 validation questions alone take 6 evaluator calls.
+    expect(r.stderr).toMatch(
+      /qa\.yaml \(budget\.size\): benchmarks\.0 \(gsm8k\): .* take 6 evaluator calls, more than the budget's 5/,
+    );
     expect(existsSync(join(root, "demo"))).toBe(false);
     expect(bad.code).toBe(5);
     expect(bad.stderr).toContain(`${badFile} (harnesses)`);

@@ -1,6 +1,5 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
@@ -9,6 +8,7 @@ import type { CompareReport } from "../../src/compare/report.ts";
 import { launchChromium } from "../helpers/browser.ts";
 import { hone, startHone } from "../helpers/cli.ts";
 import { GSM8K_FIXTURE, ROOT, tempDir, write } from "../helpers/fixtures.ts";
+import { startQueue } from "../helpers/queue.ts";
 import { requireTool } from "../helpers/requires.ts";
 
 // `hone compare <experiment>` on test/fixtures/compare/small.yaml: circle packing, the initial package under random and
@@ -92,7 +92,10 @@ describe("hone compare <experiment> (offline model)", () => {
           join(out, ".seed-harness", `packing+${rec.harness}`, `seed-${rec.seed}`, "circle-packing", "r0", "result.json"),
         ),
       ).toBe(true);
-      expect(rec.method_reported).toEqual([]);
+      // The search's own score of its final choice (on the train task) is kept apart, as the method's.
+      expect(rec.method_reported).toEqual([
+        expect.objectContaining({ split: "train", candidate: rec.final.candidate, x: rec.cost.evaluator_calls }),
+      ]);
     }
     // greedy asks the proposer; random does not; the harness program's spec proposals are refused, so it stays.
     expect(cellOf(out, "packing+initial+greedy/seed-0").cost.proposer_calls).toBeGreaterThan(0);
@@ -133,46 +136,14 @@ describe("hone compare <experiment> (offline model)", () => {
   });
 });
 
-/** A free loopback port for the test's own Redis. */
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const srv = createServer().listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-
-/** Starts a process and resolves once a line of its output matches `ready`. */
-function started(cmd: string, args: string[], ready: RegExp): Promise<ChildProcess> {
-  const child = spawn(cmd, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
-  return new Promise((resolve, reject) => {
-    const on = (d: Buffer) => ready.test(String(d)) && resolve(child);
-    child.stdout?.on("data", on);
-    child.stderr?.on("data", on);
-    child.on("close", (code) => reject(new Error(`${cmd} exited with ${code} before it was ready`)));
-  });
-}
-
-const stopped = (c: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (c.exitCode !== null || c.signalCode !== null) return resolve();
-    c.once("close", () => resolve());
-    c.kill("SIGTERM");
-  });
-
 describe("hone compare --queue (cells' rollouts on two BullMQ workers)", () => {
   it("gives the same cell records as the local pool", { timeout: 600_000 }, async (ctx) => {
     requireTool(ctx, "redis-server");
     const local = join(root, "small");
     if (!existsSync(join(local, "packing+initial+greedy", "seed-0", "cell.json"))) ctx.skip("the local run above did not finish");
-    const procs: ChildProcess[] = [];
+    const queue = await startQueue(2);
     try {
-      const port = await freePort();
-      const url = `redis://127.0.0.1:${port}`;
-      const redisArgs = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
-      procs.push(await started("redis-server", redisArgs, /Ready to accept connections/));
-      for (let i = 0; i < 2; i++)
-        procs.push(await started(process.execPath, [join(ROOT, "bin", "hone.js"), "worker", "--queue", url], / ready on /));
+      const url = queue.url;
       // The same cells as the local run's seed 0 (same names, tasks, harness, budget and search): the same identities.
       const file = join(root, "queue.yaml");
       write(
@@ -193,7 +164,7 @@ describe("hone compare --queue (cells' rollouts on two BullMQ workers)", () => {
       expect(JSON.parse((db.prepare("SELECT config FROM runs").get() as { config: string }).config).queue).toBe(url);
       db.close();
     } finally {
-      for (const p of procs.reverse()) await stopped(p);
+      await queue.stop();
     }
   });
 });

@@ -36,7 +36,7 @@ describe("faults survived", () => {
         executor: model,
         proposer: model,
         rounds: 2,
-        proposalsPerRound: 3,
+        proposals: 3,
         maxEvals: 5,
         concurrency: 3,
         paired: false,

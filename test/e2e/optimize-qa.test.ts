@@ -84,7 +84,22 @@ describe("hone optimize --benchmark (a QA benchmark searched on train, chosen on
         expect(perTask.get(m.id)).toBe(8);
       }
       expect(decisions.length).toBe(measurable.length - 1);
-      expect(decisions.every((d) => d.rule === "train_mean")).toBe(true);
+      // A candidate the method dropped is rejected by the method's rule; one it kept, by the paired noise rule.
+      const kdb = new Database(join(out, "hone.db"), { readonly: true });
+      const keeps = new Map(
+        (
+          kdb.prepare("SELECT candidate_id, kept, rule FROM method_state").all() as {
+            candidate_id: string;
+            kept: number;
+            rule: string;
+          }[]
+        ).map((k) => [k.candidate_id, k]),
+      );
+      kdb.close();
+      for (const d of decisions as { candidate_id: string; rule: string }[]) {
+        const k = keeps.get(d.candidate_id);
+        expect(d.rule, d.candidate_id).toBe(k?.kept ? "paired_t_interval" : k?.rule);
+      }
       // The final choice is measured once on validation, and the summary says so.
       const validation = measurements.filter((m) => m.split === "validation");
       expect(validation).toHaveLength(1);
@@ -113,7 +128,7 @@ describe("hone optimize --benchmark (a QA benchmark searched on train, chosen on
     }, 300_000);
   }
 
-  it("promotes a candidate with a strictly better train mean, read per task by the method, and measures it on validation", async () => {
+  it("promotes a candidate whose gain on the same train questions clears the noise, read per task by the method, and measures it on validation", async () => {
     // A method program that proposes the oracle harness as a folder, after reading the seed's per-task scores.
     const method = tempDir();
     cpSync(join(ROOT, "harnesses", "oracle"), join(method, "oracle"), { recursive: true });
@@ -140,7 +155,8 @@ describe("hone optimize --benchmark (a QA benchmark searched on train, chosen on
     const r = await hone(a, { timeoutMs: 240_000 });
     expect(r.code, r.stderr).toBe(0);
     const { measurements, decisions, run } = records(out);
-    expect(decisions).toEqual([{ round: 1, candidate_id: "r01-k0", decision: "promote", rule: "train_mean" }]);
+    // Every train question gained (no variation in the gain): the paired interval lies above zero.
+    expect(decisions).toEqual([{ round: 1, candidate_id: "r01-k0", decision: "promote", rule: "paired_t_interval" }]);
     const score = (id: string) => measurements.find((m) => m.id === id)?.mean_score;
     expect(score("r01-k0")).toBeGreaterThan(score("r00-seed") as number);
     const summary = JSON.parse(run.summary);

@@ -108,17 +108,20 @@ export function unexpectedStderr(stderr: string): string[] {
   return stderr.split("\n").filter((l) => l && !/^note: evaluated programs are not fully isolated/.test(l));
 }
 
-/** Runs hone, SIGKILLs it as soon as it has printed the `nth` line matching `after`, and resolves once it is gone. */
-export function killAfterLine(args: string[], after: RegExp, nth = 1): Promise<void> {
+/**
+ * Runs hone, SIGKILLs it as soon as it has printed the `nth` line matching `after` (on stdout, or `stream`), and
+ * resolves once it is gone.
+ */
+export function killAfterLine(args: string[], after: RegExp, nth = 1, stream: "stdout" | "stderr" = "stdout"): Promise<void> {
   const child = spawn(process.execPath, [join(ROOT, "bin", "hone.js"), ...args], {
     cwd: ROOT,
-    stdio: ["ignore", "pipe", "ignore"],
+    stdio: ["ignore", stream === "stdout" ? "pipe" : "ignore", stream === "stderr" ? "pipe" : "ignore"],
   });
   // Listen for the exit first: the child may finish on its own before the line arrives.
   const gone = new Promise<void>((resolve) => child.on("close", () => resolve()));
   let seen = 0;
   let buffer = "";
-  child.stdout.on("data", (d) => {
+  (stream === "stdout" ? child.stdout : child.stderr)?.on("data", (d) => {
     buffer += d;
     const lines = buffer.split("\n");
     buffer = lines.pop() ?? "";

@@ -52,7 +52,7 @@ export function offlineOptimizeSettings(o: Partial<OptimizeSettings> = {}): Opti
     executor: { model: "offline" },
     proposer: { model: "offline" },
     rounds: 1,
-    proposalsPerRound: 2,
+    proposals: 2,
     maxEvals: 3,
     concurrency: 2,
     paired: false,

@@ -43,7 +43,7 @@ export async function writeSyntheticRun(dir: string, o: SyntheticRunOptions): Pr
     executor: { model: "offline" },
     proposer: { model: "offline" },
     rounds: o.rounds,
-    proposalsPerRound: o.perRound,
+    proposals: o.perRound,
     maxEvals: evals,
     learning: { mode: "context" },
   };

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { numberish, optionsFromFlags } from "../../src/cli/optimize-flags.ts";
 import { HoneError } from "../../src/errors.ts";
 import { DEFAULT_PROPOSER_HARNESS, resolveSettings } from "../../src/loop/optimize.ts";
-import { optimizeConfigSchema } from "../../src/loop/optimize-config.ts";
+import { optimizeConfigSchema, recordedSettings } from "../../src/loop/optimize-config.ts";
 import { DEFAULT_HARNESS } from "../../src/loop/run.ts";
 import { resolveTask } from "../../src/task/builtin.ts";
 
@@ -78,7 +78,7 @@ describe("optimize() from TypeScript: a task and models are enough", () => {
       seedHarness: DEFAULT_HARNESS,
       proposerHarness: DEFAULT_PROPOSER_HARNESS,
       rounds: 3,
-      proposalsPerRound: 4,
+      proposals: 4,
       method: "harnessttt",
       methodParams: {},
       maxEvals: task.budget.maxEvals,
@@ -92,12 +92,20 @@ describe("optimize() from TypeScript: a task and models are enough", () => {
     expect((await resolveSettings({ task: "circle-packing", maxEvals: 5 })).maxEvals).toBe(5);
   });
 
+  it("one name for the proposals per round; a run recorded before the rename (proposalsPerRound) reads as proposals", async () => {
+    expect((await resolveSettings({ task: "circle-packing", proposals: 3 })).proposals).toBe(3);
+    expect(recordedSettings({ rounds: 2, proposalsPerRound: 4 })).toEqual({ rounds: 2, proposals: 4 });
+    expect(recordedSettings({ rounds: 2, proposals: 5 })).toEqual({ rounds: 2, proposals: 5 });
+    const old = await asyncRefusal(() => resolveSettings({ task: "circle-packing", proposalsPerRound: 2 } as never));
+    expect(old.message).toMatch(/unknown setting proposalsPerRound; known: .*proposals/);
+  });
+
   it("refuses bad and unknown settings by their TypeScript names, and a run without a task", async () => {
     expect((await asyncRefusal(() => resolveSettings({ task: "circle-packing", maxEvals: -3 }))).message).toBe(
       "optimize(): maxEvals: a whole number from 1 to 10000",
     );
-    expect((await asyncRefusal(() => resolveSettings({ task: "circle-packing", proposalsPerRound: 0 }))).message).toMatch(
-      /^optimize\(\): proposalsPerRound: a whole number from 1 to 64/,
+    expect((await asyncRefusal(() => resolveSettings({ task: "circle-packing", proposals: 0 }))).message).toMatch(
+      /^optimize\(\): proposals: a whole number from 1 to 64/,
     );
     const unknown = await asyncRefusal(() => resolveSettings({ task: "circle-packing", max_evals: 3 } as never));
     expect(unknown.message).toMatch(/unknown setting max_evals; known: task, benchmark/);

@@ -24,7 +24,7 @@ describe("the public TypeScript API (package entry)", () => {
   it("optimize runs from TypeScript with a task and models (the rest defaults) and hands back the best harness", async () => {
     const out = join(tempDir(), "run");
     // Only the sizes are made small for the test; every other setting is the schema's default.
-    const small = { rounds: 1, proposalsPerRound: 2, maxEvals: 3, noiseRepeats: 1, cache: { mode: "off" as const } };
+    const small = { rounds: 1, proposals: 2, maxEvals: 3, noiseRepeats: 1, cache: { mode: "off" as const } };
     const models = { executor: { model: "offline" }, proposer: { model: "offline" } };
     const r = await hone.optimize({ task: "circle-packing", ...models, ...small }, { outDir: out });
     expect(r.bestHarnessPath).toBe(join(out, "best"));

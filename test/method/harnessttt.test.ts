@@ -4,13 +4,15 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { SearchContext } from "../../src/loop/optimize-context.ts";
+import { keepByRatchet } from "../../src/loop/optimize-method.ts";
 import { failRound, gateMode, roundGate } from "../../src/loop/optimize-proposals.ts";
 import { slotRewards } from "../../src/loop/optimize-rewards.ts";
 import { harnessttt } from "../../src/method/methods/harnessttt.ts";
 import { slotNote, slotRole } from "../../src/method/proposer-roles.ts";
 import { type CandidateRow, insertCandidate, roundCandidates, roundState, startRound } from "../../src/store/candidates.ts";
 import { createRunDb, openDb } from "../../src/store/db.ts";
-import { roundDecisions } from "../../src/store/decisions.ts";
+import { insertDecisions, roundDecisions } from "../../src/store/decisions.ts";
+import { methodDecisions } from "../../src/store/method-state.ts";
 import { tempDir } from "../helpers/fixtures.ts";
 
 const HALF_GAP = 3 * Math.tanh(0.5 / 3); // halfway to the reference: 0.4954212387738881
@@ -92,6 +94,13 @@ const row = (slot: number, status: string): CandidateRow => ({
 });
 
 describe("the proposal gate over a round's slots", () => {
+  it("hone methods shows the gate's default as the loop applies it, for every K", () => {
+    const shown = harnessttt.derivedDefaults?.proposal_gate;
+    expect(shown?.rule).toBe("min⌈6K/8⌉");
+    for (let k = 1; k <= 16; k++)
+      expect(shown?.forK?.(k)).toBe(`min${(gateMode({ diversity: false }, k) as { min: number }).min}`);
+  });
+
   it("defaults to 6 of 8 scaled to K (rounded up); the parameter overrides it", () => {
     expect(gateMode({ diversity: false }, 8)).toEqual({ kind: "min", min: 6 });
     expect(gateMode({ diversity: false }, 3)).toEqual({ kind: "min", min: 3 });
@@ -182,6 +191,41 @@ describe("a round the proposal gate fails is recorded as failed", () => {
     expect(credit.every((c) => c.reward === null && c.advantage === null)).toBe(true);
     expect(db.prepare("SELECT moved FROM rounds WHERE round = 1").get()).toEqual({ moved: 0 });
     expect(JSON.stringify(notices)).toMatch(/failed the proposal gate/);
+    db.close();
+  });
+});
+
+describe("harnessttt's keep decisions are the ratchet's", () => {
+  it("a promoted candidate kept, a rejected one not, a refused proposal not, each with its rule and reason", () => {
+    const path = join(tempDir(), "hone.db");
+    createRunDb(path, "optimize", {});
+    const db = openDb(path);
+    startRound(db, "run", 1, "proposing", "seedcommit", 1.0);
+    for (const c of [row(0, "valid"), row(1, "valid"), row(2, "invalid")])
+      insertCandidate(db, "run", {
+        id: c.id,
+        round: 1,
+        slot: c.slot,
+        parentCommit: "seedcommit",
+        commit: c.commit_sha,
+        ref: null,
+        contentHash: null,
+        spec: null,
+        changed: [],
+        status: c.status,
+        gateError: c.gate_error,
+        repaired: false,
+      });
+    const decision = (id: string, d: "promote" | "reject", reason: string) =>
+      ({ candidate_id: id, decision: d, rule: "strictly_better", reason, score: 1, detail: null }) as const;
+    insertDecisions(db, "run", 1, [decision("r01-k0", "promote", "1.2 beats 1"), decision("r01-k1", "reject", "0.9 does not")]);
+    keepByRatchet({ db, runId: "run" }, "harnessttt", 1);
+    const kept = methodDecisions(db, "run", ["r01-k0", "r01-k1", "r01-k2"]);
+    expect(Object.fromEntries(kept)).toEqual({
+      "r01-k0": { kept: true, rule: "strictly_better", reason: "1.2 beats 1" },
+      "r01-k1": { kept: false, rule: "strictly_better", reason: "0.9 does not" },
+      "r01-k2": { kept: false, rule: "refused", reason: "refused" },
+    });
     db.close();
   });
 });

@@ -27,7 +27,7 @@ describe("lora proposer learning (fake vLLM, fake trainer)", () => {
       offlineOptimizeSettings({
         proposer: { model: "qwen-base", baseUrl: vllm.url },
         rounds: 2,
-        proposalsPerRound: 3,
+        proposals: 3,
         maxEvals: 4,
         concurrency: 3,
         learning: { mode: "lora", digestTokens: 1000, lora: { trainerCommand: `sh ${trainer}`, baseModel: "qwen-base" } },

@@ -29,7 +29,7 @@ describe("scripts/lora_train.py --check-data on what hone writes", () => {
       offlineOptimizeSettings({
         proposer: { model: "qwen-base", baseUrl: vllm.url },
         rounds: 1,
-        proposalsPerRound: 3,
+        proposals: 3,
         maxEvals: 3,
         concurrency: 3,
         // The fake proposer writes two identical specs; the duplicate is refused, and with the default gate (3 of 3)

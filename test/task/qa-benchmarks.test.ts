@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { scoreAnswer, scoreAnswerAsync } from "../../src/index.ts";
-import { BENCHMARKS, loadSplit, splitsOf } from "../../src/task/qa/benchmarks.ts";
+import { BENCHMARKS, loadSplit, searchPool, splitsOf } from "../../src/task/qa/benchmarks.ts";
 import { aimeAnswer, readBoolean } from "../../src/task/qa/exact-answers.ts";
 import { parsePyJson, pyEquals, toPyJson } from "../../src/task/qa/py-json.ts";
 import { ROOT } from "../helpers/fixtures.ts";
@@ -116,5 +116,38 @@ describe("closed answers", () => {
       undefined,
       undefined,
     ]);
+  });
+});
+
+describe("a test-only benchmark's search pool", () => {
+  const ids = (ts: { id: string }[]) => ts.map((t) => t.id);
+  it("is a seed-independent quarter of the test file; train and validation are drawn from it, test-heldout is the rest", async () => {
+    const load = (split: "train" | "validation" | "test" | "test-heldout", seed = 0) =>
+      loadSplit("math500", split, { dir: FIXTURES, seed });
+    const test = await load("test");
+    const pool = searchPool(test).pool;
+    expect(pool).toHaveLength(Math.ceil(test.length / 4));
+    // test stays the official whole file; the held-out rest is test without the pool, in the file's order.
+    expect(ids(await load("test-heldout"))).toEqual(ids(test).filter((id) => !ids(pool).includes(id)));
+    for (const seed of [0, 1, 7]) {
+      const train = ids(await load("train", seed));
+      const validation = ids(await load("validation", seed));
+      expect([...train, ...validation].sort()).toEqual(ids(pool).sort());
+      expect(train.length).toBeGreaterThan(0);
+      expect(validation.length).toBeGreaterThan(0);
+      expect(ids(await load("test-heldout", seed))).toEqual(ids(await load("test-heldout", 0)));
+    }
+    expect(splitsOf(BENCHMARKS.math500!)).toEqual(["train", "validation", "test"]);
+  });
+
+  it("depends on the question ids only, not their order; a file with a train split keeps it", async () => {
+    const tasks = Array.from({ length: 12 }, (_, i) => ({ id: `q${i}`, question: "?", gold: "1" }));
+    const a = ids(searchPool(tasks).pool);
+    expect(ids(searchPool([...tasks].reverse()).pool).sort()).toEqual([...a].sort());
+    expect(a).toHaveLength(3);
+    expect(searchPool(tasks.slice(0, 2)).pool).toEqual([]); // too small to carve
+    expect(ids(await loadSplit("gsm8k", "test-heldout", { dir: FIXTURES }))).toEqual(
+      ids(await loadSplit("gsm8k", "test", { dir: FIXTURES })),
+    );
   });
 });

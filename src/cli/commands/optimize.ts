@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
 import type { OptimizeEvent, OptimizeSettings } from "../../loop/optimize.ts";
@@ -53,16 +53,18 @@ export function registerOptimize(program: Command): void {
   addModelOptions(cmd, "executor");
   addModelOptions(cmd, "proposer");
   cmd.action(async (opts) => {
-    const { optimize } = await import("../../loop/optimize.ts");
     const { readOptimizeConfig, settingsFromConfig } = await import("../../loop/optimize-config.ts");
-    const { optionsFromFlags } = await import("../optimize-flags.ts");
+    const { optionsFromFlags, refuseResumeMismatch } = await import("../optimize-flags.ts");
+    const { optimize, storedSettings } = await import("../../loop/optimize.ts");
     const { runReceipt } = await import("../../loop/receipt.ts");
     const { defaultCachePath } = await import("../../model/cache.ts");
     const { resolveTask, withPhase } = await import("../../task/builtin.ts");
     const file = opts.config ? { path: opts.config as string, config: readOptimizeConfig(opts.config) } : undefined;
     if (opts.resume) {
-      // Everything comes from the run's hone.db; what may change is still checked by the schema, flag by flag.
+      // Everything comes from the run's hone.db; what may change is still checked by the schema, flag by flag, and
+      // any other flag given must agree with what the run was started with.
       optionsFromFlags({ rounds: opts.rounds, concurrency: opts.concurrency, task: "resume" }, undefined);
+      refuseResumeMismatch(opts, storedSettings(resolve(opts.resume), {}), opts.resume);
     } else if (opts.task && opts.benchmark)
       throw new HoneError("usage", "--task and --benchmark are exclusive: give a discovery task or a QA benchmark, not both");
     else if (!opts.task && !file?.config.task && !opts.benchmark && !file?.config.benchmark)
@@ -70,9 +72,13 @@ export function registerOptimize(program: Command): void {
     const benchmark = !opts.resume && !opts.task && (opts.benchmark ?? file?.config.benchmark) !== undefined;
     const named = benchmark ? undefined : (opts.task ?? file?.config.task);
     const taskRef = named === undefined ? undefined : withPhase(named, opts.phase);
-    const config = optionsFromFlags({ ...opts, task: benchmark ? undefined : (taskRef ?? "resume") }, file);
+    const config = opts.resume
+      ? optionsFromFlags({ task: "resume" }, undefined)
+      : optionsFromFlags({ ...opts, task: benchmark ? undefined : taskRef }, file);
     const task = opts.resume || benchmark ? undefined : await resolveTask(config.task as string, config.tasks_dir);
-    const s: OptimizeSettings = settingsFromConfig(config, task?.budget.maxEvals ?? 10);
+    const s: OptimizeSettings = opts.resume
+      ? storedSettings(resolve(opts.resume), {})
+      : settingsFromConfig(config, task?.budget.maxEvals ?? 10);
     if (opts.learning === "lora" && !s.learning.lora)
       throw new HoneError("usage", "--learning lora needs learning.lora.trainer_command in --config");
     for (const [role, m] of [

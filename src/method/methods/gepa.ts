@@ -185,6 +185,9 @@ export const gepa: Method<Params> = {
     "GEPA: parent ∝ keys won on the per-task Pareto frontier, reflective rewrite of one component (round robin), minibatch acceptance, optional merge",
   edits: "spec",
   params,
+  derivedDefaults: {
+    perfect_score: { rule: "1 on QA", words: "1 on a QA benchmark (accuracy); none on a discovery task, whose score has no top" },
+  },
   startFrom: "seed",
   async propose(ctx) {
     const pool = gepaPool(ctx.archive);

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { bestMeasured, type Method } from "../method.ts";
+import { defaultMinValid } from "../reward.ts";
 
 const params = z
   .object({
@@ -25,6 +26,13 @@ export const harnessttt: Method<z.infer<typeof params>> = {
     "test-time harness learning: K independent spec samples from the incumbent, a proposal gate, rewards and advantages, a noise-aware ratchet",
   edits: "spec",
   params,
+  derivedDefaults: {
+    proposal_gate: {
+      rule: "min⌈6K/8⌉",
+      words: "at least ⌈6K/8⌉ valid proposals of the round's K (SAH's 6 of 8), else the round fails",
+      forK: (k) => `min${defaultMinValid(k)}`,
+    },
+  },
   startFrom: "incumbent",
   async propose() {
     throw new Error("harnessttt proposes through the optimize round itself");

@@ -126,6 +126,9 @@ export const opro: Method<Params> = {
   summary: "OPRO: a meta-prompt of the scored versions of one text (ascending, best 20), K new versions per step",
   edits: "spec",
   params,
+  derivedDefaults: {
+    max_length: { rule: "the component's limit", words: "the spec's length limit of the component optimized" },
+  },
   startFrom: "seed",
   async propose(ctx) {
     const { component } = ctx.params;

@@ -156,6 +156,7 @@ export const skillopt: Method<Params> = {
     "SkillOpt: bounded edits (cosine edit budget) to one skill document, kept only on strictly better validation, rejected edits fed back",
   edits: "skill",
   params,
+  derivedDefaults: { skill: { rule: "the first skill", words: "the seed harness's first skill" } },
   startFrom: "seed",
   async propose(ctx) {
     const current = currentSkill(ctx.archive, ctx.round);

@@ -24,11 +24,33 @@ function readHead(path: string, cap: number): { text: string; cut: boolean } | u
 }
 
 /**
- * One trajectory event, cleaned for a method: the task's own message is dropped (the method has the task brief,
- * which holds the reference value only where the task allows), and evaluator metrics are dropped from evaluations
- * and from evaluate_program's results (a metric such as a ratio to the best known value would give it away).
+ * What differs between two runs of the same rollout and says nothing about what the agent did: the clock, the
+ * transport (retries, the cache, latency, the endpoint's address). A method is shown a trace without them, so what
+ * it is shown is the same on a resume or a replay and its proposer requests are answered from the record.
  */
-export function cleanEvent(e: Record<string, unknown>): Record<string, unknown> | undefined {
+function withoutRunNoise(e: Record<string, unknown>): Record<string, unknown> {
+  const { t: _t, ...rest } = e;
+  if (rest.type === "model_call") {
+    const { attempts: _a, cached: _c, latency_ms: _l, ...call } = rest;
+    return call;
+  }
+  if (rest.type === "rollout_start" && typeof rest.model === "string")
+    return { ...rest, model: rest.model.slice(rest.model.lastIndexOf("#") + 1) };
+  if (rest.type === "rollout_end" && rest.usage && typeof rest.usage === "object") {
+    const { seconds: _s, ...usage } = rest.usage as Record<string, unknown>;
+    return { ...rest, usage };
+  }
+  return rest;
+}
+
+/**
+ * One trajectory event, cleaned for a method: the task's own message is dropped (the method has the task brief,
+ * which holds the reference value only where the task allows), evaluator metrics are dropped from evaluations
+ * and from evaluate_program's results (a metric such as a ratio to the best known value would give it away), and
+ * so is what only the run's clock and transport put there (withoutRunNoise).
+ */
+export function cleanEvent(raw: Record<string, unknown>): Record<string, unknown> | undefined {
+  const e = withoutRunNoise(raw);
   if (e.type === "message" && e.source === "task") return undefined;
   if (e.type === "evaluation") {
     const { metrics: _m, ...rest } = e;

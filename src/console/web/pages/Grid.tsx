@@ -1,4 +1,3 @@
-import { useEffect, useState } from "react";
 import { useLiveJson } from "../api.ts";
 import { ErrorPage } from "../components/ErrorPage.tsx";
 import { Status } from "../components/Status.tsx";
@@ -19,6 +18,10 @@ interface Cell {
   gain: { mean: number | null; ci95: Interval };
   seed_harness: { mean: number | null };
   cost: Record<string, number>;
+  /** `test`, or `test-heldout` (a test-only benchmark's test file without its search pool), and the scorer's metric. */
+  test_split?: string;
+  metric?: string;
+  method_reported: { seed: number; split?: string; score: number }[];
 }
 interface Comparison {
   benchmark: string;
@@ -51,6 +54,12 @@ const fmt = (v: number | null | undefined) => (v === null || v === undefined ? "
 const ci = (v: Interval) => (v ? `[${fmt(v[0])}, ${fmt(v[1])}]` : "–");
 const COST = ["proposer_calls", "proposer_tokens", "executor_tokens", "evaluator_calls", "seconds"];
 
+/** The mean over seeds of what the method claims for its choice on train (null without a claim). */
+function ownTrain(c: Cell): number | null {
+  const xs = (c.method_reported ?? []).filter((m) => m.split === "train").map((m) => m.score);
+  return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null;
+}
+
 function verdict(c: Comparison): string {
   if (c.status !== "compared") return c.reason ?? c.status;
   if (c.verdict) return `${c.verdict} than the baseline`;
@@ -65,6 +74,11 @@ function Group({ e, chart }: { e: Experiment; chart: Experiment["charts"][number
       <h2>
         {chart.benchmark} · {chart.harness}
       </h2>
+      {cells[0]?.test_split && (
+        <p className="muted" data-testid="grid-measured-on">
+          measured by hone on {cells[0].test_split} · {cells[0].metric}
+        </p>
+      )}
       {chart.svg ? (
         // The SVG is built by hone's own report code (src/compare/svg.ts, every label escaped), not by a run.
         // biome-ignore lint/security/noDangerouslySetInnerHtml: hone's own escaped SVG
@@ -92,6 +106,9 @@ function Group({ e, chart }: { e: Experiment; chart: Experiment["charts"][number
               <th className="r">seed harness</th>
               <th className="r">gain</th>
               <th className="r">95% CI</th>
+              <th className="r" title="the method's own score of its choice on train (kept apart, never hone's)">
+                method's own
+              </th>
               {COST.map((k) => (
                 <th key={k} className="r">
                   {k.replace("_", " ")}
@@ -111,6 +128,9 @@ function Group({ e, chart }: { e: Experiment; chart: Experiment["charts"][number
                 <td className="r mono">{fmt(c.seed_harness.mean)}</td>
                 <td className="r mono">{fmt(c.gain.mean)}</td>
                 <td className="r mono">{ci(c.gain.ci95)}</td>
+                <td className="r mono muted" data-testid="grid-method-reported">
+                  {fmt(ownTrain(c))}
+                </td>
                 {COST.map((k) => (
                   <td key={k} className="r">
                     {num(Math.round((c.cost[k] ?? 0) * 10) / 10)}
@@ -149,20 +169,13 @@ function Group({ e, chart }: { e: Experiment; chart: Experiment["charts"][number
   );
 }
 
-/** Every `ms`, a new number: a page that follows files no run's records announce (a cell's cell.json) reloads by it. */
-function useTick(ms: number): number {
-  const [tick, setTick] = useState(0);
-  useEffect(() => {
-    const t = setInterval(() => setTick((n) => n + 1), ms);
-    return () => clearInterval(t);
-  }, [ms]);
-  return tick;
-}
-
-/** One `hone compare` experiment, live: reloaded every 2 s (a cell's cell.json is written after its run's last record). */
+/**
+ * One `hone compare` experiment, live: reloaded whenever the server's events say a cell × seed started, recorded or
+ * finished (its cell.json, written after its run's last record, included).
+ */
 export function GridPage({ id }: { id: string }) {
-  const tick = useTick(2000);
-  const { data: e, error } = useLiveJson<Experiment>(`/api/experiment?id=${encodeURIComponent(id)}`, null, tick);
+  const q = encodeURIComponent(id);
+  const { data: e, error } = useLiveJson<Experiment>(`/api/experiment?id=${q}`, `/api/experiment/events?id=${q}`);
   if (error) return <ErrorPage title="The experiment could not be read" message={error} />;
   if (!e) return <p className="muted">Loading the experiment…</p>;
   const done = e.seeds.filter((s) => s.state === "finished").length;

@@ -1,0 +1,55 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { ROOT } from "./fixtures.ts";
+
+/** A free loopback port for a test's own Redis. */
+export const freePort = () =>
+  new Promise<number>((resolve) => {
+    const srv = createServer().listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+
+/** Starts a process and resolves once a line of its output matches `ready`. */
+export function started(cmd: string, args: string[], ready: RegExp): Promise<ChildProcess> {
+  const child = spawn(cmd, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  return new Promise((resolve, reject) => {
+    const on = (d: Buffer) => ready.test(String(d)) && resolve(child);
+    child.stdout?.on("data", on);
+    child.stderr?.on("data", on);
+    child.on("close", (code) => reject(new Error(`${cmd} exited with ${code} before it was ready`)));
+  });
+}
+
+/** Stops a process started by the test (SIGTERM) and resolves once it is gone. */
+export const stopped = (c: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (c.exitCode !== null || c.signalCode !== null) return resolve();
+    c.once("close", () => resolve());
+    c.kill("SIGTERM");
+  });
+
+/**
+ * A test's own Redis on a free loopback port with `workers` hone workers on it: `url` for --queue, and `stop`, which
+ * stops them all (workers first). Needs redis-server (requireTool).
+ */
+export async function startQueue(workers: number): Promise<{ url: string; stop: () => Promise<void> }> {
+  const procs: ChildProcess[] = [];
+  const stop = async () => {
+    for (const p of procs.reverse()) await stopped(p);
+  };
+  try {
+    const port = await freePort();
+    const url = `redis://127.0.0.1:${port}`;
+    const redisArgs = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
+    procs.push(await started("redis-server", redisArgs, /Ready to accept connections/));
+    for (let i = 0; i < workers; i++)
+      procs.push(await started(process.execPath, [join(ROOT, "bin", "hone.js"), "worker", "--queue", url], / ready on /));
+    return { url, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
