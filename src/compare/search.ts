@@ -57,12 +57,11 @@ function stochasticOf(dir: string): boolean {
 
 /**
  * Runs (or resumes) the cell's optimize run, asking before each round of proposals whether the budget allows it. A QA
- * run is finished once its summary.json is written; one stopped before that is started again from nothing (optimize
- * cannot resume a QA run yet), which on the same models and seeds makes the same records.
+ * run is finished once its summary.json is written; one stopped before that resumes from its records as a discovery
+ * run does.
  */
 async function optimizeCell(o: SearchOptions, cap: number, nextRound: (round: number) => boolean): Promise<void> {
   if (o.qa && existsSync(join(o.dir, "summary.json"))) return;
-  if (o.qa) rmSync(o.dir, { recursive: true, force: true });
   const started = existsSync(join(o.dir, "hone.db"));
   // A folder killed before its hone.db appeared holds nothing recorded: start it again.
   if (!started && existsSync(o.dir) && readdirSync(o.dir).length > 0) rmSync(o.dir, { recursive: true, force: true });
@@ -87,7 +86,7 @@ const shapeOf = (s: OptimizeSettings): RoundShape => ({
 function budgetRule(o: SearchOptions): (round: number) => boolean {
   const { unit, size } = o.budget;
   if (unit === "evaluator_calls" && o.qa) {
-    const planned = qaRoundsForCalls(size, o.qa.train, o.qa.validation, o.settings.proposalsPerRound);
+    const planned = qaRoundsForCalls(size, o.qa.train, o.qa.validation, o.settings.proposals);
     return (round) => round <= planned;
   }
   if (unit === "evaluator_calls") {
@@ -115,7 +114,7 @@ function budgetRule(o: SearchOptions): (round: number) => boolean {
 /** The most rounds a cell can run: for evaluator calls, what fits if every round spent only its rollouts' calls. */
 function roundCap(o: SearchOptions): number {
   if (o.budget.unit !== "evaluator_calls") return MAX_ROUNDS;
-  if (o.qa) return qaRoundsForCalls(o.budget.size, o.qa.train, o.qa.validation, o.settings.proposalsPerRound);
+  if (o.qa) return qaRoundsForCalls(o.budget.size, o.qa.train, o.qa.validation, o.settings.proposals);
   const s = shapeOf(o.settings);
   const least = s.proposals * (s.paired ? 2 : 1) * s.maxEvals;
   return Math.max(0, Math.min(MAX_ROUNDS, Math.floor(o.budget.size / least)));
