@@ -57,12 +57,11 @@ function stochasticOf(dir: string): boolean {
 
 /**
  * Runs (or resumes) the cell's optimize run, asking before each round of proposals whether the budget allows it. A QA
- * run is finished once its summary.json is written; one stopped before that is started again from nothing (optimize
- * cannot resume a QA run yet), which on the same models and seeds makes the same records.
+ * run is finished once its summary.json is written; one stopped before that resumes from its records as a discovery
+ * run does.
  */
 async function optimizeCell(o: SearchOptions, cap: number, nextRound: (round: number) => boolean): Promise<void> {
   if (o.qa && existsSync(join(o.dir, "summary.json"))) return;
-  if (o.qa) rmSync(o.dir, { recursive: true, force: true });
   const started = existsSync(join(o.dir, "hone.db"));
   // A folder killed before its hone.db appeared holds nothing recorded: start it again.
   if (!started && existsSync(o.dir) && readdirSync(o.dir).length > 0) rmSync(o.dir, { recursive: true, force: true });

@@ -9,7 +9,7 @@ import { type ProposerTask, proposerTaskOf } from "../method/proposer.ts";
 import type { ResolvedModel } from "../model/resolve.ts";
 import { checkHarness } from "../sandbox/check.ts";
 import { commitOfCandidate, contentHashOfCommit } from "../store/candidates.ts";
-import { createRunDb, type Db, openDb } from "../store/db.ts";
+import { createRunDb, type Db, openDb, runRow } from "../store/db.ts";
 import { HarnessRepo } from "../store/git.ts";
 import { resolveTask } from "../task/builtin.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
@@ -271,7 +271,7 @@ export async function open(
 /** The BullMQ runner, loaded only when a queue is used; job ids derive from the run's creation, stable across resumes. */
 async function queueRunner(settings: OptimizeSettings, task: DiscoveryTask, db: Db): Promise<Runner> {
   const { BullmqRunner } = await import("./distributed/bullmq.ts");
-  const created = (db.prepare("SELECT created_at FROM runs WHERE id = 'run'").get() as { created_at: string }).created_at;
+  const created = runRow(db)?.created_at ?? "";
   return new BullmqRunner({
     url: settings.queue as string,
     runKey: `opt-${created.replace(/[^0-9]/g, "")}`,

@@ -246,6 +246,11 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
 
 /** A QA benchmark as the target (optimize-qa.ts), new or resumed; a failed start leaves no folder behind. */
 async function optimizeBenchmark(settings: OptimizeSettings, runDir: string, o: OptimizeOptions): Promise<OptimizeResult> {
+  if (settings.slurm)
+    throw new HoneError(
+      "usage",
+      "--runner slurm runs a discovery task's rollouts; a QA search's questions run locally or on BullMQ workers (--queue)",
+    );
   const method = methodByName(settings.method ?? "harnessttt");
   const params = methodParams(method, settings.methodParams ?? {});
   if (method.name === "harnessttt") gateMode(params as TttParams, settings.proposals);

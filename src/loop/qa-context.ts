@@ -8,14 +8,14 @@ import type { Harness } from "../harness/types.ts";
 import type { Budget, Candidate } from "../method/method.ts";
 import type { ModelSettings, ResolvedModel } from "../model/resolve.ts";
 import { gateGeneratedCode } from "../sandbox/check.ts";
-import { createRunDb, type Db, openDb } from "../store/db.ts";
+import { createRunDb, type Db, openDb, runRow } from "../store/db.ts";
 import { HarnessRepo } from "../store/git.ts";
 import type { TaskResultRow } from "../store/qa.ts";
 import { loadSplit, type QATask, type Split } from "../task/qa/benchmarks.ts";
 import type { BenchmarkSettings, OptimizeEvent, OptimizeSettings } from "./optimize.ts";
 import { gateProblems, type SearchContext, type SearchTarget } from "./optimize-context.ts";
 import { measurePanel } from "./qa-measure.ts";
-import { LocalQARunner } from "./qa-runner.ts";
+import { LocalQARunner, type QARunner } from "./qa-runner.ts";
 import { Recording } from "./recording.ts";
 
 /** A harness version the QA search holds: its candidate id, commit, folder and train mean. */
@@ -63,7 +63,7 @@ export class QAContext implements SearchContext {
     readonly proposerHarness: Harness,
     readonly emit: (e: OptimizeEvent) => void,
     readonly recording: Recording,
-    readonly runner: LocalQARunner,
+    readonly runner: QARunner,
   ) {
     this.target = qaTarget(benchmark);
   }
@@ -107,11 +107,9 @@ export async function openQA(
   const gitDir = join(runDir, "harnesses.git");
   const repo = existsSync(join(gitDir, "HEAD")) ? new HarnessRepo(gitDir) : HarnessRepo.init(gitDir);
   const recording = new Recording(runDir, settings);
-  const runner = new LocalQARunner({
-    model: settings.executor as ModelSettings,
-    concurrency: settings.concurrency,
-    recording,
-  });
+  const runner = settings.queue
+    ? await queueRunner(settings, db)
+    : new LocalQARunner({ model: settings.executor as ModelSettings, concurrency: settings.concurrency, recording });
   let proposer: ResolvedModel;
   try {
     proposer = await recording.model(settings.proposer);
@@ -168,4 +166,18 @@ export async function measureVersion(
     (r) => ctx.emit({ type: "rollout_done", round, job: `${id}/${r.task_id}`, score: r.status === "infra" ? null : r.score }),
   );
   return meanOf(rows);
+}
+
+/**
+ * The BullMQ runner for a QA search (`--queue`), loaded only then: its key derives from the run's creation, so a
+ * resumed coordinator finds the questions that finished on the workers meanwhile instead of running them twice.
+ */
+async function queueRunner(settings: OptimizeSettings, db: Db): Promise<QARunner> {
+  const { BullmqQARunner } = await import("./distributed/bullmq.ts");
+  const created = runRow(db)?.created_at ?? "";
+  return new BullmqQARunner({
+    url: settings.queue as string,
+    runKey: `optqa-${created.replace(/[^0-9]/g, "")}`,
+    executor: settings.executor,
+  });
 }

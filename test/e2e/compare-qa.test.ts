@@ -232,7 +232,7 @@ describe("hone compare with QA rows (offline model)", () => {
     }
   });
 
-  it("with --queue, the test measurement's questions go to BullMQ workers and give the same records", {
+  it("with --queue, the search's and the test measurement's questions go to BullMQ workers and give the same records", {
     timeout: 300_000,
   }, async (ctx) => {
     requireTool(ctx, "redis-server");
@@ -256,6 +256,11 @@ describe("hone compare with QA rows (offline model)", () => {
           .map((k) => k.split(":")[2]),
       );
       expect(jobs.size).toBe(2 * 2 * 4 * 2); // seeds × harnesses measured × questions × repeats
+      // The searches' train questions went to the workers too, keyed by each search's run.
+      const searched = execFileSync("redis-cli", ["-u", queue.url, "--scan", "--pattern", "bull:hone-rollouts:optqa-*"], {
+        encoding: "utf8",
+      });
+      expect(searched.split("\n").filter((k) => /--/.test(k)).length).toBeGreaterThan(0);
     } finally {
       await queue.stop();
     }

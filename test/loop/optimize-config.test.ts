@@ -111,4 +111,25 @@ describe("optimize() from TypeScript: a task and models are enough", () => {
     expect(unknown.message).toMatch(/unknown setting max_evals; known: task, benchmark/);
     expect((await asyncRefusal(() => resolveSettings({}))).message).toMatch(/^optimize\(\): task: give exactly one of task/);
   });
+
+  it("a QA search on Slurm is refused before anything is written: its questions run locally or on BullMQ workers", async () => {
+    const { mkdtempSync, readdirSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { optimize } = await import("../../src/loop/optimize.ts");
+    const outDir = join(mkdtempSync(join(tmpdir(), "hone-qa-slurm-")), "run");
+    const err = await asyncRefusal(() =>
+      optimize(
+        {
+          benchmark: { id: "gsm8k", train: 2, validation: 1, splitSeed: 0 },
+          executor: { model: "offline" },
+          proposer: { model: "offline" },
+          slurm: {},
+        },
+        { outDir },
+      ),
+    );
+    expect(err.message).toMatch(/--runner slurm .*QA search.*--queue/);
+    expect(readdirSync(join(outDir, ".."))).toEqual([]);
+  });
 });
