@@ -73,6 +73,7 @@ export class RunReader {
     const config = parse<
       Row & {
         task?: string;
+        benchmark?: string | { id?: string };
         executor?: { model?: string };
         proposer?: { model?: string };
         learning?: { mode?: string };
@@ -104,7 +105,8 @@ export class RunReader {
     return {
       kind: run.kind,
       status: run.status,
-      task: config.task ?? null,
+      // A QA run's target is its benchmark (hone optimize --benchmark, hone eval's runs say so the same way).
+      task: config.task ?? (typeof config.benchmark === "string" ? config.benchmark : config.benchmark?.id) ?? null,
       method: [run.kind, run.kind === "optimize" ? methodName(config.method) : undefined, config.learning?.mode]
         .filter(Boolean)
         .join(" · "),

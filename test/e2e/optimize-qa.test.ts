@@ -2,6 +2,7 @@ import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
+import { RunReader } from "../../src/console/run-reader.ts";
 import { hone } from "../helpers/cli.ts";
 import { ROOT, tempDir } from "../helpers/fixtures.ts";
 
@@ -121,6 +122,16 @@ describe("hone optimize --benchmark (a QA benchmark searched on train, chosen on
       db.close();
       expect(trainIds.size).toBe(8);
       expect(validationIds.filter((t) => trainIds.has(t))).toEqual([]);
+
+      // The console shows the run: its benchmark as the target, its method, each candidate's keep decision.
+      const reader = new RunReader(out);
+      const page = JSON.parse(reader.runPageJson("run") as string) as { task: string; method: string };
+      expect(page.task).toBe("gsm8k");
+      expect(page.method).toContain(method);
+      const shown = reader.candidates(0, 100).items as { id: string; method_decision: { kept: boolean } | null }[];
+      reader.close();
+      for (const c of shown.filter((x) => keeps.has(x.id)))
+        expect(c.method_decision?.kept, c.id).toBe(keeps.get(c.id)?.kept === 1);
 
       const replay = await hone(["replay", out, "--out", join(tempDir(), "replay")], { timeoutMs: 240_000 });
       expect(replay.code, replay.stderr + replay.stdout).toBe(0);
