@@ -3,9 +3,9 @@
 process.env.HONE_NO_BWRAP = "1";
 
 import { spawnSync } from "node:child_process";
-import { chmodSync, copyFileSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { scoreAnswerAsync } from "../../src/index.ts";
 import { isolationSupport, PYTHON_DIR } from "../../src/task/python-env.ts";
 import { loadSplit } from "../../src/task/qa/benchmarks.ts";
@@ -36,9 +36,15 @@ describe("code checks without bubblewrap", () => {
   });
 
   it("a completion that copies the gold from the data folder scores 0: the benchmark hides its folder", async () => {
-    const dir = join(ROOT, "test", "fixtures", "datasets");
+    // The data folder lives outside /tmp, as hone's data folder does: under /tmp every contained call's private /tmp
+    // would hide it anyway, and neither the hiding nor the control below would show anything.
+    const dir = mkdtempSync("/var/tmp/hone-code-data-");
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    cpSync(join(ROOT, "test", "fixtures", "datasets", "humaneval"), join(dir, "humaneval"), { recursive: true });
+    for (const d of [dir, join(dir, "humaneval")]) chmodSync(d, 0o755);
     const task = (await loadSplit("humaneval", "test", { dir }))[0]!;
     const file = join(dir, "humaneval", "HumanEval.jsonl.gz");
+    chmodSync(file, 0o644);
     const thief = `    import gzip, json
     try:
         rows = [json.loads(l) for l in gzip.open(${JSON.stringify(file)}, "rt")]
