@@ -3,6 +3,7 @@
 // and the measurement of one harness version on a slice, task by task, resumed where a kill left it.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { HoneError } from "../errors.ts";
 import { loadHarness } from "../harness/package.ts";
 import type { Harness } from "../harness/types.ts";
 import type { Budget, Candidate } from "../method/method.ts";
@@ -100,6 +101,12 @@ export async function openQA(
   const b = settings.benchmark as BenchmarkSettings;
   const load = (split: Split, limit: number) => loadSplit(b.id, split, { dir: b.dataDir, seed: b.splitSeed, limit });
   const splits = { train: await load("train", b.train), validation: await load("validation", b.validation) };
+  for (const [split, tasks] of Object.entries(splits))
+    if (tasks.length === 0)
+      throw new HoneError(
+        "badTask",
+        `${b.id}: its ${split} split has no questions in ${b.dataDir ?? "hone's data folder"} (a test-only benchmark's search pool is a quarter of its test file, and none when that file is too small); fetch the whole benchmark (hone datasets fetch ${b.id}) or point --data-dir at a folder that holds it`,
+      );
   const proposerHarness = loadHarness(settings.proposerHarness);
   const dbPath = join(runDir, "hone.db");
   createRunDb(dbPath, "optimize", settings);
