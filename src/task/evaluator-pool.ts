@@ -165,6 +165,9 @@ export class EvaluatorPool {
       limits: programLimits(this.task, this.socketDir),
       // One sandbox made ahead per evaluator process, so that evaluations at once each find one ready.
       slots: this.size,
+      // Started directly (no bubblewrap), its parent is this process: one that died before the zygote's
+      // PDEATHSIG was set would otherwise leave it serving forever.
+      parent: sealed(this.task) ? undefined : process.pid,
     };
     const script = [join(PYTHON_DIR, "hone_program_zygote.py"), JSON.stringify(config)];
     if (!sealed(this.task)) return [python.executable, script];
@@ -212,7 +215,7 @@ export class EvaluatorPool {
     const inside = sealed(this.task) ? "/tmp" : join(this.root, "work");
     const socket = join(sealed(this.task) ? SOCKET_DIR_INSIDE : this.socketDir, "zygote.sock");
     const env = { ...evaluatorEnv(this.task, inside), HONE_PROGRAM_SOCKET: socket };
-    const options = JSON.stringify({ own_pid_namespace: sealed(this.task) });
+    const options = JSON.stringify({ own_pid_namespace: sealed(this.task), parent: sealed(this.task) ? undefined : process.pid });
     const script = [join(PYTHON_DIR, "hone_pool.py"), this.task.evaluatorPath, cascadeArg(this.task), options];
     const [cmd, args] = evaluatorCommand(this.task, script, env, this.socketDir);
     const p = new LineProcess(cmd, args, env, this.root);

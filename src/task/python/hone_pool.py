@@ -247,6 +247,8 @@ def main():
     own_namespace = bool(options.get("own_pid_namespace")) and os.getpid() == 2 and os.getppid() == 1
     prctl(PR_SET_DUMPABLE, 0)
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # never outlive hone, sandbox or not
+    if options.get("parent") and os.getppid() != options["parent"]:
+        os._exit(0)  # hone died before the line above: no signal will ever come
     control = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # anything the evaluator prints at import goes to stderr, never into the protocol
     try:

@@ -123,6 +123,8 @@ def serve_slots(server, limits, count):
 def main():
     config = json.loads(sys.argv[1])
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # never outlive hone, sandbox or not
+    if config.get("parent") and os.getppid() != config["parent"]:
+        os._exit(0)  # hone died before the line above: no signal will ever come
     limits = config.get("limits") or {}
     preload(config.get("preload") or ["numpy"])
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
