@@ -1,6 +1,6 @@
 // The grid pages' API: `hone compare` experiment folders under the console's root (found by their experiment.json),
 // and one experiment's live report: the finished cells' statistics, each planned cell × seed's state, the charts.
-import { lstatSync, readdirSync, readFileSync } from "node:fs";
+import { lstatSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Context, Hono } from "hono";
 import { groupChart } from "../compare/html.ts";
@@ -10,33 +10,14 @@ import { EXPERIMENT_FILE, type ExperimentManifest } from "../compare/run-experim
 import { stream } from "./api.ts";
 import { isRegularFile } from "./files.ts";
 import type { LiveHub } from "./live.ts";
-import { runId } from "./run-index.ts";
+import { findDirsHolding, runId } from "./run-index.ts";
 import type { RunRegistry } from "./runs.ts";
 
 const MAX_MANIFEST = 1 << 20;
 const SKIP = new Set(["node_modules", ".git", "harnesses.git", "rollouts", "candidates", "best", "test"]);
 
 /** Experiment folders (holding experiment.json) under `root`, up to `depth` levels down; links are not followed. */
-export function findExperimentDirs(root: string, depth = 3): string[] {
-  const found: string[] = [];
-  const walk = (dir: string, level: number) => {
-    if (isRegularFile(join(dir, EXPERIMENT_FILE))) {
-      found.push(dir);
-      return;
-    }
-    if (level >= depth) return;
-    let entries: import("node:fs").Dirent[] = [];
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries)
-      if (e.isDirectory() && !SKIP.has(e.name) && !e.name.startsWith(".")) walk(join(dir, e.name), level + 1);
-  };
-  walk(root, 0);
-  return found.sort();
-}
+export const findExperimentDirs = (root: string, depth = 3): string[] => findDirsHolding(root, EXPERIMENT_FILE, SKIP, depth);
 
 /** The manifest as far as the page needs it; anything malformed reads as no manifest. */
 function readManifest(dir: string): ExperimentManifest | undefined {

@@ -4,11 +4,14 @@ import { isRegularFile } from "./files.ts";
 
 const SKIP = new Set(["node_modules", ".git", "harnesses.git", "rollouts", "candidates", "best", "slurm", "programs"]);
 
-/** Run directories (folders holding a hone.db) under `root`, `root` itself included, up to `depth` levels down. */
-export function findRunDirs(root: string, depth = 3): string[] {
+/**
+ * Folders holding a regular file `marker` under `root`, `root` itself included, up to `depth` levels down, in path
+ * order: a folder that holds it is not searched further; hidden folders and those named in `skip` never are.
+ */
+export function findDirsHolding(root: string, marker: string, skip: ReadonlySet<string>, depth = 3): string[] {
   const found: string[] = [];
   const walk = (dir: string, level: number) => {
-    if (isRegularFile(join(dir, "hone.db"))) {
+    if (isRegularFile(join(dir, marker))) {
       found.push(dir);
       return;
     }
@@ -20,11 +23,14 @@ export function findRunDirs(root: string, depth = 3): string[] {
       return;
     }
     for (const e of entries)
-      if (e.isDirectory() && !SKIP.has(e.name) && !e.name.startsWith(".")) walk(join(dir, e.name), level + 1);
+      if (e.isDirectory() && !skip.has(e.name) && !e.name.startsWith(".")) walk(join(dir, e.name), level + 1);
   };
   walk(root, 0);
   return found.sort();
 }
+
+/** Run directories (folders holding a hone.db) under `root`, `root` itself included, up to `depth` levels down. */
+export const findRunDirs = (root: string, depth = 3): string[] => findDirsHolding(root, "hone.db", SKIP, depth);
 
 /** The id a run has in URLs: its path relative to the console's root, with "/" separators ("." for the root). */
 export function runId(root: string, dir: string): string {

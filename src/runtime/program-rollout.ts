@@ -1,14 +1,12 @@
 // A discovery rollout of a harness program (HarnessGrad's contract): the program gets the task and the starting
 // program in its work folder and edits it; after it exits hone evaluates what it left, once, within the budget.
-import { join } from "node:path";
 import type { ProgramHarness } from "../harness/program.ts";
 import { addUsage, type ChatModel, type Usage, zeroUsage } from "../model/types.ts";
-import { writeFileAtomic } from "../store/atomic.ts";
 import type { TrajectorySink } from "../store/trajectory.ts";
 import { assertFrozenUnchanged, EditError, MAX_PROGRAM_CHARS } from "../task/evolve-block.ts";
 import { DiscoveryEnvironment } from "./discovery-env.ts";
 import { type ProgramRun, runProgramHarness } from "./program-harness.ts";
-import { evaluationWriter, type RolloutOptions, type RolloutOutcome } from "./rollout.ts";
+import { endRollout, evaluationWriter, type RolloutOptions, type RolloutOutcome } from "./rollout.ts";
 
 /** The model's name as an endpoint knows it (a ChatModel's id is `<base url>#<model>`): what HONE_MODEL says. */
 export const modelNameOf = (model: ChatModel) => model.id.slice(model.id.lastIndexOf("#") + 1);
@@ -113,16 +111,5 @@ export async function runProgramRollout(o: RolloutOptions, program: ProgramHarne
     },
     iterations: run.modelCalls,
   };
-  o.trajectory.write({
-    type: "rollout_end",
-    status: outcome.status,
-    stop_reason: outcome.stopReason,
-    error: outcome.error,
-    best_score: outcome.bestScore ?? null,
-    improved: outcome.improved,
-    evaluations: outcome.evaluations,
-    usage: outcome.usage,
-  });
-  if (o.outDir) writeFileAtomic(join(o.outDir, `best_program${o.task.programExtension}`), outcome.bestProgram);
-  return outcome;
+  return endRollout(o, outcome);
 }

@@ -163,6 +163,11 @@ export async function runRollout(o: RolloutOptions): Promise<RolloutOutcome> {
     usage: { ...loop.usage, model_calls: loop.modelCalls, seconds: (performance.now() - started) / 1000 },
     iterations: loop.iterations,
   };
+  return endRollout(o, outcome);
+}
+
+/** A rollout's last trajectory line and, with an out folder, its best program; shared by agents and harness programs. */
+export function endRollout(o: Pick<RolloutOptions, "outDir" | "task" | "trajectory">, outcome: RolloutOutcome): RolloutOutcome {
   o.trajectory.write({
     type: "rollout_end",
     status: outcome.status,

@@ -93,6 +93,25 @@ const row = (slot: number, status: string): CandidateRow => ({
   gate_error: status === "invalid" ? "refused" : null,
 });
 
+/** Round 1's proposals, recorded as the loop records them. */
+function insertRound(db: Parameters<typeof insertCandidate>[0], rows: CandidateRow[]): void {
+  for (const c of rows)
+    insertCandidate(db, "run", {
+      id: c.id,
+      round: 1,
+      slot: c.slot,
+      parentCommit: "seedcommit",
+      commit: c.commit_sha,
+      ref: null,
+      contentHash: null,
+      spec: null,
+      changed: [],
+      status: c.status,
+      gateError: c.gate_error,
+      repaired: false,
+    });
+}
+
 describe("the proposal gate over a round's slots", () => {
   it("hone methods shows the gate's default as the loop applies it, for every K", () => {
     const shown = harnessttt.derivedDefaults?.proposal_gate;
@@ -157,22 +176,7 @@ describe("a round the proposal gate fails is recorded as failed", () => {
     createRunDb(path, "optimize", {});
     const db = openDb(path);
     startRound(db, "run", 1, "proposing", "seedcommit", 1.0);
-    const slots = [row(0, "valid"), row(1, "invalid"), row(2, "invalid"), row(3, "invalid")];
-    for (const c of slots)
-      insertCandidate(db, "run", {
-        id: c.id,
-        round: 1,
-        slot: c.slot,
-        parentCommit: "seedcommit",
-        commit: c.commit_sha,
-        ref: null,
-        contentHash: null,
-        spec: null,
-        changed: [],
-        status: c.status,
-        gateError: c.gate_error,
-        repaired: false,
-      });
+    insertRound(db, [row(0, "valid"), row(1, "invalid"), row(2, "invalid"), row(3, "invalid")]);
     const cands = roundCandidates(db, "run", 1);
     const gate = roundGate(cands, 4, { diversity: false });
     expect(gate).toMatchObject({ valid: 1, passed: false, minValid: 3 });
@@ -201,21 +205,7 @@ describe("harnessttt's keep decisions are the ratchet's", () => {
     createRunDb(path, "optimize", {});
     const db = openDb(path);
     startRound(db, "run", 1, "proposing", "seedcommit", 1.0);
-    for (const c of [row(0, "valid"), row(1, "valid"), row(2, "invalid")])
-      insertCandidate(db, "run", {
-        id: c.id,
-        round: 1,
-        slot: c.slot,
-        parentCommit: "seedcommit",
-        commit: c.commit_sha,
-        ref: null,
-        contentHash: null,
-        spec: null,
-        changed: [],
-        status: c.status,
-        gateError: c.gate_error,
-        repaired: false,
-      });
+    insertRound(db, [row(0, "valid"), row(1, "valid"), row(2, "invalid")]);
     const decision = (id: string, d: "promote" | "reject", reason: string) =>
       ({ candidate_id: id, decision: d, rule: "strictly_better", reason, score: 1, detail: null }) as const;
     insertDecisions(db, "run", 1, [decision("r01-k0", "promote", "1.2 beats 1"), decision("r01-k1", "reject", "0.9 does not")]);
