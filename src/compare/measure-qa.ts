@@ -103,10 +103,11 @@ export async function measureQAOnTest(o: QAMeasureOptions): Promise<ChoiceResult
   const reps: Repeat[] = [];
   for (let r = 0; r < o.repeats; r++) reps.push(await repeat(o, r));
   const first = reps[0] as Repeat;
+  const byId = reps.map((x) => new Map(x.results.map((y) => [y.id, y])));
   const tasks = first.results.map((q) =>
     questionResult(
       q.id,
-      reps.map((x) => x.results.find((y) => y.id === q.id) ?? { ...q, status: "failed" as const, error: "not answered" }),
+      byId.map((m) => m.get(q.id) ?? { ...q, status: "failed" as const, error: "not answered" }),
     ),
   );
   return { candidate: o.candidate, harness: first.harness.content_hash, tasks };
