@@ -70,11 +70,13 @@ def handle(conn, limits, box):
         pass
 
 
-def slot(server, taken, limits):
+def slot(server, taken, limits, zygote):
     """A handler made ahead of its call. Never returns."""
     try:
         box = Box(limits, job_for(limits), warm=rehearse)
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # set again: changing to the unprivileged user cleared it
+        if os.getppid() != zygote:
+            os._exit(0)  # the zygote died while this handler was being made: no signal will come, no call either
         conn, _ = server.accept()
         server.close()
         # The next handler is made now, not when this call ends: a tool's call may wait on an evaluation.
@@ -94,12 +96,13 @@ def serve_slots(server, limits, count):
 
     def fork_slot():
         r, w = os.pipe()
+        zygote = os.getpid()
         pid = os.fork()
         if pid == 0:
             for fd in waiting:
                 os.close(fd)
             os.close(r)
-            slot(server, w, limits)
+            slot(server, w, limits, zygote)
         os.close(w)
         waiting[r] = pid
 
