@@ -67,17 +67,40 @@ export function descendants(pid: number): number[] {
   return out;
 }
 
+/** Whether `pid` still runs: it exists and is not a zombie waiting to be reaped. */
+export function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
 /**
  * Kills every process this one started, whatever they are doing: those alive now and `known` ones (enumerated
- * before the cleanups ran, whose parent a cleanup may have killed, orphaning them).
+ * before the cleanups ran, whose parent a cleanup may have killed, orphaning them). SIGKILL is not instant (a
+ * process tears its memory down first, and one may fork while its parent is being killed), so this kills again
+ * whatever still runs or newly appeared until nothing does, for at most two seconds: hone never exits while a
+ * process it started is still there.
  */
 export function killDescendants(known: number[] = []): void {
-  for (const pid of new Set([...known, ...descendants(process.pid)])) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // already gone
+  const deadline = Date.now() + 2000;
+  let targets = new Set([...known, ...descendants(process.pid)]);
+  for (;;) {
+    for (const pid of targets) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
     }
+    const left = [...new Set([...targets, ...descendants(process.pid)])].filter(running);
+    if (left.length === 0 || Date.now() > deadline) return;
+    Atomics.wait(pause, 0, 0, 10);
+    targets = new Set(left);
   }
 }
 

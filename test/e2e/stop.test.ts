@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { descendants } from "../../src/cli/shutdown.ts";
+import { descendants, running as alive } from "../../src/cli/shutdown.ts";
 import { optimizeArgs } from "../helpers/cli.ts";
 import { makeTask, ROOT, tempDir } from "../helpers/fixtures.ts";
 import { requireTool } from "../helpers/requires.ts";
@@ -63,16 +63,6 @@ async function until(ready: () => boolean, what: string, r?: Running): Promise<v
     await new Promise((done) => setTimeout(done, 50));
   }
   if (!ready()) throw new Error(`never saw ${what}`);
-}
-
-/** Whether a process still runs (a zombie waiting for its reaper does not). */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
 }
 
 describe("stopping long commands", () => {
