@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { descendants, running as alive } from "../../src/cli/shutdown.ts";
+import { running as alive, descendants } from "../../src/cli/shutdown.ts";
 import { optimizeArgs } from "../helpers/cli.ts";
 import { makeTask, ROOT, tempDir } from "../helpers/fixtures.ts";
 import { requireTool } from "../helpers/requires.ts";
