@@ -95,6 +95,10 @@ export class HarnessCache {
     }
     return h;
   }
+  /** Drops a package whose folder is going away. */
+  forget(dir: string): void {
+    this.loaded.delete(dir);
+  }
 }
 
 /** Runs one job in this process: load and gate the package, roll out, write artifacts under a .partial name. */

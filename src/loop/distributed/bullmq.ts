@@ -1,5 +1,5 @@
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { hostname, tmpdir } from "node:os";
+import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { Queue, QueueEvents, Worker } from "bullmq";
 import { HoneError } from "../../errors.ts";
@@ -122,6 +122,8 @@ export interface BullmqRunnerOptions {
 export class BullmqRunner implements Runner {
   private readonly jobs: JobQueue;
   private readonly taskHash: string;
+  /** Package files by folder, read once: package directories do not change while a run uses them (HarnessCache). */
+  private readonly packages = new Map<string, Record<string, string>>();
 
   constructor(private readonly o: BullmqRunnerOptions) {
     this.jobs = new JobQueue(o.url);
@@ -138,6 +140,7 @@ export class BullmqRunner implements Runner {
         taskHash: this.taskHash,
         executor: this.o.executor,
         timeLimitSec: this.o.timeLimitSec,
+        harnessFiles: this.packed(job.harnessDir),
       });
       const value = await this.jobs.submit<RolloutJobReturn>(this.o.runKey, job.id, data, this.o.attempts ?? 3);
       if (failed(value)) return { id: job.id, error: value.failed };
@@ -151,6 +154,15 @@ export class BullmqRunner implements Runner {
       return { id: job.id };
     });
     yield* asCompleted(pending);
+  }
+
+  private packed(dir: string): Record<string, string> {
+    let files = this.packages.get(dir);
+    if (!files) {
+      files = packDir(dir);
+      this.packages.set(dir, files);
+    }
+    return files;
   }
 
   close(): Promise<void> {
@@ -202,6 +214,8 @@ export class BullmqQARunner implements QARunner {
 export interface WorkerOptions {
   url: string;
   concurrency: number;
+  /** Warm evaluator processes per task; by default as many as the local pool would start, min(4, concurrency). */
+  poolSize?: number;
   /** How long a job's lock lasts without renewal; a dead worker's job returns to the queue after this. */
   lockDurationMs?: number;
   onEvent?: (text: string) => void;
@@ -213,7 +227,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 export async function startWorker(o: WorkerOptions): Promise<{ close(graceMs?: number): Promise<void> }> {
   const connection = connectionFrom(o.url);
   const name = `${hostname()}:${process.pid}`;
-  const caches = new WorkerCaches(Math.max(1, Math.min(4, o.concurrency)));
+  const caches = new WorkerCaches(o.poolSize ?? Math.max(1, Math.min(4, o.concurrency)));
   // Jobs in hand, so a stop knows whether there is anything to finish.
   let active = 0;
   const idle: (() => void)[] = [];
@@ -234,14 +248,15 @@ export async function startWorker(o: WorkerOptions): Promise<{ close(graceMs?: n
           return executeQAJobData(job.data, caches, name);
         }
         const data = job.data;
-        const scratch = mkdtempSync(join(tmpdir(), "hone-worker-"));
+        // The rollout's files are staged in a folder of the worker's own until they travel back.
+        const scratch = caches.files.jobDir();
         try {
           o.onEvent?.(`${name} runs ${data.jobId}`);
           const outDir = join(scratch, "rollout");
           const error = await executeJobData(data, outDir, caches, `worker ${name}`);
           return error ? { worker: name, files: {}, error } : { worker: name, files: packDir(outDir) };
         } finally {
-          rmSync(scratch, { recursive: true, force: true });
+          caches.files.discard(scratch);
         }
       }),
     {

@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { contentHash } from "../../harness/files.ts";
 import { MemoryResponses, withCache } from "../../model/cache.ts";
 import { type ModelSettings, type ResolvedModel, resolveModel } from "../../model/resolve.ts";
@@ -10,28 +7,60 @@ import { EvaluatorPool } from "../../task/evaluator-pool.ts";
 import { MemoryEvaluations, recordingEvaluator } from "../../task/recorded-evaluations.ts";
 import { runQAJob } from "../qa-runner.ts";
 import { shipRecords, writeRecordsFile } from "../recording.ts";
-import { HarnessCache, runJob } from "../runner.ts";
-import { type QAJobData, type QAJobReturn, type RolloutJobData, unpackDir } from "./job-data.ts";
+import { runJob } from "../runner.ts";
+import type { QAJobData, QAJobReturn, RolloutJobData } from "./job-data.ts";
+import { WorkerFiles } from "./worker-files.ts";
 
-/** Warm things a worker keeps between jobs: evaluator pools per task, models per settings. */
+/** A task's copy on this worker with its warm pool, or why the worker refuses the coordinator's task. */
+type WarmTask = { task: DiscoveryTask; pool: EvaluatorPool } | { refused: string };
+
+/**
+ * Warm things a worker keeps between jobs, as the local pool keeps them for a run: an evaluator pool per task, a
+ * model per settings, harness packages by content (unpacked, loaded and gated once), its own folder. Jobs that
+ * arrive together share one of each (the promise is kept, not the value), so a worker never starts a second pool
+ * or model that nothing would close.
+ */
 export class WorkerCaches {
-  readonly tasks = new Map<string, { task: DiscoveryTask; pool: EvaluatorPool }>();
-  readonly models = new Map<string, ResolvedModel>();
+  private readonly tasks = new Map<string, Promise<WarmTask>>();
+  private readonly models = new Map<string, Promise<ResolvedModel>>();
+  readonly files = new WorkerFiles();
   constructor(readonly poolSize = 2) {}
-  async close(): Promise<void> {
-    for (const t of this.tasks.values()) t.pool.close();
-    for (const m of this.models.values()) await m.close();
-  }
-}
 
-async function modelFor(settings: QAJobData["executor"], caches: WorkerCaches): Promise<ResolvedModel> {
-  const key = JSON.stringify(settings);
-  let model = caches.models.get(key);
-  if (!model) {
-    model = await resolveModel(settings as ModelSettings);
-    caches.models.set(key, model);
+  /** One value per key however many jobs ask at once; a start that failed is forgotten, so a later job tries again. */
+  private static shared<T>(map: Map<string, Promise<T>>, key: string, make: () => Promise<T>): Promise<T> {
+    let value = map.get(key);
+    if (!value) {
+      value = make();
+      map.set(key, value);
+      value.catch(() => map.delete(key));
+    }
+    return value;
   }
-  return model;
+
+  task(t: RolloutJobData["task"], who: string): Promise<WarmTask> {
+    return WorkerCaches.shared(this.tasks, `${t.ref}#${t.contentHash}`, async () => {
+      const task = await resolveTask(t.ref, t.tasksDir);
+      const hash = contentHash(task.dir);
+      if (hash !== t.contentHash)
+        return {
+          refused: `${who}: task ${t.ref} here has content hash ${hash.slice(0, 12)}, the coordinator's is ${t.contentHash.slice(0, 12)}; refusing to measure a different task`,
+        };
+      return { task, pool: await EvaluatorPool.start(task, { size: this.poolSize }) };
+    });
+  }
+
+  model(settings: QAJobData["executor"]): Promise<ResolvedModel> {
+    return WorkerCaches.shared(this.models, JSON.stringify(settings), () => resolveModel(settings as ModelSettings));
+  }
+
+  async close(): Promise<void> {
+    for (const t of this.tasks.values()) {
+      const warm = await t.catch(() => undefined);
+      if (warm && "pool" in warm) warm.pool.close();
+    }
+    for (const m of this.models.values()) await (await m.catch(() => undefined))?.close();
+    await this.files.close();
+  }
 }
 
 /** The worker's model with its responses recorded in memory, to travel back with the job's result. */
@@ -40,18 +69,13 @@ const recorded = (model: ResolvedModel, into: MemoryResponses) =>
 
 /** Runs one queued QA task on this machine; its trajectory and the model responses it got travel back with its result. */
 export async function executeQAJobData(d: QAJobData, caches: WorkerCaches, who: string): Promise<QAJobReturn> {
-  const model = await modelFor(d.executor, caches);
+  const model = await caches.model(d.executor);
   const responses = new MemoryResponses();
-  const scratch = mkdtempSync(join(tmpdir(), "hone-qa-job-"));
-  try {
-    const harnessDir = join(scratch, "harness");
-    unpackDir(d.harnessFiles, harnessDir);
+  return caches.files.withPackage(d.harnessFiles, async (harnessDir) => {
     const job = { id: d.jobId, harnessDir, benchmark: d.benchmark, task: d.task, seed: d.seed, repeat: d.repeat };
-    const r = await runQAJob(job, recorded(model, responses), new HarnessCache());
+    const r = await runQAJob(job, recorded(model, responses), caches.files.harnesses);
     return { worker: who, result: r.result, events: r.events ?? [], records: shipRecords(responses) };
-  } finally {
-    rmSync(scratch, { recursive: true, force: true });
-  }
+  });
 }
 
 /**
@@ -64,27 +88,15 @@ export async function executeJobData(
   caches: WorkerCaches,
   who: string,
 ): Promise<string | undefined> {
-  const key = `${d.task.ref}#${d.task.contentHash}`;
-  let entry = caches.tasks.get(key);
-  if (!entry) {
-    const task = await resolveTask(d.task.ref, d.task.tasksDir);
-    const hash = contentHash(task.dir);
-    if (hash !== d.task.contentHash)
-      return `${who}: task ${d.task.ref} here has content hash ${hash.slice(0, 12)}, the coordinator's is ${d.task.contentHash.slice(0, 12)}; refusing to measure a different task`;
-    entry = { task, pool: await EvaluatorPool.start(task, { size: caches.poolSize }) };
-    caches.tasks.set(key, entry);
-  }
-  const model = await modelFor(d.executor, caches);
-  const scratch = mkdtempSync(join(tmpdir(), "hone-job-"));
+  const warm = await caches.task(d.task, who);
+  if ("refused" in warm) return warm.refused;
+  const model = await caches.model(d.executor);
   // Model responses and evaluations are recorded here, keyed as the coordinator would key them, and written beside
   // the rollout's results, so a run on workers replays exactly like a local one.
   const responses = new MemoryResponses();
   const evaluations = new MemoryEvaluations();
-  try {
-    const harnessDir = join(scratch, "harness");
-    unpackDir(d.harnessFiles, harnessDir);
-    const current = entry;
-    const evaluate = recordingEvaluator((p) => current.pool.evaluate(p), d.task.contentHash, evaluations);
+  return caches.files.withPackage(d.harnessFiles, async (harnessDir) => {
+    const evaluate = recordingEvaluator((p) => warm.pool.evaluate(p), d.task.contentHash, evaluations);
     const r = await runJob(
       {
         id: d.jobId,
@@ -96,15 +108,14 @@ export async function executeJobData(
         outDir,
       },
       {
-        task: current.task,
+        task: warm.task,
         model: recorded(model, responses),
         evaluate,
         timeLimitSec: d.timeLimitSec,
         beforeFinish: (dir) => writeRecordsFile(dir, shipRecords(responses, evaluations)),
       },
+      caches.files.harnesses,
     );
     return r.error;
-  } finally {
-    rmSync(scratch, { recursive: true, force: true });
-  }
+  });
 }

@@ -108,12 +108,14 @@ export function toJobData(
     taskHash: string;
     executor: Partial<ModelSettings> & { model: string };
     timeLimitSec?: number;
+    /** The package's files when the caller has them already (read from `job.harnessDir` otherwise). */
+    harnessFiles?: Record<string, string>;
   },
 ): RolloutJobData {
   return {
     runKey: o.runKey,
     jobId: job.id,
-    harnessFiles: packDir(job.harnessDir),
+    harnessFiles: o.harnessFiles ?? packDir(job.harnessDir),
     task: { ref: o.taskRef, tasksDir: o.tasksDir, contentHash: o.taskHash },
     executor: publicSettings(o.executor),
     seed: job.seed,

@@ -1,0 +1,102 @@
+import { createHash } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { HarnessCache } from "../runner.ts";
+import { unpackDir } from "./job-data.ts";
+
+/** sha256 over a package as it travels (each file's name and text, by name): equal digests, equal packages. */
+export function packageDigest(files: Record<string, string>): string {
+  const h = createHash("sha256");
+  for (const name of Object.keys(files).sort())
+    h.update(name)
+      .update("\0")
+      .update(files[name] as string)
+      .update("\0");
+  return h.digest("hex");
+}
+
+/**
+ * A worker's own folder, removed when it closes: the harness packages it was sent, each unpacked and loaded (and its
+ * generated code gated) once per content, as the local pool loads a package once per run (every rollout of one
+ * candidate carries the same files); and a folder per job for the files that travel back, removed in the background
+ * so that no rollout on this worker waits for the disk.
+ */
+export class WorkerFiles {
+  /** Loaded packages by folder; a package's folder is named by its digest, so this is a cache by content. */
+  readonly harnesses = new HarnessCache();
+  private root: string | undefined;
+  private readonly packages = new Map<string, { dir: string; users: number }>();
+  private readonly removals = new Set<Promise<void>>();
+  private jobs = 0;
+
+  /** `keep`: packages kept unpacked; past that the least recently used one no job is using is removed. */
+  constructor(private readonly keep = 32) {}
+
+  private dir(): string {
+    this.root ??= mkdtempSync(join(tmpdir(), "hone-worker-"));
+    return this.root;
+  }
+
+  /** Runs `use` with the package unpacked in a folder that stays while `use` runs. */
+  async withPackage<T>(files: Record<string, string>, use: (dir: string) => Promise<T>): Promise<T> {
+    const digest = packageDigest(files);
+    let entry = this.packages.get(digest);
+    if (entry)
+      this.packages.delete(digest); // set again below: the most recently used is last
+    else {
+      const dir = join(this.dir(), "harness", digest);
+      try {
+        unpackDir(files, dir);
+      } catch (err) {
+        rmSync(dir, { recursive: true, force: true });
+        throw err;
+      }
+      entry = { dir, users: 0 };
+    }
+    this.packages.set(digest, entry);
+    entry.users++;
+    this.evict();
+    try {
+      return await use(entry.dir);
+    } finally {
+      entry.users--;
+    }
+  }
+
+  private evict(): void {
+    for (const [digest, e] of this.packages) {
+      if (this.packages.size <= this.keep) return;
+      if (e.users > 0) continue;
+      this.packages.delete(digest);
+      this.harnesses.forget(e.dir);
+      this.discard(e.dir);
+    }
+  }
+
+  /** A folder no job of this worker has used (not yet made). */
+  jobDir(): string {
+    return join(this.dir(), "jobs", String(++this.jobs));
+  }
+
+  /** Removes a folder in the background; `close` waits for it. */
+  discard(dir: string): void {
+    const removal: Promise<void> = rm(dir, { recursive: true, force: true })
+      .catch(() => undefined)
+      .finally(() => this.removals.delete(removal));
+    this.removals.add(removal);
+  }
+
+  /** Resolves once every background removal so far has finished. */
+  async removed(): Promise<void> {
+    await Promise.all(this.removals);
+  }
+
+  async close(): Promise<void> {
+    await this.removed();
+    if (this.root) rmSync(this.root, { recursive: true, force: true });
+    this.root = undefined;
+    this.packages.clear();
+  }
+}

@@ -1,0 +1,101 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { WorkerCaches } from "../../src/loop/distributed/execute.ts";
+import { packDir } from "../../src/loop/distributed/job-data.ts";
+import { packageDigest, WorkerFiles } from "../../src/loop/distributed/worker-files.ts";
+import { DEFAULT_HARNESS } from "../../src/loop/run.ts";
+
+const files = packDir(DEFAULT_HARNESS);
+const edited = { ...files, "prompt.md": `${files["prompt.md"]}\nOne more line.\n` };
+
+describe("a worker's packages and folders", () => {
+  it("names a package by its content: file order does not matter, any change in a name or text does", () => {
+    const reversed = Object.fromEntries(Object.entries(files).reverse());
+    expect(packageDigest(reversed)).toBe(packageDigest(files));
+    expect(packageDigest(edited)).not.toBe(packageDigest(files));
+    const renamed = { ...files, "prompt2.md": files["prompt.md"] as string };
+    delete (renamed as Record<string, string>)["prompt.md"];
+    expect(packageDigest(renamed)).not.toBe(packageDigest(files));
+  });
+
+  it("unpacks and loads a package once per content, and a different package in a folder of its own", async () => {
+    const w = new WorkerFiles();
+    try {
+      const a = await w.withPackage(files, async (dir) => ({ dir, harness: w.harnesses.get(dir) }));
+      const b = await w.withPackage({ ...files }, async (dir) => ({ dir, harness: w.harnesses.get(dir) }));
+      expect(b.dir).toBe(a.dir);
+      expect(b.harness).toBe(a.harness);
+      const c = await w.withPackage(edited, async (dir) => dir);
+      expect(c).not.toBe(a.dir);
+      expect(readFileSync(join(c, "prompt.md"), "utf8")).toBe(edited["prompt.md"]);
+      expect(readFileSync(join(a.dir, "prompt.md"), "utf8")).toBe(files["prompt.md"]);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it("removes the least recently used package past its limit, never one a job is using", async () => {
+    const w = new WorkerFiles(1);
+    try {
+      let held = "";
+      let later = "";
+      await w.withPackage(files, async (dir) => {
+        held = dir;
+        // A second package arrives while the first is in use: both stay.
+        later = await w.withPackage(edited, async (d) => d);
+        await w.removed();
+        expect(existsSync(join(held, "agent.yaml"))).toBe(true);
+        expect(existsSync(join(later, "agent.yaml"))).toBe(true);
+      });
+      // Both are free now: the next arrival removes them, least recently used first, and keeps itself.
+      const third = await w.withPackage({ ...files, "notes.md": "third\n" }, async (d) => d);
+      await w.removed();
+      expect(existsSync(held)).toBe(false);
+      expect(existsSync(later)).toBe(false);
+      expect(existsSync(join(third, "notes.md"))).toBe(true);
+      // A removed package comes back on its next use.
+      const again = await w.withPackage(files, async (d) => readFileSync(join(d, "prompt.md"), "utf8"));
+      expect(again).toBe(files["prompt.md"]);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it("refuses a path that leaves the package's folder and keeps nothing of it", async () => {
+    const w = new WorkerFiles();
+    try {
+      const bad = { "agent.yaml": "x", "../escape.md": "x" };
+      await expect(w.withPackage(bad, async () => undefined)).rejects.toThrow(/leaves its folder/);
+      const packages = join(await w.withPackage(files, async (d) => d), "..");
+      expect(existsSync(join(packages, packageDigest(bad)))).toBe(false);
+      expect(existsSync(join(packages, "escape.md"))).toBe(false);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it("job folders are fresh and inside the worker's folder, which close removes", async () => {
+    const w = new WorkerFiles();
+    const dir = await w.withPackage(files, async (d) => d);
+    const root = join(dir, "..", "..");
+    const [first, second] = [w.jobDir(), w.jobDir()];
+    expect(second).not.toBe(first);
+    expect(first.startsWith(root)).toBe(true);
+    await w.close();
+    expect(existsSync(root)).toBe(false);
+  });
+});
+
+describe("a worker's warm things", () => {
+  it("jobs that ask for the same model at once share one (no second model left running)", async () => {
+    const caches = new WorkerCaches(1);
+    try {
+      const [a, b] = await Promise.all([caches.model({ model: "offline" }), caches.model({ model: "offline" })]);
+      expect(b).toBe(a);
+      expect(await caches.model({ model: "offline" })).toBe(a);
+    } finally {
+      await caches.close();
+    }
+  });
+});
