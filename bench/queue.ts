@@ -1,7 +1,8 @@
 // Throughput of 200 short rollouts (offline model, circle packing, 1 evaluation each) on the local pool and on two
 // BullMQ workers on this machine, side by side in each repetition, and the queue's overhead per job. Both sides
 // are warmed by an untimed batch first (the workers' pools and models too), both run 8 rollouts at a time with 4
-// evaluator processes in all (one local pool of 4; two workers of concurrency 4 with a pool of 2 each), and the
+// evaluator processes in all (one local pool of 4; two workers of concurrency 4 with --pool-size 2 each: by default
+// each would start 4, 8 in all), and the
 // overhead is per job slot: the wall-time difference times the 8 jobs at a time, divided by the jobs.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -39,9 +40,13 @@ export async function benchQueue(): Promise<boolean> {
     await new Promise((r) => setTimeout(r, 500));
     for (let i = 0; i < 2; i++)
       workers.push(
-        spawn(process.execPath, [join(ROOT, "bin", "hone.js"), "worker", "--queue", url, "--concurrency", "4"], {
-          stdio: "ignore",
-        }),
+        spawn(
+          process.execPath,
+          [join(ROOT, "bin", "hone.js"), "worker", "--queue", url, "--concurrency", "4", "--pool-size", "2"],
+          {
+            stdio: "ignore",
+          },
+        ),
       );
     const task = loadTaskFolder(`${BUILTIN_TASKS_DIR}/circle-packing`, { id: "circle-packing" });
     const start = { valid: true, score: 0.9597642169962064, metrics: {}, artifacts: {}, seconds: 0 };

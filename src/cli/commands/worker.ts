@@ -10,6 +10,7 @@ export function registerWorker(program: Command): void {
     )
     .requiredOption("--queue <redis-url>", "the coordinator's Redis, e.g. redis://queue.example.org:6379")
     .option("--concurrency <n>", "rollouts at once", Number, 4)
+    .option("--pool-size <n>", "warm evaluator processes per task (default: min(4, concurrency), as the local pool)", Number)
     .option(
       "--lock-duration-ms <ms>",
       "a job's lock; a job of a worker that died returns to the queue after this",
@@ -24,10 +25,13 @@ export function registerWorker(program: Command): void {
     )
     .action(async (opts) => {
       if (!(opts.stopTimeout >= 0)) throw new HoneError("usage", "--stop-timeout takes a number of seconds");
+      if (opts.poolSize !== undefined && !(Number.isInteger(opts.poolSize) && opts.poolSize >= 1))
+        throw new HoneError("usage", "--pool-size takes a whole number of evaluator processes, at least 1");
       const { startWorker } = await import("../../loop/distributed/bullmq.ts");
       const w = await startWorker({
         url: opts.queue,
         concurrency: opts.concurrency,
+        poolSize: opts.poolSize,
         lockDurationMs: opts.lockDurationMs,
         onEvent: (t) => process.stdout.write(`${t}\n`),
       });
