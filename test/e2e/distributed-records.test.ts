@@ -181,4 +181,24 @@ describe("queue job ids carry the work", () => {
     );
     expect(hashes[0]).not.toBe(hashes[1]);
   });
+  it("the same job from a restarted coordinator is collected, not run again", { timeout: 120_000 }, async () => {
+    const task = loadTaskFolder(join(ROOT, "tasks", "circle-packing"), { id: "circle-packing" });
+    const runKey = `restarted-${Date.now()}`;
+    const start = { valid: true, score: 0.9, metrics: {}, artifacts: {}, seconds: 0 };
+    const before = lines.filter((l) => / runs r02-k0$/.test(l)).length;
+    const outs: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      // A new runner each time, as a coordinator restarted with --resume makes.
+      const runner = new BullmqRunner({ url, runKey, task, taskRef: task.dir, executor: { model: "offline" } });
+      const outDir = join(tempDir(), "r02-k0");
+      outs.push(outDir);
+      const job = { id: "r02-k0", harnessDir: join(ROOT, "harnesses", "initial"), startProgram: task.seedProgram };
+      for await (const r of runner.run([{ ...job, startEvaluation: start, seed: 3, maxEvals: 2, outDir }]))
+        expect(r.error).toBeUndefined();
+      await runner.close();
+    }
+    expect(lines.filter((l) => / runs r02-k0$/.test(l)).length - before).toBe(1);
+    const [a, b] = outs.map((o) => readFileSync(join(o as string, "trajectory.jsonl"), "utf8"));
+    expect(b).toBe(a);
+  });
 });

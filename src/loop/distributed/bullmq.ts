@@ -76,16 +76,15 @@ class JobQueue {
     attempts: number,
   ): Promise<T | { failed: string }> {
     const id = queueJobId(runKey, data);
-    const existing = await this.queue.getJob(id);
-    const queued =
-      existing ??
-      (await this.queue.add(jobId, data, {
-        jobId: id,
-        attempts,
-        backoff: { type: "fixed", delay: 500 },
-        removeOnComplete: false,
-        removeOnFail: false,
-      }));
+    // BullMQ's add is add-if-absent for a job id (an existing job is left as it is and its id returned), so no
+    // lookup before it: one round trip per job, not two.
+    const queued = await this.queue.add(jobId, data, {
+      jobId: id,
+      attempts,
+      backoff: { type: "fixed", delay: 500 },
+      removeOnComplete: false,
+      removeOnFail: false,
+    });
     try {
       return (await queued.waitUntilFinished(this.events)) as T;
     } catch (err) {

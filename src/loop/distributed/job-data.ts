@@ -85,9 +85,13 @@ export function packDir(dir: string): Record<string, string> {
 }
 
 export function unpackDir(files: Record<string, string>, dir: string): void {
+  const made = new Set<string>();
   for (const [f, text] of Object.entries(files)) {
     if (f.includes("..") || f.startsWith("/")) throw new Error(`refusing a file path that leaves its folder: ${f}`);
-    mkdirSync(dirname(join(dir, f)), { recursive: true });
+    const parent = dirname(join(dir, f));
+    // Each folder is made once, not once per file in it.
+    if (!made.has(parent)) mkdirSync(parent, { recursive: true });
+    made.add(parent);
     writeFileSync(join(dir, f), text);
   }
 }
