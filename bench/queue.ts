@@ -3,15 +3,20 @@
 // are warmed by an untimed batch first (the workers' pools and models too), both run 8 rollouts at a time with 4
 // evaluator processes in all (one local pool of 4; two workers of concurrency 4 with --pool-size 2 each: by default
 // each would start 4, 8 in all), and the
-// overhead is per job slot: the wall-time difference times the 8 jobs at a time, divided by the jobs.
+// overhead is per job slot: the wall-time difference times the 8 jobs at a time, divided by the jobs. Both sides
+// record every model call and evaluation into a run's hone.db as `hone optimize` does (the local pool as it goes,
+// the coordinator from the records each worker ships back), and the timing starts once both workers are ready.
+// The CPU time per job of the whole process tree (this process, Redis, the workers, every evaluator) is printed
+// beside: on 2 cores the rollouts already keep both busy, so each ms of CPU a job costs more shows as ~4 ms per slot.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { contentHash } from "../src/harness/files.ts";
 import { BullmqRunner } from "../src/loop/distributed/bullmq.ts";
+import { Recording, readRecordsFile } from "../src/loop/recording.ts";
 import { DEFAULT_HARNESS } from "../src/loop/run.ts";
 import { LocalRunner, type RolloutJob, type Runner } from "../src/loop/runner.ts";
-import { resolveModel } from "../src/model/resolve.ts";
 import { BUILTIN_TASKS_DIR } from "../src/task/builtin.ts";
 import { loadTaskFolder } from "../src/task/discovery-task.ts";
 import { EvaluatorPool } from "../src/task/evaluator-pool.ts";
@@ -21,6 +26,34 @@ const ROLLOUTS = Number(process.env.BENCH_ROLLOUTS ?? 200);
 const REPS = Number(process.env.BENCH_REPS ?? 2);
 const AT_ONCE = 8;
 const ROOT = join(import.meta.dirname, "..");
+
+/** CPU time (user + system, ms) of a process and all its descendants, from /proc; 0 where there is no /proc. */
+function treeCpuMs(root: number): number {
+  const children = new Map<number, number[]>();
+  const own = new Map<number, number>();
+  for (const d of readdirSync("/proc").filter((e) => /^\d+$/.test(e))) {
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      own.set(Number(d), Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]));
+      children.set(Number(f[1]), [...(children.get(Number(f[1])) ?? []), Number(d)]);
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  const sum = (pid: number): number => (own.get(pid) ?? 0) + (children.get(pid) ?? []).reduce((a, c) => a + sum(c), 0);
+  return sum(root) * 10; // clock ticks of 10 ms
+}
+
+/** Starts `hone worker` and resolves once it is ready; its output keeps being read so that it never blocks. */
+function startWorker(url: string): Promise<ChildProcess> {
+  const args = [join(ROOT, "bin", "hone.js"), "worker", "--queue", url, "--concurrency", "4", "--pool-size", "2"];
+  const w = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "ignore"] });
+  return new Promise((resolve, reject) => {
+    w.stdout?.on("data", (d) => / ready on /.test(String(d)) && resolve(w));
+    w.once("exit", (code) => reject(new Error(`hone worker exited with ${code} before it was ready`)));
+  });
+}
 
 export async function benchQueue(): Promise<boolean> {
   try {
@@ -38,16 +71,7 @@ export async function benchQueue(): Promise<boolean> {
   const dir = mkdtempSync(join(tmpdir(), "hone-bench-queue-"));
   try {
     await new Promise((r) => setTimeout(r, 500));
-    for (let i = 0; i < 2; i++)
-      workers.push(
-        spawn(
-          process.execPath,
-          [join(ROOT, "bin", "hone.js"), "worker", "--queue", url, "--concurrency", "4", "--pool-size", "2"],
-          {
-            stdio: "ignore",
-          },
-        ),
-      );
+    workers.push(...(await Promise.all([startWorker(url), startWorker(url)])));
     const task = loadTaskFolder(`${BUILTIN_TASKS_DIR}/circle-packing`, { id: "circle-packing" });
     const start = { valid: true, score: 0.9597642169962064, metrics: {}, artifacts: {}, seconds: 0 };
     const jobs = (tag: string, n = ROLLOUTS): RolloutJob[] =>
@@ -60,41 +84,66 @@ export async function benchQueue(): Promise<boolean> {
         maxEvals: 1,
         outDir: join(dir, tag, String(i)),
       }));
-    const time = async (runner: Runner, tag: string) => {
+    // `collect` is what the coordinator does with each finished job besides writing it (the queue: its records).
+    const time = async (runner: Runner, tag: string, collect: (outDir: string) => void = () => {}) => {
+      const out = (id: string) => join(dir, tag, id.slice(tag.length + 1));
       for await (const r of runner.run(jobs(`${tag}-warm`, AT_ONCE))) if (r.error) throw new Error(r.error);
+      const cpu = treeCpuMs(process.pid);
       const t = performance.now();
-      for await (const r of runner.run(jobs(tag))) if (r.error) throw new Error(r.error);
+      for await (const r of runner.run(jobs(tag))) {
+        if (r.error) throw new Error(r.error);
+        collect(out(r.id));
+      }
       const seconds = (performance.now() - t) / 1000;
+      const cpuPerJob = (treeCpuMs(process.pid) - cpu) / ROLLOUTS;
       await runner.close();
-      return seconds;
+      return { seconds, cpuPerJob };
     };
-    const model = await resolveModel({ model: "offline" });
+    const taskHash = contentHash(task.dir);
     const pool = await EvaluatorPool.start(task, { size: 4 });
-    const local: number[] = [];
-    const queued: number[] = [];
+    // One run's records per side, kept across repetitions like the workers' models and pools.
+    const localRun = new Recording(mkdtempSync(join(dir, "local-run-")), { cache: { mode: "off" } });
+    const queuedRun = new Recording(mkdtempSync(join(dir, "queued-run-")), { cache: { mode: "off" } });
+    const model = await localRun.model({ model: "offline" });
+    const evaluate = localRun.evaluator((p) => pool.evaluate(p), taskHash);
+    const local: { seconds: number; cpuPerJob: number }[] = [];
+    const queued: { seconds: number; cpuPerJob: number }[] = [];
     for (let r = 0; r < REPS; r++) {
-      local.push(
-        await time(
-          new LocalRunner({ task, model: model.model, evaluate: (p) => pool.evaluate(p), concurrency: AT_ONCE }),
-          `local-${r}`,
-        ),
-      );
+      local.push(await time(new LocalRunner({ task, model: model.model, evaluate, concurrency: AT_ONCE }), `local-${r}`));
       const runKey = `bench-${Date.now()}-${r}`;
-      queued.push(
-        await time(new BullmqRunner({ url, runKey, task, taskRef: task.dir, executor: { model: "offline" } }), `queued-${r}`),
-      );
+      const runner = new BullmqRunner({ url, runKey, task, taskRef: task.dir, executor: { model: "offline" } });
+      queued.push(await time(runner, `queued-${r}`, (outDir) => queuedRun.import(readRecordsFile(outDir))));
     }
     pool.close();
     await model.close();
-    const overhead = queued.map((q, i) => (((q - (local[i] as number)) * AT_ONCE) / ROLLOUTS) * 1000);
+    localRun.close();
+    queuedRun.close();
+    const overhead = queued.map((q, i) => (((q.seconds - (local[i]?.seconds as number)) * AT_ONCE) / ROLLOUTS) * 1000);
+    const [ls, qs] = [local.map((x) => x.seconds), queued.map((x) => x.seconds)];
     return report(
       `queue (issue 9): ${ROLLOUTS} rollouts, offline model, 1 circle-packing evaluation each, ${AT_ONCE} at a time; ${REPS} repetitions`,
       [
-        ["local pool (concurrency 8, one pool of 4)", spread(local, " s", 1)],
-        ["two BullMQ workers (concurrency 4, a pool of 2 each)", spread(queued, " s", 1)],
+        ["local pool (concurrency 8, one pool of 4)", spread(ls, " s", 1)],
+        ["two BullMQ workers (concurrency 4, a pool of 2 each)", spread(qs, " s", 1)],
         [
           "rollouts/s local / queued",
-          `${(ROLLOUTS / (local[0] as number)).toFixed(1)} / ${(ROLLOUTS / (queued[0] as number)).toFixed(1)} (first repetition)`,
+          `${(ROLLOUTS / (ls[0] as number)).toFixed(1)} / ${(ROLLOUTS / (qs[0] as number)).toFixed(1)} (first repetition)`,
+        ],
+        [
+          "CPU per job, whole process tree: local",
+          spread(
+            local.map((x) => x.cpuPerJob),
+            " ms",
+            1,
+          ),
+        ],
+        [
+          "CPU per job, whole process tree: queued",
+          spread(
+            queued.map((x) => x.cpuPerJob),
+            " ms",
+            1,
+          ),
         ],
       ],
       [{ goal: { figure: "queue overhead per job", op: "<=", value: 5, unit: " ms" }, samples: overhead }],
