@@ -39,7 +39,7 @@ const run = (method: string, out: string) =>
   );
 
 describe("methods that write folders improve a harness program", () => {
-  it.each(["meta-harness", "adas", "dgm"])(
+  it.each(["meta-harness", "adas", "dgm", join(ROOT, "examples", "methods", "prompt-tweak")])(
     "%s: its folders pass the gate as harness programs and are measured",
     {
       timeout: 240_000,
