@@ -23,12 +23,20 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Removes the pool folders of hone processes that no longer exist (a kill -9 leaves them behind). */
-export function removeStalePools(base = poolBase()): void {
+/** Removes the `kind` folders (pool, worker) of hone processes that no longer exist (a kill -9 leaves them behind). */
+export function removeStalePools(base = poolBase(), kind = "pool"): void {
   for (const name of readdirSync(base)) {
-    const m = /^pool-(\d+)-/.exec(name);
-    if (m && Number(m[1]) !== process.pid && !alive(Number(m[1]))) rmSync(join(base, name), { recursive: true, force: true });
+    const m = /^([a-z]+)-(\d+)-/.exec(name);
+    const pid = Number(m?.[2]);
+    if (m?.[1] === kind && pid !== process.pid && !alive(pid)) rmSync(join(base, name), { recursive: true, force: true });
   }
+}
+
+/** A fresh private folder of this process, `$TMPDIR/hone-<uid>/<kind>-<pid>-…`; dead processes' ones are removed. */
+export function privateDir(kind: "pool" | "worker"): string {
+  const base = poolBase();
+  removeStalePools(base, kind);
+  return mkdtempSync(join(base, `${kind}-${process.pid}-`));
 }
 
 /**
@@ -36,9 +44,7 @@ export function removeStalePools(base = poolBase()): void {
  * is missing, `work/` for the evaluators' scratch folders (under bubblewrap they have a private /tmp).
  */
 export function makePoolDir(): string {
-  const base = poolBase();
-  removeStalePools(base);
-  const dir = mkdtempSync(join(base, `pool-${process.pid}-`));
+  const dir = privateDir("pool");
   mkdirSync(join(dir, "sock"), { mode: 0o700 });
   mkdirSync(join(dir, "work"), { mode: 0o700 });
   return dir;

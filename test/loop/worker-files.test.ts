@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { WorkerCaches } from "../../src/loop/distributed/execute.ts";
@@ -84,6 +85,26 @@ describe("a worker's packages and folders", () => {
     expect(first.startsWith(root)).toBe(true);
     await w.close();
     expect(existsSync(root)).toBe(false);
+  });
+});
+
+describe("a worker's folder after a kill -9", () => {
+  it("is removed by the next worker started on the machine; a live worker's and a pool's are kept", async () => {
+    const base = join(tmpdir(), `hone-${process.getuid?.()}`);
+    const dead = join(base, "worker-999999999-stale"); // above any pid_max: never a live process
+    const live = join(base, `worker-${process.ppid}-live`);
+    const pool = join(base, "pool-999999998-other"); // a pool's folder is the pools' to clean
+    for (const d of [dead, live, pool]) mkdirSync(join(d, "harness"), { recursive: true, mode: 0o700 });
+    const w = new WorkerFiles();
+    try {
+      expect(w.jobDir().startsWith(join(base, `worker-${process.pid}-`))).toBe(true);
+      expect(existsSync(dead)).toBe(false);
+      expect(existsSync(live)).toBe(true);
+      expect(existsSync(pool)).toBe(true);
+    } finally {
+      await w.close();
+      for (const d of [live, pool]) rmSync(d, { recursive: true, force: true });
+    }
   });
 });
 

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { privateDir } from "../../task/pool-dir.ts";
 import { HarnessCache } from "../runner.ts";
 import { unpackDir } from "./job-data.ts";
 
@@ -35,7 +35,8 @@ export class WorkerFiles {
   constructor(private readonly keep = 32) {}
 
   private dir(): string {
-    this.root ??= mkdtempSync(join(tmpdir(), "hone-worker-"));
+    // Beside the warm pools' folders: a worker killed with -9 leaves it, and the next one started here removes it.
+    this.root ??= privateDir("worker");
     return this.root;
   }
 
