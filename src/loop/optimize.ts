@@ -12,6 +12,7 @@ import { type Db, finishRun, openDb, roundRows, runRow } from "../store/db.ts";
 import { resolveTask } from "../task/builtin.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import { checkTaskNeeds } from "../task/needs.ts";
+import { primePython } from "../task/python-env.ts";
 import type { SlurmSettings } from "./distributed/slurm.ts";
 import {
   configOfInput,
@@ -21,7 +22,7 @@ import {
   recordedSettings,
   settingsFromConfig,
 } from "./optimize-config.ts";
-import { type Incumbent, open, type RunContext, startWarmPool } from "./optimize-context.ts";
+import { closeEarly, type Incumbent, open, type RunContext, startEarly } from "./optimize-context.ts";
 import type { RunNoise } from "./optimize-noise.ts";
 import { gateMode, type TttParams } from "./optimize-proposals.ts";
 import { optimizeQA } from "./optimize-qa.ts";
@@ -197,9 +198,11 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
   if (method.name === "harnessttt") gateMode(params as TttParams, settings.proposals);
   const replaying = settings.cache?.mode === "replay";
   const task = await resolveTask(settings.task as string, settings.tasksDir, { check: false });
-  // The warm pool starts first: its processes load the evaluator while this one checks; a refusal closes it.
-  const early = startWarmPool(settings, task);
-  const closeEarly = () => early?.then((p) => p.close()).catch(() => {});
+  // The interpreter's probe comes from the disk cache when it holds one, confirmed by a fresh probe beside the set-up
+  // (open() awaits it before round 0). The warm pool starts first: its processes load the evaluator while this one
+  // checks; a refusal closes it, and a probe that disagrees with the cache is the reason given.
+  const python = replaying ? undefined : primePython(task.python);
+  const early = startEarly(settings, task);
   try {
     if (!replaying) checkTaskNeeds(task);
     const seedReport = await checkHarness(settings.seedHarness, { task });
@@ -209,7 +212,8 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
         `${settings.seedHarness}: the seed harness is refused:\n  ${seedReport.problems.map((p) => p.message).join("\n  ")}`,
       );
   } catch (err) {
-    closeEarly();
+    await closeEarly(early);
+    await python;
     throw err;
   }
   const existed = existsSync(runDir);
@@ -218,7 +222,7 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
   try {
     ctx = await open(settings, runDir, Boolean(o.resume), emit, o.runner, early);
   } catch (err) {
-    closeEarly();
+    await closeEarly(early);
     if (!o.resume) removeRunDir(runDir, existed);
     throw err;
   }
