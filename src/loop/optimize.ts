@@ -25,7 +25,6 @@ import {
 import { closeEarly, type Incumbent, open, type RunContext, startEarly } from "./optimize-context.ts";
 import type { RunNoise } from "./optimize-noise.ts";
 import { gateMode, type TttParams } from "./optimize-proposals.ts";
-import { optimizeQA } from "./optimize-qa.ts";
 import { roundZero, runRound } from "./optimize-rounds.ts";
 import { defaultRunDir } from "./run-dir.ts";
 import type { Runner } from "./runner.ts";
@@ -268,6 +267,8 @@ async function optimizeBenchmark(settings: OptimizeSettings, runDir: string, o: 
   mkdirSync(runDir, { recursive: true });
   try {
     const resumed = Boolean(o.resume);
+    // A QA search's modules (benchmarks, scorers) load only for one: a discovery run or its replay needs none of them.
+    const { optimizeQA } = await import("./optimize-qa.ts");
     return await optimizeQA(settings, runDir, o.onEvent ?? (() => {}), o.nextRound ?? (() => true), summarize, resumed);
   } catch (err) {
     if (o.resume) throw err;
