@@ -11,7 +11,7 @@ import { candidateOfCommit, lastFinishedRound, slotSummaries } from "../store/ca
 import { type Db, finishRun, openDb, roundRows, runRow } from "../store/db.ts";
 import { resolveTask } from "../task/builtin.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
-import { checkTaskNeeds } from "../task/needs.ts";
+import { checkTaskNeedsAsync } from "../task/needs.ts";
 import { primePython } from "../task/python-env.ts";
 import type { SlurmSettings } from "./distributed/slurm.ts";
 import {
@@ -202,9 +202,12 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
   // checks; a refusal closes it, and a probe that disagrees with the cache is the reason given.
   const python = replaying ? undefined : primePython(task.python);
   const early = startEarly(settings, task);
+  // What the task needs is scanned by a Python process while this one checks the seed package.
+  const needs = replaying ? undefined : checkTaskNeedsAsync(task);
+  needs?.catch(() => {}); // met below
   try {
-    if (!replaying) checkTaskNeeds(task);
     const seedReport = await checkHarness(settings.seedHarness, { task });
+    await needs;
     if (!seedReport.ok)
       throw new HoneError(
         "badHarness",
