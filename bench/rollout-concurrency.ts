@@ -140,9 +140,11 @@ export async function benchRolloutConcurrency(): Promise<boolean> {
   const ideal = latencyFloor.map((l, i) => Math.max(l, cpuFloor[i] as number));
   const share = parallel.map((p, i) => (ideal[i] as number) / p.seconds);
   const p0 = parallel[0] as Timed;
+  const perRun = evaluations / REPS / 2;
+  const perEval = ((1000 * Math.min(...parallel.map((t) => t.evalCpu), ...serial.map((t) => t.evalCpu))) / perRun).toFixed(1);
   const per = (xs: Timed[], f: (t: Timed) => number, unit: string, d = 2) => spread(xs.map(f), unit, d);
   return report(
-    `rollout concurrency (issue 19): ${ROLLOUTS} rollouts of ${MAX_EVALS} evaluations, model served in its own process (+${LATENCY_MS} ms per call), the real evaluator in the warm pool; ${REPS} repetitions after an untimed warm-up, ${p0.calls} model calls and ${evaluations / REPS / 2} evaluations per run`,
+    `rollout concurrency (issue 19): ${ROLLOUTS} rollouts of ${MAX_EVALS} evaluations, model served in its own process (+${LATENCY_MS} ms per call), the real evaluator in the warm pool; ${REPS} repetitions after an untimed warm-up, ${p0.calls} model calls and ${perRun} evaluations per run`,
     [
       [`concurrency ${ROLLOUTS}`, per(parallel, (t) => t.seconds, " s")],
       ["concurrency 1", per(serial, (t) => t.seconds, " s")],
@@ -161,7 +163,7 @@ export async function benchRolloutConcurrency(): Promise<boolean> {
       ],
       [
         `W, evaluations' CPU, concurrency ${ROLLOUTS} | 1`,
-        `${per(parallel, (t) => t.evalCpu, " s")} | ${per(serial, (t) => t.evalCpu, " s")}`,
+        `${per(parallel, (t) => t.evalCpu, " s")} | ${per(serial, (t) => t.evalCpu, " s")}; ${perEval} ms per evaluation`,
       ],
       [
         `hone's own CPU (this process), concurrency ${ROLLOUTS} | 1`,
