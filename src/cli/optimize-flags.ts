@@ -12,6 +12,7 @@ import {
   parseOptimizeConfig,
 } from "../loop/optimize-config.ts";
 import { modelSettingsFrom } from "./model-options.ts";
+import { slurmFromFlags } from "./runner-options.ts";
 
 export { numberish } from "./numberish.ts";
 
@@ -80,15 +81,14 @@ function flagOptions(opts: Record<string, unknown>, base: OptimizeConfigInput): 
   if (opts.learning !== undefined) out.learning = { ...(base.learning ?? {}), mode: opts.learning };
   if (opts.cache !== undefined || opts.cacheDir !== undefined)
     out.cache = defined({ ...(base.cache ?? {}), mode: opts.cache ?? base.cache?.mode, dir: opts.cacheDir ?? base.cache?.dir });
-  if (opts.runner !== undefined && opts.runner !== "local" && opts.runner !== "slurm")
-    throw new HoneError("usage", `--runner ${String(opts.runner)}: local or slurm (use --queue for BullMQ)`);
-  if (opts.runner === "slurm")
+  const slurm = slurmFromFlags(opts);
+  if (slurm)
     out.slurm = defined({
       ...(base.slurm ?? {}),
-      partition: opts.slurmPartition,
-      gres: opts.slurmGres,
-      time_minutes: opts.slurmTime,
-      template: opts.slurmTemplate,
+      partition: slurm.partition,
+      gres: slurm.gres,
+      time_minutes: slurm.timeMinutes,
+      template: slurm.template,
     });
   for (const role of ["executor", "proposer"] as const) {
     const given = defined(fromModel(modelSettingsFrom(opts, role)));

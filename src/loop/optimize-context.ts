@@ -22,6 +22,7 @@ import { HONE_VERSION, type IdentityParts } from "./identity.ts";
 import type { OptimizeEvent, OptimizeSettings, RunnerFactory } from "./optimize.ts";
 import type { RunNoise } from "./optimize-noise.ts";
 import { Recording } from "./recording.ts";
+import { remoteRunner } from "./remote-runner.ts";
 import { LocalRunner, type Runner } from "./runner.ts";
 
 export interface Incumbent {
@@ -206,11 +207,17 @@ export async function open(
   const queued =
     mode === "replay"
       ? undefined
-      : settings.queue
-        ? await queueRunner(settings, task, db)
-        : settings.slurm
-          ? await slurmRunner(settings, task, runDir)
-          : undefined;
+      : await remoteRunner({
+          queue: settings.queue,
+          slurm: settings.slurm,
+          // Job ids derive from the run's creation, stable across resumes.
+          runKey: `opt-${(runRow(db)?.created_at ?? "").replace(/[^0-9]/g, "")}`,
+          runDir,
+          task,
+          tasksDir: settings.tasksDir,
+          executor: settings.executor,
+          timeLimitSec: settings.timeLimitSec,
+        });
   const runner =
     makeRunner?.({ task, settings, runDir }) ??
     queued ??
@@ -266,34 +273,6 @@ export async function open(
     maxEvals: settings.maxEvals,
   });
   return ctx;
-}
-
-/** The BullMQ runner, loaded only when a queue is used; job ids derive from the run's creation, stable across resumes. */
-async function queueRunner(settings: OptimizeSettings, task: DiscoveryTask, db: Db): Promise<Runner> {
-  const { BullmqRunner } = await import("./distributed/bullmq.ts");
-  const created = runRow(db)?.created_at ?? "";
-  return new BullmqRunner({
-    url: settings.queue as string,
-    runKey: `opt-${created.replace(/[^0-9]/g, "")}`,
-    task,
-    taskRef: task.dir,
-    tasksDir: settings.tasksDir,
-    executor: settings.executor,
-    timeLimitSec: settings.timeLimitSec,
-  });
-}
-
-async function slurmRunner(settings: OptimizeSettings, task: DiscoveryTask, runDir: string): Promise<Runner> {
-  const { SlurmRunner } = await import("./distributed/slurm.ts");
-  return new SlurmRunner({
-    ...settings.slurm,
-    runDir,
-    task,
-    taskRef: task.dir,
-    tasksDir: settings.tasksDir,
-    executor: settings.executor,
-    timeLimitSec: settings.timeLimitSec,
-  });
 }
 
 function resolved(gitDir: string): HarnessRepo {
