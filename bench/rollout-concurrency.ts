@@ -9,7 +9,7 @@
 // (measured from /proc in both runs of the repetition, the smaller taken), which take at least W / cores on this
 // machine, and no evaluation can start before every rollout's first `lead` model calls (each at least the 200 ms
 // the server waits) nor end later than `tail` calls before the run's end: lead + W / cores + tail. On 2 cores the
-// second floor is the higher one (64 sealed evaluations of ~50 ms CPU each), so the first alone is unreachable.
+// second floor is the higher one (64 sealed evaluations of 40-50 ms CPU each), so the first alone is unreachable.
 // hone's own CPU (this process) and the model server's are not in W: they are what the figure measures.
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
