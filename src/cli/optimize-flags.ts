@@ -122,7 +122,7 @@ export function optionsFromFlags(opts: Record<string, unknown>, file?: { path: s
 }
 
 /** What may change on --resume (everything else is the run's own, from its hone.db). */
-const RESUMABLE = new Set(["rounds", "concurrency", "resume", "json", "out"]);
+const RESUMABLE = new Set(["rounds", "concurrency", "queue", "resume", "json", "out"]);
 
 /** The leaves of a config value, as dotted paths (arrays and scalars are leaves). */
 function leaves(v: unknown, at = ""): [string, unknown][] {
@@ -149,7 +149,7 @@ export function refuseResumeMismatch(opts: Record<string, unknown>, stored: Opti
     const flag = named.includes(" ") ? named : `${named} ${typeof value === "string" ? value : JSON.stringify(value)}`;
     throw new HoneError(
       "usage",
-      `--resume ${runDir}: ${flag} differs from the run's ${path} (${JSON.stringify(before ?? null)}); a resumed run keeps the settings it was started with (only --rounds and --concurrency may change): drop the flag, or start a new run with --out`,
+      `--resume ${runDir}: ${flag} differs from the run's ${path} (${JSON.stringify(before ?? null)}); a resumed run keeps the settings it was started with (only --rounds, --concurrency and --queue may change): drop the flag, or start a new run with --out`,
     );
   }
 }

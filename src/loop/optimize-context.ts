@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { contentHash } from "../harness/files.ts";
 import { loadHarness } from "../harness/package.ts";
+import { isHarnessFolder } from "../harness/program.ts";
 import type { Harness } from "../harness/types.ts";
 import type { Budget, Candidate, Direction, TaskBrief } from "../method/method.ts";
 import { type ProposerTask, proposerTaskOf } from "../method/proposer.ts";
@@ -132,7 +133,7 @@ export class RunContext implements SearchContext {
   /** The harness version of a candidate as a folder (materialized from git when a kill removed it). */
   candidateDir(id: string, commit: string): string {
     const dir = join(this.dir, "candidates", id);
-    if (!existsSync(join(dir, "agent.yaml"))) this.repo.materialize(commit, dir);
+    if (!isHarnessFolder(dir)) this.repo.materialize(commit, dir);
     return dir;
   }
   workOf(c: Candidate | undefined): { program?: string } {

@@ -101,7 +101,7 @@ export function registerOptimize(program: Command): void {
     const result = await optimize(s, {
       outDir,
       resume: Boolean(opts.resume),
-      overrides: { rounds: opts.rounds, concurrency: opts.concurrency },
+      overrides: { rounds: opts.rounds, concurrency: opts.concurrency, queue: opts.queue },
       onEvent: (e: OptimizeEvent) => progress?.on(e),
     });
     progress?.end();
