@@ -4,13 +4,14 @@
 // circle-packing evaluator in the warm pool (sandboxed, as `hone optimize` sizes it: one evaluator per 8 rollouts,
 // at most 4).
 //
-// The ideal is the wall time of a perfect overlap, and it has two floors. (1) Latency: no schedule beats one
-// rollout's own time, serial / 32 (the ideal 32x speed-up). (2) CPU: the evaluations' processes need W CPU seconds
+// The ideal is the wall time of a perfect overlap: no schedule beats one rollout's own time, serial / 32 (the ideal
+// 32x speed-up); the verdict is against it. Printed beside it, a second floor that counts hone's evaluations as they
+// cost today. CPU: the evaluations' processes need W CPU seconds
 // (measured from /proc in both runs of the repetition, the smaller taken), which take at least W / cores on this
 // machine, and no evaluation can start before every rollout's first `lead` model calls (each at least the 200 ms
 // the server waits) nor end later than `tail` calls before the run's end: lead + W / cores + tail. On 2 cores the
-// second floor is the higher one (64 sealed evaluations of 40-50 ms CPU each), so the first alone is unreachable.
-// hone's own CPU (this process) and the model server's are not in W: they are what the figure measures.
+// second floor is the higher one (64 sealed evaluations of 40-50 ms CPU each, of which the evaluator's own compute
+// is ~1.4 ms and the rest hone's sealing), which is why 32x is out of reach until the warm pool's fixed cost falls.
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
@@ -137,8 +138,11 @@ export async function benchRolloutConcurrency(): Promise<boolean> {
     const edges = (Math.min(p.lead, s.lead) + Math.min(p.tail, s.tail)) * (LATENCY_MS / 1000);
     return edges + Math.min(p.evalCpu, s.evalCpu) / cores;
   });
-  const ideal = latencyFloor.map((l, i) => Math.max(l, cpuFloor[i] as number));
-  const share = parallel.map((p, i) => (ideal[i] as number) / p.seconds);
+  // The verdict is against the latency floor: W is mostly hone's own cost of sealing each evaluation (the evaluator's
+  // compute is ~1.4 ms of it), so a floor made of W would excuse the overhead this figure is meant to expose.
+  const share = parallel.map((p, i) => (latencyFloor[i] as number) / p.seconds);
+  const withW = latencyFloor.map((l, i) => Math.max(l, cpuFloor[i] as number));
+  const shareOfW = parallel.map((p, i) => (withW[i] as number) / p.seconds);
   const p0 = parallel[0] as Timed;
   const perRun = evaluations / REPS / 2;
   const perEval = ((1000 * Math.min(...parallel.map((t) => t.evalCpu), ...serial.map((t) => t.evalCpu))) / perRun).toFixed(1);
@@ -173,17 +177,15 @@ export async function benchRolloutConcurrency(): Promise<boolean> {
         `model server's CPU, concurrency ${ROLLOUTS} | 1`,
         `${per(parallel, (t) => t.serverCpu, " s")} | ${per(serial, (t) => t.serverCpu, " s")}`,
       ],
-      ["ideal: the higher floor", spread(ideal, " s", 2)],
-      [
-        "share of the latency floor alone (32x)",
-        spread(
-          latencyFloor.map((l, i) => l / (parallel[i] as Timed).seconds),
-          "",
-          2,
-        ),
-      ],
+      ["the higher floor (W as hone's sealed evaluations cost today)", spread(withW, " s", 2)],
+      ["share of that floor (not the verdict: W holds hone's own per-evaluation overhead)", spread(shareOfW, "", 2)],
     ],
-    [{ goal: { figure: "share of the ideal wall time (ideal / measured)", op: ">=", value: 0.85, unit: "" }, samples: share }],
+    [
+      {
+        goal: { figure: "share of the ideal 32x (serial / rollouts / measured)", op: ">=", value: 0.85, unit: "" },
+        samples: share,
+      },
+    ],
   );
 }
 
