@@ -12,6 +12,7 @@ import {
   parseOptimizeConfig,
 } from "../loop/optimize-config.ts";
 import { modelSettingsFrom } from "./model-options.ts";
+import { slurmFromFlags } from "./runner-options.ts";
 
 export { numberish } from "./numberish.ts";
 
@@ -80,15 +81,14 @@ function flagOptions(opts: Record<string, unknown>, base: OptimizeConfigInput): 
   if (opts.learning !== undefined) out.learning = { ...(base.learning ?? {}), mode: opts.learning };
   if (opts.cache !== undefined || opts.cacheDir !== undefined)
     out.cache = defined({ ...(base.cache ?? {}), mode: opts.cache ?? base.cache?.mode, dir: opts.cacheDir ?? base.cache?.dir });
-  if (opts.runner !== undefined && opts.runner !== "local" && opts.runner !== "slurm")
-    throw new HoneError("usage", `--runner ${String(opts.runner)}: local or slurm (use --queue for BullMQ)`);
-  if (opts.runner === "slurm")
+  const slurm = slurmFromFlags(opts);
+  if (slurm)
     out.slurm = defined({
       ...(base.slurm ?? {}),
-      partition: opts.slurmPartition,
-      gres: opts.slurmGres,
-      time_minutes: opts.slurmTime,
-      template: opts.slurmTemplate,
+      partition: slurm.partition,
+      gres: slurm.gres,
+      time_minutes: slurm.timeMinutes,
+      template: slurm.template,
     });
   for (const role of ["executor", "proposer"] as const) {
     const given = defined(fromModel(modelSettingsFrom(opts, role)));
@@ -122,7 +122,7 @@ export function optionsFromFlags(opts: Record<string, unknown>, file?: { path: s
 }
 
 /** What may change on --resume (everything else is the run's own, from its hone.db). */
-const RESUMABLE = new Set(["rounds", "concurrency", "resume", "json", "out"]);
+const RESUMABLE = new Set(["rounds", "concurrency", "queue", "resume", "json", "out"]);
 
 /** The leaves of a config value, as dotted paths (arrays and scalars are leaves). */
 function leaves(v: unknown, at = ""): [string, unknown][] {
@@ -149,7 +149,7 @@ export function refuseResumeMismatch(opts: Record<string, unknown>, stored: Opti
     const flag = named.includes(" ") ? named : `${named} ${typeof value === "string" ? value : JSON.stringify(value)}`;
     throw new HoneError(
       "usage",
-      `--resume ${runDir}: ${flag} differs from the run's ${path} (${JSON.stringify(before ?? null)}); a resumed run keeps the settings it was started with (only --rounds and --concurrency may change): drop the flag, or start a new run with --out`,
+      `--resume ${runDir}: ${flag} differs from the run's ${path} (${JSON.stringify(before ?? null)}); a resumed run keeps the settings it was started with (only --rounds, --concurrency and --queue may change): drop the flag, or start a new run with --out`,
     );
   }
 }

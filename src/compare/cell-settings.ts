@@ -1,5 +1,6 @@
 // What one cell × seed of a grid runs: the optimize settings of its search, built from the experiment file.
 import { configError } from "../errors.ts";
+import type { SlurmSettings } from "../loop/distributed/slurm.ts";
 import type { OptimizeSettings } from "../loop/optimize.ts";
 import { optimizeConfigSchema, settingsFromConfig } from "../loop/optimize-config.ts";
 import { methodByName } from "../method/registry.ts";
@@ -25,6 +26,8 @@ export interface CellSetup {
 export interface RunOptions {
   /** Rollouts on BullMQ workers through this Redis URL (hone worker), the search's and the test split's. */
   queue?: string;
+  /** A discovery cell's rollouts as sbatch jobs, the search's and the test split's (QA rows cannot use Slurm). */
+  slurm?: SlurmSettings;
 }
 
 const labelOf = (m: MethodEntry) => m.name ?? m.method;
@@ -88,16 +91,23 @@ export async function cellSetup(exp: Experiment, cell: PlannedCell, o: RunOption
   });
   const settings = settingsFromConfig(config, train.budget.maxEvals);
   if (o.queue) settings.queue = o.queue;
+  if (o.slurm) settings.slurm = o.slurm;
   return { group, method, train, test, settings };
 }
 
 /**
  * What this build cannot run, checked before anything is written: discovery groups that are not one task to search on,
- * and QA rows whose train and validation limits alone take more evaluator calls than the budget (a row without limits
- * is checked against its splits' sizes when its cell starts: qa-cell.ts).
+ * QA rows whose train and validation limits alone take more evaluator calls than the budget (a row without limits
+ * is checked against its splits' sizes when its cell starts: qa-cell.ts), and QA rows asked to run on Slurm.
  */
-export function runnableProblems(exp: Experiment): { field: string; message: string }[] {
+export function runnableProblems(exp: Experiment, o: RunOptions = {}): { field: string; message: string }[] {
   const out: { field: string; message: string }[] = [];
+  if (o.slurm && exp.benchmarks.length > 0)
+    out.push({
+      field: "benchmarks",
+      message:
+        "--runner slurm runs discovery tasks' rollouts as sbatch jobs; a QA row's questions run locally or on BullMQ workers (--queue): run the benchmarks in a file of their own",
+    });
   exp.benchmarks.forEach((b, i) => {
     const train = b.splits.train.limit;
     const validation = b.splits.validation?.limit;

@@ -59,15 +59,15 @@ function taskResult(task: string, repeats: RepeatResult[]): TaskResult {
   return { task, score: scores.reduce((a, b) => a + b, 0) / scores.length, valid: true };
 }
 
-/** Measures one harness on every test task, `repeats` times each, one repeat after another. */
+/**
+ * Measures one harness on every test task, `repeats` times each: one repeat after another in this process, all at
+ * once on a remote runner (BullMQ workers or Slurm), which spreads them as it can.
+ */
 export async function measureOnTest(o: TestMeasureOptions): Promise<ChoiceResult> {
-  const tasks: TaskResult[] = [];
-  let harness = "";
-  for (const task of o.tasks) {
-    const rs: RepeatResult[] = [];
-    for (let r = 0; r < o.repeats; r++) rs.push(await repeat(o, task, r));
-    harness ||= rs[0]?.harness.content_hash ?? "";
-    tasks.push(taskResult(task.id, rs));
-  }
-  return { candidate: o.candidate, harness, tasks };
+  const all = o.tasks.flatMap((task) => Array.from({ length: o.repeats }, (_, r) => ({ task, r })));
+  const results: RepeatResult[] = [];
+  if (o.run.queue || o.run.slurm) results.push(...(await Promise.all(all.map(({ task, r }) => repeat(o, task, r)))));
+  else for (const { task, r } of all) results.push(await repeat(o, task, r));
+  const tasks = o.tasks.map((task, i) => taskResult(task.id, results.slice(i * o.repeats, (i + 1) * o.repeats)));
+  return { candidate: o.candidate, harness: results[0]?.harness.content_hash ?? "", tasks };
 }

@@ -149,7 +149,7 @@ async function discoveryCell(exp: Experiment, cell: PlannedCell, o: CellRunOptio
     onEvent: o.onEvent && ((e) => o.onEvent?.(cell, e)),
   });
   const s = setup.settings;
-  const run = { ...s.executor, maxEvals: s.maxEvals, tasksDir: s.tasksDir, warmPool: s.warmPool };
+  const run = { ...s.executor, maxEvals: s.maxEvals, tasksDir: s.tasksDir, warmPool: s.warmPool, queue: s.queue, slurm: s.slurm };
   const common = { tasks: setup.test, repeats: exp.repeats, seed: cell.seed, run };
   const both = await measureBoth(
     cell,

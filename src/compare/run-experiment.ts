@@ -5,17 +5,16 @@ import { join, resolve } from "node:path";
 import { configError } from "../errors.ts";
 import type { OptimizeEvent } from "../loop/optimize.ts";
 import { writeJsonAtomic } from "../store/atomic.ts";
-import { runnableProblems } from "./cell-settings.ts";
+import { type RunOptions, runnableProblems } from "./cell-settings.ts";
 import type { Experiment } from "./experiment.ts";
 import type { PlannedCell } from "./plan.ts";
 import { planCells } from "./plan.ts";
 import { isFinished, runCell } from "./run-cell.ts";
 
-export interface ExperimentRunOptions {
+export interface ExperimentRunOptions extends RunOptions {
   out: string;
   /** Cells × seeds at once (default 2). */
   cells?: number;
-  queue?: string;
   /** One line per cell × seed started, finished or failed, and each notice once. */
   log?: (line: string) => void;
 }
@@ -41,8 +40,8 @@ export interface ExperimentRunResult {
 }
 
 /** Refuses, before anything is written, what this build cannot run; the first problem names its field. */
-function assertRunnable(exp: Experiment): void {
-  const problems = runnableProblems(exp);
+function assertRunnable(exp: Experiment, o: RunOptions): void {
+  const problems = runnableProblems(exp, o);
   const [first, ...rest] = problems;
   if (!first) return;
   const more = rest.map((p) => `\n  ${p.field}: ${p.message}`).join("");
@@ -68,7 +67,7 @@ async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Pr
 }
 
 export async function runExperiment(exp: Experiment, o: ExperimentRunOptions): Promise<ExperimentRunResult> {
-  assertRunnable(exp);
+  assertRunnable(exp, o);
   const out = resolve(o.out);
   mkdirSync(out, { recursive: true });
   const log = o.log ?? (() => {});
@@ -94,7 +93,7 @@ export async function runExperiment(exp: Experiment, o: ExperimentRunOptions): P
   await pool(todo, o.cells ?? 2, async (cell) => {
     log(`start  ${cell.dir}`);
     try {
-      const r = await runCell(exp, cell, { out, queue: o.queue, onEvent });
+      const r = await runCell(exp, cell, { out, queue: o.queue, slurm: o.slurm, onEvent });
       done++;
       const score = r.final.tasks.map((t) => (t.score === null ? "-" : t.score.toPrecision(4))).join(" ");
       log(`done   ${cell.dir} (${done}/${todo.length}): test ${score}, ${r.cost[exp.budget.unit]} ${exp.budget.unit}`);

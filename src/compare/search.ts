@@ -67,7 +67,14 @@ async function optimizeCell(o: SearchOptions, cap: number, nextRound: (round: nu
   if (!started && existsSync(o.dir) && readdirSync(o.dir).length > 0) rmSync(o.dir, { recursive: true, force: true });
   await optimize(
     { ...o.settings, rounds: cap },
-    { outDir: o.dir, resume: started, overrides: { rounds: cap }, onEvent: o.onEvent, nextRound },
+    {
+      outDir: o.dir,
+      resume: started,
+      // Where the rollouts run is this invocation's choice (a stored queue URL holds no password).
+      overrides: { rounds: cap, queue: o.settings.queue, slurm: o.settings.slurm },
+      onEvent: o.onEvent,
+      nextRound,
+    },
   );
 }
 

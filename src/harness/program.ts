@@ -39,6 +39,11 @@ const manifestSchema = z
 
 const words = (s: string) => s.trim().split(/\s+/).filter(Boolean);
 
+/** Whether a folder holds a harness: a package (agent.yaml) or a harness program (harness.json). */
+export function isHarnessFolder(dir: string): boolean {
+  return existsSync(join(dir, "agent.yaml")) || existsSync(join(dir, "harness.json"));
+}
+
 /** Whether a folder is a harness program (it has harness.json and no agent.yaml). */
 export function isProgramHarness(dir: string): boolean {
   return existsSync(join(dir, "harness.json")) && !existsSync(join(dir, "agent.yaml"));

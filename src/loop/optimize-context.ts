@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { contentHash } from "../harness/files.ts";
 import { loadHarness } from "../harness/package.ts";
+import { isHarnessFolder } from "../harness/program.ts";
 import type { Harness } from "../harness/types.ts";
 import type { Budget, Candidate, Direction, TaskBrief } from "../method/method.ts";
 import { type ProposerTask, proposerTaskOf } from "../method/proposer.ts";
@@ -22,6 +23,7 @@ import { HONE_VERSION, type IdentityParts } from "./identity.ts";
 import type { OptimizeEvent, OptimizeSettings, RunnerFactory } from "./optimize.ts";
 import type { RunNoise } from "./optimize-noise.ts";
 import { Recording } from "./recording.ts";
+import { remoteRunner } from "./remote-runner.ts";
 import { LocalRunner, type Runner } from "./runner.ts";
 
 export interface Incumbent {
@@ -131,7 +133,7 @@ export class RunContext implements SearchContext {
   /** The harness version of a candidate as a folder (materialized from git when a kill removed it). */
   candidateDir(id: string, commit: string): string {
     const dir = join(this.dir, "candidates", id);
-    if (!existsSync(join(dir, "agent.yaml"))) this.repo.materialize(commit, dir);
+    if (!isHarnessFolder(dir)) this.repo.materialize(commit, dir);
     return dir;
   }
   workOf(c: Candidate | undefined): { program?: string } {
@@ -222,11 +224,17 @@ export async function open(
   const queued =
     mode === "replay"
       ? undefined
-      : settings.queue
-        ? await queueRunner(settings, task, db)
-        : settings.slurm
-          ? await slurmRunner(settings, task, runDir)
-          : undefined;
+      : await remoteRunner({
+          queue: settings.queue,
+          slurm: settings.slurm,
+          // Job ids derive from the run's creation, stable across resumes.
+          runKey: `opt-${(runRow(db)?.created_at ?? "").replace(/[^0-9]/g, "")}`,
+          runDir,
+          task,
+          tasksDir: settings.tasksDir,
+          executor: settings.executor,
+          timeLimitSec: settings.timeLimitSec,
+        });
   const runner =
     makeRunner?.({ task, settings, runDir }) ??
     queued ??
@@ -282,34 +290,6 @@ export async function open(
     maxEvals: settings.maxEvals,
   });
   return ctx;
-}
-
-/** The BullMQ runner, loaded only when a queue is used; job ids derive from the run's creation, stable across resumes. */
-async function queueRunner(settings: OptimizeSettings, task: DiscoveryTask, db: Db): Promise<Runner> {
-  const { BullmqRunner } = await import("./distributed/bullmq.ts");
-  const created = runRow(db)?.created_at ?? "";
-  return new BullmqRunner({
-    url: settings.queue as string,
-    runKey: `opt-${created.replace(/[^0-9]/g, "")}`,
-    task,
-    taskRef: task.dir,
-    tasksDir: settings.tasksDir,
-    executor: settings.executor,
-    timeLimitSec: settings.timeLimitSec,
-  });
-}
-
-async function slurmRunner(settings: OptimizeSettings, task: DiscoveryTask, runDir: string): Promise<Runner> {
-  const { SlurmRunner } = await import("./distributed/slurm.ts");
-  return new SlurmRunner({
-    ...settings.slurm,
-    runDir,
-    task,
-    taskRef: task.dir,
-    tasksDir: settings.tasksDir,
-    executor: settings.executor,
-    timeLimitSec: settings.timeLimitSec,
-  });
 }
 
 function resolved(gitDir: string): HarnessRepo {

@@ -1,8 +1,9 @@
 // The rounds of an optimize run: round zero (the seed, its noise, its rollout), a round of proposals, and resuming.
-import { copyFileSync, existsSync, mkdirSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { HoneError } from "../errors.ts";
 import { loadHarness } from "../harness/package.ts";
+import { isHarnessFolder } from "../harness/program.ts";
 import { loraStep } from "../method/lora.ts";
 import { methodByName, methodParams } from "../method/registry.ts";
 import { seedFrom } from "../model/offline/rng.ts";
@@ -37,7 +38,7 @@ export async function seedCandidate(ctx: SearchContext): Promise<{ commit: strin
     commit = await repo.commitDir(dir, "r00: seed harness", undefined, 0);
     repo.createRef("refs/candidates/r00-seed", commit);
     repo.fastForwardMain(commit);
-  } else if (!existsSync(join(dir, "agent.yaml"))) repo.materialize(commit, dir);
+  } else if (!isHarnessFolder(dir)) repo.materialize(commit, dir);
   const harness = loadHarness(dir, { generatedCode: gateGeneratedCode });
   insertCandidate(ctx.db, ctx.runId, {
     id: "r00-seed",

@@ -8,7 +8,7 @@ import type { CacheMode } from "../model/cache.ts";
 import type { ModelSettings } from "../model/resolve.ts";
 import { checkHarness } from "../sandbox/check.ts";
 import { candidateOfCommit, lastFinishedRound, slotSummaries } from "../store/candidates.ts";
-import { type Db, finishRun, openDb, roundRows, runRow } from "../store/db.ts";
+import { type Db, finishRun, openDb, passwordRedacted, roundRows, runRow } from "../store/db.ts";
 import { resolveTask } from "../task/builtin.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import { checkTaskNeedsAsync } from "../task/needs.ts";
@@ -134,7 +134,8 @@ export interface OptimizeOptions {
   outDir?: string;
   resume?: boolean;
   /** With resume: options that may change for the rest of the run (everything else comes from hone.db). */
-  overrides?: { rounds?: number; concurrency?: number };
+  /** What a resumed run may change: how long it goes on, how much at once, and where its rollouts run. */
+  overrides?: { rounds?: number; concurrency?: number; queue?: string; slurm?: SlurmSettings };
   onEvent?: (e: OptimizeEvent) => void;
   runner?: RunnerFactory;
   /**
@@ -170,7 +171,13 @@ export function storedSettings(runDir: string, o: OptimizeOptions): OptimizeSett
   const changed = Object.fromEntries(Object.entries(o.overrides ?? {}).filter(([, v]) => v !== undefined));
   // What may change is checked by the same schema as everything else.
   parseOptimizeConfig(configOfInput({ ...stored, ...changed }), (f) => `--resume: ${f}`);
-  return { ...stored, ...changed };
+  const settings: OptimizeSettings = { ...stored, ...changed };
+  if (passwordRedacted(settings.queue))
+    throw new HoneError(
+      "usage",
+      `${runDir} was started with --queue ${settings.queue}; hone never stores a password: resume it with --queue <the URL with its password>`,
+    );
+  return settings;
 }
 
 /**

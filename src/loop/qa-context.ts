@@ -5,6 +5,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { HoneError } from "../errors.ts";
 import { loadHarness } from "../harness/package.ts";
+import { isHarnessFolder } from "../harness/program.ts";
 import type { Harness } from "../harness/types.ts";
 import type { Budget, Candidate } from "../method/method.ts";
 import type { ModelSettings, ResolvedModel } from "../model/resolve.ts";
@@ -70,7 +71,7 @@ export class QAContext implements SearchContext {
   }
   candidateDir(id: string, commit: string): string {
     const dir = join(this.dir, "candidates", id);
-    if (!existsSync(join(dir, "agent.yaml"))) this.repo.materialize(commit, dir);
+    if (!isHarnessFolder(dir)) this.repo.materialize(commit, dir);
     return dir;
   }
   /** A candidate's train results as the proposer reads them: its mean and the questions it got wrong. */

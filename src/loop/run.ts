@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
@@ -16,13 +17,18 @@ import { createRunDb, type Db, finishRun, openDb } from "../store/db.ts";
 import { JsonlTrajectory } from "../store/trajectory.ts";
 import { resolveTask } from "../task/builtin.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
+import type { Evaluation } from "../task/evaluation.ts";
 import { evaluateProgram } from "../task/evaluator.ts";
 import { EvaluatorPool } from "../task/evaluator-pool.ts";
 import { isolationNotice } from "../task/python-env.ts";
-import { evaluateIn } from "../task/recorded-evaluations.ts";
+import { evaluateIn, type ScopedEvaluate } from "../task/recorded-evaluations.ts";
+import type { SlurmSettings } from "./distributed/slurm.ts";
 import { Recording } from "./recording.ts";
+import { remoteRunner } from "./remote-runner.ts";
 import { recordRollout } from "./rollout-records.ts";
 import { defaultRunDir, snapshotHarness } from "./run-dir.ts";
+import { remoteRollout } from "./run-remote.ts";
+import type { Runner } from "./runner.ts";
 import { assertEvaluatorWorks } from "./seed-check.ts";
 
 export const DEFAULT_HARNESS = resolve(dirname(new URL(import.meta.url).pathname), "..", "..", "harnesses", "initial");
@@ -46,6 +52,10 @@ export interface RunHarnessOptions extends Partial<ModelSettings> {
   replayOf?: string;
   /** Called with the hidden folder the run is built in, so a caller that is stopped can remove it. */
   onPartial?: (dir: string) => void;
+  /** The rollout on BullMQ workers through this Redis URL (the seed program is still evaluated here). */
+  queue?: string;
+  /** The rollout as an sbatch job (a shared filesystem). */
+  slurm?: SlurmSettings;
 }
 
 /** What a run stores to be replayed: its options without callbacks, the harness and task as given. */
@@ -125,35 +135,49 @@ export async function runHarness(
   const evaluate = recording.evaluator(live, contentHash(task.dir));
   let resolved: ResolvedModel | undefined;
   let jsonl: JsonlTrajectory | undefined;
+  let remote: Runner | undefined;
   const db = openDb(join(partial, "hone.db"));
   try {
-    if (opts.warmPool !== false) pool = await EvaluatorPool.start(task, { size: 1 });
+    const apiKeyEnv = opts.apiKeyEnv ?? harness.defaults.apiKeyEnv;
+    remote =
+      opts.cache?.mode === "replay"
+        ? undefined
+        : await remoteRunner({
+            queue: opts.queue,
+            slurm: opts.slurm,
+            runKey: `run-${createHash("sha256").update(outDir).digest("hex").slice(0, 16)}`,
+            runDir: partial,
+            task,
+            tasksDir: opts.tasksDir,
+            executor: { ...opts, model, baseUrl, apiKeyEnv },
+            timeLimitSec: opts.timeLimitSec,
+          });
+    if (opts.warmPool !== false && !remote) pool = await EvaluatorPool.start(task, { size: 1 });
     const start = await evaluateIn(evaluate, "start")(task.seedProgram);
     assertEvaluatorWorks(task, start);
-    resolved = await recording.model({ ...opts, model, baseUrl, apiKeyEnv: opts.apiKeyEnv ?? harness.defaults.apiKeyEnv });
-    jsonl = new JsonlTrajectory(join(partial, "trajectory.jsonl"));
-    const trajectory = {
-      write: (e: Record<string, unknown> & { type: string }) => {
-        jsonl?.write(e);
-        opts.onEvent?.(e);
-      },
-    };
     const seed = opts.seed ?? 0;
-    const outcome = await runRollout({
-      harness,
-      task,
-      model: forScope(resolved.model, "rollout"),
-      evaluate: evaluateIn(evaluate, "rollout"),
-      maxEvals,
-      seed,
-      trajectory,
-      outDir: partial,
-      startEvaluation: start,
-      timeLimitSec: opts.timeLimitSec,
-      generatedCode: (env, t) =>
-        generatedCodeHost(harness.tools, env, taskInputs(task), t, { seed, python: { task, channel: pool?.toolChannel() } }),
-    });
-    jsonl.close();
+    let outcome: RolloutOutcome;
+    if (remote) {
+      const job = { seed, maxEvals, harnessDir: harness.dir, startProgram: task.seedProgram, startEvaluation: start };
+      outcome = await remoteRollout(remote, job, { partial, task, recording });
+    } else {
+      resolved = await recording.model({ ...opts, model, baseUrl, apiKeyEnv });
+      jsonl = new JsonlTrajectory(join(partial, "trajectory.jsonl"));
+      outcome = await localRollout({
+        harness,
+        task,
+        model: resolved,
+        jsonl,
+        opts,
+        pool,
+        evaluate,
+        maxEvals,
+        seed,
+        start,
+        partial,
+      });
+      jsonl.close();
+    }
     writeResult(partial, {
       status: outcome.status,
       stop_reason: outcome.stopReason,
@@ -161,8 +185,8 @@ export async function runHarness(
       task: { id: task.id, dir: task.dir, metric: task.metric, direction: task.direction, reference: task.reference ?? null },
       harness: { name: harness.name, dir: harness.dir, content_hash: harness.contentHash },
       model: {
-        name: resolved.modelName,
-        base_url: resolved.offline ? "offline (in-process)" : resolved.baseUrl,
+        name: resolved?.modelName ?? model,
+        base_url: model === "offline" ? "offline (in-process)" : (resolved?.baseUrl ?? baseUrl),
         dialect: opts.dialect ?? "vllm",
       },
       seed,
@@ -205,7 +229,44 @@ export async function runHarness(
   } finally {
     pool?.close();
     await resolved?.close();
+    await remote?.close();
   }
+}
+
+/** The rollout in this process: the harness's agent loop on the task, its trajectory into the run's folder. */
+function localRollout(o: {
+  harness: Harness;
+  task: DiscoveryTask;
+  model: ResolvedModel;
+  jsonl: JsonlTrajectory;
+  opts: RunHarnessOptions;
+  pool: EvaluatorPool | undefined;
+  evaluate: ScopedEvaluate;
+  maxEvals: number;
+  seed: number;
+  start: Evaluation;
+  partial: string;
+}): Promise<RolloutOutcome> {
+  const { harness, task, seed, pool } = o;
+  return runRollout({
+    harness,
+    task,
+    model: forScope(o.model.model, "rollout"),
+    evaluate: evaluateIn(o.evaluate, "rollout"),
+    maxEvals: o.maxEvals,
+    seed,
+    trajectory: {
+      write: (e: Record<string, unknown> & { type: string }) => {
+        o.jsonl.write(e);
+        o.opts.onEvent?.(e);
+      },
+    },
+    outDir: o.partial,
+    startEvaluation: o.start,
+    timeLimitSec: o.opts.timeLimitSec,
+    generatedCode: (env, t) =>
+      generatedCodeHost(harness.tools, env, taskInputs(task), t, { seed, python: { task, channel: pool?.toolChannel() } }),
+  });
 }
 
 /** The run's records: its harness as the one candidate, its rollout with evaluations and model calls. */

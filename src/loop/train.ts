@@ -4,6 +4,7 @@ import { HoneError } from "../errors.ts";
 import { SpecError } from "../harness/compile.ts";
 import { contentHash } from "../harness/files.ts";
 import { loadHarness } from "../harness/package.ts";
+import { isHarnessFolder } from "../harness/program.ts";
 import type { Criterion, Measurement } from "../method/criteria.ts";
 import type { Estimator } from "../method/estimators.ts";
 import type { ModelSettings } from "../model/resolve.ts";
@@ -131,7 +132,7 @@ export class Trainer {
 
   private dirOf(commit: string): string {
     const d = join(this.dir, "worktrees", commit.slice(0, 12));
-    if (!existsSync(join(d, "agent.yaml"))) this.repo.materialize(commit, d);
+    if (!isHarnessFolder(d)) this.repo.materialize(commit, d);
     return d;
   }
 

@@ -66,6 +66,8 @@ const cut = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}\n[... ${
 
 /** What the proposer sees of the incumbent harness: its files, bounded. */
 export function describeHarness(h: Harness): string {
+  if (h.program)
+    return `### harness.json (a harness program: a spec cannot change it)\n${cut(readFileSync(join(h.dir, "harness.json"), "utf8"), 3000)}`;
   const parts = [
     `### agent.yaml\n${cut(readFileSync(join(h.dir, "agent.yaml"), "utf8"), 3000)}`,
     `### system prompt\n${cut(h.systemPrompt, 4000)}`,

@@ -108,6 +108,18 @@ export type RunKind = "run" | "eval" | "train" | "optimize";
  * a run killed at any point either has nothing to resume or can be resumed from its stored configuration.
  * Leaves an existing hone.db as it is.
  */
+/** A URL's password as it is stored: never the password itself (`redis://:***@host`). */
+export const REDACTED = "***";
+const URL_PASSWORD = /^([a-z][a-z0-9+.-]{0,20}:\/\/[^/@:\s]*:)[^/@\s]+@/i;
+
+/** Every string in a run's settings that is a URL with a password, the password replaced by REDACTED. */
+const redactPasswords = (_key: string, value: unknown) =>
+  typeof value === "string" ? value.replace(URL_PASSWORD, `$1${REDACTED}@`) : value;
+
+/** Whether a stored URL had its password taken out (a resumed run needs it given again). */
+export const passwordRedacted = (url: string | undefined) => url?.includes(`:${REDACTED}@`) === true;
+
+/** Creates a run's hone.db with its settings, by rename (never half-made); a URL's password is never written. */
 export function createRunDb(path: string, kind: RunKind, config: unknown): void {
   if (existsSync(path)) return;
   mkdirSync(dirname(path), { recursive: true });
@@ -115,7 +127,7 @@ export function createRunDb(path: string, kind: RunKind, config: unknown): void 
   const fresh = openDb(`${path}.new`);
   fresh
     .prepare("INSERT INTO runs (id, kind, created_at, status, config) VALUES ('run', ?, ?, 'running', ?)")
-    .run(kind, now(), JSON.stringify(config));
+    .run(kind, now(), JSON.stringify(config, redactPasswords));
   fresh.close();
   renameSync(`${path}.new`, path);
 }

@@ -1,5 +1,5 @@
-import { spawn } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
@@ -163,6 +163,20 @@ describe("hone compare --queue (cells' rollouts on two BullMQ workers)", () => {
       const db = new Database(join(out, "packing+initial+greedy", "seed-0", "hone.db"), { readonly: true });
       expect(JSON.parse((db.prepare("SELECT config FROM runs").get() as { config: string }).config).queue).toBe(url);
       db.close();
+      // Every test-split repeat (the seed harness's and the final choices') was a job on the queue, none ran here.
+      const repeats = readdirSync(out, { recursive: true, encoding: "utf8" }).filter((f) => /(^|\/)r\d+\/result\.json$/.test(f));
+      expect(repeats.length).toBeGreaterThan(0);
+      const keys = execFileSync("redis-cli", ["-u", url, "--scan", "--pattern", "bull:hone-rollouts:run-*"], {
+        encoding: "utf8",
+      });
+      expect(
+        new Set(
+          keys
+            .split("\n")
+            .filter((k) => /--/.test(k))
+            .map((k) => k.split(":")[2]),
+        ).size,
+      ).toBe(repeats.length);
     } finally {
       await queue.stop();
     }

@@ -182,3 +182,23 @@ describe("queue job ids carry the work", () => {
     expect(hashes[0]).not.toBe(hashes[1]);
   });
 });
+
+describe("hone run through a BullMQ worker", () => {
+  it("gives the local run's result, the rollout ran on a worker, and the run replays", { timeout: 300_000 }, async () => {
+    const dir = tempDir();
+    const args = ["run", "--task", "circle-packing", "--model", "offline", "--max-evals", "3", "--seed", "4", "--json"];
+    const local = await hone([...args, "--out", join(dir, "local")], { timeoutMs: 120_000 });
+    expect(local.code, local.stderr).toBe(0);
+    const before = lines.filter((l) => / runs rollout$/.test(l)).length;
+    const queued = await hone([...args, "--out", join(dir, "queued"), "--queue", url], { timeoutMs: 120_000 });
+    expect(queued.code, queued.stderr).toBe(0);
+    expect(lines.filter((l) => / runs rollout$/.test(l)).length - before).toBe(1);
+    const { out_dir: _a, usage: _u, ...mine } = JSON.parse(local.stdout);
+    const { out_dir: _b, usage: _v, ...theirs } = JSON.parse(queued.stdout);
+    expect(theirs).toEqual(mine);
+    for (const f of ["trajectory.jsonl", "best_program.py"]) expect(existsSync(join(dir, "queued", f))).toBe(true);
+    const replay = await hone(["replay", join(dir, "queued"), "--json"], { timeoutMs: 120_000 });
+    expect(replay.code, replay.stderr).toBe(0);
+    expect(JSON.parse(replay.stdout)).toMatchObject({ matches: true });
+  });
+});

@@ -1,12 +1,13 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { CellRecord } from "../../src/compare/cell.ts";
 import { compareRecords } from "../../src/loop/compare-runs.ts";
 import { mapSlurmState } from "../../src/loop/distributed/slurm.ts";
 import { hone, optimizeArgs } from "../helpers/cli.ts";
-import { tempDir } from "../helpers/fixtures.ts";
+import { ROOT, tempDir } from "../helpers/fixtures.ts";
 import { missing, requireTool } from "../helpers/requires.ts";
 import { type SlurmCluster, startSlurm } from "../helpers/slurm-cluster.ts";
 
@@ -82,5 +83,63 @@ describe("Slurm", () => {
       expect(row.error).toMatch(/Slurm job \d+ ended CANCELLED/);
       expect(row.best_score).toBeNull();
     }
+  });
+
+  it("runs a hone compare grid's cells on Slurm, search and test split, with the local pool's cell records", {
+    timeout: 240_000,
+  }, async (ctx) => {
+    needCluster(ctx);
+    const file = join(dir, "grid.yaml");
+    writeFileSync(
+      file,
+      [
+        "name: slurm-grid",
+        "tasks: [{ name: packing, splits: { train: [circle-packing] } }]",
+        `harnesses: [{ name: initial, path: ${join(ROOT, "harnesses", "initial")} }]`,
+        "methods: [{ method: random }]",
+        "seeds: [0]",
+        "budget: { unit: evaluator_calls, size: 6 }",
+        "search: { proposals: 1, max_evals: 2, noise_repeats: 1, concurrency: 1 }",
+        "repeats: 1",
+        "",
+      ].join("\n"),
+    );
+    const local = join(tempDir(), "local");
+    expect((await hone(["compare", file, "--out", local], { timeoutMs: 120_000 })).code).toBe(0);
+    const out = join(tempDir(), "slurm");
+    const r = await hone(["compare", file, "--out", out, "--runner", "slurm", "--slurm-time", "10"], { env, timeoutMs: 200_000 });
+    expect(r.code, r.stderr).toBe(0);
+    const cell = (root: string) => {
+      const c = JSON.parse(readFileSync(join(root, "packing+initial+random", "seed-0", "cell.json"), "utf8")) as CellRecord;
+      return { ...c, finished: "", cost: { ...c.cost, seconds: 0 } };
+    };
+    expect(cell(out)).toEqual(cell(local));
+    // The search's rollouts and the test split's repeats were sbatch jobs (their scripts stay beside them).
+    const scripts = readdirSync(out, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith("job.sh"));
+    expect(scripts.some((f) => f.includes(".seed-harness"))).toBe(true);
+    expect(scripts.some((f) => f.startsWith("packing+initial+random"))).toBe(true);
+  });
+
+  it("refuses --runner slurm for a grid with QA rows, before anything is written", async () => {
+    const file = join(dir, "qa-grid.yaml");
+    writeFileSync(
+      file,
+      [
+        "name: qa-slurm",
+        "benchmarks: [{ benchmark: gsm8k, data_dir: " +
+          JSON.stringify(join(ROOT, "test", "fixtures", "datasets")) +
+          ", splits: { train: { limit: 2 }, validation: { limit: 2 }, test: { limit: 2 } } }]",
+        `harnesses: [{ name: initial, path: ${join(ROOT, "harnesses", "initial")} }]`,
+        "methods: [{ method: random }]",
+        "seeds: [0]",
+        "budget: { unit: evaluator_calls, size: 40 }",
+        "",
+      ].join("\n"),
+    );
+    const out = join(tempDir(), "qa");
+    const r = await hone(["compare", file, "--out", out, "--runner", "slurm"]);
+    expect(r.code, r.stderr).toBe(5);
+    expect(r.stderr).toMatch(/\(benchmarks\): --runner slurm runs discovery tasks. rollouts/);
+    expect(existsSync(out)).toBe(false);
   });
 });

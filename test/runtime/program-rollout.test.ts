@@ -59,7 +59,7 @@ describe("harness programs in rollouts and QA tasks", () => {
     const h = loadHarness(EXAMPLE);
     expect(h.program?.entrypoint).toEqual(["python3", "harness.py"]);
     expect(h.tools).toEqual([]);
-    expect(h.files.sort()).toEqual(["harness.json", "harness.py"]);
+    expect(h.files.sort()).toEqual(["harness.json", "harness.py", "prompt.md"]);
     expect(() => applySpec(EXAMPLE, { system_prompt: "x" }, join(tempDir(), "c"))).toThrow(SpecError);
   });
 

@@ -3,7 +3,7 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { RunReader } from "../../src/console/run-reader.ts";
 import { runReceipt } from "../../src/loop/receipt.ts";
-import { createRunDb, openDb, runRow } from "../../src/store/db.ts";
+import { createRunDb, openDb, passwordRedacted, runRow } from "../../src/store/db.ts";
 import { allDecisions } from "../../src/store/decisions.ts";
 import { loadNoise } from "../../src/store/noise.ts";
 import { finishMeasurement, insertTaskResult, measurements, solvedMatrix, startMeasurement } from "../../src/store/qa.ts";
@@ -17,6 +17,27 @@ describe("hone.db", () => {
     const db = openDb(path, { readonly: true });
     expect(runRow(db)).toMatchObject({ kind: "eval", status: "running", config: '{"benchmark":"gsm8k"}' });
     db.close();
+  });
+
+  it("never stores a URL's password: the settings keep the URL with *** in its place", () => {
+    const path = join(tempDir(), "run", "hone.db");
+    const settings = {
+      queue: "redis://:s3cret-pw@queue.example.org:6379/2",
+      executor: { model: "m", baseUrl: "https://alice:tok%2Fen@api.example.org/v1" },
+      proposer: { baseUrl: "https://api.example.org/v1", note: "a:b@c is not a URL" },
+    };
+    createRunDb(path, "optimize", settings);
+    const db = openDb(path, { readonly: true });
+    const config = runRow(db)?.config ?? "";
+    db.close();
+    expect(config).not.toMatch(/s3cret|tok%2Fen/);
+    expect(JSON.parse(config)).toEqual({
+      queue: "redis://:***@queue.example.org:6379/2",
+      executor: { model: "m", baseUrl: "https://alice:***@api.example.org/v1" },
+      proposer: settings.proposer,
+    });
+    expect(passwordRedacted(JSON.parse(config).queue)).toBe(true);
+    expect(passwordRedacted("redis://127.0.0.1:6379")).toBe(false);
   });
 
   it("a measurement is pending until closed, then carries its aggregates", () => {

@@ -1,8 +1,9 @@
 """A harness as a program: `python3 harness.py --task task.json --workdir DIR`, standard library only.
 
 The model endpoint comes from OPENAI_BASE_URL, the model id from HONE_MODEL and the key from OPENAI_API_KEY.
-QA tasks: ask once, leave the answer in DIR/answer.txt. Discovery tasks: ask for an improved program and, when
-the reply holds a fenced code block, write it over DIR/<program_file>.
+QA tasks: ask once, leave the answer in DIR/answer.txt. Discovery tasks: ask for an improved program (with the
+instructions in prompt.md beside this file, which methods that write folders may rewrite) and, when the reply holds
+a fenced code block, write it over DIR/<program_file>.
 """
 import argparse, json, os, re, urllib.request
 
@@ -30,7 +31,9 @@ def main():
         return
     path = os.path.join(a.workdir, task["program_file"])
     program = open(path).read()
-    reply = ask([{"role": "system", "content": task["description"]}, {"role": "user", "content": "Improve this program; reply with the whole program in one code block.\n\n" + program}])
+    guide = os.path.join(os.path.dirname(os.path.abspath(__file__)), "prompt.md")
+    system = (open(guide).read() + "\n\n" if os.path.exists(guide) else "") + task["description"]
+    reply = ask([{"role": "system", "content": system}, {"role": "user", "content": "Improve this program; reply with the whole program in one code block.\n\n" + program}])
     block = re.search(r"```(?:python)?\n(.*?)```", reply, re.S)
     if block:
         open(path, "w").write(block.group(1))

@@ -8,6 +8,7 @@ import { addModelOptions } from "../model-options.ts";
 import { numberish } from "../numberish.ts";
 import { formatScore, isTty, printJson, table } from "../output.ts";
 import { modelCallSummary, OptimizeProgress } from "../progress.ts";
+import { addRunnerOptions } from "../runner-options.ts";
 import { atStop } from "../shutdown.ts";
 
 export function registerOptimize(program: Command): void {
@@ -43,13 +44,9 @@ export function registerOptimize(program: Command): void {
     .option("--cache <mode>", "request cache: read-write (default), off, or replay (every request must be recorded)")
     .option("--cache-dir <dir>", "shared cache folder (default HONE_CACHE_DIR or ~/.cache/hone)")
     .option("--queue <redis-url>", "run rollouts on BullMQ workers (hone worker) through this Redis, e.g. redis://127.0.0.1:6379")
-    .option("--runner <kind>", "where rollouts run: local (default) or slurm (each rollout an sbatch job)")
-    .option("--slurm-partition <name>", "sbatch --partition")
-    .option("--slurm-gres <gres>", "sbatch --gres, e.g. gpu:1")
-    .option("--slurm-time <minutes>", "sbatch --time per rollout job", numberish)
-    .option("--slurm-template <file>", "job script template with {{name}}, {{output}}, {{directives}}, {{command}}")
     .option("--out <dir>", "run directory (default runs/opt-<task>-<time>)")
     .option("--json", "print the final summary as JSON only");
+  addRunnerOptions(cmd);
   addModelOptions(cmd, "executor");
   addModelOptions(cmd, "proposer");
   cmd.action(async (opts) => {
@@ -104,7 +101,7 @@ export function registerOptimize(program: Command): void {
     const result = await optimize(s, {
       outDir,
       resume: Boolean(opts.resume),
-      overrides: { rounds: opts.rounds, concurrency: opts.concurrency },
+      overrides: { rounds: opts.rounds, concurrency: opts.concurrency, queue: opts.queue },
       onEvent: (e: OptimizeEvent) => progress?.on(e),
     });
     progress?.end();

@@ -1,8 +1,9 @@
 import { rmSync } from "node:fs";
 import type { Command } from "commander";
-import { ExitCode } from "../../errors.ts";
+import { ExitCode, HoneError } from "../../errors.ts";
 import { addModelOptions, modelSettingsFrom } from "../model-options.ts";
 import { formatScore, isTty, printJson } from "../output.ts";
+import { addRunnerOptions, slurmFromFlags } from "../runner-options.ts";
 import { atStop } from "../shutdown.ts";
 
 export function registerRun(program: Command): void {
@@ -18,11 +19,18 @@ export function registerRun(program: Command): void {
     .option("--tasks-dir <dir>", "a folder of task folders with an optional tasks.yaml")
     .option("--phase <n>", "read the task folder's config_phase_N.yaml (default: config.yaml, else the first phase)", Number)
     .option("--cold", "spawn a fresh interpreter per evaluation instead of the warm evaluator pool")
+    .option(
+      "--queue <redis-url>",
+      "the rollout on a BullMQ worker (hone worker) through this Redis; the seed program is evaluated here",
+    )
     .option("--json", "print the result as JSON only");
+  addRunnerOptions(cmd);
   addModelOptions(cmd).action(async (opts) => {
     const { DEFAULT_HARNESS, runHarness } = await import("../../loop/run.ts");
     const { withPhase } = await import("../../task/builtin.ts");
     const settings = modelSettingsFrom(opts);
+    const slurm = slurmFromFlags(opts);
+    if (slurm && opts.queue) throw new HoneError("usage", "give --queue (a BullMQ worker) or --runner slurm, not both");
     const live = !opts.json;
     const result = await runHarness(opts.harness ?? DEFAULT_HARNESS, withPhase(opts.task, opts.phase), {
       ...settings,
@@ -32,6 +40,8 @@ export function registerRun(program: Command): void {
       timeLimitSec: opts.timeLimit,
       tasksDir: opts.tasksDir,
       warmPool: !opts.cold,
+      queue: opts.queue,
+      slurm,
       onNotice: (text) => process.stderr.write(`${text}\n`),
       // Stopped by a signal, the run leaves nothing half-written.
       onPartial: (dir) => atStop(() => rmSync(dir, { recursive: true, force: true })),

@@ -2,6 +2,7 @@
 // without trusting it, and writing a harness folder from a base candidate plus the files the answer changes.
 import { cpSync, existsSync, lstatSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { isHarnessFolder } from "../../harness/program.ts";
 import { ModelError } from "../../model/errors.ts";
 import type { ChatMessage } from "../../model/types.ts";
 import type { Candidate, ProposeContext } from "../method.ts";
@@ -130,7 +131,7 @@ export function writeFolder(dest: string, baseDir: string, files: Record<string,
 export function candidateDir(ctx: Pick<ProposeContext<unknown>, "files">, c: Candidate): string | undefined {
   if (!c.commit) return undefined;
   ctx.files(c.id);
-  return existsSync(join(c.dir, "agent.yaml")) ? c.dir : undefined;
+  return isHarnessFolder(c.dir) ? c.dir : undefined;
 }
 
 /** A text as the fenced block the methods' prompts use (and the offline model's roles read). */
