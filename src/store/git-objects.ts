@@ -36,12 +36,13 @@ export function writeObject(gitDir: string, type: ObjectType, content: Uint8Arra
   return oid;
 }
 
-// Git orders a tree's entries by name, a folder's name as if it ended in "/".
-const sortName = (e: TreeEntry) => (e.mode === "40000" ? `${e.name}/` : e.name);
+// Git orders a tree's entries by the bytes of their names (UTF-8, not UTF-16 code units), a folder's name as if it
+// ended in "/".
+const sortName = (e: TreeEntry) => Buffer.from(e.mode === "40000" ? `${e.name}/` : e.name, "utf8");
 
 /** A tree's content: its entries in git's order, each `<mode> <name>\0<20-byte id>`. */
 export function treeContent(entries: readonly TreeEntry[]): Buffer {
-  const sorted = [...entries].sort((a, b) => (sortName(a) < sortName(b) ? -1 : sortName(a) > sortName(b) ? 1 : 0));
+  const sorted = [...entries].sort((a, b) => Buffer.compare(sortName(a), sortName(b)));
   return Buffer.concat(sorted.flatMap((e) => [Buffer.from(`${e.mode} ${e.name}\0`, "utf8"), Buffer.from(e.oid, "hex")]));
 }
 

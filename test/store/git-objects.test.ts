@@ -41,6 +41,8 @@ describe("git objects written by hone", () => {
   it("give the commit ids isomorphic-git gives: names that sort differently as folders, modes, links, Unicode", async () => {
     const pkg = copyOf(GENERATED_HARNESS);
     for (const d of ["foo", "foo-bar", "ü"]) mkdirSync(join(pkg, d), { recursive: true });
+    // UTF-16 puts the emoji (a surrogate pair) before U+FF5E; git, comparing UTF-8 bytes, puts it after.
+    for (const f of ["\u{1F600}.md", "\uFF5E.md"]) writeFileSync(join(pkg, f), f);
     writeFileSync(join(pkg, "foo", "a"), "1\n");
     writeFileSync(join(pkg, "foo.txt"), "2\n");
     writeFileSync(join(pkg, "foo-bar", "b"), "");
