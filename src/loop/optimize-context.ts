@@ -7,7 +7,7 @@ import { isHarnessFolder } from "../harness/program.ts";
 import type { Harness } from "../harness/types.ts";
 import type { Budget, Candidate, Direction, TaskBrief } from "../method/method.ts";
 import { type ProposerTask, proposerTaskOf } from "../method/proposer.ts";
-import type { ResolvedModel } from "../model/resolve.ts";
+import { type ResolvedModel, resolveModel } from "../model/resolve.ts";
 import { checkHarness } from "../sandbox/check.ts";
 import { commitOfCandidate, contentHashOfCommit } from "../store/candidates.ts";
 import { createRunDb, type Db, openDb, runRow } from "../store/db.ts";
@@ -17,7 +17,7 @@ import type { DiscoveryTask } from "../task/discovery-task.ts";
 import type { Evaluation } from "../task/evaluation.ts";
 import { evaluateProgram } from "../task/evaluator.ts";
 import { EvaluatorPool } from "../task/evaluator-pool.ts";
-import { isolationNotice } from "../task/python-env.ts";
+import { isolationNotice, primePython } from "../task/python-env.ts";
 import type { ScopedEvaluate } from "../task/recorded-evaluations.ts";
 import { HONE_VERSION, type IdentityParts } from "./identity.ts";
 import type { OptimizeEvent, OptimizeSettings, RunnerFactory } from "./optimize.ts";
@@ -150,17 +150,34 @@ export class RunContext implements SearchContext {
   }
 }
 
+/** What optimize() starts before its checks, so that set-up costs the slowest of them, not their sum. */
+export interface EarlyStart {
+  /** The run's warm pool where this process evaluates (not in a replay, nor with workers or Slurm jobs: there on first use). */
+  pool?: Promise<EvaluatorPool>;
+  /** Both roles' endpoints (the offline model's threads), except in a replay, which contacts none. */
+  endpoints?: [Promise<ResolvedModel>, Promise<ResolvedModel>];
+}
+
 /**
- * The run's warm pool, started now where this process evaluates (not in a replay, nor with workers or Slurm jobs:
- * there on first use); undefined otherwise. optimize() calls it before its checks, so the pool's processes load the
- * evaluator while this one checks the task and the seed package, and hands the promise to open().
+ * Starts the warm pool and the models' endpoints now: the pool's processes load the evaluator and the offline
+ * model's threads their code while this one checks the task and the seed package; open() takes them over.
  */
-export function startWarmPool(settings: OptimizeSettings, task: DiscoveryTask): Promise<EvaluatorPool> | undefined {
-  const local = settings.warmPool && settings.cache?.mode !== "replay" && !settings.queue && !settings.slurm;
-  if (!local) return undefined;
-  const pool = EvaluatorPool.start(task, { size: poolSize(settings) });
-  pool.catch(() => {}); // a pool that cannot start fails the first evaluation, as one started then would
-  return pool;
+export function startEarly(settings: OptimizeSettings, task: DiscoveryTask): EarlyStart {
+  if (settings.cache?.mode === "replay") return {};
+  const local = settings.warmPool && !settings.queue && !settings.slurm;
+  const pool = local ? EvaluatorPool.start(task, { size: poolSize(settings) }) : undefined;
+  pool?.catch(() => {}); // a pool that cannot start fails the first evaluation, as one started then would
+  const endpoints: EarlyStart["endpoints"] = [resolveModel(settings.executor), resolveModel(settings.proposer)];
+  for (const e of endpoints) e.catch(() => {}); // open() meets the error
+  return { pool, endpoints };
+}
+
+/** Closes what startEarly() started, for a run refused before open() took it over. */
+export async function closeEarly(early: EarlyStart): Promise<void> {
+  await Promise.all([
+    early.pool?.then((p) => p.close()).catch(() => {}),
+    ...(early.endpoints ?? []).map((e) => e.then((m) => m.close()).catch(() => {})),
+  ]);
 }
 
 const poolSize = (settings: OptimizeSettings) => Math.min(4, Math.max(1, settings.concurrency));
@@ -171,7 +188,7 @@ export async function open(
   resumed: boolean,
   emit: (e: OptimizeEvent) => void,
   makeRunner?: RunnerFactory,
-  early?: Promise<EvaluatorPool>,
+  early: EarlyStart = {},
 ): Promise<RunContext> {
   const task = await resolveTask(settings.task as string, settings.tasksDir, { check: settings.cache?.mode !== "replay" });
   const proposerHarness = loadHarness(settings.proposerHarness);
@@ -183,10 +200,9 @@ export async function open(
   // Every model call and evaluation of the run is recorded in its hone.db, so the run can be replayed.
   const recording = new Recording(runDir, settings);
   // The pool's promise, not the pool: concurrent first evaluations (a resumed round's rollouts) must share one pool,
-  // or the one started first is never closed and keeps the process alive. It starts before both models (early, from
-  // optimize(), when given), so set-up costs the slowest of them, not their sum.
+  // or the one started first is never closed and keeps the process alive. It starts early, from optimize().
   const size = poolSize(settings);
-  let pool: Promise<EvaluatorPool> | undefined = early ?? startWarmPool(settings, task);
+  let pool: Promise<EvaluatorPool> | undefined = early.pool;
   const notice = recording.mode === "replay" ? undefined : isolationNotice();
   if (notice) emit({ type: "notice", text: notice });
   const live = async (p: string) => {
@@ -196,12 +212,12 @@ export async function open(
   };
   const taskHash = contentHash(task.dir);
   const evaluate = recording.evaluator(live, taskHash);
-  const [executor, proposer] = await Promise.all([recording.model(settings.executor), recording.model(settings.proposer)]).catch(
-    async (err) => {
-      (await pool?.catch(() => undefined))?.close();
-      throw err;
-    },
-  );
+  // Set up beside them: the fresh probe confirming a cached one (optimize() primed it), nothing to wait for otherwise.
+  const python = recording.mode === "replay" ? undefined : primePython(task.python);
+  const [executorAt, proposerAt] = early.endpoints ?? [];
+  const models = Promise.all([recording.model(settings.executor, executorAt), recording.model(settings.proposer, proposerAt)]);
+  // A failure here leaves the pool and the endpoints to optimize(), which closes what it started early.
+  const [[executor, proposer]] = await Promise.all([models, python]);
   await pool?.catch(() => undefined);
   const mode = recording.mode;
   const runId = "run";

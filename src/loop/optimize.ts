@@ -11,7 +11,8 @@ import { candidateOfCommit, lastFinishedRound, slotSummaries } from "../store/ca
 import { type Db, finishRun, openDb, passwordRedacted, roundRows, runRow } from "../store/db.ts";
 import { resolveTask } from "../task/builtin.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
-import { checkTaskNeeds } from "../task/needs.ts";
+import { checkTaskNeedsAsync } from "../task/needs.ts";
+import { primePython } from "../task/python-env.ts";
 import type { SlurmSettings } from "./distributed/slurm.ts";
 import {
   configOfInput,
@@ -21,10 +22,9 @@ import {
   recordedSettings,
   settingsFromConfig,
 } from "./optimize-config.ts";
-import { type Incumbent, open, type RunContext, startWarmPool } from "./optimize-context.ts";
+import { closeEarly, type Incumbent, open, type RunContext, startEarly } from "./optimize-context.ts";
 import type { RunNoise } from "./optimize-noise.ts";
 import { gateMode, type TttParams } from "./optimize-proposals.ts";
-import { optimizeQA } from "./optimize-qa.ts";
 import { roundZero, runRound } from "./optimize-rounds.ts";
 import { defaultRunDir } from "./run-dir.ts";
 import type { Runner } from "./runner.ts";
@@ -204,19 +204,25 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
   if (method.name === "harnessttt") gateMode(params as TttParams, settings.proposals);
   const replaying = settings.cache?.mode === "replay";
   const task = await resolveTask(settings.task as string, settings.tasksDir, { check: false });
-  // The warm pool starts first: its processes load the evaluator while this one checks; a refusal closes it.
-  const early = startWarmPool(settings, task);
-  const closeEarly = () => early?.then((p) => p.close()).catch(() => {});
+  // The interpreter's probe comes from the disk cache when it holds one, confirmed by a fresh probe beside the set-up
+  // (open() awaits it before round 0). The warm pool starts first: its processes load the evaluator while this one
+  // checks; a refusal closes it, and a probe that disagrees with the cache is the reason given.
+  const python = replaying ? undefined : primePython(task.python);
+  const early = startEarly(settings, task);
+  // What the task needs is scanned by a Python process while this one checks the seed package.
+  const needs = replaying ? undefined : checkTaskNeedsAsync(task);
+  needs?.catch(() => {}); // met below
   try {
-    if (!replaying) checkTaskNeeds(task);
     const seedReport = await checkHarness(settings.seedHarness, { task });
+    await needs;
     if (!seedReport.ok)
       throw new HoneError(
         "badHarness",
         `${settings.seedHarness}: the seed harness is refused:\n  ${seedReport.problems.map((p) => p.message).join("\n  ")}`,
       );
   } catch (err) {
-    closeEarly();
+    await closeEarly(early);
+    await python;
     throw err;
   }
   const existed = existsSync(runDir);
@@ -225,7 +231,7 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
   try {
     ctx = await open(settings, runDir, Boolean(o.resume), emit, o.runner, early);
   } catch (err) {
-    closeEarly();
+    await closeEarly(early);
     if (!o.resume) removeRunDir(runDir, existed);
     throw err;
   }
@@ -271,6 +277,8 @@ async function optimizeBenchmark(settings: OptimizeSettings, runDir: string, o: 
   mkdirSync(runDir, { recursive: true });
   try {
     const resumed = Boolean(o.resume);
+    // A QA search's modules (benchmarks, scorers) load only for one: a discovery run or its replay needs none of them.
+    const { optimizeQA } = await import("./optimize-qa.ts");
     return await optimizeQA(settings, runDir, o.onEvent ?? (() => {}), o.nextRound ?? (() => true), summarize, resumed);
   } catch (err) {
     if (o.resume) throw err;

@@ -110,8 +110,14 @@ export class Recording {
     }
   }
 
-  /** A model for a role: cached and recorded; in replay mode served from records, without any endpoint. */
-  async model(m: Partial<ModelSettings> & { model: string }): Promise<ResolvedModel & { model: CachedModel }> {
+  /**
+   * A model for a role: cached and recorded; in replay mode served from records, without any endpoint. `started`
+   * is its endpoint when already started (resolveModel(m), begun before the run's records were opened).
+   */
+  async model(
+    m: Partial<ModelSettings> & { model: string },
+    started?: Promise<ResolvedModel>,
+  ): Promise<ResolvedModel & { model: CachedModel }> {
     const options = {
       mode: this.mode,
       read: this.shared ? [this.shared] : [],
@@ -127,7 +133,7 @@ export class Recording {
         offline: m.model === "offline",
         close: async () => {},
       };
-    const r = await resolveModel(m as ModelSettings);
+    const r = await (started ?? resolveModel(m as ModelSettings));
     return { ...r, model: withCache(r.model, options) };
   }
 

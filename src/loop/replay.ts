@@ -1,16 +1,16 @@
 // `hone replay`: re-runs a finished run of any kind from its own records (model calls and evaluations, by content
 // and occurrence), with no endpoint, into a new folder, and compares the two runs' records field by field.
+// Each run kind's modules load only for a replay of that kind.
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
 import { openDb, type RunRow, runRow } from "../store/db.ts";
 import { compareRecords } from "./compare-runs.ts";
-import { type EvalConfig, evaluateBenchmark } from "./eval.ts";
+import type { EvalConfig } from "./eval.ts";
 import { type OptimizeEvent, type OptimizeSettings, optimize } from "./optimize.ts";
 import { recordedSettings } from "./optimize-config.ts";
-import { type RunConfig, runHarness } from "./run.ts";
+import type { RunConfig } from "./run.ts";
 import { freeDir, refuseNonEmpty } from "./run-dir.ts";
-import { openTrainRun } from "./train-setup.ts";
 
 export interface ReplayResult {
   kind: RunRow["kind"];
@@ -27,6 +27,7 @@ async function replayTrain(dir: string, out: string): Promise<void> {
   const db = openDb(join(dir, "hone.db"), { readonly: true });
   const epochs = (db.prepare("SELECT MAX(round) AS n FROM rounds").get() as { n: number | null }).n ?? 0;
   db.close();
+  const { openTrainRun } = await import("./train-setup.ts");
   const run = await openTrainRun({ out, replayOf: dir });
   try {
     for await (const loss of run.trainer.epochs(epochs)) {
@@ -57,9 +58,11 @@ export async function replayRun(dirArg: string, outArg?: string, onEvent?: (e: O
     await optimize(settings, { outDir: out, onEvent });
   } else if (row.kind === "run") {
     const c = config as RunConfig;
+    const { runHarness } = await import("./run.ts");
     await runHarness(join(dir, "harness"), c.task, { ...c, cache: replayCache, replayOf: dir, outDir: out });
   } else if (row.kind === "eval") {
     const c = config as EvalConfig;
+    const { evaluateBenchmark } = await import("./eval.ts");
     await evaluateBenchmark({ ...c, harnessDir: join(dir, "harness"), cache: replayCache, replayOf: dir, outDir: out });
   } else await replayTrain(dir, out);
   const seconds = (performance.now() - started) / 1000;

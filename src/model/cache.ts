@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import { homedir } from "node:os";
 import { join } from "node:path";
 import type { Statement } from "better-sqlite3";
+import { honeCacheDir } from "../store/cache-dir.ts";
 import { type Db, openRecordDb } from "../store/db.ts";
 import { ModelError } from "./errors.ts";
 import type { ChatModel, ChatRequest, ChatResponse } from "./types.ts";
@@ -60,7 +60,7 @@ export class ResponseStore implements ResponseRecords {
 }
 
 export function defaultCachePath(env: NodeJS.ProcessEnv = process.env): string {
-  return join(env.HONE_CACHE_DIR ?? join(env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "hone"), "requests.db");
+  return join(honeCacheDir(env), "requests.db");
 }
 
 /**

@@ -1,13 +1,9 @@
 import OpenAI from "openai";
+import { ClientTimeout } from "./client-timeout.ts";
 import { ModelError, redact } from "./errors.ts";
 
-/** A timer of ours fired (connect, idle, attempt): the cause carries which one and the limit, for the message. */
-export class ClientTimeout extends Error {
-  constructor(readonly what: string) {
-    super(what);
-    this.name = "ClientTimeout";
-  }
-}
+// Where ClientTimeout lives for the transport, which must not load the SDK with it.
+export { ClientTimeout } from "./client-timeout.ts";
 
 function retryAfterMs(headers: unknown): number | undefined {
   let v: string | null | undefined;

@@ -1,7 +1,7 @@
 import { type ClientRequest, Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { Socket } from "node:net";
-import { ClientTimeout } from "./error-map.ts";
+import { ClientTimeout } from "./client-timeout.ts";
 
 const httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 256 });
 const httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: 256 });

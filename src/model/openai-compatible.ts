@@ -1,7 +1,7 @@
-import OpenAI from "openai";
+import type OpenAI from "openai";
+import { ClientTimeout } from "./client-timeout.ts";
 import { parseCompletion, type RawChunk, type RawCompletion, StreamAccumulator } from "./completion-parse.ts";
 import { buildRequestBody, type Dialect } from "./dialect.ts";
-import { ClientTimeout, toModelError } from "./error-map.ts";
 import { nodeFetchWith } from "./http-transport.ts";
 import { resolveTimeouts, type Timeouts } from "./timeouts.ts";
 import type { ChatModel, ChatRequest, ChatResponse } from "./types.ts";
@@ -25,6 +25,23 @@ const NO_KEY = "no-key";
 type CreateParams = OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming;
 type StreamParams = OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming;
 
+/**
+ * The SDK and the mapping of its errors, loaded with a client's first call: a replay builds clients for their
+ * request bodies (the cache keys) and never calls them, and `openai` is the largest module a command would load.
+ */
+async function importSdk() {
+  const [{ default: sdk }, { toModelError }] = await Promise.all([import("openai"), import("./error-map.ts")]);
+  return { sdk, toModelError };
+}
+type Sdk = Awaited<ReturnType<typeof importSdk>>;
+/** A client of the SDK with the SDK's module itself (its error classes) and the mapping of those errors. */
+type Session = { client: OpenAI } & Sdk;
+let sdkLoaded: Promise<Sdk> | undefined;
+const loadSdk = (): Promise<Sdk> => {
+  sdkLoaded ??= importSdk();
+  return sdkLoaded;
+};
+
 export function apiKeyFrom(env: NodeJS.ProcessEnv, name = "OPENAI_API_KEY"): string | undefined {
   const v = env[name];
   return v && v.length > 0 ? v : undefined;
@@ -33,7 +50,7 @@ export function apiKeyFrom(env: NodeJS.ProcessEnv, name = "OPENAI_API_KEY"): str
 /** One OpenAI-compatible endpoint, called through the `openai` package with its own retries off (see retry.ts). */
 export class OpenAICompatibleModel implements ChatModel {
   readonly id: string;
-  private readonly client: OpenAI;
+  private client?: Promise<Session>;
   private readonly apiKey: string | undefined;
   private readonly opts: EndpointOptions;
   private readonly timeouts: Timeouts;
@@ -44,13 +61,20 @@ export class OpenAICompatibleModel implements ChatModel {
     this.id = `${opts.baseUrl}#${opts.model}`;
     this.apiKey = apiKeyFrom(env, opts.apiKeyEnv);
     this.timeouts = resolveTimeouts(opts.timeouts);
-    this.client = new OpenAI({
-      apiKey: this.apiKey ?? NO_KEY,
-      baseURL: opts.baseUrl,
-      maxRetries: 0,
-      timeout: this.timeouts.attempt * 1000,
-      fetch: nodeFetchWith({ connectTimeoutMs: this.timeouts.connect * 1000 }),
-    });
+  }
+
+  private sdk(): Promise<Session> {
+    this.client ??= loadSdk().then((loaded) => ({
+      ...loaded,
+      client: new loaded.sdk({
+        apiKey: this.apiKey ?? NO_KEY,
+        baseURL: this.opts.baseUrl,
+        maxRetries: 0,
+        timeout: this.timeouts.attempt * 1000,
+        fetch: nodeFetchWith({ connectTimeoutMs: this.timeouts.connect * 1000 }),
+      }),
+    }));
+    return this.client;
   }
 
   get dialect(): Dialect {
@@ -73,23 +97,27 @@ export class OpenAICompatibleModel implements ChatModel {
 
   async complete(request: ChatRequest, signal?: AbortSignal): Promise<ChatResponse> {
     const body = this.wireBody(request);
+    const sdk = await this.sdk();
     const window = await this.contextWindow();
     const started = performance.now();
     try {
-      const res = this.streams(request) ? await this.streamed(body, started, signal) : await this.whole(body, started, signal);
+      const res = this.streams(request)
+        ? await this.streamed(sdk, body, started, signal)
+        : await this.whole(sdk, body, started, signal);
       return window === undefined ? res : { ...res, context_window: window };
     } catch (err) {
-      throw toModelError(err, this.chatUrl, this.opts.model, this.apiKey);
+      throw sdk.toModelError(err, this.chatUrl, this.opts.model, this.apiKey);
     }
   }
 
-  private async whole(body: Record<string, unknown>, started: number, signal?: AbortSignal): Promise<ChatResponse> {
+  private async whole(s: Session, body: Record<string, unknown>, started: number, signal?: AbortSignal): Promise<ChatResponse> {
+    const { client, sdk } = s;
     try {
       // The body may carry vLLM fields the SDK's types do not know; the SDK sends the object as given.
-      const raw = await this.client.chat.completions.create(body as unknown as CreateParams, { signal });
+      const raw = await client.chat.completions.create(body as unknown as CreateParams, { signal });
       return parseCompletion(raw as unknown as RawCompletion, this.chatUrl, this.opts.model, performance.now() - started);
     } catch (err) {
-      if (err instanceof OpenAI.APIConnectionTimeoutError)
+      if (err instanceof sdk.APIConnectionTimeoutError)
         throw new ClientTimeout(`no complete answer within the attempt timeout of ${this.timeouts.attempt} s`);
       throw err;
     }
@@ -99,7 +127,13 @@ export class OpenAICompatibleModel implements ChatModel {
    * A streamed call: the first chunk within `first_byte`, each next one within `idle`, all of it within `attempt`.
    * The SDK ends an aborted stream quietly, so which timer fired is kept here and turned into the fault.
    */
-  private async streamed(body: Record<string, unknown>, started: number, signal?: AbortSignal): Promise<ChatResponse> {
+  private async streamed(
+    s: Session,
+    body: Record<string, unknown>,
+    started: number,
+    signal?: AbortSignal,
+  ): Promise<ChatResponse> {
+    const { client, sdk } = s;
     const t = this.timeouts;
     const controller = new AbortController();
     let fired: string | undefined;
@@ -118,7 +152,7 @@ export class OpenAICompatibleModel implements ChatModel {
     const firstByte = `no token within the first-byte timeout of ${t.first_byte} s`;
     try {
       arm(t.first_byte, firstByte);
-      const stream = await this.client.chat.completions.create(body as unknown as StreamParams, {
+      const stream = await client.chat.completions.create(body as unknown as StreamParams, {
         signal: controller.signal,
         timeout: t.first_byte * 1000,
       });
@@ -128,11 +162,11 @@ export class OpenAICompatibleModel implements ChatModel {
         acc.add(chunk as unknown as RawChunk);
       }
       if (fired) throw new ClientTimeout(fired);
-      if (signal?.aborted) throw new OpenAI.APIUserAbortError();
+      if (signal?.aborted) throw new sdk.APIUserAbortError();
       return acc.result(performance.now() - started);
     } catch (err) {
       if (fired) throw new ClientTimeout(fired);
-      if (err instanceof OpenAI.APIConnectionTimeoutError) throw new ClientTimeout(firstByte);
+      if (err instanceof sdk.APIConnectionTimeoutError) throw new ClientTimeout(firstByte);
       throw err;
     } finally {
       clearTimeout(attempt);
@@ -161,8 +195,9 @@ export class OpenAICompatibleModel implements ChatModel {
   }
 
   private async listModelCards(): Promise<{ id: string; max_model_len?: unknown }[]> {
+    const { client, toModelError } = await this.sdk();
     try {
-      const page = await this.client.models.list({ timeout: (this.timeouts.connect + this.timeouts.first_byte) * 1000 });
+      const page = await client.models.list({ timeout: (this.timeouts.connect + this.timeouts.first_byte) * 1000 });
       const cards: { id: string; max_model_len?: unknown }[] = [];
       for await (const m of page) cards.push(m as { id: string; max_model_len?: unknown });
       return cards;

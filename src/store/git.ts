@@ -1,27 +1,10 @@
 import { execFile, execFileSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import fsp, { readdir, readFile, readlink, stat } from "node:fs/promises";
+import { readdir, readFile, readlink, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
-import type { TreeEntry } from "isomorphic-git";
-
-/**
- * The file system isomorphic-git writes objects through: each object appears whole or not at all (a temporary file
- * named as git names its own, then a rename), so a run killed mid-write never leaves a truncated object behind that
- * a later write would skip as already present.
- */
-const objectFs = {
-  promises: {
-    ...fsp,
-    writeFile: async (path: string, data: Uint8Array | string, options?: Parameters<typeof fsp.writeFile>[2]) => {
-      const tmp = join(dirname(path), `tmp_obj_${randomBytes(6).toString("hex")}`);
-      await fsp.writeFile(tmp, data, options);
-      await fsp.rename(tmp, path);
-    },
-  },
-};
+import { commitContent, type TreeEntry, treeContent, writeObject } from "./git-objects.ts";
 
 /**
  * A bare git repository of harness versions. Every candidate is a commit on refs/candidates/…, created once and
@@ -80,14 +63,11 @@ export class HarnessRepo {
 
   /**
    * Commits a package directory as it is (every file, as `git add --all --force` would); `order` fixes the commit
-   * date so ids are reproducible. Objects are written in-process (isomorphic-git): no git process per candidate,
+   * date so ids are reproducible. Objects are written in-process (git-objects.ts): no git process per candidate,
    * which is most of what a replayed run costs otherwise.
    */
   async commitDir(dir: string, message: string, parent: string | undefined, order: number): Promise<string> {
-    // isomorphic-git loads with the first commit, not with every command whose modules import this one.
-    const { default: git } = await import("isomorphic-git");
-    const gitdir = this.gitDir;
-    const fs = objectFs;
+    const gitDir = this.gitDir;
     // Returns undefined for a folder with no files: git keeps no empty trees.
     const writeDir = async (path: string, top = false): Promise<string | undefined> => {
       const tree: TreeEntry[] = [];
@@ -96,25 +76,21 @@ export class HarnessRepo {
         if (e.isDirectory()) {
           if (e.name === ".git") continue;
           const oid = await writeDir(full);
-          if (oid) tree.push({ mode: "040000", path: e.name, oid, type: "tree" });
+          if (oid) tree.push({ mode: "40000", name: e.name, oid });
         } else if (e.isSymbolicLink()) {
-          const blob = new TextEncoder().encode(await readlink(full));
-          tree.push({ mode: "120000", path: e.name, oid: await git.writeBlob({ fs, gitdir, blob }), type: "blob" });
+          const oid = writeObject(gitDir, "blob", Buffer.from(await readlink(full)));
+          tree.push({ mode: "120000", name: e.name, oid });
         } else if (e.isFile()) {
           const executable = ((await stat(full)).mode & 0o111) !== 0;
-          const oid = await git.writeBlob({ fs, gitdir, blob: await readFile(full) });
-          tree.push({ mode: executable ? "100755" : "100644", path: e.name, oid, type: "blob" });
+          const oid = writeObject(gitDir, "blob", await readFile(full));
+          tree.push({ mode: executable ? "100755" : "100644", name: e.name, oid });
         }
       }
-      return tree.length === 0 && !top ? undefined : git.writeTree({ fs, gitdir, tree });
+      return tree.length === 0 && !top ? undefined : writeObject(gitDir, "tree", treeContent(tree));
     };
     const tree = (await writeDir(dir, true)) as string;
-    const who = { name: "hone", email: "hone@localhost", timestamp: 1_700_000_000 + order, timezoneOffset: 0 };
-    return git.writeCommit({
-      fs,
-      gitdir,
-      commit: { message: `${message}\n`, tree, parent: parent ? [parent] : [], author: who, committer: who },
-    });
+    const who = { name: "hone", email: "hone@localhost", timestamp: 1_700_000_000 + order };
+    return writeObject(gitDir, "commit", commitContent(tree, parent ? [parent] : [], who, message));
   }
 
   /**

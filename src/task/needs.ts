@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { HoneError } from "../errors.ts";
@@ -84,8 +84,13 @@ const cache = new Map<string, TaskNeeds>();
 
 const hasNvidiaGpu = () => existsSync("/dev/nvidiactl") || existsSync("/dev/nvidia0");
 
-/** Finds what the task needs that is missing here (one Python process, cached per task and interpreter). */
-export function taskNeeds(task: DiscoveryTask): TaskNeeds {
+interface Scan {
+  key: string;
+  python: string;
+  request: { files: string[]; paths: string[]; local: string[] };
+}
+
+function scanOf(task: DiscoveryTask): Scan {
   const evaluatorDir = dirname(task.evaluatorPath);
   const paths = [task.dir, evaluatorDir, ...task.pythonPath, PYTHON_DIR, COMPAT_DIR];
   const request = {
@@ -93,24 +98,26 @@ export function taskNeeds(task: DiscoveryTask): TaskNeeds {
     paths,
     local: [task.dir, ...task.pythonPath],
   };
-  const key = JSON.stringify([task.python, request]);
-  const known = cache.get(key);
-  if (known) return known;
-  const python = pythonInfo(task.python).executable;
+  return { key: JSON.stringify([task.python, request]), python: pythonInfo(task.python).executable, request };
+}
+
+const scanArgs = ["-s", "-E", "-c", SCAN];
+const scanOptions = () => ({
+  encoding: "utf8" as const,
+  timeout: 30_000,
+  maxBuffer: 4 << 20,
+  env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+});
+
+/** The scan's answer in needs, kept for the process. */
+function needsOf(task: DiscoveryTask, scan: Scan, run: () => string): TaskNeeds {
   let raw: { missing: Record<string, [string, number][]>; present: string[] };
   try {
-    const out = execFileSync(python, ["-s", "-E", "-c", SCAN], {
-      input: JSON.stringify(request),
-      encoding: "utf8",
-      timeout: 30_000,
-      maxBuffer: 4 << 20,
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
-    });
-    raw = JSON.parse(out.trim().split("\n").pop() ?? "{}");
+    raw = JSON.parse(run().trim().split("\n").pop() ?? "{}");
   } catch (err) {
     throw new HoneError(
       "badTask",
-      `cannot check what task ${task.id} needs with ${python}: ${(err as Error).message.split("\n")[0]}`,
+      `cannot check what task ${task.id} needs with ${scan.python}: ${(err as Error).message.split("\n")[0]}`,
     );
   }
   const where = (refs: [string, number][]) => {
@@ -121,8 +128,38 @@ export function taskNeeds(task: DiscoveryTask): TaskNeeds {
   const missing = Object.entries(raw.missing).map(([module, refs]) => ({ module, where: where(refs) }));
   const gpu = hasNvidiaGpu() ? [] : raw.present.filter((m) => GPU_MODULES.includes(m));
   const needs = { missing, gpu };
-  cache.set(key, needs);
+  cache.set(scan.key, needs);
   return needs;
+}
+
+/** Finds what the task needs that is missing here (one Python process, cached per task and interpreter). */
+export function taskNeeds(task: DiscoveryTask): TaskNeeds {
+  const scan = scanOf(task);
+  return (
+    cache.get(scan.key) ??
+    needsOf(task, scan, () => execFileSync(scan.python, scanArgs, { ...scanOptions(), input: JSON.stringify(scan.request) }))
+  );
+}
+
+/** taskNeeds() without blocking this process while Python scans (set-up does other checks meanwhile). */
+export async function taskNeedsAsync(task: DiscoveryTask): Promise<TaskNeeds> {
+  const scan = scanOf(task);
+  const known = cache.get(scan.key);
+  if (known) return known;
+  let out = "";
+  let failure: Error | undefined;
+  await new Promise<void>((done) => {
+    const child = execFile(scan.python, scanArgs, scanOptions(), (err, stdout) => {
+      out = stdout;
+      failure = err ?? undefined;
+      done();
+    });
+    child.stdin?.end(JSON.stringify(scan.request));
+  });
+  return needsOf(task, scan, () => {
+    if (failure) throw failure;
+    return out;
+  });
 }
 
 /** The requirements file an upstream folder ships beside its evaluator or seed, for the hint in the message. */
@@ -153,7 +190,15 @@ export function describeNeeds(task: DiscoveryTask, needs: TaskNeeds): string[] {
 
 /** Refuses, with exit 4, a task that cannot run here; says exactly what is missing and what to do. */
 export function checkTaskNeeds(task: DiscoveryTask): void {
-  const needs = taskNeeds(task);
+  refuseMissing(task, taskNeeds(task));
+}
+
+/** checkTaskNeeds() without blocking this process while Python scans. */
+export async function checkTaskNeedsAsync(task: DiscoveryTask): Promise<void> {
+  refuseMissing(task, await taskNeedsAsync(task));
+}
+
+function refuseMissing(task: DiscoveryTask, needs: TaskNeeds): void {
   if (needs.missing.length === 0 && needs.gpu.length === 0) return;
   const todo =
     needs.missing.length > 0

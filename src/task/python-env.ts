@@ -1,7 +1,11 @@
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { HoneError } from "../errors.ts";
+import { dropCachedProbe, type ProbeOutput, probeCacheFile, readCachedProbe, writeCachedProbe } from "./python-probe-cache.ts";
+
+const execFileAsync = promisify(execFile);
 
 export const PYTHON_DIR = join(dirname(fileURLToPath(import.meta.url)), "python");
 export const COMPAT_DIR = join(PYTHON_DIR, "compat");
@@ -32,6 +36,8 @@ print(json.dumps({"executable": sys.executable, "roots": roots, "isolation": fac
 `;
 
 const infos = new Map<string, PythonInfo>();
+/** Interpreters whose info came from the disk cache: the fresh probe that confirms it, or rejects loudly. */
+const checks = new Map<string, Promise<void>>();
 
 /** Keeps existing folders (a zip on sys.path gives its folder), drops nested ones and those under /usr. */
 function bindRoots(paths: string[]): string[] {
@@ -42,30 +48,9 @@ function bindRoots(paths: string[]): string[] {
   return dirs.filter((p) => !dirs.some((q) => q !== p && within(p, q))).sort();
 }
 
-/**
- * The real interpreter behind a `python` setting (pyenv shims and the like resolve to a path), so sandboxed
- * processes that see no PATH or HOME still start the same Python with the same packages. Probed once per process
- * with a clean environment, so only the installation's own folders count.
- */
-export function pythonInfo(python: string): PythonInfo {
-  const known = infos.get(python);
-  if (known) return known;
-  let raw: { executable: string; roots: string[]; isolation: Record<string, unknown> };
-  try {
-    const out = execFileSync(python, ["-c", PROBE, PYTHON_DIR], {
-      encoding: "utf8",
-      timeout: 30_000,
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/" },
-    });
-    raw = JSON.parse(out.trim().split("\n").pop() ?? "");
-  } catch {
-    throw new HoneError(
-      "badTask",
-      `cannot start the task's Python interpreter "${python}"; install python3 (with numpy for the built-in tasks) or set python: in hone.yaml`,
-    );
-  }
+function infoOf(raw: ProbeOutput): PythonInfo {
   const iso = raw.isolation;
-  const info: PythonInfo = {
+  return {
     executable: raw.executable,
     roots: bindRoots(raw.roots),
     namespaces: iso.namespaces === true,
@@ -73,8 +58,77 @@ export function pythonInfo(python: string): PythonInfo {
     readonlyRoot: iso.readonly_root === true,
     reason: typeof iso.reason === "string" ? iso.reason : undefined,
   };
+}
+
+// With a clean environment, so only the installation's own folders count.
+const probeArgs = (): [string[], { encoding: "utf8"; timeout: number; env: NodeJS.ProcessEnv }] => [
+  ["-c", PROBE, PYTHON_DIR],
+  { encoding: "utf8", timeout: 30_000, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/" } },
+];
+const parseProbe = (out: string): ProbeOutput => JSON.parse(out.trim().split("\n").pop() ?? "");
+const cannotStart = (python: string) =>
+  new HoneError(
+    "badTask",
+    `cannot start the task's Python interpreter "${python}"; install python3 (with numpy for the built-in tasks) or set python: in hone.yaml`,
+  );
+
+function probeNow(python: string): ProbeOutput {
+  try {
+    return parseProbe(execFileSync(python, ...probeArgs()));
+  } catch {
+    throw cannotStart(python);
+  }
+}
+
+/**
+ * The real interpreter behind a `python` setting (pyenv shims and the like resolve to a path), so sandboxed
+ * processes that see no PATH or HOME still start the same Python with the same packages. Probed once per process
+ * (after primePython(), taken from the disk cache while a fresh probe confirms it).
+ */
+export function pythonInfo(python: string): PythonInfo {
+  const known = infos.get(python);
+  if (known) return known;
+  const raw = probeNow(python);
+  writeCachedProbe(python, raw);
+  const info = infoOf(raw);
   infos.set(python, info);
   return info;
+}
+
+/** A fresh probe compared with the cached one: the same, or a loud refusal (the cache corrected for the next run). */
+async function confirm(python: string, cached: ProbeOutput): Promise<void> {
+  let fresh: ProbeOutput;
+  try {
+    fresh = parseProbe((await execFileAsync(python, ...probeArgs())).stdout);
+  } catch {
+    dropCachedProbe(python);
+    throw cannotStart(python);
+  }
+  if (JSON.stringify(infoOf(fresh)) === JSON.stringify(infoOf(cached))) return;
+  writeCachedProbe(python, fresh);
+  infos.set(python, infoOf(fresh));
+  throw new HoneError(
+    "badTask",
+    `"${python}" is no longer the interpreter hone probed before (it was ${cached.executable}, it is now ${fresh.executable}${fresh.executable === cached.executable ? ", with other folders or isolation" : ""}); nothing was evaluated with it. The cached probe (${probeCacheFile(python)}) is corrected: run the command again`,
+  );
+}
+
+/**
+ * Makes pythonInfo(python) answer at once from the disk cache when it holds this interpreter, while a fresh probe
+ * runs beside; the promise settles when that probe agrees (at once when nothing was cached). A caller must await
+ * it before anything runs with the interpreter's answer counts.
+ */
+export function primePython(python: string): Promise<void> {
+  const check = checks.get(python);
+  if (check) return check;
+  if (infos.has(python)) return Promise.resolve();
+  const cached = readCachedProbe(python);
+  if (!cached) return Promise.resolve();
+  infos.set(python, infoOf(cached));
+  const confirmed = confirm(python, cached);
+  confirmed.catch(() => {}); // awaited by the caller; never an unhandled rejection when it stops first
+  checks.set(python, confirmed);
+  return confirmed;
 }
 
 export const resolvePython = (python: string): string => pythonInfo(python).executable;

@@ -1,12 +1,29 @@
 import { Worker } from "node:worker_threads";
 import type { OfflineServer, OfflineServerOptions } from "./server.ts";
 
+const TSX = /^tsx(\/|$)/;
+
+/**
+ * Node's flags for the thread, without a `--import tsx` the process was started with (a run of the sources): the
+ * thread's entry registers tsx itself when it runs the sources, and loading tsx in a thread that runs the bundle
+ * cost 0.2 s per thread for nothing.
+ */
+function threadArgv(argv = process.execArgv): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (["--import", "--loader", "--experimental-loader"].includes(a) && TSX.test(argv[i + 1] ?? "")) i++;
+    else if (!/^--(import|loader|experimental-loader)=tsx(\/|$)/.test(a)) kept.push(a);
+  }
+  return kept;
+}
+
 /**
  * The offline model served from its own worker thread: its own event loop (the second core on a 2-core machine),
  * as a real endpoint would be its own process, so clients running many rollouts do not wait on the model's CPU.
  */
 export function startOfflineServerThread(opts: OfflineServerOptions = {}): Promise<OfflineServer> {
-  const worker = new Worker(new URL("./worker-entry.mjs", import.meta.url), { workerData: opts });
+  const worker = new Worker(new URL("./worker-entry.mjs", import.meta.url), { workerData: opts, execArgv: threadArgv() });
   return new Promise((resolve, reject) => {
     worker.once("error", reject);
     worker.once("message", (m: { url: string; port: number }) => {

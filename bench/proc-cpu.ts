@@ -1,0 +1,54 @@
+import { readdirSync, readFileSync } from "node:fs";
+
+/**
+ * CPU seconds of process trees, read from /proc (Linux): each process's own time plus that of the children it has
+ * reaped (utime + stime + cutime + cstime), so the per-evaluation forks of the warm pool, reaped by its processes,
+ * are counted in their parent. USER_HZ is 100 on every Linux architecture Node runs on.
+ */
+const USER_HZ = 100;
+
+function stat(pid: number): { ppid: number; cpu: number } | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name may hold spaces and parentheses: the fields start after the last ")".
+    const f = text.slice(text.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+    return { ppid: Number(f[1]), cpu: ticks / USER_HZ };
+  } catch {
+    return undefined; // it ended between the listing and the read
+  }
+}
+
+/** CPU seconds so far of every live descendant of `root`, keyed by pid (root itself excluded). */
+export function descendantsCpu(root: number): Map<number, number> {
+  const parent = new Map<number, number>();
+  const cpu = new Map<number, number>();
+  for (const name of readdirSync("/proc")) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid)) continue;
+    const s = stat(pid);
+    if (!s) continue;
+    parent.set(pid, s.ppid);
+    cpu.set(pid, s.cpu);
+  }
+  const out = new Map<number, number>();
+  for (const [pid, seconds] of cpu) {
+    for (let p = parent.get(pid); p !== undefined && p > 1; p = parent.get(p)) {
+      if (p === root) {
+        out.set(pid, seconds);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/** CPU seconds the trees spent between two snapshots (a process new in `after` counts whole). */
+export function cpuBetween(before: Map<number, number>, after: Map<number, number>, exclude: Set<number> = new Set()): number {
+  let sum = 0;
+  for (const [pid, seconds] of after) if (!exclude.has(pid)) sum += seconds - (before.get(pid) ?? 0);
+  return sum;
+}
+
+/** CPU seconds so far of one process and the children it reaped. */
+export const processCpu = (pid: number): number => stat(pid)?.cpu ?? 0;

@@ -1,0 +1,72 @@
+// What hone learned about an interpreter, kept on disk between processes: probing a `python3` that is a pyenv shim
+// costs a shell and a Python start (most of a run's set-up), while the answer changes only when the installation
+// does. An entry is keyed by the interpreter's name, the environment the probe ran in and hone's version, and holds
+// the real executable's size and modification time: a replaced interpreter misses. What the key cannot see (a
+// shim switched to another version) is caught by the fresh probe python-env.ts runs beside every use of an entry.
+import { createHash } from "node:crypto";
+import { readFileSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { HONE_VERSION } from "../measure/identity.ts";
+import { writeJsonAtomic } from "../store/atomic.ts";
+import { honeCacheDir } from "../store/cache-dir.ts";
+
+/** What the probe prints, before python-env.ts turns it into a PythonInfo. */
+export interface ProbeOutput {
+  executable: string;
+  roots: string[];
+  isolation: Record<string, unknown>;
+}
+
+const MAX_ENTRY_BYTES = 256 * 1024;
+
+/** The entry's file for an interpreter name as the probe runs it (PATH and HOME are all it is given). */
+export function probeCacheFile(python: string, env: NodeJS.ProcessEnv = process.env): string {
+  const key = JSON.stringify([python, env.PATH ?? "", env.HOME ?? "", HONE_VERSION]);
+  return join(honeCacheDir(env), "python", `${createHash("sha256").update(key).digest("hex").slice(0, 32)}.json`);
+}
+
+const stamp = (file: string) => {
+  const s = statSync(file, { throwIfNoEntry: false });
+  return s?.isFile() ? { size: s.size, mtimeMs: s.mtimeMs } : undefined;
+};
+
+const isProbe = (v: unknown): v is ProbeOutput => {
+  const p = v as Partial<ProbeOutput> | null;
+  return (
+    typeof p?.executable === "string" &&
+    p.executable.startsWith("/") &&
+    Array.isArray(p.roots) &&
+    p.roots.every((r) => typeof r === "string") &&
+    typeof p.isolation === "object" &&
+    p.isolation !== null
+  );
+};
+
+/** The cached probe of `python`, when its entry is whole and its executable is still the file it was. */
+export function readCachedProbe(python: string): ProbeOutput | undefined {
+  const file = probeCacheFile(python);
+  try {
+    if ((statSync(file, { throwIfNoEntry: false })?.size ?? Number.POSITIVE_INFINITY) > MAX_ENTRY_BYTES) return undefined;
+    const entry = JSON.parse(readFileSync(file, "utf8")) as { probe?: unknown; size?: unknown; mtimeMs?: unknown };
+    if (!isProbe(entry.probe)) return undefined;
+    const now = stamp(entry.probe.executable);
+    return now && now.size === entry.size && now.mtimeMs === entry.mtimeMs ? entry.probe : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Keeps a fresh probe of `python` for the next process (a cache that cannot be written is only slower). */
+export function writeCachedProbe(python: string, probe: ProbeOutput): void {
+  const now = stamp(probe.executable);
+  if (!now) return;
+  try {
+    writeJsonAtomic(probeCacheFile(python), { python, probe, ...now });
+  } catch {
+    // read-only home or full disk: every process probes afresh
+  }
+}
+
+export function dropCachedProbe(python: string): void {
+  rmSync(probeCacheFile(python), { force: true });
+}

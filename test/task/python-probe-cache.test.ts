@@ -1,0 +1,95 @@
+// The interpreter probe kept on disk: an entry answers at once while a fresh probe confirms it; an interpreter that
+// changed behind the same name (a pyenv-like shim switched to another Python) is refused loudly and the entry corrected.
+import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { tempDir } from "../helpers/fixtures.ts";
+
+type PythonEnv = typeof import("../../src/task/python-env.ts");
+type ProbeCache = typeof import("../../src/task/python-probe-cache.ts");
+
+/** A fresh copy of the modules, as a new hone process would load them (nothing probed in memory yet). */
+async function fresh(): Promise<PythonEnv & ProbeCache> {
+  vi.resetModules();
+  return { ...(await import("../../src/task/python-env.ts")), ...(await import("../../src/task/python-probe-cache.ts")) };
+}
+
+let dir: string;
+let shim: string;
+let target: string;
+const saved = process.env.HONE_CACHE_DIR;
+
+beforeEach(async () => {
+  dir = tempDir();
+  process.env.HONE_CACHE_DIR = join(dir, "cache");
+  // A shim as pyenv's: one path whose file never changes, running whichever interpreter `target` names.
+  target = join(dir, "target");
+  shim = join(dir, "bin", "py");
+  mkdirSync(join(dir, "bin"));
+  writeFileSync(shim, `#!/bin/sh\nexec "$(cat '${target}')" "$@"\n`);
+  chmodSync(shim, 0o755);
+  const real = (await fresh()).pythonInfo("python3").executable;
+  writeFileSync(target, real);
+});
+
+afterEach(() => {
+  if (saved === undefined) delete process.env.HONE_CACHE_DIR;
+  else process.env.HONE_CACHE_DIR = saved;
+});
+
+describe("the interpreter probe cache", () => {
+  it("keeps a probe on disk, and a new process answers from it once a fresh probe agrees", async () => {
+    const first = await fresh();
+    const info = first.pythonInfo(shim);
+    const entry = JSON.parse(readFileSync(first.probeCacheFile(shim), "utf8"));
+    expect(entry.probe.executable).toBe(info.executable);
+    expect(first.readCachedProbe(shim)?.executable).toBe(info.executable);
+    const next = await fresh();
+    const checked = next.primePython(shim);
+    expect(next.pythonInfo(shim)).toEqual(info);
+    await expect(checked).resolves.toBeUndefined();
+  });
+
+  it("refuses an entry once its interpreter changed behind the same name, and corrects the entry", async () => {
+    const before = (await fresh()).pythonInfo(shim).executable;
+    const other = join(dir, "other", "python3");
+    mkdirSync(join(dir, "other"));
+    symlinkSync(before, other);
+    writeFileSync(target, other);
+    const next = await fresh();
+    const checked = next.primePython(shim);
+    expect(next.pythonInfo(shim).executable).toBe(before);
+    await expect(checked).rejects.toThrow(/no longer the interpreter hone probed before .* it is now .*other\/python3/);
+    expect(next.pythonInfo(shim).executable).toBe(other);
+    expect(next.readCachedProbe(shim)?.executable).toBe(other);
+    const after = await fresh();
+    const again = after.primePython(shim);
+    expect(after.pythonInfo(shim).executable).toBe(other);
+    await expect(again).resolves.toBeUndefined();
+  });
+
+  it("ignores an entry whose interpreter file is no longer the one probed, or that is not an entry at all", async () => {
+    const first = await fresh();
+    const info = first.pythonInfo(shim);
+    const file = first.probeCacheFile(shim);
+    const entry = JSON.parse(readFileSync(file, "utf8"));
+    writeFileSync(file, JSON.stringify({ ...entry, size: entry.size + 1 }));
+    expect(first.readCachedProbe(shim)).toBeUndefined();
+    for (const junk of ["{", "null", JSON.stringify({ ...entry, probe: { ...entry.probe, executable: "python3" } })]) {
+      writeFileSync(file, junk);
+      expect(first.readCachedProbe(shim)).toBeUndefined();
+    }
+    const next = await fresh();
+    await expect(next.primePython(shim)).resolves.toBeUndefined();
+    expect(next.pythonInfo(shim)).toEqual(info); // probed afresh, and kept again
+    expect(next.readCachedProbe(shim)?.executable).toBe(info.executable);
+  });
+
+  it("an interpreter that cannot start any more is refused with the usual message", async () => {
+    (await fresh()).pythonInfo(shim);
+    writeFileSync(target, join(dir, "gone"));
+    const next = await fresh();
+    await expect(next.primePython(shim)).rejects.toThrow(/cannot start the task's Python interpreter/);
+    expect(next.readCachedProbe(shim)).toBeUndefined();
+  });
+});
