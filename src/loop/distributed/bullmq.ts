@@ -2,6 +2,7 @@ import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { Queue, QueueEvents, Worker } from "bullmq";
+import { Redis } from "ioredis";
 import { HoneError } from "../../errors.ts";
 import { contentHash } from "../../harness/files.ts";
 import type { ModelSettings } from "../../model/resolve.ts";
@@ -50,19 +51,34 @@ export function connectionFrom(url: string): {
 /** The coordinator's side of the queue: deterministic job ids, one waiter per job, results as they finish. */
 class JobQueue {
   private readonly queue: Queue;
-  private readonly events: QueueEvents;
+  private readonly connection: ReturnType<typeof connectionFrom>;
+  private events?: Promise<QueueEvents>;
 
   constructor(url: string) {
-    const connection = connectionFrom(url);
-    this.queue = new Queue(QUEUE_NAME, { connection });
-    this.events = new QueueEvents(QUEUE_NAME, { connection });
+    this.connection = connectionFrom(url);
+    this.queue = new Queue(QUEUE_NAME, { connection: this.connection });
     // One waiter per job in flight listens on these emitters.
     this.queue.setMaxListeners(0);
-    this.events.setMaxListeners(0);
   }
 
-  ready(): Promise<void> {
-    return this.events.waitUntilReady().then(() => undefined);
+  /**
+   * The queue's events from the stream's last entry as it is now. A QueueEvents left to start from "$" reads from
+   * wherever the stream is when its first XREAD reaches Redis, which can be after a job added meanwhile has
+   * finished: its completion was never seen, and the job's waiter (which had checked before it finished) waited
+   * forever. Seen with workers that finish a job within 30 ms of its being added.
+   */
+  ready(): Promise<QueueEvents> {
+    this.events ??= (async () => {
+      const client = new Redis({ ...this.connection, lazyConnect: true });
+      const last = await client
+        .xrevrange(this.queue.toKey("events"), "+", "-", "COUNT", 1)
+        .finally(() => client.quit().catch(() => client.disconnect()));
+      const events = new QueueEvents(QUEUE_NAME, { connection: this.connection, lastEventId: last[0]?.[0] ?? "0-0" });
+      events.setMaxListeners(0);
+      await events.waitUntilReady();
+      return events;
+    })();
+    return this.events;
   }
 
   /**
@@ -86,14 +102,14 @@ class JobQueue {
       removeOnFail: false,
     });
     try {
-      return (await queued.waitUntilFinished(this.events)) as T;
+      return (await queued.waitUntilFinished(await this.ready())) as T;
     } catch (err) {
       return { failed: `the queue job ${id} failed: ${(err as Error).message}` };
     }
   }
 
   async close(): Promise<void> {
-    await this.events.close();
+    await (await this.events?.catch(() => undefined))?.close();
     await this.queue.close();
   }
 }
