@@ -3,6 +3,7 @@
 // evaluations, for replay) join the run's own.
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { HoneError } from "../errors.ts";
 import type { RolloutOutcome } from "../runtime/rollout.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import type { Evaluation } from "../task/evaluation.ts";
@@ -22,7 +23,8 @@ function outcomeIn(dir: string, task: DiscoveryTask): RolloutOutcome {
     typeof r.evaluations?.used === "number" &&
     typeof r.usage?.model_calls === "number" &&
     (r.bestScore === undefined || typeof r.bestScore === "number");
-  if (!ok) throw new Error(`${file}: the remote rollout's result is not a rollout outcome`);
+  if (!ok)
+    throw new HoneError("runFailed", `${file}: the remote rollout's result is not a rollout outcome (nothing was written)`);
   const best = join(dir, `best_program${task.programExtension}`);
   return { ...(r as RolloutOutcome), bestProgram: existsSync(best) ? readFileSync(best, "utf8") : "" };
 }
@@ -37,7 +39,10 @@ export async function remoteRollout(
   let error: string | undefined;
   for await (const r of runner.run([{ id: "rollout", outDir, ...job }])) error = r.error;
   if (error || !existsSync(join(outDir, "result.json")))
-    throw new Error(`the rollout on the remote runner failed: ${error ?? "it left no result"}`);
+    throw new HoneError(
+      "runFailed",
+      `the rollout on the remote runner failed: ${error ?? "it left no result"} (nothing was written)`,
+    );
   const outcome = outcomeIn(outDir, o.task);
   o.recording.import(readRecordsFile(outDir));
   for (const name of readdirSync(outDir)) if (KEPT(name)) renameSync(join(outDir, name), join(o.partial, name));
