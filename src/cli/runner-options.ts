@@ -14,11 +14,15 @@ export function addRunnerOptions(cmd: Command): Command {
     .option("--slurm-template <file>", "job script template with {{name}}, {{output}}, {{directives}}, {{command}}");
 }
 
-/** The Slurm settings the flags ask for (only with --runner slurm); an unknown --runner is a usage error. */
+/**
+ * The Slurm settings the flags ask for (only with --runner slurm); an unknown --runner, or --runner slurm with
+ * --queue (two places for the same rollouts), is a usage error.
+ */
 export function slurmFromFlags(opts: Record<string, unknown>): SlurmSettings | undefined {
   if (opts.runner !== undefined && opts.runner !== "local" && opts.runner !== "slurm")
     throw new HoneError("usage", `--runner ${String(opts.runner)}: local or slurm (use --queue for BullMQ)`);
   if (opts.runner !== "slurm") return undefined;
+  if (opts.queue !== undefined) throw new HoneError("usage", "give --queue (BullMQ workers) or --runner slurm, not both");
   const time = opts.slurmTime;
   if (time !== undefined && !(Number.isInteger(time) && (time as number) >= 1))
     throw new HoneError("usage", `--slurm-time is whole minutes, at least 1, not "${String(time)}"`);

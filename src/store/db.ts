@@ -103,11 +103,6 @@ export const now = () => new Date().toISOString();
 
 export type RunKind = "run" | "eval" | "train" | "optimize";
 
-/**
- * Creates a run directory's hone.db with its run row already in it (built under another name, then renamed), so
- * a run killed at any point either has nothing to resume or can be resumed from its stored configuration.
- * Leaves an existing hone.db as it is.
- */
 /** A URL's password as it is stored: never the password itself (`redis://:***@host`). */
 export const REDACTED = "***";
 const URL_PASSWORD = /^([a-z][a-z0-9+.-]{0,20}:\/\/[^/@:\s]*:)[^/@\s]+@/i;
@@ -119,7 +114,11 @@ const redactPasswords = (_key: string, value: unknown) =>
 /** Whether a stored URL had its password taken out (a resumed run needs it given again). */
 export const passwordRedacted = (url: string | undefined) => url?.includes(`:${REDACTED}@`) === true;
 
-/** Creates a run's hone.db with its settings, by rename (never half-made); a URL's password is never written. */
+/**
+ * Creates a run directory's hone.db with its run row already in it (built under another name, then renamed), so
+ * a run killed at any point either has nothing to resume or can be resumed from its stored configuration; a URL's
+ * password in the configuration is never written. Leaves an existing hone.db as it is.
+ */
 export function createRunDb(path: string, kind: RunKind, config: unknown): void {
   if (existsSync(path)) return;
   mkdirSync(dirname(path), { recursive: true });

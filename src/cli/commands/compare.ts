@@ -48,7 +48,6 @@ export function registerCompare(program: Command): void {
     if (!out) throw new HoneError("usage", `give --out <dir> (or out: in ${experiment}) for the experiment's folder`);
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const slurm = slurmFromFlags(opts);
-    if (slurm && opts.queue) throw new HoneError("usage", "give --queue (BullMQ workers) or --runner slurm, not both");
     const ran = await runExperiment(exp, { out, cells: opts.cells, queue: opts.queue, slurm, log });
     log(`${ran.ran} cell × seed runs made, ${ran.skipped} already finished, in ${ran.out}`);
     const { report, html } = reportFolder(ran.out, {

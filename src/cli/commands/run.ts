@@ -1,6 +1,6 @@
 import { rmSync } from "node:fs";
 import type { Command } from "commander";
-import { ExitCode, HoneError } from "../../errors.ts";
+import { ExitCode } from "../../errors.ts";
 import { addModelOptions, modelSettingsFrom } from "../model-options.ts";
 import { formatScore, isTty, printJson } from "../output.ts";
 import { addRunnerOptions, slurmFromFlags } from "../runner-options.ts";
@@ -30,7 +30,6 @@ export function registerRun(program: Command): void {
     const { withPhase } = await import("../../task/builtin.ts");
     const settings = modelSettingsFrom(opts);
     const slurm = slurmFromFlags(opts);
-    if (slurm && opts.queue) throw new HoneError("usage", "give --queue (a BullMQ worker) or --runner slurm, not both");
     const live = !opts.json;
     const result = await runHarness(opts.harness ?? DEFAULT_HARNESS, withPhase(opts.task, opts.phase), {
       ...settings,
