@@ -123,7 +123,11 @@ def evaluate_payload(module, program_path, cascade):
 
 
 def write_fd(fd, text):
-    view = memoryview(text.encode())
+    write_bytes(fd, text.encode())
+
+
+def write_bytes(fd, data):
+    view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
 

@@ -77,7 +77,11 @@ def child(module, scratch, cascade, fds, go):
         code, payload = runner.evaluate_payload(module, request["path"], cascade)
         sys.stdout.flush()
         sys.stderr.flush()
-        runner.write_fd(3, payload)
+        data = payload.encode()
+        runner.write_fd(3, "%d %d\n" % (code, len(data)))
+        runner.write_bytes(3, data)
+        for fd in (1, 2, 3):  # the pool's end of file now, not after this process's memory is torn down
+            os.close(fd)
     finally:
         os._exit(code)
 
@@ -132,9 +136,20 @@ class Standby:
         self.pipes, self.go = {}, None
 
 
+def framed(result):
+    """(exit code, payload) of a result the child wrote whole (a header "CODE LENGTH\n", then the payload), else None."""
+    head, sep, payload = bytes(result[:64]).partition(b"\n")
+    parts = head.split(b" ")
+    if not sep or len(parts) != 2 or not all(p.isdigit() for p in parts):
+        return None
+    start = len(head) + 1
+    return (int(parts[0]), bytes(result[start:])) if len(result) - start == int(parts[1]) else None
+
+
 def collect(pid, pipes, deadline):
-    """Reads the child's pipes until it has exited and they are drained, or the deadline passes.
-    Returns (buffers, timed out). What a leftover process keeps writing after the child exited is cut off."""
+    """Reads the child's pipes until they are all closed with a whole result (the child closes them just before it
+    exits), or until it has exited and they are drained, or the deadline passes. Returns (buffers, timed out).
+    What a leftover process keeps writing after the child exited is cut off."""
     bufs = {"result": bytearray(), "out": Tail(KEEP_OUTPUT), "err": Tail(KEEP_OUTPUT)}
     live = {fd: name for name, fd in pipes.items()}
     pidfd, exited, reads_after_exit = os.pidfd_open(pid), False, 0
@@ -159,6 +174,8 @@ def collect(pid, pipes, deadline):
                         bufs["result"] += chunk
                 else:
                     bufs[live[fd]].push(chunk)
+        if not exited and not live and framed(bufs["result"]):
+            return bufs, False
         if not exited and not select.select([pidfd], [], [], max(0, deadline - time.monotonic()))[0]:
             return bufs, True
         return bufs, False
@@ -166,13 +183,16 @@ def collect(pid, pipes, deadline):
         os.close(pidfd)
 
 
-def sweep(pid, own_namespace):
-    """Kills what the evaluation left behind and reaps it."""
+def kill_left(pid, own_namespace):
+    """Kills what the evaluation left behind (nothing of it runs after this; `reap` waits for the teardown)."""
     for target in ((-1,) if own_namespace else ()) + (-pid,):
         try:
             os.kill(target, signal.SIGKILL)
         except OSError:
             pass
+
+
+def reap():
     while True:
         try:
             if os.waitpid(-1, 0)[0] <= 0:
@@ -210,21 +230,29 @@ def _clean(scratch, own_namespace):
 
 def evaluate(standby, req, own_namespace):
     """One evaluation in the standby process; the reply hone reads. Whatever it left running is killed before
-    the reply (its files are removed after it, before the next request is read)."""
+    the reply and reaped after it (its files are removed after it too, before the next request is read). A child
+    that handed back a whole result is answered for with the exit code it wrote, without waiting for its teardown."""
+    whole = None
     try:
         standby.start(req)
         bufs, timed_out = collect(standby.pid, standby.pipes, time.monotonic() + float(req.get("timeout") or 60))
         if timed_out:
             _killpg(standby.pid)
-        status = os.waitpid(standby.pid, 0)[1]
+        whole = None if timed_out else framed(bufs["result"])
+        status = None if whole else os.waitpid(standby.pid, 0)[1]
     finally:
         standby.close()
-        sweep(standby.pid, own_namespace)
-    result = bytes(bufs["result"])
+        kill_left(standby.pid, own_namespace)
+    if whole:
+        code, signum, result = whole[0], None, whole[1]
+    else:
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+        signum = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+        result = (framed(bufs["result"]) or (None, b""))[1]
     return {
         "id": req["id"],
-        "code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
-        "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+        "code": code,
+        "signal": signum,
         "timed_out": timed_out,
         "result": result.decode(errors="replace") if len(result) <= runner.MAX_RESULT_BYTES else None,
         "stdout": bufs["out"].text(),
@@ -261,6 +289,7 @@ def main():
     standby = Standby(module, cascade)
     for line in sys.stdin:
         control.write(json.dumps(answer(standby, line, own_namespace)) + "\n")
+        reap()
         _clean(standby.scratch, own_namespace)
         standby = Standby(module, cascade)
     return 0

@@ -137,7 +137,7 @@ def program_job(request, config_limits):
 def serve(request, config_limits, cancel_fd=None, box=None, raw=None):
     """One contained program call: the reply's JSON text (never raises for anything the program does). With `box`
     (a prepared hone_sandbox.Box whose job is program_job) the call runs there, handed `raw` (the request's
-    JSON text); else in namespaces made now."""
+    JSON text), and the caller reaps the box after answering (`box.reap()`); else in namespaces made now."""
     job = program_job(request, config_limits)
     if isinstance(job, str):
         if box:
@@ -146,7 +146,7 @@ def serve(request, config_limits, cancel_fd=None, box=None, raw=None):
     target, limits, _ = job
     timeout = float(request.get("timeout") or 60)
     if box:
-        out, failure, _ = box.run(raw if raw is not None else json.dumps(request), timeout, cancel_fd, limits=limits)
+        out, failure, _ = box.run(raw if raw is not None else json.dumps(request), timeout, cancel_fd, limits=limits, reap_later=True)
     else:
         out, failure, _ = run_contained(target, limits, timeout, cancel_fd)
     if failure == "timeout":

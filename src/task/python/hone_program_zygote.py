@@ -68,6 +68,8 @@ def handle(conn, limits, box):
         conn.sendall(reply.encode())
     except OSError:
         pass
+    conn.close()  # the evaluator reads to the end of the answer
+    box.reap()  # after the answer: the call was killed already, only its teardown is left
 
 
 def slot(server, taken, limits, zygote):

@@ -269,6 +269,7 @@ def _first_process(job, result_fd, limits, contained, input_fd, warm=None):
         view = memoryview(data)
         while view:
             view = view[os.write(3, view):]
+        os.close(3)  # the reader's end of file now, not after this process's memory is torn down
     finally:
         os._exit(0)
 
@@ -311,7 +312,7 @@ class Box:
                 import tempfile
 
                 limits = dict(limits, scratch=tempfile.mkdtemp(prefix="hone-program-"))
-        self.limits = limits
+        self.limits, self.reaped = limits, False
         self.read_fd, write_fd = os.pipe()
         input_r, self.input_w = os.pipe()
         self.pid = os.fork()
@@ -322,9 +323,11 @@ class Box:
         os.close(write_fd)
         os.close(input_r)
 
-    def run(self, request, timeout, cancel_fd=None, converse=None, limits=None):
+    def run(self, request, timeout, cancel_fd=None, converse=None, limits=None, reap_later=False):
         """Hands `request` (JSON text) to the first process; returns (output bytes, failure or None, isolation).
         `limits` are the call's own (its job's), for the output cap and telling a CPU limit from a crash.
+        With `reap_later`, a call that returned its result is killed but not waited for: the caller answers first
+        and then calls `reap()` (nothing of the call runs after the kill; only the kernel's teardown is left).
         With `converse(read_fd, write_fd, pid)` the caller holds a conversation instead (the call keeps reading
         descriptor 0) and returns (output, failure) itself; an output cut short by the process's death is the
         failure "cpu" (its CPU limit) or "crashed"."""
@@ -346,20 +349,38 @@ class Box:
                 else:
                     out, failure = _collect(self.read_fd, self.pid, time.monotonic() + timeout, cancel_fd, cap)
         finally:
-            status, cpu_used = self.discard()
+            status, cpu_used = self.kill() if reap_later and failure is None else self.discard()
         if failure == "eof":
             limit = float(limits.get("cpu_seconds") or 0)
             hit = os.WIFEXITED(status) and os.WEXITSTATUS(status) == CPU_EXIT
             failure = "cpu" if limit and (hit or cpu_used >= limit) else "crashed"
         return out, failure, self.isolation
 
-    def discard(self):
-        """Kills the first process (and with it its namespace); returns its wait status and CPU seconds."""
+    def _close_ends(self):
         for fd in (self.read_fd, self.input_w):
             if fd is not None:
                 os.close(fd)
         self.read_fd = self.input_w = None
+
+    def discard(self):
+        """Kills the first process (and with it its namespace); returns its wait status and CPU seconds."""
+        self._close_ends()
+        self.reaped = True
         return _kill(self.pid, self.contained)
+
+    def kill(self):
+        """Like discard, without waiting for the process's teardown (see `reap`); returns no status."""
+        self._close_ends()
+        try:
+            os.kill(self.pid, signal.SIGKILL) if self.contained else os.killpg(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        return 0, 0.0
+
+    def reap(self):
+        """Waits for the killed call's teardown (and, uncontained, kills what is left of its group); once only."""
+        if not self.reaped:
+            self.discard()
 
 
 def _write_all(fd, data):
