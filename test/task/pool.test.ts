@@ -5,6 +5,7 @@ import { BUILTIN_TASKS_DIR } from "../../src/task/builtin.ts";
 import { type DiscoveryTask, loadTaskFolder } from "../../src/task/discovery-task.ts";
 import { evaluateProgram } from "../../src/task/evaluator.ts";
 import { EvaluatorPool } from "../../src/task/evaluator-pool.ts";
+import { SURVIVOR_MARK, survivors } from "../helpers/attacks.ts";
 import { makeTask, tempDir } from "../helpers/fixtures.ts";
 import { requireTool } from "../helpers/requires.ts";
 
@@ -61,6 +62,27 @@ describe("warm evaluator pool", () => {
       const hung = await pool.evaluate(t.seedProgram.replace("X = 1.0", "X = 1.0  # HANG"));
       expect(hung).toMatchObject({ valid: false, timedOut: true });
       expect(await pool.evaluate(t.seedProgram)).toMatchObject({ valid: true, score: 1 });
+    } finally {
+      pool.close();
+    }
+  });
+
+  it("answers an evaluator whose leftovers hold its pipes at once, and kills them before the next evaluation", async () => {
+    // One leftover holds stdout and stderr (subprocess), one the result pipe too (a bare fork): the pool answers
+    // when the result is whole, not when they let go, and kills them after answering.
+    const t = loadTaskFolder(
+      makeTask(
+        `import os, subprocess\ndef evaluate(program_path):\n    if 'LEAVE' in open(program_path).read():\n        subprocess.Popen(['sleep', '${SURVIVOR_MARK}'])\n        if os.fork() == 0:\n            os.execv('/bin/sleep', ['sleep', '${SURVIVOR_MARK}'])\n    return {'combined_score': 1.0}\n`,
+        { timeout: 30 },
+      ),
+    );
+    const pool = await EvaluatorPool.start(t, { size: 1 });
+    try {
+      const left = await pool.evaluate(t.seedProgram.replace("X = 1.0", "X = 1.0  # LEAVE"));
+      expect(left).toMatchObject({ valid: true, score: 1 });
+      expect(left.seconds).toBeLessThan(15);
+      expect(await pool.evaluate(t.seedProgram)).toMatchObject({ valid: true, score: 1 });
+      expect(survivors()).toEqual([]);
     } finally {
       pool.close();
     }

@@ -28,7 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import hone_eval_runner as runner  # noqa: E402
 import hone_runtime  # noqa: E402,F401  (loaded once here, so an evaluator importing it per call finds it loaded)
-from hone_sandbox import PR_SET_DUMPABLE, PR_SET_PDEATHSIG, prctl  # noqa: E402
+from hone_sandbox import PR_SET_DUMPABLE, PR_SET_PDEATHSIG, prctl, wait_for_kill  # noqa: E402
 
 KEEP_OUTPUT = 20_000
 
@@ -80,8 +80,9 @@ def child(module, scratch, cascade, fds, go):
         data = payload.encode()
         runner.write_fd(3, "%d %d\n" % (code, len(data)))
         runner.write_bytes(3, data)
-        for fd in (1, 2, 3):  # the pool's end of file now, not after this process's memory is torn down
+        for fd in (1, 2, 3):
             os.close(fd)
+        wait_for_kill()  # its result is whole: the pool answers before it kills this process and waits for it
     finally:
         os._exit(code)
 
@@ -116,7 +117,7 @@ class Standby:
         for name in ("result", "out", "err"):
             self.pipes[name], ends[name] = os.pipe()
         go_r, self.go = os.pipe()
-        self.pid = os.fork()
+        self.pid, self.unkilled = os.fork(), True
         if self.pid == 0:
             os.close(self.go)
             child(module, self.scratch, cascade, ends, go_r)
@@ -138,7 +139,7 @@ class Standby:
 
 def framed(result):
     """(exit code, payload) of a result the child wrote whole (a header "CODE LENGTH\n", then the payload), else None."""
-    head, sep, payload = bytes(result[:64]).partition(b"\n")
+    head, sep, _ = bytes(result[:64]).partition(b"\n")
     parts = head.split(b" ")
     if not sep or len(parts) != 2 or not all(p.isdigit() for p in parts):
         return None
@@ -147,25 +148,26 @@ def framed(result):
 
 
 def collect(pid, pipes, deadline):
-    """Reads the child's pipes until they are all closed with a whole result (the child closes them just before it
-    exits), or until it has exited and they are drained, or the deadline passes. Returns (buffers, timed out).
-    What a leftover process keeps writing after the child exited is cut off."""
+    """Reads the child's pipes until its result is whole (it then waits to be killed) or it has exited, and what it
+    wrote before is drained; or until the deadline passes. Returns (buffers, timed out). What a leftover process
+    keeps writing after that is cut off, and a pipe a leftover holds open is not waited for."""
     bufs = {"result": bytearray(), "out": Tail(KEEP_OUTPUT), "err": Tail(KEEP_OUTPUT)}
     live = {fd: name for name, fd in pipes.items()}
-    pidfd, exited, reads_after_exit = os.pidfd_open(pid), False, 0
+    pidfd, exited, reads_after_end = os.pidfd_open(pid), False, 0
     try:
-        while live and reads_after_exit < 64:
+        while live and reads_after_end < 64:
+            ended = exited or framed(bufs["result"]) is not None
             left = deadline - time.monotonic()
-            if not exited and left <= 0:
+            if not ended and left <= 0:
                 return bufs, True
-            ready = select.select(list(live) + ([] if exited else [pidfd]), [], [], 0 if exited else left)[0]
-            if not ready and exited:
+            ready = select.select(list(live) + ([] if ended else [pidfd]), [], [], 0 if ended else left)[0]
+            if not ready and ended:
                 break
             for fd in ready:
                 if fd == pidfd:
                     exited = True
                     continue
-                reads_after_exit += exited
+                reads_after_end += ended
                 chunk = os.read(fd, 1 << 16)
                 if not chunk:
                     del live[fd]
@@ -174,11 +176,9 @@ def collect(pid, pipes, deadline):
                         bufs["result"] += chunk
                 else:
                     bufs[live[fd]].push(chunk)
-        if not exited and not live and framed(bufs["result"]):
+        if exited or framed(bufs["result"]) is not None:
             return bufs, False
-        if not exited and not select.select([pidfd], [], [], max(0, deadline - time.monotonic()))[0]:
-            return bufs, True
-        return bufs, False
+        return bufs, not select.select([pidfd], [], [], max(0, deadline - time.monotonic()))[0]
     finally:
         os.close(pidfd)
 
@@ -229,9 +229,10 @@ def _clean(scratch, own_namespace):
 
 
 def evaluate(standby, req, own_namespace):
-    """One evaluation in the standby process; the reply hone reads. Whatever it left running is killed before
-    the reply and reaped after it (its files are removed after it too, before the next request is read). A child
-    that handed back a whole result is answered for with the exit code it wrote, without waiting for its teardown."""
+    """One evaluation in the standby process; the reply hone reads. A child that handed back a whole result waits to be killed: it is answered for with the exit code it wrote, and
+    it and whatever it left running are killed after the answer (its teardown then does not slow this process's
+    reading and answering). Otherwise all of it is killed before the answer. Everything is reaped and its files
+    removed before the next request is read."""
     whole = None
     try:
         standby.start(req)
@@ -242,7 +243,9 @@ def evaluate(standby, req, own_namespace):
         status = None if whole else os.waitpid(standby.pid, 0)[1]
     finally:
         standby.close()
-        kill_left(standby.pid, own_namespace)
+        if not whole:
+            kill_left(standby.pid, own_namespace)
+            standby.unkilled = False
     if whole:
         code, signum, result = whole[0], None, whole[1]
     else:
@@ -289,6 +292,8 @@ def main():
     standby = Standby(module, cascade)
     for line in sys.stdin:
         control.write(json.dumps(answer(standby, line, own_namespace)) + "\n")
+        if standby.unkilled:
+            kill_left(standby.pid, own_namespace)
         reap()
         _clean(standby.scratch, own_namespace)
         standby = Standby(module, cascade)

@@ -2,12 +2,13 @@
 
 Started by hone (under bubblewrap where it works, with a view of Python and nothing of the user's) with one JSON
 argument: {"socket", "preload", "limits", "slots"}. It imports numpy (or the task's `program_preload`) once and
-listens on the Unix socket. It keeps `slots` handlers ready (one per evaluator process): each is a fork that has
-already made the next call's containment (hone_sandbox.Box: fresh namespaces, private /tmp, limits, its first
-process waiting for the request) and waits in accept() for one connection. The handler that takes a connection
-tells this process, which forks the next one, then reads one request, hands it to its first process and answers.
-So programs start warm but share nothing, and making the namespaces is never on an evaluation's path. The handler
-watches the connection: when the evaluator goes away, the program is killed. It never loads an evaluator.
+listens on the Unix socket. It keeps `slots` + 1 handlers ready (one per evaluator process, and one more): each is
+a fork that has already made the next call's containment (hone_sandbox.Box: fresh namespaces, private /tmp, limits,
+its first process waiting for the request) and waits in accept() for one connection. The handler that takes a
+connection reads one request, hands it to its first process and answers, and tells this process when to fork the
+next handler: at once for a tool's call, after the answer for a program's call. So programs start warm but share
+nothing, and making the namespaces is never on an evaluation's path nor beside it. The handler watches the
+connection: when the evaluator goes away, the program is killed. It never loads an evaluator.
 A request of kind "tool" (from hone itself) runs a generated Python tool the same way (hone_tool_runner.py).
 """
 import gc
@@ -55,10 +56,14 @@ def job_for(limits):
     return lambda request: (tool_job if request.get("kind") == "tool" else program_job)(request, limits)
 
 
-def handle(conn, limits, box):
+def handle(conn, limits, box, release):
+    """Serves one call; `release()` tells the zygote to make the next handler: at once for a tool's call (it may
+    wait on an evaluation, which needs a handler), after the answer for a program's call, so that making the next
+    handler does not take a core from the evaluation it would otherwise run beside."""
     try:
         request, raw = read_request(conn)
         if request.get("kind") == "tool":  # a generated tool's call: a conversation over the connection
+            release()
             return serve_tool(request, limits, conn.fileno(), conn.fileno(), box=box, raw=raw)
         reply = serve(request, limits, cancel_fd=conn.fileno(), box=box, raw=raw)
     except BaseException as exc:
@@ -74,6 +79,12 @@ def handle(conn, limits, box):
 
 def slot(server, taken, limits, zygote):
     """A handler made ahead of its call. Never returns."""
+
+    def release():
+        if not released:
+            released.append(os.write(taken, b"x"))
+
+    released = []
     try:
         box = Box(limits, job_for(limits), warm=rehearse)
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # set again: changing to the unprivileged user cleared it
@@ -81,13 +92,11 @@ def slot(server, taken, limits, zygote):
             os._exit(0)  # the zygote died while this handler was being made: no signal will come, no call either
         conn, _ = server.accept()
         server.close()
-        # The next handler is made now, not when this call ends: a tool's call may wait on an evaluation.
-        os.write(taken, b"x")
-        os.close(taken)
         try:
-            handle(conn, limits, box)
+            handle(conn, limits, box, release)
         finally:
             conn.close()  # the evaluator reads to the end: it should not wait for this process's exit
+            release()
     finally:
         os._exit(0)
 
@@ -143,7 +152,8 @@ def main():
     hone_sandbox.python_open_to_others()  # asked once here, so no handler walks the folders again
     gc.freeze()  # what is loaded now is never collected in a fork, so children do not copy its pages to scan them
     print(json.dumps({"ready": True, "isolation": isolation}), flush=True)
-    serve_slots(server, limits, max(1, int(config.get("slots") or 2)))
+    # One handler more than evaluators: the next call never waits for a handler that is made after a call ends.
+    serve_slots(server, limits, max(1, int(config.get("slots") or 2)) + 1)
 
 
 if __name__ == "__main__":

@@ -269,9 +269,28 @@ def _first_process(job, result_fd, limits, contained, input_fd, warm=None):
         view = memoryview(data)
         while view:
             view = view[os.write(3, view):]
-        os.close(3)  # the reader's end of file now, not after this process's memory is torn down
+        if contained:  # the reader's end of file as soon as the call's other processes are gone, not this one
+            _kill_others()
+            os.close(3)
+            wait_for_kill()
     finally:
         os._exit(0)
+
+
+def _kill_others():
+    """As the first process (PID 1 of the call's namespace): kills every other process of the call."""
+    try:
+        os.kill(-1, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def wait_for_kill():
+    """Waits for the SIGKILL of whoever reads this process's result. Its teardown (milliseconds for a forked,
+    numpy-loaded interpreter) then starts after the answer is passed on, not beside its parent's reading, which it
+    would slow: the two share pages and the locks that guard them."""
+    while True:
+        signal.pause()
 
 
 def _collect(read_fd, pid, deadline, cancel_fd, cap):
@@ -326,8 +345,8 @@ class Box:
     def run(self, request, timeout, cancel_fd=None, converse=None, limits=None, reap_later=False):
         """Hands `request` (JSON text) to the first process; returns (output bytes, failure or None, isolation).
         `limits` are the call's own (its job's), for the output cap and telling a CPU limit from a crash.
-        With `reap_later`, a call that returned its result is killed but not waited for: the caller answers first
-        and then calls `reap()` (nothing of the call runs after the kill; only the kernel's teardown is left).
+        With `reap_later`, a call that returned its result is left waiting to be killed: the caller answers first
+        and then calls `reap()`, which kills it and waits for its teardown.
         With `converse(read_fd, write_fd, pid)` the caller holds a conversation instead (the call keeps reading
         descriptor 0) and returns (output, failure) itself; an output cut short by the process's death is the
         failure "cpu" (its CPU limit) or "crashed"."""
@@ -349,36 +368,23 @@ class Box:
                 else:
                     out, failure = _collect(self.read_fd, self.pid, time.monotonic() + timeout, cancel_fd, cap)
         finally:
-            status, cpu_used = self.kill() if reap_later and failure is None else self.discard()
+            status, cpu_used = (0, 0.0) if reap_later and failure is None else self.discard()
         if failure == "eof":
             limit = float(limits.get("cpu_seconds") or 0)
             hit = os.WIFEXITED(status) and os.WEXITSTATUS(status) == CPU_EXIT
             failure = "cpu" if limit and (hit or cpu_used >= limit) else "crashed"
         return out, failure, self.isolation
 
-    def _close_ends(self):
+    def discard(self):
+        """Kills the first process (and with it its namespace); returns its wait status and CPU seconds."""
         for fd in (self.read_fd, self.input_w):
             if fd is not None:
                 os.close(fd)
-        self.read_fd = self.input_w = None
-
-    def discard(self):
-        """Kills the first process (and with it its namespace); returns its wait status and CPU seconds."""
-        self._close_ends()
-        self.reaped = True
+        self.read_fd, self.input_w, self.reaped = None, None, True
         return _kill(self.pid, self.contained)
 
-    def kill(self):
-        """Like discard, without waiting for the process's teardown (see `reap`); returns no status."""
-        self._close_ends()
-        try:
-            os.kill(self.pid, signal.SIGKILL) if self.contained else os.killpg(self.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        return 0, 0.0
-
     def reap(self):
-        """Waits for the killed call's teardown (and, uncontained, kills what is left of its group); once only."""
+        """Kills the call (see `run`'s reap_later) and waits for its teardown; once only."""
         if not self.reaped:
             self.discard()
 
