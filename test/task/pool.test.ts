@@ -88,6 +88,20 @@ describe("warm evaluator pool", () => {
     }
   });
 
+  it.each([
+    ["exits with a code of its own", "os._exit(3)", /exited with code 3 without a result/],
+    ["exits with code 0 before hone writes its result", "os._exit(0)", /exited with code 0 without a result/],
+    ["is killed", "os.kill(os.getpid(), 9)", /was killed by SIGKILL/],
+  ])("judges an evaluator that %s by its real exit, never as a result", async (_what, body, reason) => {
+    const t = loadTaskFolder(makeTask(`import os\ndef evaluate(program_path):\n    ${body}\n`));
+    const pool = await EvaluatorPool.start(t, { size: 1 });
+    try {
+      expect(await pool.evaluate(t.seedProgram)).toMatchObject({ valid: false, reason: expect.stringMatching(reason) });
+    } finally {
+      pool.close();
+    }
+  });
+
   it("reports an evaluator that fails to import with exit-8 semantics", async () => {
     const t = loadTaskFolder(makeTask("import no_such_module_xyz\ndef evaluate(program_path):\n    return {}\n"));
     await expect(EvaluatorPool.start(t, { size: 1 })).rejects.toThrow(/failed to load: ModuleNotFoundError/);

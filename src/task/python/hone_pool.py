@@ -52,11 +52,14 @@ class Tail:
         return self.head.decode(errors="replace") + cut + self.tail.decode(errors="replace")
 
 
-def child(module, scratch, cascade, fds, go):
-    """The evaluation's own process, forked before its request: it waits on `go` for {"path", "memory_mb"}
-    (nothing, when the pool closes). Never returns."""
+def child(module, scratch, cascade, fds, go, pool):
+    """The evaluation's own process, forked before its request by the process `pool`: it waits on `go` for
+    {"path", "memory_mb"} (nothing, when the pool closes). Never returns."""
     code = 70
     try:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # it waits to be killed once its result is whole: never orphaned
+        if os.getppid() != pool:
+            return
         os.setsid()
         for src, dst in ((go, 0), (fds["out"], 1), (fds["err"], 2), (fds["result"], 3)):
             os.dup2(src, dst)
@@ -117,10 +120,11 @@ class Standby:
         for name in ("result", "out", "err"):
             self.pipes[name], ends[name] = os.pipe()
         go_r, self.go = os.pipe()
+        pool = os.getpid()
         self.pid, self.unkilled = os.fork(), True
         if self.pid == 0:
             os.close(self.go)
-            child(module, self.scratch, cascade, ends, go_r)
+            child(module, self.scratch, cascade, ends, go_r, pool)
         for fd in list(ends.values()) + [go_r]:
             os.close(fd)
 
