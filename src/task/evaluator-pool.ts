@@ -144,11 +144,14 @@ export class EvaluatorPool {
     const size = Math.max(1, opts.size ?? 2);
     const pool = new EvaluatorPool(task, makePoolDir(), opts.startTimeoutMs ?? 60_000, size);
     try {
-      await Promise.all([pool.ensureZygote(), ...Array.from({ length: size }, () => pool.startEvaluator())]);
+      await Promise.all([pool.ensureZygote(), pool.startEvaluator()]);
     } catch (err) {
       pool.close();
       throw err;
     }
+    // The others load beside the first evaluations, which need only one; one that fails to start leaves the pool
+    // smaller (the next acquire starts one when none is left).
+    for (let i = 1; i < size; i++) pool.startEvaluator().catch(() => {});
     return pool;
   }
 
@@ -220,6 +223,10 @@ export class EvaluatorPool {
     const [cmd, args] = evaluatorCommand(this.task, script, env, this.socketDir);
     const p = new LineProcess(cmd, args, env, this.root);
     const m = await p.ready(this.startTimeoutMs);
+    if (this.closed) {
+      p.kill(); // closed while it was loading
+      throw new Error("the evaluator pool is closed");
+    }
     if (!m.ready) {
       p.kill();
       throw new HoneError("evaluatorFailed", `the evaluator ${this.task.evaluatorPath} failed to load: ${m.error}`);

@@ -72,7 +72,10 @@ export function registerOptimize(program: Command): void {
     const config = opts.resume
       ? optionsFromFlags({ task: "resume" }, undefined)
       : optionsFromFlags({ ...opts, task: benchmark ? undefined : taskRef }, file);
-    const task = opts.resume || benchmark ? undefined : await resolveTask(config.task as string, config.tasks_dir);
+    // Only its budget and id are read here: optimize() checks what the task needs beside its own set-up, from the
+    // interpreter's cached probe (a check here would probe and scan in this process first, blocking it).
+    const task =
+      opts.resume || benchmark ? undefined : await resolveTask(config.task as string, config.tasks_dir, { check: false });
     const s: OptimizeSettings = opts.resume
       ? storedSettings(resolve(opts.resume), {})
       : settingsFromConfig(config, task?.budget.maxEvals ?? 10);
