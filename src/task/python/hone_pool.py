@@ -141,14 +141,25 @@ class Standby:
         self.pipes, self.go = {}, None
 
 
-def framed(result):
-    """(exit code, payload) of a result the child wrote whole (a header "CODE LENGTH\n", then the payload), else None."""
+def _header(result):
+    """(exit code, payload offset, payload length) from a result's header "CODE LENGTH\n", or None."""
     head, sep, _ = bytes(result[:64]).partition(b"\n")
     parts = head.split(b" ")
     if not sep or len(parts) != 2 or not all(p.isdigit() for p in parts):
         return None
-    start = len(head) + 1
-    return (int(parts[0]), bytes(result[start:])) if len(result) - start == int(parts[1]) else None
+    return int(parts[0]), len(head) + 1, int(parts[1])
+
+
+def whole(result):
+    """Whether the child wrote its result whole (its header, then exactly the payload it announced)."""
+    h = _header(result)
+    return h is not None and len(result) - h[1] == h[2]
+
+
+def framed(result):
+    """(exit code, payload) of a whole result, else None."""
+    h = _header(result)
+    return (h[0], bytes(result[h[1]:])) if whole(result) else None
 
 
 def collect(pid, pipes, deadline):
@@ -160,7 +171,7 @@ def collect(pid, pipes, deadline):
     pidfd, exited, reads_after_end = os.pidfd_open(pid), False, 0
     try:
         while live and reads_after_end < 64:
-            ended = exited or framed(bufs["result"]) is not None
+            ended = exited or whole(bufs["result"])
             left = deadline - time.monotonic()
             if not ended and left <= 0:
                 return bufs, True
@@ -180,7 +191,7 @@ def collect(pid, pipes, deadline):
                         bufs["result"] += chunk
                 else:
                     bufs[live[fd]].push(chunk)
-        if exited or framed(bufs["result"]) is not None:
+        if exited or whole(bufs["result"]):
             return bufs, False
         return bufs, not select.select([pidfd], [], [], max(0, deadline - time.monotonic()))[0]
     finally:
@@ -233,25 +244,25 @@ def _clean(scratch, own_namespace):
 
 
 def evaluate(standby, req, own_namespace):
-    """One evaluation in the standby process; the reply hone reads. A child that handed back a whole result waits to be killed: it is answered for with the exit code it wrote, and
-    it and whatever it left running are killed after the answer (its teardown then does not slow this process's
-    reading and answering). Otherwise all of it is killed before the answer. Everything is reaped and its files
-    removed before the next request is read."""
-    whole = None
+    """One evaluation in the standby process; the reply hone reads. A child that handed back a whole result waits to
+    be killed: it is answered for with the exit code it wrote, and it and whatever it left running are killed after
+    the answer (its teardown then does not slow this process's reading and answering). Otherwise all of it is
+    killed before the answer. Everything is reaped and its files removed before the next request is read."""
+    done = None
     try:
         standby.start(req)
         bufs, timed_out = collect(standby.pid, standby.pipes, time.monotonic() + float(req.get("timeout") or 60))
         if timed_out:
             _killpg(standby.pid)
-        whole = None if timed_out else framed(bufs["result"])
-        status = None if whole else os.waitpid(standby.pid, 0)[1]
+        done = None if timed_out else framed(bufs["result"])
+        status = None if done else os.waitpid(standby.pid, 0)[1]
     finally:
         standby.close()
-        if not whole:
+        if not done:
             kill_left(standby.pid, own_namespace)
             standby.unkilled = False
-    if whole:
-        code, signum, result = whole[0], None, whole[1]
+    if done:
+        code, signum, result = done[0], None, done[1]
     else:
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
         signum = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
