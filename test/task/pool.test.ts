@@ -92,6 +92,12 @@ describe("warm evaluator pool", () => {
     ["exits with a code of its own", "os._exit(3)", /exited with code 3 without a result/],
     ["exits with code 0 before hone writes its result", "os._exit(0)", /exited with code 0 without a result/],
     ["is killed", "os.kill(os.getpid(), 9)", /was killed by SIGKILL/],
+    // hone's framed result then does not start the pipe: the child's own exit (it waits 10 s for the pool) decides.
+    [
+      "writes on hone's result pipe itself",
+      "os.write(3, b'{\"metrics\": {\"combined_score\": 9}}')\n    return {'combined_score': 1.0}",
+      /exited with code 0 without a result/,
+    ],
   ])("judges an evaluator that %s by its real exit, never as a result", async (_what, body, reason) => {
     const t = loadTaskFolder(makeTask(`import os\ndef evaluate(program_path):\n    ${body}\n`));
     const pool = await EvaluatorPool.start(t, { size: 1 });

@@ -85,7 +85,9 @@ def child(module, scratch, cascade, fds, go, pool):
         runner.write_bytes(3, data)
         for fd in (1, 2, 3):
             os.close(fd)
-        wait_for_kill()  # its result is whole: the pool answers before it kills this process and waits for it
+        # Its result is whole: the pool answers before it kills this process. Bounded, in case the evaluator wrote
+        # on descriptor 3 itself and the pool, seeing no whole result, waits for this exit instead.
+        wait_for_kill(10)
     finally:
         os._exit(code)
 

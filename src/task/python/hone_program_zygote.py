@@ -74,7 +74,7 @@ def handle(conn, limits, box, release):
     except OSError:
         pass
     conn.close()  # the evaluator reads to the end of the answer
-    box.reap()  # after the answer: the call was killed already, only its teardown is left
+    box.reap()  # after the answer: the call, which waits for it, is killed and its teardown waited for
 
 
 def slot(server, taken, limits, zygote):

@@ -285,10 +285,13 @@ def _kill_others():
         pass
 
 
-def wait_for_kill():
-    """Waits for the SIGKILL of whoever reads this process's result. Its teardown (milliseconds for a forked,
-    numpy-loaded interpreter) then starts after the answer is passed on, not beside its parent's reading, which it
-    would slow: the two share pages and the locks that guard them."""
+def wait_for_kill(limit=None):
+    """Waits for the SIGKILL of whoever reads this process's result (at most `limit` seconds). Its teardown
+    (milliseconds for a forked, numpy-loaded interpreter) then starts after the answer is passed on, not beside its
+    parent's reading, which it would slow: the two share pages and the locks that guard them."""
+    if limit is not None:
+        time.sleep(limit)
+        return
     while True:
         signal.pause()
 
