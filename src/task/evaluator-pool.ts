@@ -125,6 +125,8 @@ const failed = (reason: string, seconds: number): Evaluation => ({ valid: false,
 export class EvaluatorPool {
   private readonly idle: LineProcess[] = [];
   private readonly all = new Set<LineProcess>();
+  /** Evaluator processes still loading (close() kills them too). */
+  private readonly loading = new Set<LineProcess>();
   private readonly queue: ((p: LineProcess) => void)[] = [];
   private zygote: LineProcess | undefined;
   private zygoteStarting: Promise<LineProcess> | undefined;
@@ -222,7 +224,8 @@ export class EvaluatorPool {
     const script = [join(PYTHON_DIR, "hone_pool.py"), this.task.evaluatorPath, cascadeArg(this.task), options];
     const [cmd, args] = evaluatorCommand(this.task, script, env, this.socketDir);
     const p = new LineProcess(cmd, args, env, this.root);
-    const m = await p.ready(this.startTimeoutMs);
+    this.loading.add(p);
+    const m = await p.ready(this.startTimeoutMs).finally(() => this.loading.delete(p));
     if (this.closed) {
       p.kill(); // closed while it was loading
       throw new Error("the evaluator pool is closed");
@@ -294,7 +297,7 @@ export class EvaluatorPool {
 
   close(): void {
     this.closed = true;
-    for (const p of this.all) p.kill();
+    for (const p of [...this.all, ...this.loading]) p.kill();
     this.zygote?.kill();
     rmSync(this.root, { recursive: true, force: true });
   }

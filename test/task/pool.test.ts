@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BUILTIN_TASKS_DIR } from "../../src/task/builtin.ts";
@@ -106,6 +106,30 @@ describe("warm evaluator pool", () => {
     } finally {
       pool.close();
     }
+  });
+
+  it("is ready with one evaluator, and close() also stops the ones still loading", async () => {
+    // The first evaluator to lock its own file loads at once, the others take 10 s: start() must not wait for them
+    // (the test's 5 s timeout would stop it), and close() must stop them while they load.
+    const t = loadTaskFolder(
+      makeTask(
+        "import fcntl, time\nLOCK = open(__file__, 'rb')\ntry:\n    fcntl.flock(LOCK, fcntl.LOCK_EX | fcntl.LOCK_NB)\nexcept OSError:\n    time.sleep(10)\ndef evaluate(program_path):\n    return {'combined_score': 1.0}\n",
+      ),
+    );
+    const running = () =>
+      readdirSync("/proc").filter((pid) => {
+        try {
+          return /^\d+$/.test(pid) && readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(t.evaluatorPath);
+        } catch {
+          return false; // gone meanwhile
+        }
+      });
+    const pool = await EvaluatorPool.start(t, { size: 3 });
+    expect(await pool.evaluate(t.seedProgram)).toMatchObject({ valid: true, score: 1 });
+    await new Promise((r) => setTimeout(r, 1500)); // the others are in their 10 s by now
+    pool.close();
+    for (let i = 0; i < 30 && running().length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(running()).toEqual([]);
   });
 
   it("reports an evaluator that fails to import with exit-8 semantics", async () => {
