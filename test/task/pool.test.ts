@@ -11,6 +11,16 @@ import { requireTool } from "../helpers/requires.ts";
 
 const task = (id: string) => loadTaskFolder(`${BUILTIN_TASKS_DIR}/${id}`, { id });
 
+/** Runs `use` on a warm pool of one evaluator for `t`, closing it after. */
+async function withPool<T>(t: DiscoveryTask, use: (pool: EvaluatorPool) => Promise<T>): Promise<T> {
+  const pool = await EvaluatorPool.start(t, { size: 1 });
+  try {
+    return await use(pool);
+  } finally {
+    pool.close();
+  }
+}
+
 describe("warm evaluator pool", () => {
   it.each(["circle-packing", "autocorrelation-c2", "hadamard-29", "prism", "txn-scheduling"])(
     "gives the same metrics as a cold run, bit for bit (%s)",
@@ -21,8 +31,7 @@ describe("warm evaluator pool", () => {
         t.seedProgram.replace(/0\.3\b/, "0.31").replace(/0\.5\b/, "0.52"),
         t.seedProgram.replace("# EVOLVE-BLOCK-END", "raise ValueError('x')\n# EVOLVE-BLOCK-END"),
       ];
-      const pool = await EvaluatorPool.start(t, { size: 1 });
-      try {
+      await withPool(t, async (pool) => {
         for (const program of variants) {
           const cold = await evaluateProgram(t, program);
           const warm = await pool.evaluate(program);
@@ -30,9 +39,7 @@ describe("warm evaluator pool", () => {
           expect(warm.valid).toBe(cold.valid);
           expect(warm.score).toBe(cold.score);
         }
-      } finally {
-        pool.close();
-      }
+      });
     },
   );
 
@@ -40,14 +47,11 @@ describe("warm evaluator pool", () => {
     const t = loadTaskFolder(
       makeTask("COUNT = [0]\ndef evaluate(program_path):\n    COUNT[0] += 1\n    return {'combined_score': float(COUNT[0])}\n"),
     );
-    const pool = await EvaluatorPool.start(t, { size: 1 });
-    try {
+    await withPool(t, async (pool) => {
       const scores = [];
       for (let i = 0; i < 3; i++) scores.push((await pool.evaluate(t.seedProgram)).score);
       expect(scores).toEqual([1, 1, 1]);
-    } finally {
-      pool.close();
-    }
+    });
   });
 
   it("kills a hanging evaluation's process group at the timeout and keeps serving", async () => {
@@ -57,14 +61,11 @@ describe("warm evaluator pool", () => {
         { timeout: 1.5 },
       ),
     );
-    const pool = await EvaluatorPool.start(t, { size: 1 });
-    try {
+    await withPool(t, async (pool) => {
       const hung = await pool.evaluate(t.seedProgram.replace("X = 1.0", "X = 1.0  # HANG"));
       expect(hung).toMatchObject({ valid: false, timedOut: true });
       expect(await pool.evaluate(t.seedProgram)).toMatchObject({ valid: true, score: 1 });
-    } finally {
-      pool.close();
-    }
+    });
   });
 
   it("answers an evaluator whose leftovers hold its pipes at once, and kills them before the next evaluation", async () => {
@@ -76,16 +77,13 @@ describe("warm evaluator pool", () => {
         { timeout: 30 },
       ),
     );
-    const pool = await EvaluatorPool.start(t, { size: 1 });
-    try {
+    await withPool(t, async (pool) => {
       const left = await pool.evaluate(t.seedProgram.replace("X = 1.0", "X = 1.0  # LEAVE"));
       expect(left).toMatchObject({ valid: true, score: 1 });
       expect(left.seconds).toBeLessThan(15);
       expect(await pool.evaluate(t.seedProgram)).toMatchObject({ valid: true, score: 1 });
       expect(survivors()).toEqual([]);
-    } finally {
-      pool.close();
-    }
+    });
   });
 
   it.each([
@@ -100,12 +98,9 @@ describe("warm evaluator pool", () => {
     ],
   ])("judges an evaluator that %s by its real exit, never as a result", async (_what, body, reason) => {
     const t = loadTaskFolder(makeTask(`import os\ndef evaluate(program_path):\n    ${body}\n`));
-    const pool = await EvaluatorPool.start(t, { size: 1 });
-    try {
+    await withPool(t, async (pool) => {
       expect(await pool.evaluate(t.seedProgram)).toMatchObject({ valid: false, reason: expect.stringMatching(reason) });
-    } finally {
-      pool.close();
-    }
+    });
   });
 
   it("is ready with one evaluator, and close() also stops the ones still loading", async () => {
@@ -161,14 +156,8 @@ describe("evaluated programs are untrusted (cold and warm)", () => {
       ),
     );
   const program = (body: string) => `# EVOLVE-BLOCK-START\nX = 1\n# EVOLVE-BLOCK-END\ndef run():\n${body}\n`;
-  const both = async (t: DiscoveryTask, p: string) => {
-    const pool = await EvaluatorPool.start(t, { size: 1 });
-    try {
-      return [await evaluateProgram(t, p), await pool.evaluate(p)];
-    } finally {
-      pool.close();
-    }
-  };
+  const both = (t: DiscoveryTask, p: string) =>
+    withPool(t, async (pool) => [await evaluateProgram(t, p), await pool.evaluate(p)]);
 
   it("sees no API keys or other secrets in its environment", async () => {
     process.env.OPENAI_API_KEY = "sk-must-not-reach-programs";
