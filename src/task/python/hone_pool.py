@@ -152,16 +152,16 @@ def _header(result):
     return int(parts[0]), len(head) + 1, int(parts[1])
 
 
-def whole(result):
-    """Whether the child wrote its result whole (its header, then exactly the payload it announced)."""
-    h = _header(result)
+def whole(result, h=None):
+    """Whether the child wrote its result whole (its header `h`, then exactly the payload it announced)."""
+    h = h or _header(result)
     return h is not None and len(result) - h[1] == h[2]
 
 
 def framed(result):
     """(exit code, payload) of a whole result, else None."""
     h = _header(result)
-    return (h[0], bytes(result[h[1]:])) if whole(result) else None
+    return (h[0], bytes(result[h[1]:])) if whole(result, h) else None
 
 
 def collect(pid, pipes, deadline):
