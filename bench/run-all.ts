@@ -4,6 +4,7 @@ import { benchQueue } from "./queue.ts";
 import { benchReplay } from "./replay.ts";
 import { benchRolloutConcurrency } from "./rollout-concurrency.ts";
 import { benchSandbox } from "./sandbox.ts";
+import { benchScaling } from "./scaling.ts";
 import { benchSearchReplace } from "./search-replace.ts";
 import { benchStartup } from "./startup.ts";
 import { benchStepOverhead } from "./step-overhead.ts";
@@ -19,6 +20,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   "rollout-concurrency": benchRolloutConcurrency,
   replay: benchReplay,
   queue: benchQueue,
+  scaling: benchScaling,
   console: benchConsole,
 };
 for (const [name, run] of Object.entries(benches)) {

@@ -1,0 +1,161 @@
+// Cost grows linearly with the work: whole `hone optimize` processes on the offline model (no added latency, so
+// the runs are CPU-bound and every ms hone spends shows), each dimension at three sizes, 1×, 2× and 4×: rounds,
+// proposals per round, evaluations per rollout, and rounds of an archive method (DGM, whose archive grows every
+// round). The work done is counted from each run's hone.db (rollouts, evaluations), the CPU time and peak memory
+// of each process tree by `peers/tree_rusage.py` (a subreaper, so every evaluator process is counted).
+//
+// Linear means the cost of one more unit of work does not grow with the work already done: the marginal CPU per
+// unit over the second doubling (2× → 4×) divided by that over the first (1× → 2×). A cost a + b·u gives 1; a
+// quadratic term q·u² gives (b + 6q) / (b + 3q), towards 2 as it dominates. Flat memory: the peak RSS of the
+// process tree at 4× the work over that at 1×.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { median, report, spread } from "./lib.ts";
+
+const ROOT = join(import.meta.dirname, "..");
+const HONE = join(ROOT, "bin", "hone.js");
+const RUSAGE = join(import.meta.dirname, "peers", "tree_rusage.py");
+const REPS = Number(process.env.BENCH_REPS ?? 3);
+/** Tolerances: one more unit of work may cost at most 25% more at 4× than at 1×; the peak may grow at most 25%. */
+const LINEAR = 1.25;
+const FLAT = 1.25;
+
+interface Dimension {
+  name: string;
+  unit: "rollouts" | "evaluations";
+  /** The run's flags at 1×, 2× and 4× the work. */
+  flags: (scale: number) => string[];
+}
+
+const DIMENSIONS: Dimension[] = [
+  { name: "rounds", unit: "rollouts", flags: (s) => ["--rounds", String(4 * s), "--proposals", "3", "--max-evals", "5"] },
+  {
+    name: "proposals per round",
+    unit: "rollouts",
+    flags: (s) => ["--rounds", "2", "--proposals", String(4 * s), "--max-evals", "5"],
+  },
+  {
+    name: "evaluations per rollout",
+    unit: "evaluations",
+    flags: (s) => ["--rounds", "2", "--proposals", "2", "--max-evals", String(12 * s)],
+  },
+  {
+    name: "rounds of DGM (a growing archive)",
+    unit: "rollouts",
+    flags: (s) => ["--method", "dgm", "--rounds", String(4 * s), "--proposals", "3", "--max-evals", "5"],
+  },
+];
+const SCALES = [1, 2, 4];
+
+interface Measured {
+  cpu: number;
+  wall: number;
+  rssMb: number;
+  units: number;
+}
+
+function runOnce(d: Dimension, scale: number, out: string, seed: number): Measured {
+  const args = [
+    HONE,
+    "optimize",
+    "--task",
+    "circle-packing",
+    ...d.flags(scale),
+    "--concurrency",
+    "3",
+    "--seed",
+    String(seed),
+  ].concat(["--executor", "offline", "--proposer", "offline", "--cache", "off", "--out", out]);
+  const text = execFileSync("python3", [RUSAGE, process.execPath, ...args], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const r = JSON.parse(text.trim().split("\n").pop() ?? "{}") as { code: number; wall: number; cpu: number; maxrss_mb: number };
+  if (r.code !== 0) throw new Error(`hone ${args.slice(1).join(" ")} exited with ${r.code}`);
+  const db = new Database(join(out, "hone.db"), { readonly: true });
+  try {
+    const units = (db.prepare(`SELECT COUNT(*) AS n FROM ${d.unit}`).get() as { n: number }).n;
+    return { cpu: r.cpu, wall: r.wall, rssMb: r.maxrss_mb, units };
+  } finally {
+    db.close();
+  }
+}
+
+/** Marginal CPU per unit between two sizes. */
+const marginal = (a: Measured, b: Measured) => (b.cpu - a.cpu) / (b.units - a.units);
+
+export async function benchScaling(): Promise<boolean> {
+  const dir = mkdtempSync(join(tmpdir(), "hone-bench-scaling-"));
+  // runs[dimension][repetition][scale]
+  const runs = DIMENSIONS.map(() => [] as Measured[][]);
+  try {
+    for (let r = 0; r < REPS; r++)
+      DIMENSIONS.forEach((d, i) => {
+        runs[i]?.push(SCALES.map((s) => runOnce(d, s, join(dir, `${i}-${r}-${s}`), r)));
+      });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const rows: [string, string][] = [];
+  const goals = [];
+  const memory: number[][] = [];
+  DIMENSIONS.forEach((d, i) => {
+    const reps = runs[i] as Measured[][];
+    const at = (k: number) => reps.map((m) => m[k] as Measured);
+    const first = reps.map((m) => marginal(m[0] as Measured, m[1] as Measured));
+    const second = reps.map((m) => marginal(m[1] as Measured, m[2] as Measured));
+    const perUnit = d.unit === "rollouts" ? "s CPU per rollout" : "ms CPU per evaluation";
+    const scale = d.unit === "rollouts" ? 1 : 1000;
+    const sizes = SCALES.map((_, k) => `${median(at(k).map((m) => m.units))}`).join(" / ");
+    rows.push([`${d.name}: ${d.unit} at 1× / 2× / 4×`, sizes]);
+    rows.push([
+      `  CPU of the whole process tree, 1× / 2× / 4×`,
+      SCALES.map((_, k) => `${median(at(k).map((m) => m.cpu)).toFixed(2)} s`).join(" / "),
+    ]);
+    rows.push([
+      `  ${perUnit}, 1× → 2×`,
+      spread(
+        first.map((x) => x * scale),
+        "",
+        d.unit === "rollouts" ? 3 : 1,
+      ),
+    ]);
+    rows.push([
+      `  ${perUnit}, 2× → 4×`,
+      spread(
+        second.map((x) => x * scale),
+        "",
+        d.unit === "rollouts" ? 3 : 1,
+      ),
+    ]);
+    rows.push([
+      `  peak RSS of the tree, 1× / 4×`,
+      `${median(at(0).map((m) => m.rssMb)).toFixed(0)} / ${median(at(2).map((m) => m.rssMb)).toFixed(0)} MB`,
+    ]);
+    goals.push({
+      goal: { figure: `${d.name}: marginal cost, 2× → 4× over 1× → 2×`, op: "<=" as const, value: LINEAR, unit: "" },
+      samples: second.map((s, k) => s / (first[k] as number)),
+    });
+    memory.push(reps.map((m) => (m[2] as Measured).rssMb / (m[0] as Measured).rssMb));
+  });
+  // The largest growth of any dimension in each repetition.
+  goals.push({
+    goal: {
+      figure: "peak memory at 4× the work over 1×, the largest of the dimensions",
+      op: "<=" as const,
+      value: FLAT,
+      unit: "x",
+    },
+    samples: Array.from({ length: REPS }, (_, r) => Math.max(...memory.map((m) => m[r] as number))),
+  });
+  return report(
+    `scaling (issue 19): hone optimize, whole processes on the offline model (no latency), each dimension at 1×, 2× and 4×; ${REPS} repetitions`,
+    rows,
+    goals,
+  );
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await benchScaling();
