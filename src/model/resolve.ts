@@ -1,6 +1,6 @@
 import type { Dialect } from "./dialect.ts";
 import { OFFLINE_MODEL_ID } from "./offline/server.ts";
-import { startOfflineServerThread } from "./offline/threaded.ts";
+import { sharedOfflineServerThread } from "./offline/threaded.ts";
 import { OpenAICompatibleModel } from "./openai-compatible.ts";
 import { defaultRetryPolicy, type RetryPolicy, withRetries } from "./retry.ts";
 import { resolveTimeouts, type Timeouts } from "./timeouts.ts";
@@ -32,13 +32,14 @@ export interface ResolvedModel {
 }
 
 /**
- * Builds the ChatModel for a role. `--model offline` without a base URL starts the offline model in-process on
- * loopback, so the same HTTP client, retries and records run as with a real endpoint.
+ * Builds the ChatModel for a role. `--model offline` without a base URL serves the offline model in-process on
+ * loopback (one thread per latency, shared by the process's roles), so the same HTTP client, retries and records run
+ * as with a real endpoint.
  */
 export async function resolveModel(s: ModelSettings): Promise<ResolvedModel> {
   const retry = { ...defaultRetryPolicy, totalMs: resolveTimeouts(s.timeouts).total * 1000, ...s.retry };
   if (s.model === OFFLINE_MODEL_ID && !s.baseUrl) {
-    const server = await startOfflineServerThread({ latencyMs: s.offlineLatencyMs });
+    const server = await sharedOfflineServerThread(s.offlineLatencyMs ?? 0);
     const client = new OpenAICompatibleModel(
       { baseUrl: server.url, model: OFFLINE_MODEL_ID, dialect: "vllm", stream: s.stream, timeouts: s.timeouts },
       {},
