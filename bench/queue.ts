@@ -7,7 +7,8 @@
 // record every model call and evaluation into a run's hone.db as `hone optimize` does (the local pool as it goes,
 // the coordinator from the records each worker ships back), and the timing starts once both workers are ready.
 // The CPU time per job of the whole process tree (this process, Redis, the workers, every evaluator) is printed
-// beside: on 2 cores the rollouts already keep both busy, so each ms of CPU a job costs more shows as ~4 ms per slot.
+// beside, and by role: on 2 cores the rollouts already keep both busy, so each ms of CPU a job costs more shows as
+// ~4 ms per slot.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -20,30 +21,65 @@ import { LocalRunner, type RolloutJob, type Runner } from "../src/loop/runner.ts
 import { BUILTIN_TASKS_DIR } from "../src/task/builtin.ts";
 import { loadTaskFolder } from "../src/task/discovery-task.ts";
 import { EvaluatorPool } from "../src/task/evaluator-pool.ts";
-import { report, spread } from "./lib.ts";
+import { median, report, spread } from "./lib.ts";
 
 const ROLLOUTS = Number(process.env.BENCH_ROLLOUTS ?? 200);
 const REPS = Number(process.env.BENCH_REPS ?? 2);
 const AT_ONCE = 8;
 const ROOT = join(import.meta.dirname, "..");
 
-/** CPU time (user + system, ms) of a process and all its descendants, from /proc; 0 where there is no /proc. */
-function treeCpuMs(root: number): number {
-  const children = new Map<number, number[]>();
-  const own = new Map<number, number>();
+/** Each live process's own CPU ms (user + system), the CPU ms of the children it reaped, and its parent. */
+function processTable(): Map<number, { own: number; reaped: number; parent: number }> {
+  const table = new Map<number, { own: number; reaped: number; parent: number }>();
   for (const d of readdirSync("/proc").filter((e) => /^\d+$/.test(e))) {
     try {
       const stat = readFileSync(`/proc/${d}/stat`, "utf8");
       const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      own.set(Number(d), Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]));
-      children.set(Number(f[1]), [...(children.get(Number(f[1])) ?? []), Number(d)]);
+      // Clock ticks of 10 ms: utime, stime, then cutime, cstime.
+      table.set(Number(d), {
+        own: (Number(f[11]) + Number(f[12])) * 10,
+        reaped: (Number(f[13]) + Number(f[14])) * 10,
+        parent: Number(f[1]),
+      });
     } catch {
       // the process ended meanwhile
     }
   }
-  const sum = (pid: number): number => (own.get(pid) ?? 0) + (children.get(pid) ?? []).reduce((a, c) => a + sum(c), 0);
-  return sum(root) * 10; // clock ticks of 10 ms
+  return table;
 }
+
+/**
+ * CPU ms so far by role: this process (hone: the local runner or the coordinator, with its offline model thread),
+ * Redis, the workers' own processes (each with its offline model thread), and the evaluator processes of every
+ * warm pool (the rest of the tree: the local pool's sandboxes, and the workers' children).
+ */
+function cpuByRole(redis: number, workers: number[]): Record<"hone" | "redis" | "workers" | "evaluators", number> {
+  const table = processTable();
+  const tree = (pid: number): number => {
+    const p = table.get(pid);
+    if (!p) return 0;
+    let sum = p.own + p.reaped;
+    for (const [child, c] of table) if (c.parent === pid) sum += tree(child);
+    return sum;
+  };
+  const own = (pid: number) => table.get(pid)?.own ?? 0;
+  const all = tree(process.pid);
+  const hone = own(process.pid);
+  const redisMs = tree(redis);
+  const workersMs = workers.reduce((a, w) => a + own(w), 0);
+  return { hone, redis: redisMs, workers: workersMs, evaluators: all - hone - redisMs - workersMs };
+}
+
+type Role = keyof ReturnType<typeof cpuByRole>;
+interface Timed {
+  seconds: number;
+  cpuPerJob: number;
+  roles: Record<Role, number>;
+}
+
+/** Medians over the repetitions of the CPU per job of each role, in ms. */
+const byRole = (timed: Timed[], roles: Role[]) =>
+  `${roles.map((r) => median(timed.map((t) => t.roles[r])).toFixed(1)).join(" / ")} ms (medians)`;
 
 /** Starts `hone worker` and resolves once it is ready; its output keeps being read so that it never blocks. */
 function startWorker(url: string): Promise<ChildProcess> {
@@ -72,6 +108,7 @@ export async function benchQueue(): Promise<boolean> {
   try {
     await new Promise((r) => setTimeout(r, 500));
     workers.push(...(await Promise.all([startWorker(url), startWorker(url)])));
+    const pids = workers.map((w) => w.pid as number);
     const task = loadTaskFolder(`${BUILTIN_TASKS_DIR}/circle-packing`, { id: "circle-packing" });
     const start = { valid: true, score: 0.9597642169962064, metrics: {}, artifacts: {}, seconds: 0 };
     const jobs = (tag: string, n = ROLLOUTS): RolloutJob[] =>
@@ -88,16 +125,23 @@ export async function benchQueue(): Promise<boolean> {
     const time = async (runner: Runner, tag: string, collect: (outDir: string) => void = () => {}) => {
       const out = (id: string) => join(dir, tag, id.slice(tag.length + 1));
       for await (const r of runner.run(jobs(`${tag}-warm`, AT_ONCE))) if (r.error) throw new Error(r.error);
-      const cpu = treeCpuMs(process.pid);
+      const cpu = cpuByRole(redis.pid as number, pids);
       const t = performance.now();
       for await (const r of runner.run(jobs(tag))) {
         if (r.error) throw new Error(r.error);
         collect(out(r.id));
       }
       const seconds = (performance.now() - t) / 1000;
-      const cpuPerJob = (treeCpuMs(process.pid) - cpu) / ROLLOUTS;
+      const after = cpuByRole(redis.pid as number, pids);
+      const perJob = (role: keyof typeof cpu) => (after[role] - cpu[role]) / ROLLOUTS;
+      const roles = {
+        hone: perJob("hone"),
+        workers: perJob("workers"),
+        evaluators: perJob("evaluators"),
+        redis: perJob("redis"),
+      };
       await runner.close();
-      return { seconds, cpuPerJob };
+      return { seconds, cpuPerJob: roles.hone + roles.workers + roles.evaluators + roles.redis, roles };
     };
     const taskHash = contentHash(task.dir);
     const pool = await EvaluatorPool.start(task, { size: 4 });
@@ -106,8 +150,8 @@ export async function benchQueue(): Promise<boolean> {
     const queuedRun = new Recording(mkdtempSync(join(dir, "queued-run-")), { cache: { mode: "off" } });
     const model = await localRun.model({ model: "offline" });
     const evaluate = localRun.evaluator((p) => pool.evaluate(p), taskHash);
-    const local: { seconds: number; cpuPerJob: number }[] = [];
-    const queued: { seconds: number; cpuPerJob: number }[] = [];
+    const local: Timed[] = [];
+    const queued: Timed[] = [];
     for (let r = 0; r < REPS; r++) {
       local.push(await time(new LocalRunner({ task, model: model.model, evaluate, concurrency: AT_ONCE }), `local-${r}`));
       const runKey = `bench-${Date.now()}-${r}`;
@@ -144,6 +188,11 @@ export async function benchQueue(): Promise<boolean> {
             " ms",
             1,
           ),
+        ],
+        ["  of it, local: hone / evaluators", byRole(local, ["hone", "evaluators"])],
+        [
+          "  of it, queued: coordinator / workers / evaluators / Redis",
+          byRole(queued, ["hone", "workers", "evaluators", "redis"]),
         ],
       ],
       [{ goal: { figure: "queue overhead per job", op: "<=", value: 5, unit: " ms" }, samples: overhead }],

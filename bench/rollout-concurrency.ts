@@ -12,11 +12,9 @@
 // the server waits) nor end later than `tail` calls before the run's end: lead + W / cores + tail. On 2 cores the
 // second floor is the higher one (64 sealed evaluations of 40-50 ms CPU each, of which the evaluator's own compute
 // is ~1.4 ms and the rest hone's sealing), which is why 32x is out of reach until the warm pool's fixed cost falls.
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { DEFAULT_HARNESS } from "../src/loop/run.ts";
 import { LocalRunner, type RolloutJob } from "../src/loop/runner.ts";
 import { resolveModel } from "../src/model/resolve.ts";
@@ -24,28 +22,13 @@ import { BUILTIN_TASKS_DIR } from "../src/task/builtin.ts";
 import { loadTaskFolder } from "../src/task/discovery-task.ts";
 import { EvaluatorPool } from "../src/task/evaluator-pool.ts";
 import { report, spread } from "./lib.ts";
+import { serveOffline } from "./offline-server.ts";
 import { cpuBetween, descendantsCpu, processCpu } from "./proc-cpu.ts";
 
 const ROLLOUTS = Number(process.env.BENCH_ROLLOUTS ?? 32);
 const REPS = Number(process.env.BENCH_REPS ?? 2);
 const LATENCY_MS = 200;
 const MAX_EVALS = 2;
-const HONE = join(import.meta.dirname, "..", "bin", "hone.js");
-
-/** `hone serve-offline` in its own process; resolves with its base URL and a way to stop it. */
-function serveOffline(): Promise<{ url: string; pid: number; stop: () => void }> {
-  const child = spawn(process.execPath, [HONE, "serve-offline", "--port", "0", "--latency-ms", String(LATENCY_MS)], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  return new Promise((resolve, reject) => {
-    child.on("exit", (code) => reject(new Error(`hone serve-offline exited ${code}`)));
-    createInterface({ input: child.stdout }).once("line", (line) => {
-      const url = /serving at (\S+)/.exec(line)?.[1];
-      if (!url) reject(new Error(`unexpected first line: ${line}`));
-      else resolve({ url, pid: child.pid as number, stop: () => child.kill("SIGTERM") });
-    });
-  });
-}
 
 /** Model calls before a rollout's first evaluation and after its last, from its trajectory. */
 function leadAndTail(trajectory: string): { lead: number; tail: number } {
@@ -73,7 +56,7 @@ interface Timed {
 
 export async function benchRolloutConcurrency(): Promise<boolean> {
   const task = loadTaskFolder(`${BUILTIN_TASKS_DIR}/circle-packing`, { id: "circle-packing" });
-  const server = await serveOffline();
+  const server = await serveOffline(LATENCY_MS);
   const model = await resolveModel({ model: "offline", baseUrl: server.url });
   const pool = await EvaluatorPool.start(task, { size: Math.min(4, Math.ceil(ROLLOUTS / 8)) });
   const start = await pool.evaluate(task.seedProgram);

@@ -1,19 +1,27 @@
 // Cost grows linearly with the work: whole `hone optimize` processes on the offline model (no added latency, so
-// the runs are CPU-bound and every ms hone spends shows), each dimension at three sizes, 1×, 2× and 4×: rounds,
-// proposals per round, evaluations per rollout, and rounds of an archive method (DGM, whose archive grows every
-// round). The work done is counted from each run's hone.db (rollouts, evaluations), the CPU time and peak memory
-// of each process tree by `peers/tree_rusage.py` (a subreaper, so every evaluator process is counted).
+// the runs are CPU-bound and every ms hone spends shows) served by `hone serve-offline` in its own process, as an
+// endpoint is (its CPU is printed apart, not counted as hone's), one rollout at a time (so that CPU time is work,
+// not two cores' contention), each dimension at three sizes, 1×, 2× and 4×: rounds, proposals per round,
+// evaluations per rollout, and rounds of an archive method (DGM, whose archive grows every round). The work done is
+// counted from each run's hone.db (rollouts, evaluations). A run's CPU is the machine's busy time from its start
+// until its last process has exited, less the model server's (`peers/tree_rusage.py`): getrusage alone would miss
+// the evaluators, whose time the kernel drops when their sandbox's PID namespace ends, so the bench must be the
+// only work on the machine. Hone's own process is printed beside; peak memory is its RSS, the largest process.
 //
 // Linear means the cost of one more unit of work does not grow with the work already done: the marginal CPU per
 // unit over the second doubling (2× → 4×) divided by that over the first (1× → 2×). A cost a + b·u gives 1; a
-// quadratic term q·u² gives (b + 6q) / (b + 3q), towards 2 as it dominates. Flat memory: the peak RSS of the
-// process tree at 4× the work over that at 1×.
+// quadratic term q·u² gives (b + 6q) / (b + 3q), towards 2 as it dominates. Flat memory: the peak RSS at 4× the
+// work over that at 1×. Longer rollouts make longer conversations, and every model call carries its whole
+// conversation (the chat protocol is stateless): the prompt tokens per call are printed beside each dimension, the
+// traffic hone serialises, hashes for its records and sends.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { median, report, spread } from "./lib.ts";
+import { serveOffline } from "./offline-server.ts";
+import { processCpu } from "./proc-cpu.ts";
 
 const ROOT = join(import.meta.dirname, "..");
 const HONE = join(ROOT, "bin", "hone.js");
@@ -55,30 +63,45 @@ interface Measured {
   wall: number;
   rssMb: number;
   units: number;
+  /** Mean prompt tokens per model call. */
+  promptTokens: number;
+  /** CPU seconds of the model server while the run went. */
+  serverCpu: number;
+  /** CPU seconds of hone's own process (getrusage: the evaluators' processes are not in it). */
+  honeCpu: number;
 }
 
-function runOnce(d: Dimension, scale: number, out: string, seed: number): Measured {
-  const args = [
-    HONE,
-    "optimize",
-    "--task",
-    "circle-packing",
-    ...d.flags(scale),
-    "--concurrency",
-    "3",
-    "--seed",
-    String(seed),
-  ].concat(["--executor", "offline", "--proposer", "offline", "--cache", "off", "--out", out]);
+function runOnce(d: Dimension, scale: number, out: string, seed: number, server: { url: string; pid: number }): Measured {
+  const args = [HONE, "optimize", "--task", "circle-packing", ...d.flags(scale), "--concurrency", "1", "--seed", String(seed)]
+    .concat(["--executor", "offline", "--proposer", "offline", "--cache", "off", "--out", out])
+    .concat(["--executor-base-url", server.url, "--proposer-base-url", server.url]);
+  const serverBefore = processCpu(server.pid);
   const text = execFileSync("python3", [RUSAGE, process.execPath, ...args], {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
   });
-  const r = JSON.parse(text.trim().split("\n").pop() ?? "{}") as { code: number; wall: number; cpu: number; maxrss_mb: number };
+  const r = JSON.parse(text.trim().split("\n").pop() ?? "{}") as {
+    code: number;
+    wall: number;
+    cpu: number;
+    machine_cpu: number;
+    maxrss_mb: number;
+  };
   if (r.code !== 0) throw new Error(`hone ${args.slice(1).join(" ")} exited with ${r.code}`);
+  const serverCpu = processCpu(server.pid) - serverBefore;
   const db = new Database(join(out, "hone.db"), { readonly: true });
   try {
     const units = (db.prepare(`SELECT COUNT(*) AS n FROM ${d.unit}`).get() as { n: number }).n;
-    return { cpu: r.cpu, wall: r.wall, rssMb: r.maxrss_mb, units };
+    const calls = db.prepare("SELECT AVG(prompt_tokens) AS p FROM model_calls").get() as { p: number };
+    return {
+      cpu: r.machine_cpu - serverCpu,
+      wall: r.wall,
+      rssMb: r.maxrss_mb,
+      units,
+      promptTokens: calls.p,
+      serverCpu,
+      honeCpu: r.cpu,
+    };
   } finally {
     db.close();
   }
@@ -91,12 +114,14 @@ export async function benchScaling(): Promise<boolean> {
   const dir = mkdtempSync(join(tmpdir(), "hone-bench-scaling-"));
   // runs[dimension][repetition][scale]
   const runs = DIMENSIONS.map(() => [] as Measured[][]);
+  const server = await serveOffline(0);
   try {
     for (let r = 0; r < REPS; r++)
       DIMENSIONS.forEach((d, i) => {
-        runs[i]?.push(SCALES.map((s) => runOnce(d, s, join(dir, `${i}-${r}-${s}`), r)));
+        runs[i]?.push(SCALES.map((s) => runOnce(d, s, join(dir, `${i}-${r}-${s}`), r, server)));
       });
   } finally {
+    server.stop();
     rmSync(dir, { recursive: true, force: true });
   }
   const rows: [string, string][] = [];
@@ -112,8 +137,20 @@ export async function benchScaling(): Promise<boolean> {
     const sizes = SCALES.map((_, k) => `${median(at(k).map((m) => m.units))}`).join(" / ");
     rows.push([`${d.name}: ${d.unit} at 1× / 2× / 4×`, sizes]);
     rows.push([
-      `  CPU of the whole process tree, 1× / 2× / 4×`,
+      `  CPU of the run (the machine's, less the model server's), 1× / 2× / 4×`,
       SCALES.map((_, k) => `${median(at(k).map((m) => m.cpu)).toFixed(2)} s`).join(" / "),
+    ]);
+    rows.push([
+      `  of it, hone's own process (the rest: the evaluators'), 1× / 2× / 4×`,
+      SCALES.map((_, k) => `${median(at(k).map((m) => m.honeCpu)).toFixed(2)} s`).join(" / "),
+    ]);
+    rows.push([
+      `  the model server's CPU (its own process), 1× / 2× / 4×`,
+      SCALES.map((_, k) => `${median(at(k).map((m) => m.serverCpu)).toFixed(2)} s`).join(" / "),
+    ]);
+    rows.push([
+      `  prompt tokens per model call, 1× / 2× / 4×`,
+      SCALES.map((_, k) => `${median(at(k).map((m) => m.promptTokens)).toFixed(0)}`).join(" / "),
     ]);
     rows.push([
       `  ${perUnit}, 1× → 2×`,
@@ -132,7 +169,7 @@ export async function benchScaling(): Promise<boolean> {
       ),
     ]);
     rows.push([
-      `  peak RSS of the tree, 1× / 4×`,
+      `  peak RSS of its largest process, 1× / 4×`,
       `${median(at(0).map((m) => m.rssMb)).toFixed(0)} / ${median(at(2).map((m) => m.rssMb)).toFixed(0)} MB`,
     ]);
     goals.push({
@@ -152,7 +189,7 @@ export async function benchScaling(): Promise<boolean> {
     samples: Array.from({ length: REPS }, (_, r) => Math.max(...memory.map((m) => m[r] as number))),
   });
   return report(
-    `scaling (issue 19): hone optimize, whole processes on the offline model (no latency), each dimension at 1×, 2× and 4×; ${REPS} repetitions`,
+    `scaling (issue 19): hone optimize, whole processes, one rollout at a time, on the offline model (no latency) served from its own process; each dimension at 1×, 2× and 4×; ${REPS} repetitions`,
     rows,
     goals,
   );
