@@ -110,9 +110,8 @@ function runOnce(d: Dimension, scale: number, out: string, seed: number, server:
 /** Marginal CPU per unit between two sizes. */
 const marginal = (a: Measured, b: Measured) => (b.cpu - a.cpu) / (b.units - a.units);
 
-export async function benchScaling(): Promise<boolean> {
-  const dir = mkdtempSync(join(tmpdir(), "hone-bench-scaling-"));
-  // runs[dimension][repetition][scale]
+/** Runs every dimension at every scale, REPS times: runs[dimension][repetition][scale]. */
+async function measureAll(dir: string): Promise<Measured[][][]> {
   const runs = DIMENSIONS.map(() => [] as Measured[][]);
   const server = await serveOffline(0);
   try {
@@ -122,76 +121,82 @@ export async function benchScaling(): Promise<boolean> {
       });
   } finally {
     server.stop();
-    rmSync(dir, { recursive: true, force: true });
   }
-  const rows: [string, string][] = [];
-  const goals = [];
-  const memory: number[][] = [];
-  DIMENSIONS.forEach((d, i) => {
-    const reps = runs[i] as Measured[][];
-    const at = (k: number) => reps.map((m) => m[k] as Measured);
-    const first = reps.map((m) => marginal(m[0] as Measured, m[1] as Measured));
-    const second = reps.map((m) => marginal(m[1] as Measured, m[2] as Measured));
-    const perUnit = d.unit === "rollouts" ? "s CPU per rollout" : "ms CPU per evaluation";
-    const scale = d.unit === "rollouts" ? 1 : 1000;
-    const sizes = SCALES.map((_, k) => `${median(at(k).map((m) => m.units))}`).join(" / ");
-    rows.push([`${d.name}: ${d.unit} at 1× / 2× / 4×`, sizes]);
-    rows.push([
-      `  CPU of the run (the machine's, less the model server's), 1× / 2× / 4×`,
-      SCALES.map((_, k) => `${median(at(k).map((m) => m.cpu)).toFixed(2)} s`).join(" / "),
-    ]);
-    rows.push([
-      `  of it, hone's own process (the rest: the evaluators'), 1× / 2× / 4×`,
-      SCALES.map((_, k) => `${median(at(k).map((m) => m.honeCpu)).toFixed(2)} s`).join(" / "),
-    ]);
-    rows.push([
-      `  the model server's CPU (its own process), 1× / 2× / 4×`,
-      SCALES.map((_, k) => `${median(at(k).map((m) => m.serverCpu)).toFixed(2)} s`).join(" / "),
-    ]);
-    rows.push([
-      `  prompt tokens per model call, 1× / 2× / 4×`,
-      SCALES.map((_, k) => `${median(at(k).map((m) => m.promptTokens)).toFixed(0)}`).join(" / "),
-    ]);
-    rows.push([
+  return runs;
+}
+
+/** One dimension's rows, its linearity goal, and its memory growth per repetition. */
+function dimensionReport(d: Dimension, reps: Measured[][]) {
+  const at = (k: number) => reps.map((m) => m[k] as Measured);
+  const bySize = (f: (m: Measured) => number, fmt: (x: number) => string) =>
+    SCALES.map((_, k) => fmt(median(at(k).map(f)))).join(" / ");
+  const seconds = (x: number) => `${x.toFixed(2)} s`;
+  const first = reps.map((m) => marginal(m[0] as Measured, m[1] as Measured));
+  const second = reps.map((m) => marginal(m[1] as Measured, m[2] as Measured));
+  const [perUnit, scale, digits] = d.unit === "rollouts" ? ["s CPU per rollout", 1, 3] : ["ms CPU per evaluation", 1000, 1];
+  const rows: [string, string][] = [
+    [`${d.name}: ${d.unit} at 1× / 2× / 4×`, bySize((m) => m.units, String)],
+    ["  CPU of the run (the machine's, less the model server's), 1× / 2× / 4×", bySize((m) => m.cpu, seconds)],
+    ["  of it, hone's own process (the rest: the evaluators'), 1× / 2× / 4×", bySize((m) => m.honeCpu, seconds)],
+    ["  the model server's CPU (its own process), 1× / 2× / 4×", bySize((m) => m.serverCpu, seconds)],
+    [
+      "  prompt tokens per model call, 1× / 2× / 4×",
+      bySize(
+        (m) => m.promptTokens,
+        (x) => x.toFixed(0),
+      ),
+    ],
+    [
       `  ${perUnit}, 1× → 2×`,
       spread(
         first.map((x) => x * scale),
         "",
-        d.unit === "rollouts" ? 3 : 1,
+        digits,
       ),
-    ]);
-    rows.push([
+    ],
+    [
       `  ${perUnit}, 2× → 4×`,
       spread(
         second.map((x) => x * scale),
         "",
-        d.unit === "rollouts" ? 3 : 1,
+        digits,
       ),
-    ]);
-    rows.push([
-      `  peak RSS of its largest process, 1× / 4×`,
+    ],
+    [
+      "  peak RSS of its largest process, 1× / 4×",
       `${median(at(0).map((m) => m.rssMb)).toFixed(0)} / ${median(at(2).map((m) => m.rssMb)).toFixed(0)} MB`,
-    ]);
-    goals.push({
-      goal: { figure: `${d.name}: marginal cost, 2× → 4× over 1× → 2×`, op: "<=" as const, value: LINEAR, unit: "" },
-      samples: second.map((s, k) => s / (first[k] as number)),
-    });
-    memory.push(reps.map((m) => (m[2] as Measured).rssMb / (m[0] as Measured).rssMb));
-  });
+    ],
+  ];
+  const goal = {
+    goal: { figure: `${d.name}: marginal cost, 2× → 4× over 1× → 2×`, op: "<=" as const, value: LINEAR, unit: "" },
+    samples: second.map((s, k) => s / (first[k] as number)),
+  };
+  return { rows, goal, memory: reps.map((m) => (m[2] as Measured).rssMb / (m[0] as Measured).rssMb) };
+}
+
+export async function benchScaling(): Promise<boolean> {
+  const dir = mkdtempSync(join(tmpdir(), "hone-bench-scaling-"));
+  let runs: Measured[][][];
+  try {
+    runs = await measureAll(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const parts = DIMENSIONS.map((d, i) => dimensionReport(d, runs[i] as Measured[][]));
   // The largest growth of any dimension in each repetition.
-  goals.push({
+  const memory = {
     goal: {
       figure: "peak memory at 4× the work over 1×, the largest of the dimensions",
       op: "<=" as const,
       value: FLAT,
       unit: "x",
     },
-    samples: Array.from({ length: REPS }, (_, r) => Math.max(...memory.map((m) => m[r] as number))),
-  });
+    samples: Array.from({ length: REPS }, (_, r) => Math.max(...parts.map((p) => p.memory[r] as number))),
+  };
   return report(
     `scaling (issue 19): hone optimize, whole processes, one rollout at a time, on the offline model (no latency) served from its own process; each dimension at 1×, 2× and 4×; ${REPS} repetitions`,
-    rows,
-    goals,
+    parts.flatMap((p) => p.rows),
+    [...parts.map((p) => p.goal), memory],
   );
 }
 
