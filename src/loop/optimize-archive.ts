@@ -7,7 +7,7 @@ import type { Archive, Candidate, Cost, Measured } from "../method/method.ts";
 import { allCandidates } from "../store/candidates.ts";
 import { methodStates } from "../store/method-state.ts";
 import { measurements, taskResults } from "../store/qa.ts";
-import { candidateRollouts, invalidReasons } from "../store/rollouts.ts";
+import { candidateRollouts, invalidReasonsByRollout } from "../store/rollouts.ts";
 import type { SearchContext } from "./optimize-context.ts";
 
 const FEEDBACK = 5;
@@ -27,6 +27,7 @@ const noCost: Cost = { evaluatorCalls: 0, executorTokens: 0, proposerCalls: 0, p
 function rolloutMeasurements(ctx: SearchContext): Map<string, Measurement> {
   const max = ctx.target.direction === "maximize";
   const out = new Map<string, Measurement>();
+  const reasons = invalidReasonsByRollout(ctx.db, ctx.runId, FEEDBACK);
   for (const [id, r] of candidateRollouts(ctx.db, ctx.runId)) {
     const own = max ? r.own_max : r.own_min;
     const completed = r.status === "completed";
@@ -40,7 +41,7 @@ function rolloutMeasurements(ctx: SearchContext): Map<string, Measurement> {
             score: own,
             perTask: { [ctx.target.id]: own },
             repeats: 1,
-            feedback: invalidReasons(ctx.db, r.id, FEEDBACK),
+            feedback: reasons.get(r.id) ?? [],
             trajectories: rolloutDir ? [join(rolloutDir, "trajectory.jsonl")] : [],
           }
         : undefined,

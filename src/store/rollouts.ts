@@ -178,13 +178,25 @@ export function candidateRollouts(
   return new Map(rows.map((r) => [r.candidate_id, r]));
 }
 
-/** The reasons of a rollout's invalid evaluations, the latest first (a reflective method's evidence). */
-export function invalidReasons(db: Db, rolloutId: string, limit: number): string[] {
-  return (
-    db
-      .prepare(
-        "SELECT reason FROM evaluations WHERE rollout_id = ? AND valid = 0 AND reason IS NOT NULL ORDER BY idx DESC LIMIT ?",
-      )
-      .all(rolloutId, limit) as { reason: string }[]
-  ).map((r) => r.reason);
+/**
+ * The reasons of each rollout's invalid evaluations in a run, the latest `limit` of each first (a reflective
+ * method's evidence): one query for the whole run, as a method's archive is rebuilt every round.
+ */
+export function invalidReasonsByRollout(db: Db, runId: string, limit: number): Map<string, string[]> {
+  const rows = db
+    .prepare(
+      `SELECT rollout_id, reason FROM (
+         SELECT e.rollout_id, e.reason, ROW_NUMBER() OVER (PARTITION BY e.rollout_id ORDER BY e.idx DESC) AS n
+         FROM evaluations e JOIN rollouts r ON r.id = e.rollout_id
+         WHERE r.run_id = ? AND e.valid = 0 AND e.reason IS NOT NULL)
+       WHERE n <= ? ORDER BY rollout_id, n`,
+    )
+    .all(runId, limit) as { rollout_id: string; reason: string }[];
+  const out = new Map<string, string[]>();
+  for (const r of rows) {
+    const list = out.get(r.rollout_id);
+    if (list) list.push(r.reason);
+    else out.set(r.rollout_id, [r.reason]);
+  }
+  return out;
 }
