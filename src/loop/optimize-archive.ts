@@ -121,7 +121,10 @@ export function buildArchive(ctx: SearchContext): Archive {
       kept:
         st?.kept === null || st?.kept === undefined ? undefined : { keep: st.kept, rule: st.rule ?? "", reason: st.reason ?? "" },
       cost: m?.cost ?? noCost,
-      state: st?.state ?? undefined,
+      // Read through: the row parses its state only when a method reads it.
+      get state() {
+        return st?.state ?? undefined;
+      },
     };
   });
   return { candidates, direction: ctx.target.direction };

@@ -48,18 +48,27 @@ export function setMethodKeep(
 
 type Raw = Omit<MethodStateRow, "parents" | "kept" | "state"> & { parents: string; kept: number | null; state: string | null };
 
+/**
+ * Every candidate's method state in a run. `state` is parsed when first read: the archive is rebuilt from these rows
+ * twice a round and most methods read few candidates' state, while some keep a snapshot of their archive in each
+ * (DGM's generation), so parsing them all every time would grow with the square of the candidates.
+ */
 export function methodStates(db: Db, runId: string): Map<string, MethodStateRow> {
   const rows = db.prepare("SELECT * FROM method_state WHERE run_id = ?").all(runId) as Raw[];
   return new Map(
-    rows.map((r) => [
-      r.candidate_id,
-      {
+    rows.map((r) => {
+      let parsed: Record<string, unknown> | null | undefined;
+      const row: MethodStateRow = {
         ...r,
         parents: JSON.parse(r.parents) as string[],
         kept: r.kept === null ? null : r.kept === 1,
-        state: r.state ? (JSON.parse(r.state) as Record<string, unknown>) : null,
-      },
-    ]),
+        get state() {
+          parsed ??= r.state ? (JSON.parse(r.state) as Record<string, unknown>) : null;
+          return parsed;
+        },
+      };
+      return [r.candidate_id, row];
+    }),
   );
 }
 

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createRunDb, openDb } from "../../src/store/db.ts";
+import { insertMethodProposal, methodStates, setMethodKeep } from "../../src/store/method-state.ts";
 import {
   type EvaluationRecordRow,
   insertRollout,
@@ -54,5 +55,36 @@ describe("invalid evaluations' reasons, for a method's archive", () => {
     const reasons = invalidReasonsByRollout(db, "run", 3);
     db.close();
     expect(Object.fromEntries(reasons)).toEqual({ a: ["bad 6", "bad 5", "bad 4"], c: ["later", "only"] });
+  });
+});
+
+describe("method states, for a method's archive", () => {
+  it("reads back each candidate's state as written, parsed once when first read", () => {
+    const path = join(tempDir(), "run", "hone.db");
+    createRunDb(path, "optimize", {});
+    const db = openDb(path);
+    const snapshot = { dgm: { generation: 3, archive: ["r00-seed", "r01-k0"], children: { "r00-seed": 1 } } };
+    insertMethodProposal(db, "run", {
+      candidate_id: "r01-k0",
+      method: "dgm",
+      parents: ["r00-seed"],
+      rationale: "x",
+      state: snapshot,
+    });
+    insertMethodProposal(db, "run", {
+      candidate_id: "r01-k1",
+      method: "dgm",
+      parents: ["r00-seed"],
+      rationale: null,
+      state: null,
+    });
+    setMethodKeep(db, "run", "r01-k0", "dgm", { keep: true, rule: "keep_all", reason: "archived" });
+    const states = methodStates(db, "run");
+    db.close();
+    const row = states.get("r01-k0");
+    expect(row).toMatchObject({ parents: ["r00-seed"], kept: true, rule: "keep_all", rationale: "x" });
+    expect(row?.state).toEqual(snapshot);
+    expect(row?.state).toBe(row?.state);
+    expect(states.get("r01-k1")?.state).toBeNull();
   });
 });
