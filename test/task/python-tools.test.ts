@@ -228,6 +228,21 @@ describe("Python tools run contained, gate or no gate", () => {
     expect(survivors()).toEqual([]);
   });
 
+  it("reports a breach that overtakes the host's answer to its ctx call as a breach, not a crash", async () => {
+    // The host answers the first ctx call only after the zygote has answered the breach with its final line: closed
+    // from that side first, the host's write of its answer failed and ended the host's reading before that line.
+    const twoAtOnce = runtime.find(([name]) => name === "asks two ctx calls at once")?.[1] as string;
+    const slowToAnswer: CtxHandler = (method, args) => {
+      for (const until = Date.now() + 300; Date.now() < until; );
+      return ctx(method, args);
+    };
+    for (let i = 0; i < 3; i++)
+      expect(await runPythonTool(pool.toolChannel(), call(twoAtOnce), slowToAnswer)).toMatchObject({
+        ok: false,
+        kind: "protocol",
+      });
+  });
+
   it("leaves nothing for the next call: files, processes", async () => {
     const leave = tool(
       `    import os\n    open('/tmp/baton', 'w').write('x')\n    if os.fork() == 0:\n        os.setsid()\n        os.execv('/bin/sleep', ['sleep', '${SURVIVOR_MARK}'])\n    return 1`,

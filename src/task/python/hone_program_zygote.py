@@ -56,6 +56,19 @@ def job_for(limits):
     return lambda request: (tool_job if request.get("kind") == "tool" else program_job)(request, limits)
 
 
+def await_close(conn, limit=5.0):
+    """After a tool's final line: lets hone close the connection first (at most `limit` seconds), reading what it
+    still sends, such as its answer to a ctx call that the tool's failure overtook. Closed from this side first,
+    hone's write of that answer could fail, and the failed write would end its reading before the final line."""
+    try:
+        conn.shutdown(socket.SHUT_WR)
+        deadline = time.monotonic() + limit
+        while select.select([conn], [], [], max(0.0, deadline - time.monotonic()))[0] and conn.recv(1 << 16):
+            pass
+    except OSError:
+        pass
+
+
 def handle(conn, limits, box, release):
     """Serves one call; `release()` tells the zygote to make the next handler: at once for a tool's call (it may
     wait on an evaluation, which needs a handler), after the answer for a program's call, so that making the next
@@ -64,7 +77,8 @@ def handle(conn, limits, box, release):
         request, raw = read_request(conn)
         if request.get("kind") == "tool":  # a generated tool's call: a conversation over the connection
             release()
-            return serve_tool(request, limits, conn.fileno(), conn.fileno(), box=box, raw=raw)
+            serve_tool(request, limits, conn.fileno(), conn.fileno(), box=box, raw=raw)
+            return await_close(conn)
         reply = serve(request, limits, cancel_fd=conn.fileno(), box=box, raw=raw)
     except BaseException as exc:
         box.discard()
