@@ -11,7 +11,9 @@
 // Linear means the cost of one more unit of work does not grow with the work already done: the marginal CPU per
 // unit over the second doubling (2× → 4×) divided by that over the first (1× → 2×). A cost a + b·u gives 1; a
 // quadratic term q·u² gives (b + 6q) / (b + 3q), towards 2 as it dominates. Flat memory: the peak RSS at 4× the
-// work over that at 1×. Longer rollouts make longer conversations, and every model call carries its whole
+// rounds over that at 1× (a longer run must not hold more); a round of more proposals, or a rollout of more
+// evaluations, holds more at once by design (its K conversations, a longer one), so their peaks are printed, not
+// judged. Longer rollouts make longer conversations, and every model call carries its whole
 // conversation (the chat protocol is stateless): the prompt tokens per call are printed beside each dimension, the
 // traffic hone serialises, hashes for its records and sends.
 import { execFileSync } from "node:child_process";
@@ -27,7 +29,7 @@ const ROOT = join(import.meta.dirname, "..");
 const HONE = join(ROOT, "bin", "hone.js");
 const RUSAGE = join(import.meta.dirname, "peers", "tree_rusage.py");
 const REPS = Number(process.env.BENCH_REPS ?? 3);
-/** Tolerances: one more unit of work may cost at most 25% more at 4× than at 1×; the peak may grow at most 25%. */
+/** Tolerances: one more unit of work may cost at most 25% more at 4× than at 1×; a 4× longer run's peak at most 25% more. */
 const LINEAR = 1.25;
 const FLAT = 1.25;
 
@@ -36,10 +38,17 @@ interface Dimension {
   unit: "rollouts" | "evaluations";
   /** The run's flags at 1×, 2× and 4× the work. */
   flags: (scale: number) => string[];
+  /** Whether the work grows by the run's length (more rounds), where the peak memory must stay flat. */
+  longer?: boolean;
 }
 
 const DIMENSIONS: Dimension[] = [
-  { name: "rounds", unit: "rollouts", flags: (s) => ["--rounds", String(4 * s), "--proposals", "3", "--max-evals", "5"] },
+  {
+    name: "rounds",
+    unit: "rollouts",
+    flags: (s) => ["--rounds", String(4 * s), "--proposals", "3", "--max-evals", "5"],
+    longer: true,
+  },
   {
     name: "proposals per round",
     unit: "rollouts",
@@ -54,6 +63,7 @@ const DIMENSIONS: Dimension[] = [
     name: "rounds of DGM (a growing archive)",
     unit: "rollouts",
     flags: (s) => ["--method", "dgm", "--rounds", String(4 * s), "--proposals", "3", "--max-evals", "5"],
+    longer: true,
   },
 ];
 const SCALES = [1, 2, 4];
@@ -183,15 +193,16 @@ export async function benchScaling(): Promise<boolean> {
     rmSync(dir, { recursive: true, force: true });
   }
   const parts = DIMENSIONS.map((d, i) => dimensionReport(d, runs[i] as Measured[][]));
-  // The largest growth of any dimension in each repetition.
+  // The largest growth of a longer run in each repetition.
+  const longer = parts.filter((_, i) => DIMENSIONS[i]?.longer);
   const memory = {
     goal: {
-      figure: "peak memory at 4× the work over 1×, the largest of the dimensions",
+      figure: "peak memory at 4× the rounds over 1× (rounds, DGM's rounds), the larger",
       op: "<=" as const,
       value: FLAT,
       unit: "x",
     },
-    samples: Array.from({ length: REPS }, (_, r) => Math.max(...parts.map((p) => p.memory[r] as number))),
+    samples: Array.from({ length: REPS }, (_, r) => Math.max(...longer.map((p) => p.memory[r] as number))),
   };
   return report(
     `scaling (issue 19): hone optimize, whole processes, one rollout at a time, on the offline model (no latency) served from its own process; each dimension at 1×, 2× and 4×; ${REPS} repetitions`,
