@@ -63,7 +63,7 @@ def await_close(conn, limit=5.0):
     try:
         conn.shutdown(socket.SHUT_WR)
         deadline = time.monotonic() + limit
-        while select.select([conn], [], [], max(0.0, deadline - time.monotonic()))[0] and conn.recv(1 << 16):
+        while (left := deadline - time.monotonic()) > 0 and select.select([conn], [], [], left)[0] and conn.recv(1 << 16):
             pass
     except OSError:
         pass
