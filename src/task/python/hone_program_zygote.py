@@ -63,8 +63,10 @@ def await_close(conn, limit=5.0):
     try:
         conn.shutdown(socket.SHUT_WR)
         deadline = time.monotonic() + limit
-        while (left := deadline - time.monotonic()) > 0 and select.select([conn], [], [], left)[0] and conn.recv(1 << 16):
-            pass
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([conn], [], [], left)[0] or not conn.recv(1 << 16):
+                break
     except OSError:
         pass
 
