@@ -7,19 +7,10 @@ import { evaluateProgram } from "../../src/task/evaluator.ts";
 import { EvaluatorPool } from "../../src/task/evaluator-pool.ts";
 import { SURVIVOR_MARK, survivors } from "../helpers/attacks.ts";
 import { makeTask, tempDir } from "../helpers/fixtures.ts";
+import { withPool } from "../helpers/pool.ts";
 import { requireTool } from "../helpers/requires.ts";
 
 const task = (id: string) => loadTaskFolder(`${BUILTIN_TASKS_DIR}/${id}`, { id });
-
-/** Runs `use` on a warm pool of one evaluator for `t`, closing it after. */
-async function withPool<T>(t: DiscoveryTask, use: (pool: EvaluatorPool) => Promise<T>): Promise<T> {
-  const pool = await EvaluatorPool.start(t, { size: 1 });
-  try {
-    return await use(pool);
-  } finally {
-    pool.close();
-  }
-}
 
 describe("warm evaluator pool", () => {
   it.each(["circle-packing", "autocorrelation-c2", "hadamard-29", "prism", "txn-scheduling"])(

@@ -9,6 +9,7 @@ import { evaluateProgram } from "../../src/task/evaluator.ts";
 import { EvaluatorPool } from "../../src/task/evaluator-pool.ts";
 import { PY_DAEMON, PY_FD_FORGER, PY_FORGER, SURVIVOR_MARK, survivors } from "../helpers/attacks.ts";
 import { makeTask, ROOT, tempDir } from "../helpers/fixtures.ts";
+import { withPool } from "../helpers/pool.ts";
 import { requireTool, sealedMissing } from "../helpers/requires.ts";
 
 // Programs written to cheat, sabotage or escape, run through the warm pool and the cold path alike. Each test
@@ -305,12 +306,3 @@ describe("sealed evaluation: programs cannot forge, escape or outlive their call
     expect(ticks).toBeGreaterThan(5);
   });
 });
-
-async function withPool<T>(t: DiscoveryTask, f: (p: EvaluatorPool) => Promise<T>): Promise<T> {
-  const p = await EvaluatorPool.start(t, { size: 1 });
-  try {
-    return await f(p);
-  } finally {
-    p.close();
-  }
-}
