@@ -7,16 +7,42 @@ import { readdirSync, readFileSync } from "node:fs";
  */
 const USER_HZ = 100;
 
-function stat(pid: number): { ppid: number; cpu: number } | undefined {
+/** A process's own CPU seconds (utime + stime), those of the children it reaped (cutime + cstime), its parent. */
+export interface ProcessCpu {
+  own: number;
+  reaped: number;
+  parent: number;
+}
+
+function procStat(pid: number): ProcessCpu | undefined {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, "utf8");
     // The command name may hold spaces and parentheses: the fields start after the last ")".
     const f = text.slice(text.lastIndexOf(")") + 2).split(" ");
-    const ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
-    return { ppid: Number(f[1]), cpu: ticks / USER_HZ };
+    return {
+      own: (Number(f[11]) + Number(f[12])) / USER_HZ,
+      reaped: (Number(f[13]) + Number(f[14])) / USER_HZ,
+      parent: Number(f[1]),
+    };
   } catch {
     return undefined; // it ended between the listing and the read
   }
+}
+
+function stat(pid: number): { ppid: number; cpu: number } | undefined {
+  const s = procStat(pid);
+  return s && { ppid: s.parent, cpu: s.own + s.reaped };
+}
+
+/** Every live process's CPU, by pid. */
+export function processTable(): Map<number, ProcessCpu> {
+  const table = new Map<number, ProcessCpu>();
+  for (const name of readdirSync("/proc")) {
+    const pid = Number(name);
+    const s = Number.isInteger(pid) ? procStat(pid) : undefined;
+    if (s) table.set(pid, s);
+  }
+  return table;
 }
 
 /** CPU seconds so far of every live descendant of `root`, keyed by pid (root itself excluded). */

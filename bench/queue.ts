@@ -10,7 +10,7 @@
 // beside, and by role: on 2 cores the rollouts already keep both busy, so each ms of CPU a job costs more shows as
 // ~4 ms per slot.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { contentHash } from "../src/harness/files.ts";
@@ -22,31 +22,12 @@ import { BUILTIN_TASKS_DIR } from "../src/task/builtin.ts";
 import { loadTaskFolder } from "../src/task/discovery-task.ts";
 import { EvaluatorPool } from "../src/task/evaluator-pool.ts";
 import { median, report, spread } from "./lib.ts";
+import { processTable } from "./proc-cpu.ts";
 
 const ROLLOUTS = Number(process.env.BENCH_ROLLOUTS ?? 200);
 const REPS = Number(process.env.BENCH_REPS ?? 2);
 const AT_ONCE = 8;
 const ROOT = join(import.meta.dirname, "..");
-
-/** Each live process's own CPU ms (user + system), the CPU ms of the children it reaped, and its parent. */
-function processTable(): Map<number, { own: number; reaped: number; parent: number }> {
-  const table = new Map<number, { own: number; reaped: number; parent: number }>();
-  for (const d of readdirSync("/proc").filter((e) => /^\d+$/.test(e))) {
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      // Clock ticks of 10 ms: utime, stime, then cutime, cstime.
-      table.set(Number(d), {
-        own: (Number(f[11]) + Number(f[12])) * 10,
-        reaped: (Number(f[13]) + Number(f[14])) * 10,
-        parent: Number(f[1]),
-      });
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  return table;
-}
 
 /**
  * CPU ms so far by role: this process (hone: the local runner or the coordinator, with its offline model thread),
@@ -65,9 +46,10 @@ function cpuByRole(redis: number, workers: number[]): Record<"hone" | "redis" | 
   const own = (pid: number) => table.get(pid)?.own ?? 0;
   const all = tree(process.pid);
   const hone = own(process.pid);
-  const redisMs = tree(redis);
-  const workersMs = workers.reduce((a, w) => a + own(w), 0);
-  return { hone, redis: redisMs, workers: workersMs, evaluators: all - hone - redisMs - workersMs };
+  const redisCpu = tree(redis);
+  const workersCpu = workers.reduce((a, w) => a + own(w), 0);
+  const ms = (seconds: number) => seconds * 1000;
+  return { hone: ms(hone), redis: ms(redisCpu), workers: ms(workersCpu), evaluators: ms(all - hone - redisCpu - workersCpu) };
 }
 
 type Role = keyof ReturnType<typeof cpuByRole>;
