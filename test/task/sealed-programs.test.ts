@@ -222,6 +222,44 @@ describe("sealed evaluation: programs cannot forge, escape or outlive their call
     expect(survivors()).toEqual([]);
   });
 
+  it("a program whose evaluator gave up on it is killed at once, not at its own timeout", async () => {
+    // The program may run 60 s, the evaluation only 2: the evaluator is killed at 2 s, and its program with it.
+    const t = loadTaskFolder(
+      makeTask(
+        "from hone_runtime import run_program\ndef evaluate(program_path):\n    return {'combined_score': float(run_program(program_path, 'run', timeout=60))}\n",
+        { timeout: 2 },
+      ),
+    );
+    const body = "    import time\n    _hone_daemon()\n    time.sleep(300)";
+    await withPool(t, async (p) => {
+      const started = performance.now();
+      expect(await p.evaluate(program(body, PY_DAEMON))).toMatchObject({ valid: false, timedOut: true });
+      await expect.poll(() => survivors(), { timeout: 5000 }).toEqual([]);
+      expect(performance.now() - started).toBeLessThan(15_000);
+      expect(await p.evaluate(program("    return 1"))).toMatchObject({ valid: true, score: 1 });
+    });
+  });
+
+  it.each(MODES)("[%s] a program that closes or shuts its own connection fails only itself", async (mode) => {
+    const body = [
+      "    import os, socket",
+      "    for fd in range(3, 64):",
+      "        try:",
+      "            socket.socket(fileno=os.dup(fd)).shutdown(socket.SHUT_RDWR)",
+      "        except OSError:",
+      "            pass",
+      "        try:",
+      "            os.close(fd)",
+      "        except OSError:",
+      "            pass",
+      "    return 'closed'",
+    ].join("\n");
+    // Its own result is lost or, where its descriptors were renumbered onto the result's, still its own.
+    const e = await evaluate(mode, program(body));
+    expect(e.valid ? seen(e) : String(e.metrics.error)).toMatch(/^closed$|ended without a result/);
+    expect(await evaluate(mode, BENIGN)).toMatchObject({ valid: true, score: 1 });
+  });
+
   it.each(MODES)("[%s] files and shared memory it leaves are gone for the next program", async (mode) => {
     const write = [
       "    import ctypes, os",

@@ -1,9 +1,11 @@
 """Runs one candidate program's entry point, contained, and returns its result as JSON text.
 
-`serve(request)` is shared by the warm program zygote (one forked handler per request) and the cold path (this
-file run as a fresh interpreter with the request on stdin and the reply on stdout), so both give the same bytes.
-The request carries the program's text, never a path: the program runs in its own namespaces (hone_sandbox) with
-a private /tmp, and sees no folder of the evaluator or of hone. Floats are written with repr, which round-trips.
+`program_reply(request)` runs it in a warm zygote's call, the process a CallHost made and sealed (see
+hone_program_zygote); `serve(request)` on the cold path (this file run as a fresh interpreter with the request on
+stdin and the reply on stdout) makes a Box and runs it there. Both build the reply with the same code, so both give
+the same bytes. The request carries the program's text, never a path: the program runs in its own namespaces
+(hone_sandbox) with a private /tmp, and sees no folder of the evaluator or of hone. Floats are written with repr,
+which round-trips.
 """
 import importlib.util
 import json
@@ -14,7 +16,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
-from hone_sandbox import run_contained  # noqa: E402
+from hone_sandbox import DEFAULTS, run_contained, set_limits  # noqa: E402
 
 MAX_PROGRAM_BYTES = 4 << 20
 # What a request may set; everything else about the containment comes from the host's configuration.
@@ -134,32 +136,50 @@ def program_job(request, config_limits):
     return target, limits, False
 
 
-def serve(request, config_limits, cancel_fd=None, box=None, raw=None):
-    """One contained program call: the reply's JSON text (never raises for anything the program does). With `box`
-    (a prepared hone_sandbox.Box whose job is program_job) the call runs there, handed `raw` (the request's
-    JSON text), and the caller reaps the box after answering (`box.reap()`); else in namespaces made now."""
+def _cap(limits):
+    return int(limits.get("output_mb") or DEFAULTS["output_mb"]) << 20
+
+
+TOO_LARGE = "the program's result is larger than the output cap"
+NO_RESULT = "the program's process ended without a result"
+
+
+def timed_out(timeout):
+    return _error("the program did not return within %g s" % timeout)
+
+
+def program_reply(request, config_limits, contained=True):
+    """A warm call's reply: runs the request's program in this process (a call a CallHost made and sealed, whose
+    working directory is its scratch folder) and returns the reply's JSON text."""
     job = program_job(request, config_limits)
     if isinstance(job, str):
-        if box:
-            box.discard()
+        return job
+    target, limits, _ = job
+    set_limits(limits, contained)  # its request's own (the memory it may use)
+    text = target(os.getcwd())
+    return _error(TOO_LARGE) if len(text) > _cap(limits) else text
+
+
+def serve(request, config_limits, cancel_fd=None):
+    """The cold path's program call, in namespaces made now: the reply's JSON text (never raises for anything the
+    program does)."""
+    job = program_job(request, config_limits)
+    if isinstance(job, str):
         return job
     target, limits, _ = job
     timeout = float(request.get("timeout") or 60)
-    if box:
-        out, failure, _ = box.run(raw if raw is not None else json.dumps(request), timeout, cancel_fd, limits=limits, reap_later=True)
-    else:
-        out, failure, _ = run_contained(target, limits, timeout, cancel_fd)
+    out, failure, _ = run_contained(target, limits, timeout, cancel_fd)
     if failure == "timeout":
-        return _error("the program did not return within %g s" % timeout)
+        return timed_out(timeout)
     if failure == "too_large":
-        return _error("the program's result is larger than the output cap")
+        return _error(TOO_LARGE)
     if failure == "cancelled":
         return _error("the evaluation ended before the program returned")
     try:
         text = out.decode()
         json.loads(text)
     except (UnicodeDecodeError, ValueError, RecursionError):
-        return _error("the program's process ended without a result")
+        return _error(NO_RESULT)
     return text
 
 

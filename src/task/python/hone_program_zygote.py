@@ -1,15 +1,21 @@
 """A warm process that runs candidate programs for evaluators (see hone_runtime.run_program).
 
 Started by hone (under bubblewrap where it works, with a view of Python and nothing of the user's) with one JSON
-argument: {"socket", "preload", "limits", "slots"}. It imports numpy (or the task's `program_preload`) once and
-listens on the Unix socket. It keeps `slots` + 1 handlers ready (one per evaluator process, and one more): each is
-a fork that has already made the next call's containment (hone_sandbox.Box: fresh namespaces, private /tmp, limits,
-its first process waiting for the request) and waits in accept() for one connection. The handler that takes a
-connection reads one request, hands it to its first process and answers, and tells this process when to fork the
-next handler: at once for a tool's call, after the answer for a program's call. So programs start warm but share
-nothing, and making the namespaces is never on an evaluation's path nor beside it. The handler watches the
-connection: when the evaluator goes away, the program is killed. It never loads an evaluator.
-A request of kind "tool" (from hone itself) runs a generated Python tool the same way (hone_tool_runner.py).
+argument: {"socket", "preload", "limits", "slots", "parent"}. It imports numpy (or the task's `program_preload`) once,
+listens on the Unix socket, and moves into a user and a PID namespace of its own (hone_sandbox.CallHost), from where
+each call costs one fork. It keeps `slots` + 1 calls made ahead (one per evaluator process, and one more): each is
+PID 1 of a PID namespace of its own that has entered the rest of its containment (hone_sandbox.enter_call and
+seal_call: its own user, mount, network, IPC and UTS namespaces, a private /tmp, limits, no capabilities), has
+rehearsed a program, and waits in accept() for one connection.
+
+The call that takes a connection reads one request and tells this process what it is over a channel of its own,
+closed before anything of the request runs (for a program's call it hands over the connection too). It then serves
+the request itself: a program runs in that process and its reply goes back on the connection, framed ("LENGTH\\n"
+then the JSON text); a generated tool's call (kind "tool", from hone itself) runs in a child that it relays
+(hone_tool_runner.py). This process enforces a program's timeout, kills a program whose evaluator went away, answers
+for one that died without replying, and makes the next call: at once for a tool's call (it may wait on an
+evaluation, which needs a call), when a program's call ends otherwise. A call's whole namespace dies with it, so no
+fork or daemon of a program outlives its call. It never loads an evaluator.
 """
 import gc
 import json
@@ -22,12 +28,14 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from hone_program_child import MAX_PROGRAM_BYTES, program_job, rehearse, serve  # noqa: E402
+from hone_program_child import MAX_PROGRAM_BYTES, NO_RESULT, _error, program_reply, rehearse, timed_out  # noqa: E402
 from hone_tool_runner import serve_tool, tool_job  # noqa: E402
 import hone_sandbox  # noqa: E402
-from hone_sandbox import PR_SET_PDEATHSIG, Box, prctl, probe  # noqa: E402
+from hone_sandbox import PR_SET_PDEATHSIG, Box, CallHost, prctl  # noqa: E402
 
 MAX_REQUEST = MAX_PROGRAM_BYTES * 2 + (1 << 20)
+REQUEST_WAIT = 30.0  # a connection that sends no whole request within this is dropped
+SETUP_FAILED = 70  # a call's exit code when it could not be made (its containment failed)
 
 
 def preload(names):
@@ -51,9 +59,10 @@ def read_request(conn):
     return json.loads(data.decode()), bytes(data).strip()
 
 
-def job_for(limits):
-    """The prepared first process's job: a tool call or a program call, by the request's kind."""
-    return lambda request: (tool_job if request.get("kind") == "tool" else program_job)(request, limits)
+def frame(text):
+    """A program call's reply as it travels on the connection: its length in bytes, a newline, the JSON text."""
+    data = text.encode()
+    return b"%d\n" % len(data) + data
 
 
 def await_close(conn, limit=5.0):
@@ -71,83 +80,195 @@ def await_close(conn, limit=5.0):
         pass
 
 
-def handle(conn, limits, box, release):
-    """Serves one call; `release()` tells the zygote to make the next handler: at once for a tool's call (it may
-    wait on an evaluation, which needs a handler), after the answer for a program's call, so that making the next
-    handler does not take a core from the evaluation it would otherwise run beside."""
+def serve_call(conn, raw, request, limits, contained):
+    """Serves the request this call took, in this process (a program) or in a child it relays (a tool)."""
+    if request.get("kind") == "tool":
+        box = Box(limits, lambda r: tool_job(r, limits), contained=contained)
+        serve_tool(request, limits, conn.fileno(), conn.fileno(), box=box, raw=raw)
+        return await_close(conn)
+    reply = frame(program_reply(request, limits, contained))
+    if contained:  # whatever the program started is gone before its reply is read
+        hone_sandbox.kill_others(reap=True)
+    conn.sendall(reply)
+
+
+def call_main(server, channel, limits, contained):
+    """A call made ahead: enters its containment, rehearses, takes one connection, tells the zygote what it is (over
+    `channel`, closed before anything of the request runs) and serves it. Never returns; exits 0 once it answered."""
+    code = SETUP_FAILED
     try:
-        request, raw = read_request(conn)
-        if request.get("kind") == "tool":  # a generated tool's call: a conversation over the connection
-            release()
-            serve_tool(request, limits, conn.fileno(), conn.fileno(), box=box, raw=raw)
-            return await_close(conn)
-        reply = serve(request, limits, cancel_fd=conn.fileno(), box=box, raw=raw)
-    except BaseException as exc:
-        box.discard()
-        reply = json.dumps({"ok": False, "error": "zygote failure: %s" % exc})
-    try:
-        conn.sendall(reply.encode())
-    except OSError:
-        pass
-    conn.close()  # the evaluator reads to the end of the answer
-    box.reap()  # after the answer: the call, which waits for it, is killed and its teardown waited for
-
-
-def slot(server, taken, limits, zygote):
-    """A handler made ahead of its call. Never returns."""
-
-    def release():
-        if not released:
-            released.append(os.write(taken, b"x"))
-
-    released = []
-    try:
-        box = Box(limits, job_for(limits), warm=rehearse)
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # set again: changing to the unprivileged user cleared it
-        if os.getppid() != zygote:
-            os._exit(0)  # the zygote died while this handler was being made: no signal will come, no call either
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # set again: the zygote's user changed since it set its own
+        if contained:
+            hone_sandbox.enter_call(limits)
+        limits = dict(limits, scratch=hone_sandbox.seal_call(limits, contained, keep=(server.fileno(), channel.fileno())))
+        if not contained:
+            os.setsid()
+        rehearse()
         conn, _ = server.accept()
         server.close()
+        code = 0
         try:
-            handle(conn, limits, box, release)
-        finally:
-            conn.close()  # the evaluator reads to the end: it should not wait for this process's exit
-            release()
+            conn.settimeout(REQUEST_WAIT)
+            request, raw = read_request(conn)
+            conn.settimeout(None)
+        except (OSError, ValueError, UnicodeDecodeError, RecursionError) as exc:
+            channel.close()
+            conn.sendall(frame(_error("zygote failure: %s" % exc)))
+            return
+        tool = request.get("kind") == "tool"
+        note = json.dumps({"tool": tool, "timeout": float(request.get("timeout") or 60)}).encode()
+        socket.send_fds(channel, [note], [] if tool else [conn.fileno()])
+        channel.close()
+        serve_call(conn, raw, request, limits, contained)
+    except BaseException:
+        pass
     finally:
-        os._exit(0)
+        os._exit(code)
 
 
-def serve_slots(server, limits, count):
-    """Keeps `count` handlers waiting for a connection; a handler that took one is replaced at once."""
-    waiting = {}
+class Call:
+    """The zygote's view of one call: made ahead, then serving one connection."""
 
-    def fork_slot():
-        r, w = os.pipe()
-        zygote = os.getpid()
-        pid = os.fork()
-        if pid == 0:
-            for fd in waiting:
-                os.close(fd)
-            os.close(r)
-            slot(server, w, limits, zygote)
-        os.close(w)
-        waiting[r] = pid
+    def __init__(self, pid, channel):
+        self.pid, self.channel, self.pidfd = pid, channel, os.pidfd_open(pid)
+        self.taken = False
+        self.conn = None  # a program call's connection (its evaluator's), duplicated to this process
+        self.deadline = None
+        self.answered = False  # its reply went (the call's own exit 0), or none is owed (killed, answered for)
+        self.timeout = 0.0
 
-    for _ in range(count):
-        fork_slot()
-    while True:
-        for fd in select.select(list(waiting), [], [])[0]:
-            took = os.read(fd, 1)
-            os.close(fd)
-            del waiting[fd]
-            if not took:
-                time.sleep(0.05)  # it died before any connection: do not spin if making a Box keeps failing
-            fork_slot()
+    def note(self):
+        """Reads the call's note (what it took), if it sent one; True when it did."""
         try:
-            while os.waitpid(-1, os.WNOHANG)[0] > 0:
-                pass
-        except ChildProcessError:
+            msg, fds, _, _ = socket.recv_fds(self.channel, 4096, 1, socket.MSG_DONTWAIT)
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError:
+            msg, fds = b"", []
+        self.channel.close()
+        self.channel = None
+        try:
+            note = json.loads(msg.decode()) if msg else None
+        except ValueError:
+            note = None
+        if not isinstance(note, dict):
+            for fd in fds:
+                os.close(fd)
+            return False
+        self.taken = True
+        if not note.get("tool") and fds:
+            self.conn, self.timeout = fds[0], float(note.get("timeout") or 60)
+            self.deadline = time.monotonic() + self.timeout
+        return True
+
+    def kill(self):
+        try:
+            os.kill(self.pid, signal.SIGKILL)  # PID 1 of its namespace: everything of the call dies with it
+        except OSError:
             pass
+
+    def answer(self, text):
+        """Answers the evaluator for the call (a timeout, a death without reply); at most once."""
+        if self.conn is not None and not self.answered:
+            try:
+                os.write(self.conn, frame(text))
+            except OSError:
+                pass
+        self.answered = True
+
+
+class Zygote:
+    """Keeps `count` calls waiting for a connection, and the calls that took one within their rules."""
+
+    def __init__(self, server, limits, host, count):
+        self.server, self.limits, self.host, self.count = server, limits, host, count
+        self.calls = []
+
+    def make(self):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = self.host.fork_call()
+        if pid == 0:
+            ours.close()
+            call_main(self.server, theirs, self.limits, self.host.contained)
+        theirs.close()
+        self.calls.append(Call(pid, ours))
+
+    def waiting(self):
+        return sum(1 for c in self.calls if not c.taken)
+
+    def serve(self):
+        for _ in range(self.count):
+            self.make()
+        poller = select.poll()
+        while True:
+            watched = self._watch(poller)
+            now = time.monotonic()
+            deadlines = [c.deadline for c in self.calls if c.deadline is not None and not c.answered]
+            wait = None if not deadlines else max(0, int((min(deadlines) - now) * 1000) + 1)
+            ready = dict(poller.poll(wait))
+            for fd in watched:
+                poller.unregister(fd)
+            self._handle(ready)
+
+    def _watch(self, poller):
+        fds = []
+        for c in self.calls:
+            fds.append(c.pidfd)
+            if c.channel is not None:
+                fds.append(c.channel.fileno())
+            if c.conn is not None and not c.answered:
+                fds.append(c.conn)
+        for fd in fds:
+            poller.register(fd, select.POLLIN | select.POLLRDHUP | select.POLLHUP)
+        return fds
+
+    def _handle(self, ready):
+        refill = 0
+        for c in list(self.calls):
+            if c.channel is not None and c.channel.fileno() in ready and c.note() and c.conn is None:
+                refill += 1  # a tool's call: the next one now, since it may wait on an evaluation
+            if c.conn is not None and c.conn in ready and not c.answered and self._gone(c.conn):
+                c.kill()  # its evaluator went away
+                c.answered = True
+            if c.deadline is not None and not c.answered and time.monotonic() >= c.deadline:
+                c.kill()
+                c.answer(timed_out(c.timeout))
+            if c.pidfd in ready:
+                refill += self._end(c)
+        missing = self.count - self.waiting()
+        for _ in range(max(0, min(refill, missing))):
+            self.make()
+
+    @staticmethod
+    def _gone(conn):
+        """Whether the evaluator closed its end (what it may still send is read and dropped)."""
+        try:
+            return os.read(conn, 1 << 16) == b""
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True
+
+    def _end(self, c):
+        """The call's process ended: answers for it if it owed a reply, reaps it; returns 1 if a call is to be made."""
+        was_taken = c.taken or (c.channel is not None and c.note())
+        _, status = os.waitpid(c.pid, 0)
+        if not self.host.contained:
+            try:
+                os.killpg(c.pid, signal.SIGKILL)  # what it left in its session
+            except OSError:
+                pass
+        if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
+            c.answer(_error(NO_RESULT))
+        for fd in (c.conn, c.pidfd):
+            if fd is not None:
+                os.close(fd)
+        if c.channel is not None:
+            c.channel.close()
+        self.calls.remove(c)
+        if not was_taken and not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
+            time.sleep(0.05)  # it died before any connection: do not spin if making a call keeps failing
+        return 0 if was_taken and c.conn is None else 1
 
 
 def main():
@@ -164,12 +285,12 @@ def main():
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
     server.listen(64)
-    isolation = json.loads(probe(limits))
-    hone_sandbox.python_open_to_others()  # asked once here, so no handler walks the folders again
-    gc.freeze()  # what is loaded now is never collected in a fork, so children do not copy its pages to scan them
-    print(json.dumps({"ready": True, "isolation": isolation}), flush=True)
-    # One handler more than evaluators: the next call never waits for a handler that is made after a call ends.
-    serve_slots(server, limits, max(1, int(config.get("slots") or 2)) + 1)
+    hone_sandbox.python_open_to_others()  # asked once here, so no call walks the folders again
+    host = CallHost(limits)  # from here on, the process that serves (in namespaces of its own where they work)
+    gc.freeze()  # what is loaded now is never collected in a fork, so calls do not copy its pages to scan them
+    print(json.dumps({"ready": True, "isolation": host.isolation}), flush=True)
+    # One call more than evaluators: the next program never waits for a call made after one ends.
+    Zygote(server, limits, host, max(1, int(config.get("slots") or 2)) + 1).serve()
 
 
 if __name__ == "__main__":

@@ -50,30 +50,55 @@ def _request(program_path, entry, args, timeout, memory_mb, many):
     return {"program": program, "ext": ext, "entry": entry, "args": args, "timeout": timeout, "memory_mb": memory_mb, "many": many}
 
 
-def _read_all(sock):
-    chunks, size = [], 0
-    while True:
-        chunk = sock.recv(1 << 16)
+NO_RESULT = "the program's process ended without a result"
+
+
+def _read_frame(sock):
+    """One reply as the zygote's call sends it: its length in bytes, a newline, then exactly that many bytes. Bytes
+    before it that are not a length (a program writing on its connection) leave the call without a result."""
+    data = bytearray()
+    while b"\n" not in data[:13]:
+        chunk = sock.recv(1 << 16) if len(data) < 13 else b""
         if not chunk:
-            return b"".join(chunks)
-        size += len(chunk)
-        if size > MAX_REPLY_BYTES:
-            raise ProgramError("the program's reply is too large")
-        chunks.append(chunk)
+            raise ProgramError(NO_RESULT)
+        data += chunk
+    head, _, rest = bytes(data).partition(b"\n")
+    if not head.isdigit():
+        raise ProgramError(NO_RESULT)
+    size = int(head)
+    if size > MAX_REPLY_BYTES:
+        raise ProgramError("the program's reply is too large")
+    body = bytearray(rest[:size])
+    while len(body) < size:
+        chunk = sock.recv(min(size - len(body), 1 << 20))
+        if not chunk:
+            raise ProgramError(NO_RESULT)
+        body += chunk
+    return bytes(body)
+
+
+def _gone(exc):
+    # hone reads this line in the evaluator's stderr: the evaluation is then failed, never scored.
+    sys.stderr.write("%s (%s)\n" % (SANDBOX_GONE, exc))
+    sys.stderr.flush()
+    raise ProgramError("the program sandbox is not answering (%s)" % exc)
 
 
 def _via_zygote(path, request):
+
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.settimeout(request["timeout"] + 30)
         try:
             s.connect(path)
             s.sendall(json.dumps(request).encode() + b"\n")
-            return _read_all(s)
         except OSError as exc:
-            # hone reads this line in the evaluator's stderr: the evaluation is then failed, never scored.
-            sys.stderr.write("%s (%s)\n" % (SANDBOX_GONE, exc))
-            sys.stderr.flush()
-            raise ProgramError("the program sandbox is not answering (%s)" % exc)
+            _gone(exc)
+        try:
+            return _read_frame(s)
+        except socket.timeout as exc:  # the zygote enforces the program's own timeout: it stopped answering
+            _gone(exc)
+        except OSError:
+            raise ProgramError(NO_RESULT)
 
 
 def _cold(request):

@@ -10,6 +10,11 @@ and runs the target. When it ends or is killed, the kernel kills everything left
 daemon, fork or detached child outlives the call. Nothing the call can reach leads to a socket outside it: its
 network namespace is empty, and the filesystem it sees holds no socket.
 
+The warm zygote makes its calls with one fork each (`CallHost`, `enter_call`): it lives in a user namespace and a
+PID namespace of its own, so it may give each forked call a new PID namespace and return to its own, and the call,
+PID 1 of that namespace, enters the rest of its containment itself. The cold path and one-off checks make a call
+with `Box` (`run_contained`): a disposable process enters every namespace and forks the call's first process.
+
 Where user namespaces are not available the call still runs in its own session with the same resource limits and
 is killed as a process group; `probe()` says which guarantees hold.
 """
@@ -152,10 +157,14 @@ def enter_namespaces(limits):
     prctl(PR_SET_DUMPABLE, 1)  # a non-dumpable parent (or a changed uid) leaves /proc/self root-owned
     if _libc.unshare(NAMESPACES) != 0:
         raise Unavailable(os.strerror(ctypes.get_errno()))
-    _write("/proc/self/setgroups", "deny")
-    # Never map the namespace's uid 0: that needs CAP_SETFCAP, and the program has no use for it.
-    _write("/proc/self/uid_map", "%d %d 1" % (uid or NOBODY, uid))
-    _write("/proc/self/gid_map", "%d %d 1" % (gid or NOBODY, gid))
+    _map_ids(uid or NOBODY, uid, gid or NOBODY, gid)
+    readonly = _private_mounts(limits)
+    return {"namespaces": True, "unprivileged_user": uid != 0, "nobody": nobody, "readonly_root": readonly}
+
+
+def _private_mounts(limits):
+    """In a new mount namespace: nothing propagates back, the root read-only where asked, the hidden paths, a
+    private size-capped /tmp and /dev/shm. Returns whether the root was made read-only (None: not asked)."""
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     readonly = _readonly_root() if limits.get("readonly_root") else None
     for path in limits.get("hide") or []:
@@ -164,7 +173,135 @@ def enter_namespaces(limits):
     mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=%dm,mode=0700" % tmp_mb)
     if os.path.isdir("/dev/shm"):
         mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=%dm,mode=0700" % tmp_mb)
-    return {"namespaces": True, "unprivileged_user": uid != 0, "nobody": nobody, "readonly_root": readonly}
+    return readonly
+
+
+class CallHost:
+    """The warm zygote's maker of calls, set up once. As root it first becomes the unprivileged user (so process
+    limits and file modes apply to every call), then enters a user namespace and a PID namespace of its own: the
+    process that made this waits there for the one that serves (PID 1 of the new PID namespace), which alone returns
+    from the constructor. Having every right in that user namespace, it may give each call a PID namespace of its
+    own (`fork_call`: unshare, fork, and back to its own with setns), so a call costs one fork. Where user
+    namespaces are not available, `contained` is False and calls are plain forks (each in a session of its own)."""
+
+    def __init__(self, limits):
+        self.contained, self.own = False, None
+        nobody = _become_nobody() if limits.get("nobody", True) else False
+        uid, gid = os.geteuid(), os.getegid()
+        prctl(PR_SET_DUMPABLE, 1)  # a changed uid leaves /proc/self root-owned
+        if _libc.unshare(CLONE_NEWUSER | CLONE_NEWPID) != 0:
+            self.isolation = {"namespaces": False, "reason": os.strerror(ctypes.get_errno())}
+            return
+        _map_ids(uid or NOBODY, uid, gid or NOBODY, gid)
+        alive, held = os.pipe()  # held open by the process that waits: its end of file means it died
+        pid = os.fork()
+        if pid:
+            os.close(alive)
+            _exit_as(pid)
+        os.close(held)
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if select.select([alive], [], [], 0)[0]:
+            os._exit(0)  # the waiting process died before the line above: no signal will come
+        os.close(alive)
+        self.own = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+        self.contained = True
+        self.isolation = {"namespaces": True, "unprivileged_user": uid != 0, "nobody": nobody}
+
+    def fork_call(self):
+        """Forks a call's process (returns as os.fork does): contained, PID 1 of a PID namespace of its own."""
+        if not self.contained:
+            return os.fork()
+        _check(_libc.unshare(CLONE_NEWPID), "unshare(CLONE_NEWPID)")
+        try:
+            pid = os.fork()
+        except BaseException:
+            self._back()
+            raise
+        if pid:
+            self._back()
+        return pid
+
+    def _back(self):
+        _check(_libc.setns(self.own, CLONE_NEWPID), "setns(CLONE_NEWPID)")
+
+
+def _map_ids(inside_uid, uid, inside_gid, gid):
+    _write("/proc/self/setgroups", "deny")
+    # Never map the namespace's uid 0: that needs CAP_SETFCAP, and the program has no use for it.
+    _write("/proc/self/uid_map", "%d %d 1" % (inside_uid, uid))
+    _write("/proc/self/gid_map", "%d %d 1" % (inside_gid, gid))
+
+
+def _exit_as(pid):
+    """Waits for `pid` and exits as it did (the zygote's first process, while the one in its namespaces serves)."""
+    code = 70
+    try:
+        code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    finally:
+        os._exit(code if code >= 0 else 128 - code)
+
+
+_CALL_ENTERED = []
+
+
+def enter_call(limits):
+    """In a call's process made by a contained CallHost (PID 1 of its own PID namespace): enters a user namespace of
+    its own (so its process limit and keyrings are its own), and mount, network, IPC and UTS namespaces owned by it;
+    a private /tmp and /dev/shm; the hidden paths, and /proc hidden (its PID namespace belongs to the zygote's user
+    namespace, in which this process has no rights to mount one). Returns what holds."""
+    uid, gid = os.geteuid(), os.getegid()
+    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS), "unshare")
+    _map_ids(uid, uid, gid, gid)
+    readonly = _private_mounts(limits)
+    _hide("/proc")
+    _CALL_ENTERED.append(True)
+    return {"namespaces": True, "readonly_root": readonly}
+
+
+def seal_call(limits, contained, keep=()):
+    """The rest of a call's containment, before anything of the request runs: descriptors (0-2 on /dev/null, all
+    others closed but `keep`), its scratch folder as working directory, HOME and TMPDIR, an environment without
+    secrets, the resource limits, no capabilities, no_new_privs, and not dumpable. Returns the scratch folder."""
+    start = 3
+    for fd in sorted(keep):
+        os.closerange(start, fd)
+        start = fd + 1
+    os.closerange(start, 1 << 20)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    if null > 2:
+        os.close(null)
+    scratch = _settle(limits, contained)
+    prctl(PR_SET_DUMPABLE, 0)  # nothing the call starts later may trace or read this process
+    return scratch
+
+
+def _settle(limits, contained):
+    """What every call's first process does before its request: its scratch folder as working directory, an
+    environment without secrets, its limits, no capabilities, no_new_privs. Returns the scratch folder."""
+    scratch = "/tmp" if contained else limits.get("scratch") or _scratch()
+    os.chdir(scratch)
+    _clean_env(scratch)
+    set_limits(limits, contained)
+    if contained:
+        drop_capabilities()
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
+    sys.dont_write_bytecode = True  # the program is imported once: a .pyc would be written for nothing
+    return scratch
+
+
+def _scratch():
+    import tempfile
+
+    return tempfile.mkdtemp(prefix="hone-program-")
+
+
+def _clean_env(scratch):
+    for key in list(os.environ):
+        if key not in KEEP_ENV:
+            del os.environ[key]
+    os.environ.update({"HOME": scratch, "TMPDIR": scratch})
 
 
 def mapped_bytes():
@@ -176,7 +313,7 @@ def mapped_bytes():
         return 0
 
 
-def _set_limits(limits, contained):
+def set_limits(limits, contained):
     memory_mb = int(limits.get("memory_mb") or 0)
     if memory_mb > 0:
         size = (memory_mb << 20) + int(limits.get("memory_base_bytes") or 0)
@@ -235,9 +372,9 @@ def _first_process(job, result_fd, limits, contained, input_fd, warm=None):
     what runs (`job(request)` -> (target, limits of this call, whether descriptor 0 stays the conversation))."""
     try:
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        if contained:
+        if contained and not _CALL_ENTERED:
             _own_proc()
-        else:
+        elif not contained:
             os.setsid()
         os.dup2(result_fd, 3)
         os.dup2(input_fd, 0)
@@ -245,22 +382,12 @@ def _first_process(job, result_fd, limits, contained, input_fd, warm=None):
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (1, 2):
             os.dup2(null, fd)
-        scratch = "/tmp" if contained else limits["scratch"]
-        os.chdir(scratch)
-        for key in list(os.environ):
-            if key not in KEEP_ENV:
-                del os.environ[key]
-        os.environ.update({"HOME": scratch, "TMPDIR": scratch})
-        _set_limits(limits, contained)
-        if contained:
-            drop_capabilities()
-        prctl(PR_SET_NO_NEW_PRIVS, 1)
-        sys.dont_write_bytecode = True  # the program is imported once: a .pyc would be written for nothing
+        scratch = _settle(limits, contained)
         if warm:
             warm()
         target, call_limits, conversation = job(_receive(0))
         if call_limits is not limits:
-            _set_limits(call_limits, contained)
+            set_limits(call_limits, contained)
         if not conversation:
             os.dup2(null, 0)
         os.close(null)
@@ -270,19 +397,25 @@ def _first_process(job, result_fd, limits, contained, input_fd, warm=None):
         while view:
             view = view[os.write(3, view):]
         if contained:  # the reader's end of file as soon as the call's other processes are gone, not this one
-            _kill_others()
+            kill_others()
             os.close(3)
             wait_for_kill()
     finally:
         os._exit(0)
 
 
-def _kill_others():
-    """As the first process (PID 1 of the call's namespace): kills every other process of the call."""
+def kill_others(reap=False):
+    """As the first process (PID 1 of the call's namespace): kills every other process of the call; with `reap`,
+    waits until they are gone (every process of the namespace ends up a child of its PID 1)."""
     try:
         os.kill(-1, signal.SIGKILL)
     except OSError:
-        pass
+        return
+    while reap:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
 
 
 def wait_for_kill(limit=None):
@@ -320,21 +453,22 @@ def _collect(read_fd, pid, deadline, cancel_fd, cap):
 class Box:
     """One call's containment, made before the call is known: this (disposable) process enters the fresh
     namespaces and forks the call's first process, which sets itself up (its /proc, descriptors, environment,
-    limits, no capabilities, no_new_privs) and then waits for the request on descriptor 0. The warm zygote keeps
-    one ready per evaluator, so none of this is on an evaluation's path; `run` hands the request over and reads
-    the result. A Box serves one call only. Must be made in a disposable process: it changes this process's user
-    and namespaces for good."""
+    limits, no capabilities, no_new_privs) and then waits for the request on descriptor 0; `run` hands the request
+    over and reads the result. A Box serves one call only. Must be made in a disposable process: it changes this
+    process's user and namespaces for good. In a warm zygote's call (CallHost), which has entered its namespaces
+    already, `contained` says so and the first process is forked where it stands (a generated tool's process)."""
 
-    def __init__(self, limits, job, warm=None):
-        try:
-            self.isolation, self.contained = enter_namespaces(limits), True
-        except (Unavailable, OSError) as exc:
-            self.isolation, self.contained = {"namespaces": False, "reason": str(exc)}, False
-            if not limits.get("scratch"):
-                import tempfile
-
-                limits = dict(limits, scratch=tempfile.mkdtemp(prefix="hone-program-"))
-        self.limits, self.reaped = limits, False
+    def __init__(self, limits, job, warm=None, contained=None):
+        if contained is not None:
+            self.isolation, self.contained = {"namespaces": contained}, contained
+        else:
+            try:
+                self.isolation, self.contained = enter_namespaces(limits), True
+            except (Unavailable, OSError) as exc:
+                self.isolation, self.contained = {"namespaces": False, "reason": str(exc)}, False
+        if not self.contained and not limits.get("scratch"):
+            limits = dict(limits, scratch=_scratch())
+        self.limits = limits
         self.read_fd, write_fd = os.pipe()
         input_r, self.input_w = os.pipe()
         self.pid = os.fork()
@@ -345,11 +479,9 @@ class Box:
         os.close(write_fd)
         os.close(input_r)
 
-    def run(self, request, timeout, cancel_fd=None, converse=None, limits=None, reap_later=False):
+    def run(self, request, timeout, cancel_fd=None, converse=None, limits=None):
         """Hands `request` (JSON text) to the first process; returns (output bytes, failure or None, isolation).
         `limits` are the call's own (its job's), for the output cap and telling a CPU limit from a crash.
-        With `reap_later`, a call that returned its result is left waiting to be killed: the caller answers first
-        and then calls `reap()`, which kills it and waits for its teardown.
         With `converse(read_fd, write_fd, pid)` the caller holds a conversation instead (the call keeps reading
         descriptor 0) and returns (output, failure) itself; an output cut short by the process's death is the
         failure "cpu" (its CPU limit) or "crashed"."""
@@ -371,7 +503,7 @@ class Box:
                 else:
                     out, failure = _collect(self.read_fd, self.pid, time.monotonic() + timeout, cancel_fd, cap)
         finally:
-            status, cpu_used = (0, 0.0) if reap_later and failure is None else self.discard()
+            status, cpu_used = self.discard()
         if failure == "eof":
             limit = float(limits.get("cpu_seconds") or 0)
             hit = os.WIFEXITED(status) and os.WEXITSTATUS(status) == CPU_EXIT
@@ -383,13 +515,8 @@ class Box:
         for fd in (self.read_fd, self.input_w):
             if fd is not None:
                 os.close(fd)
-        self.read_fd, self.input_w, self.reaped = None, None, True
+        self.read_fd, self.input_w = None, None
         return _kill(self.pid, self.contained)
-
-    def reap(self):
-        """Kills the call (see `run`'s reap_later) and waits for its teardown; once only."""
-        if not self.reaped:
-            self.discard()
 
 
 def _write_all(fd, data):
