@@ -205,10 +205,13 @@ export async function open(
   let pool: Promise<EvaluatorPool> | undefined = early.pool;
   const notice = recording.mode === "replay" ? undefined : isolationNotice();
   if (notice) emit({ type: "notice", text: notice });
+  const onNotice = (text: string) => emit({ type: "notice", text });
   const live = async (p: string) => {
     if (!settings.warmPool) return evaluateProgram(task, p);
-    pool ??= EvaluatorPool.start(task, { size });
-    return (await pool).evaluate(p);
+    pool ??= EvaluatorPool.start(task, { size, onNotice });
+    const warm = await pool;
+    warm.onNotice ??= onNotice; // the pool started early, before there was a run to tell
+    return warm.evaluate(p);
   };
   const taskHash = contentHash(task.dir);
   const evaluate = recording.evaluator(live, taskHash);

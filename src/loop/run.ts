@@ -152,7 +152,7 @@ export async function runHarness(
             executor: { ...opts, model, baseUrl, apiKeyEnv },
             timeLimitSec: opts.timeLimitSec,
           });
-    if (opts.warmPool !== false && !remote) pool = await EvaluatorPool.start(task, { size: 1 });
+    if (opts.warmPool !== false && !remote) pool = await EvaluatorPool.start(task, { size: 1, onNotice: opts.onNotice });
     const start = await evaluateIn(evaluate, "start")(task.seedProgram);
     assertEvaluatorWorks(task, start);
     const seed = opts.seed ?? 0;

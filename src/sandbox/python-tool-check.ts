@@ -135,6 +135,7 @@ export function selfTestTask(dir: string, python = "python3"): DiscoveryTask {
     cascade: { enabled: false, thresholds: [] },
     programPreload: [],
     maxProcesses: 64,
+    evaluatorState: "fresh",
     secrets: [],
     layout: "openevolve",
     metricFallback: NO_FALLBACK,

@@ -55,6 +55,12 @@ export interface DiscoveryTask {
   declaredNeeds?: string[];
   /** hone.yaml `stochastic`: whether the evaluator's score varies for one program; undefined means measured. */
   stochastic?: boolean;
+  /**
+   * hone.yaml `evaluator_state`: "fresh" (the default) forks a fresh copy of the loaded evaluator per evaluation;
+   * "kept" runs evaluations in the loaded evaluator's process itself, for an evaluator that keeps no state between
+   * calls and runs programs only through hone_runtime (checked: one that runs them in its own process falls back).
+   */
+  evaluatorState: EvaluatorState;
   /** hone.yaml `show_reference`: whether a proposer or method may be told the reference value (default no). */
   showReference?: boolean;
 }
@@ -94,8 +100,12 @@ export const honeTaskSchema = z
     metric_fallback: z.enum(["mean", "none"]).optional(),
     stochastic: z.boolean().optional(),
     show_reference: z.boolean().optional(),
+    /** fresh: a fresh copy of the evaluator per evaluation; kept: one evaluator process for every evaluation. */
+    evaluator_state: z.enum(["fresh", "kept"]).default("fresh"),
   })
   .strict();
+
+export type EvaluatorState = "fresh" | "kept";
 
 const configSchema = z
   .object({
@@ -271,5 +281,6 @@ export function loadTaskFolder(ref: string, overrides: LoadOptions = {}): Discov
     metricFallback: { rule: fallback, exclude: config.database?.feature_dimensions ?? DEFAULT_FEATURES },
     stochastic: hone.stochastic,
     showReference: hone.show_reference,
+    evaluatorState: hone.evaluator_state,
   };
 }

@@ -37,6 +37,8 @@ class LineProcess {
   private readyWaiter: ((m: Message) => void) | undefined;
   readonly stderr = new BoundedText(8000);
   exited = false;
+  /** Whether it evaluates in its own process (a kept evaluator) rather than in a fresh fork per evaluation. */
+  kept = false;
   readonly onExit: (() => void)[] = [];
 
   constructor(command: string, args: string[], env: NodeJS.ProcessEnv, cwd: string) {
@@ -111,6 +113,8 @@ export interface PoolOptions {
   /** Warm evaluator processes (evaluations that may run at once). */
   size?: number;
   startTimeoutMs?: number;
+  /** Told once when the pool changes how it evaluates (a kept evaluator that runs programs in its own process). */
+  onNotice?: (text: string) => void;
 }
 
 const failed = (reason: string, seconds: number): Evaluation => ({ valid: false, reason, metrics: {}, artifacts: {}, seconds });
@@ -133,18 +137,22 @@ export class EvaluatorPool {
   private nextId = 1;
   private closed = false;
   private starting = 0;
+  /** Set when a kept evaluator ran a program in its own process: every evaluator is fresh from then on. */
+  private keptRefused = false;
 
   private constructor(
     readonly task: DiscoveryTask,
     private readonly root: string,
     private readonly startTimeoutMs: number,
     private readonly size: number,
+    /** Told once when the pool changes how it evaluates (see PoolOptions.onNotice); may be set after start. */
+    public onNotice?: (text: string) => void,
   ) {}
 
   static async start(task: DiscoveryTask, opts: PoolOptions = {}): Promise<EvaluatorPool> {
     pythonInfo(task.python);
     const size = Math.max(1, opts.size ?? 2);
-    const pool = new EvaluatorPool(task, makePoolDir(), opts.startTimeoutMs ?? 60_000, size);
+    const pool = new EvaluatorPool(task, makePoolDir(), opts.startTimeoutMs ?? 60_000, size, opts.onNotice);
     try {
       await Promise.all([pool.ensureZygote(), pool.startEvaluator()]);
     } catch (err) {
@@ -220,10 +228,17 @@ export class EvaluatorPool {
     const inside = sealed(this.task) ? "/tmp" : join(this.root, "work");
     const socket = join(sealed(this.task) ? SOCKET_DIR_INSIDE : this.socketDir, "zygote.sock");
     const env = { ...evaluatorEnv(this.task, inside), HONE_PROGRAM_SOCKET: socket };
-    const options = JSON.stringify({ own_pid_namespace: sealed(this.task), parent: sealed(this.task) ? undefined : process.pid });
+    // A kept evaluator only in its own sandbox, where what an evaluation leaves is killed and removed after it.
+    const kept = this.task.evaluatorState === "kept" && sealed(this.task) && !this.keptRefused;
+    const options = JSON.stringify({
+      own_pid_namespace: sealed(this.task),
+      parent: sealed(this.task) ? undefined : process.pid,
+      kept,
+    });
     const script = [join(PYTHON_DIR, "hone_pool.py"), this.task.evaluatorPath, cascadeArg(this.task), options];
     const [cmd, args] = evaluatorCommand(this.task, script, env, this.socketDir);
     const p = new LineProcess(cmd, args, env, this.root);
+    p.kept = kept;
     this.loading.add(p);
     const m = await p.ready(this.startTimeoutMs).finally(() => this.loading.delete(p));
     if (this.closed) {
@@ -242,6 +257,11 @@ export class EvaluatorPool {
 
   private release(p: LineProcess): void {
     if (p.exited || this.closed) return;
+    if (p.kept && this.keptRefused) {
+      p.kill(); // a kept evaluator is not used once one ran a program in its own process
+      this.replaceLater();
+      return;
+    }
     const next = this.queue.shift();
     if (next) next(p);
     else this.idle.push(p);
@@ -265,8 +285,14 @@ export class EvaluatorPool {
     const id = this.nextId++;
     const request = { id, timeout: timeoutSec, ...evaluationRequest(this.task, program, opts.memoryMb ?? this.task.memoryMb) };
     const reply = await worker.request(id, request, timeoutSec * 1000 + BACKSTOP_MS);
-    if (worker.exited) this.replaceLater();
-    else this.release(worker);
+    if (reply?.kept_refused === true) this.refuseKept();
+    // A kept evaluator ends itself after an evaluation that it cannot be trusted to come back from.
+    if (worker.exited || reply?.exiting === true) {
+      worker.kill();
+      this.replaceLater();
+    } else this.release(worker);
+    // Stopped before the program's code ran in the evaluator's process: evaluated again by a fresh evaluator.
+    if (reply?.kept_refused === true) return this.evaluate(program, opts);
     if (!reply) return failed("the evaluator process died during this evaluation; it is not scored", seconds());
     const lostSandbox = typeof reply.stderr === "string" && reply.stderr.includes(SANDBOX_GONE);
     if (lostSandbox || zygote.exited || zygote !== this.zygote) {
@@ -283,6 +309,15 @@ export class EvaluatorPool {
       seconds: seconds(),
     };
     return judgeExit(this.task, exit, timeoutSec);
+  }
+
+  private refuseKept(): void {
+    if (this.keptRefused) return;
+    this.keptRefused = true;
+    for (const p of this.idle.splice(0)) this.release(p);
+    this.onNotice?.(
+      `note: ${this.task.id} declares evaluator_state: kept, but its evaluator ran the program in its own process; each evaluation now gets a fresh evaluator (remove evaluator_state: kept from its hone.yaml)`,
+    );
   }
 
   /** Generated Python tools' calls run in the same program zygote as evaluated programs. */

@@ -45,7 +45,8 @@ export class WorkerCaches {
         return {
           refused: `${who}: task ${t.ref} here has content hash ${hash.slice(0, 12)}, the coordinator's is ${t.contentHash.slice(0, 12)}; refusing to measure a different task`,
         };
-      return { task, pool: await EvaluatorPool.start(task, { size: this.poolSize }) };
+      const onNotice = (text: string) => process.stderr.write(`${who}: ${text}\n`);
+      return { task, pool: await EvaluatorPool.start(task, { size: this.poolSize, onNotice }) };
     });
   }
 

@@ -106,6 +106,7 @@ def run_evaluation(module, program_path, cascade):
 
 RESULT_FD = 3
 MAX_RESULT_BYTES = 8 << 20
+OUT_OF_MEMORY = json.dumps({"error": "the evaluator ran out of memory"})
 
 
 def evaluate_payload(module, program_path, cascade):
@@ -117,7 +118,7 @@ def evaluate_payload(module, program_path, cascade):
             return 1, json.dumps({"error": "the evaluator's result is larger than %d bytes" % MAX_RESULT_BYTES})
         return 0, payload
     except MemoryError:
-        return 1, json.dumps({"error": "the evaluator ran out of memory"})
+        return 1, OUT_OF_MEMORY
     except BaseException:
         return 1, json.dumps({"error": traceback.format_exc(limit=8)[-4000:]})
 

@@ -11,7 +11,8 @@ nothing it writes can corrupt the protocol. The timeout is enforced here, where 
 With OPTIONS {"own_pid_namespace": true} (hone passes it only under bubblewrap's PID namespace, where this
 process is PID 2 under bubblewrap's init) everything left behind by an evaluation is killed after it, and the
 private /tmp and /dev/shm are emptied, so one evaluation cannot reach the next. This process is not dumpable,
-so code running in an evaluator's child cannot trace it.
+so code running in an evaluator's child cannot trace it. With {"kept": true} as well (the task's hone.yaml
+`evaluator_state: kept`), evaluations run in this process itself, without a fork each (hone_kept.py).
 """
 import gc
 import json
@@ -22,11 +23,13 @@ import signal
 import socket
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import hone_eval_runner as runner  # noqa: E402
+import hone_kept  # noqa: E402
 import hone_runtime  # noqa: E402,F401  (loaded once here, so an evaluator importing it per call finds it loaded)
 from hone_sandbox import PR_SET_DUMPABLE, PR_SET_PDEATHSIG, prctl, wait_for_kill  # noqa: E402
 
@@ -201,8 +204,9 @@ def collect(pid, pipes, deadline):
 
 
 def kill_left(pid, own_namespace):
-    """Kills what the evaluation left behind (nothing of it runs after this; `reap` waits for the teardown)."""
-    for target in ((-1,) if own_namespace else ()) + (-pid,):
+    """Kills what the evaluation left behind (nothing of it runs after this; `reap` waits for the teardown): its
+    process group `pid` (none for a kept evaluator) and, in this sandbox's own namespace, every other process."""
+    for target in ((-1,) if own_namespace else ()) + ((-pid,) if pid else ()):
         try:
             os.kill(target, signal.SIGKILL)
         except OSError:
@@ -288,11 +292,46 @@ def answer(standby, line, own_namespace):
         return {"id": req.get("id"), "code": None, "signal": None, "timed_out": False, "result": None, "stdout": "", "stderr": "hone_pool: %s" % exc}
 
 
+def serve_kept(module, cascade, requests, control):
+    """Evaluations in this process, one after another (hone_kept.py); returns when it must be replaced."""
+    tripwire, capture, lock, answered = hone_kept.Tripwire(), hone_kept.Capture(KEEP_OUTPUT), threading.Lock(), [None]
+
+    def send(reply):
+        with lock:
+            if answered[0] != reply["id"]:
+                answered[0] = reply["id"]
+                control.write(json.dumps(reply) + "\n")
+
+    watchdog = hone_kept.Watchdog(send)
+    for line in requests:
+        req = json.loads(line)
+        reply = {"id": req["id"], "code": None, "signal": None, "timed_out": False, "result": None, "stdout": "", "stderr": ""}
+        scratch = tempfile.mkdtemp(prefix="e-")
+        capture.start(Tail)
+        watchdog.arm(float(req.get("timeout") or 60), dict(reply, timed_out=True, exiting=True))
+        try:
+            code, payload, refused = hone_kept.evaluate(module, cascade, req, scratch, tripwire)
+        except Exception as exc:
+            code, payload, refused = 1, json.dumps({"error": "hone_pool: %s" % exc}), False
+        watchdog.disarm()
+        kill_left(None, True)  # what the evaluation started, before its output is read: nothing writes after
+        reap()
+        reply["stdout"], reply["stderr"] = capture.finish()
+        reply.update(code=code, result=payload if len(payload) <= runner.MAX_RESULT_BYTES else None)
+        reply.update(kept_refused=refused, exiting=refused or payload == runner.OUT_OF_MEMORY)
+        send(reply)
+        _clean(scratch, True)
+        if reply["exiting"]:
+            return 0
+    return 0
+
+
 def main():
     evaluator_path = sys.argv[1]
     cascade = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
     options = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
     own_namespace = bool(options.get("own_pid_namespace")) and os.getpid() == 2 and os.getppid() == 1
+    kept = bool(options.get("kept")) and own_namespace
     prctl(PR_SET_DUMPABLE, 0)
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # never outlive hone, sandbox or not
     if options.get("parent") and os.getppid() != options["parent"]:
@@ -305,7 +344,13 @@ def main():
         control.write(json.dumps({"ready": False, "error": "%s: %s" % (type(exc).__name__, exc)}) + "\n")
         return 1
     gc.freeze()  # what is loaded now is never collected in a fork, so children do not copy its pages to scan them
-    control.write(json.dumps({"ready": True, "own_pid_namespace": own_namespace}) + "\n")
+    control.write(json.dumps({"ready": True, "own_pid_namespace": own_namespace, "kept": kept}) + "\n")
+    if kept:  # the request channel moves off descriptor 0, which the evaluator and what it starts may read
+        requests = os.fdopen(os.dup(0), "r")
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        return serve_kept(module, cascade, requests, control)
     standby = Standby(module, cascade)
     for line in sys.stdin:
         control.write(json.dumps(answer(standby, line, own_namespace)) + "\n")

@@ -1,0 +1,171 @@
+"""The evaluator kept in the pool's process across evaluations (a task's hone.yaml `evaluator_state: kept`).
+
+hone_pool.py forks a fresh copy of the loaded evaluator for every evaluation, so nothing one evaluation changes in
+the evaluator's memory reaches the next. A task whose evaluator keeps no state between calls and runs programs only
+through hone_runtime (in their own sandboxed processes) may declare `kept`: its evaluations then run in this process
+itself, one after another, as OpenEvolve's workers run theirs, without a fork per evaluation.
+
+Kept only inside the evaluator's own sandbox (hone_pool's own PID namespace), and with the same rules as a fresh
+evaluation otherwise: the program's text in a scratch folder of its own, the evaluator's output captured per
+evaluation, the memory limit, the timeout (a watchdog answers for an evaluation that overruns and ends this process,
+which hone replaces), and after each evaluation everything it left is killed and its files removed.
+
+A tripwire (an audit hook) guards the declaration: an evaluator that executes the program in its own process (code
+compiled from the program's text or its folder, or a library loaded from there) is stopped before the program's code
+runs. The evaluation is then answered `kept_refused`, and this process exits: hone evaluates the program again in a
+fresh evaluator and keeps to fresh evaluators for the rest of the pool's life.
+"""
+import fcntl
+import json
+import os
+import resource
+import select
+import sys
+import termios
+import threading
+import time
+
+import hone_eval_runner as runner
+
+REFUSED = "hone: the task declares evaluator_state: kept, but its evaluator runs the program in its own process"
+
+
+class Tripwire:
+    """Raises inside the evaluator before code of the program runs in this process (see the module's text)."""
+
+    def __init__(self):
+        self.scratch, self.program, self.suspects, self.tripped = None, None, set(), None
+        sys.addaudithook(self._hook)
+
+    def arm(self, scratch, program):
+        self.scratch, self.suspects, self.tripped = scratch + os.sep, set(), None
+        self.program = program.replace("\r\n", "\n")  # as a file read in text mode gives it
+
+    def disarm(self):
+        self.scratch = None
+
+    def _inside(self, path):
+        try:
+            return os.path.abspath(os.fsdecode(path)).startswith(self.scratch)
+        except (TypeError, ValueError):
+            return False
+
+    def _hook(self, event, args):
+        if self.scratch is None:
+            return
+        if event == "compile":  # parsing the program is not running it: its file name is remembered
+            source, filename = args[0], args[1]
+            text = source.decode(errors="replace") if isinstance(source, (bytes, bytearray)) else source
+            if isinstance(text, str) and self.program and self.program in text.replace("\r\n", "\n"):
+                self.suspects.add(filename)
+        elif event == "exec":
+            code = args[0]
+            name = getattr(code, "co_filename", None)
+            if name is not None and (name in self.suspects or self._inside(name)):
+                self._trip(event)
+        elif event == "ctypes.dlopen" and args and args[0] and self._inside(args[0]):
+            self._trip(event)
+
+    def _trip(self, event):
+        self.tripped = event
+        raise RuntimeError(REFUSED)
+
+
+class Capture:
+    """The evaluator's stdout and stderr (descriptors 1 and 2, and what its subprocesses inherit), drained by a
+    thread into the current evaluation's buffers: bounded, and never blocking a writer."""
+
+    def __init__(self, keep):
+        self.keep, self.lock, self.bufs = keep, threading.Lock(), None
+        self.reads = {}
+        for fd, name in ((1, "out"), (2, "err")):
+            r, w = os.pipe()
+            os.dup2(w, fd)
+            os.close(w)
+            self.reads[r] = name
+        sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
+        sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def start(self, tail):
+        with self.lock:
+            self.bufs = {"out": tail(self.keep), "err": tail(self.keep)}
+
+    def _drain(self):
+        while True:
+            for fd in select.select(list(self.reads), [], [])[0]:
+                with self.lock:
+                    chunk = os.read(fd, 1 << 16)
+                    if self.bufs is not None and chunk:
+                        self.bufs[self.reads[fd]].push(chunk)
+
+    def finish(self):
+        """What the evaluation wrote (every byte written before this call)."""
+        for f in (sys.stdout, sys.stderr):
+            try:
+                f.flush()
+            except Exception:
+                pass
+        while True:
+            with self.lock:
+                if all(_pending(fd) == 0 for fd in self.reads):
+                    bufs, self.bufs = self.bufs, None
+                    return bufs["out"].text(), bufs["err"].text()
+            time.sleep(0)
+
+
+def _pending(fd):
+    size = bytearray(4)
+    fcntl.ioctl(fd, termios.FIONREAD, size)
+    return int.from_bytes(size, sys.byteorder)
+
+
+class Watchdog:
+    """Ends an evaluation that overruns its timeout: answers for it (`send` under the answer lock, once) and ends
+    this process, whose whole sandbox then dies."""
+
+    def __init__(self, send):
+        self.send, self.cond, self.deadline, self.reply = send, threading.Condition(), None, None
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def arm(self, timeout, reply):
+        with self.cond:
+            self.deadline, self.reply = time.monotonic() + timeout, reply
+            self.cond.notify()
+
+    def disarm(self):
+        with self.cond:
+            self.deadline = None
+
+    def _run(self):
+        with self.cond:
+            while True:
+                left = None if self.deadline is None else self.deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    self.send(self.reply)
+                    os._exit(0)
+                self.cond.wait(left)
+
+
+def limit_memory(mb):
+    """The evaluation's memory limit, or none (`mb` 0): the soft limit only, so the next evaluation may set another."""
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    limit = hard if mb <= 0 else mb << 20 if hard == resource.RLIM_INFINITY else min(mb << 20, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def evaluate(module, cascade, req, scratch, tripwire):
+    """(exit code, payload, refused): the evaluation in this process, its program written in `scratch`. A payload
+    of runner.OUT_OF_MEMORY leaves this process to be replaced."""
+    path = runner.write_program(scratch, req)
+    limit_memory(int(req.get("memory_mb") or 0))
+    tripwire.arm(scratch, req["program"])
+    here = os.getcwd()
+    try:
+        os.chdir(scratch)
+        code, payload = runner.evaluate_payload(module, path, cascade)
+    finally:
+        tripwire.disarm()
+        os.chdir(here)
+        limit_memory(0)
+    return code, payload, tripwire.tripped is not None
