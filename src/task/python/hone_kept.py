@@ -7,8 +7,8 @@ itself, one after another, as OpenEvolve's workers run theirs, without a fork pe
 
 Kept only inside the evaluator's own sandbox (hone_pool's own PID namespace), and with the same rules as a fresh
 evaluation otherwise: the program's text in a scratch folder of its own, the evaluator's output captured per
-evaluation, the memory limit, the timeout (a watchdog answers for an evaluation that overruns and ends this process,
-which hone replaces), and after each evaluation everything it left is killed and its files removed.
+evaluation, the memory limit, the timeout (hone kills this process when an evaluation overruns, which ends everything
+it started, and starts another), and after each evaluation everything it left is killed and its files removed.
 
 A tripwire (an audit hook) guards the declaration: an evaluator that executes the program in its own process (code
 compiled from the program's text or its folder, or a library loaded from there) is stopped before the program's code
@@ -118,33 +118,6 @@ def _pending(fd):
     size = bytearray(4)
     fcntl.ioctl(fd, termios.FIONREAD, size)
     return int.from_bytes(size, sys.byteorder)
-
-
-class Watchdog:
-    """Ends an evaluation that overruns its timeout: answers for it (`send` under the answer lock, once) and ends
-    this process, whose whole sandbox then dies."""
-
-    def __init__(self, send):
-        self.send, self.cond, self.deadline, self.reply = send, threading.Condition(), None, None
-        threading.Thread(target=self._run, daemon=True).start()
-
-    def arm(self, timeout, reply):
-        with self.cond:
-            self.deadline, self.reply = time.monotonic() + timeout, reply
-            self.cond.notify()
-
-    def disarm(self):
-        with self.cond:
-            self.deadline = None
-
-    def _run(self):
-        with self.cond:
-            while True:
-                left = None if self.deadline is None else self.deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    self.send(self.reply)
-                    os._exit(0)
-                self.cond.wait(left)
 
 
 def limit_memory(mb):

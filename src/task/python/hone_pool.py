@@ -23,7 +23,6 @@ import signal
 import socket
 import sys
 import tempfile
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -294,32 +293,22 @@ def answer(standby, line, own_namespace):
 
 def serve_kept(module, cascade, requests, control):
     """Evaluations in this process, one after another (hone_kept.py); returns when it must be replaced."""
-    tripwire, capture, lock, answered = hone_kept.Tripwire(), hone_kept.Capture(KEEP_OUTPUT), threading.Lock(), [None]
-
-    def send(reply):
-        with lock:
-            if answered[0] != reply["id"]:
-                answered[0] = reply["id"]
-                control.write(json.dumps(reply) + "\n")
-
-    watchdog = hone_kept.Watchdog(send)
+    tripwire, capture = hone_kept.Tripwire(), hone_kept.Capture(KEEP_OUTPUT)
     for line in requests:
         req = json.loads(line)
         reply = {"id": req["id"], "code": None, "signal": None, "timed_out": False, "result": None, "stdout": "", "stderr": ""}
         scratch = tempfile.mkdtemp(prefix="e-")
         capture.start(Tail)
-        watchdog.arm(float(req.get("timeout") or 60), dict(reply, timed_out=True, exiting=True))
         try:
             code, payload, refused = hone_kept.evaluate(module, cascade, req, scratch, tripwire)
         except Exception as exc:
             code, payload, refused = 1, json.dumps({"error": "hone_pool: %s" % exc}), False
-        watchdog.disarm()
         kill_left(None, True)  # what the evaluation started, before its output is read: nothing writes after
         reap()
         reply["stdout"], reply["stderr"] = capture.finish()
         reply.update(code=code, result=payload if len(payload) <= runner.MAX_RESULT_BYTES else None)
         reply.update(kept_refused=refused, exiting=refused or payload == runner.OUT_OF_MEMORY)
-        send(reply)
+        control.write(json.dumps(reply) + "\n")
         _clean(scratch, True)
         if reply["exiting"]:
             return 0
