@@ -86,7 +86,7 @@ export const honeTaskSchema = z
     env: z.record(z.string(), z.string()).default({}),
     domain: z.string().optional(),
     secrets: z.array(z.string().min(8)).default([]),
-    program_preload: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_.]*$/)).default(["numpy"]),
+    program_preload: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_.]*$/)).default(["numpy", "numpy.random"]),
     max_processes: z.number().int().min(1).max(4096).default(64),
     /** Host folders the evaluator may read beyond the task folder (a toolchain such as ~/.cargo); never programs. */
     evaluator_read_only: z.array(z.string().min(1)).max(32).default([]),

@@ -87,13 +87,17 @@ class LineProcess {
     });
   }
 
-  /** Sends one request and waits for its reply; undefined when the process died or the backstop passed. */
-  request(id: number, value: unknown, backstopMs: number): Promise<Message | undefined> {
+  /**
+   * Sends one request and waits for its reply; undefined when the process died, or `late` (undefined unless given)
+   * when the process is killed because `limitMs` passed first.
+   */
+  request(id: number, value: unknown, limitMs: number, late?: Message): Promise<Message | undefined> {
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
+        this.waiters.delete(id);
         this.kill();
-        resolve(undefined);
-      }, backstopMs);
+        resolve(late);
+      }, limitMs);
       this.waiters.set(id, (m) => {
         clearTimeout(timer);
         this.waiters.delete(id);
@@ -178,6 +182,8 @@ export class EvaluatorPool {
       limits: programLimits(this.task, this.socketDir),
       // One sandbox made ahead per evaluator process, so that evaluations at once each find one ready.
       slots: this.size,
+      // What each call made ahead compiles (never runs) to rehearse: a program the size of the task's.
+      sample: this.task.seedProgram,
       // Started directly (no bubblewrap), its parent is this process: one that died before the zygote's
       // PDEATHSIG was set would otherwise leave it serving forever.
       parent: sealed(this.task) ? undefined : process.pid,
@@ -284,7 +290,11 @@ export class EvaluatorPool {
     const timeoutSec = opts.timeoutSec ?? this.task.timeoutSec;
     const id = this.nextId++;
     const request = { id, timeout: timeoutSec, ...evaluationRequest(this.task, program, opts.memoryMb ?? this.task.memoryMb) };
-    const reply = await worker.request(id, request, timeoutSec * 1000 + BACKSTOP_MS);
+    // A fresh evaluator's process times its evaluation out itself (and lives on); a kept one is the evaluation's
+    // process, so it is killed at the timeout (and replaced), which ends whatever the evaluation started.
+    const reply = worker.kept
+      ? await worker.request(id, request, timeoutSec * 1000, { id, code: null, timed_out: true, exiting: true })
+      : await worker.request(id, request, timeoutSec * 1000 + BACKSTOP_MS);
     if (reply?.kept_refused === true) this.refuseKept();
     // A kept evaluator ends itself after an evaluation that it cannot be trusted to come back from.
     if (worker.exited || reply?.exiting === true) {

@@ -323,6 +323,13 @@ describe("sealed evaluation: programs cannot forge, escape or outlive their call
     expect(seen(await evaluate(mode, program(body)))).toBe("hidden");
   });
 
+  it.each(MODES)("[%s] an unseeded program draws other numbers in each call, as a fresh interpreter does", async (mode) => {
+    const body = "    import random\n    import numpy as np\n    return [float(np.random.rand()), random.random()]";
+    const [a, b] = [seen(await evaluate(mode, program(body))), seen(await evaluate(mode, program(body)))];
+    expect(a[0]).not.toBe(b[0]);
+    expect(a[1]).not.toBe(b[1]);
+  });
+
   it("two programs evaluated at once cannot see each other", async () => {
     const writer = program("    import time\n    open('/tmp/secret-of-a', 'w').write('a')\n    time.sleep(2)\n    return 'a'");
     const reader = program(

@@ -30,20 +30,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from hone_program_child import MAX_PROGRAM_BYTES, NO_RESULT, _error, program_reply, rehearse, timed_out  # noqa: E402
 from hone_tool_runner import serve_tool, tool_job  # noqa: E402
+import hone_preload  # noqa: E402
 import hone_sandbox  # noqa: E402
 from hone_sandbox import PR_SET_PDEATHSIG, Box, CallHost, prctl  # noqa: E402
 
 MAX_REQUEST = MAX_PROGRAM_BYTES * 2 + (1 << 20)
 REQUEST_WAIT = 30.0  # a connection that sends no whole request within this is dropped
 SETUP_FAILED = 70  # a call's exit code when it could not be made (its containment failed)
-
-
-def preload(names):
-    for name in names:
-        try:
-            __import__(name)
-        except Exception:
-            pass
+MAX_SAMPLE = 256 << 10  # the most of the task's seed program a call compiles to rehearse
 
 
 def read_request(conn):
@@ -92,7 +86,50 @@ def serve_call(conn, raw, request, limits, contained):
     conn.sendall(reply)
 
 
-def call_main(server, channel, limits, contained):
+def rehearse_call(sample):
+    """Takes a freshly forked call's first faults on its own path before a connection arrives: a connection
+    accepted, a request read and parsed, the note handed over with a descriptor, a program of the task's size
+    compiled (`sample`, the task's seed: compiled, never run), a tiny program run, a reply framed and sent. Each on
+    sockets of its own; leaves nothing behind."""
+    path = os.path.join(os.getcwd(), ".hone-rehearsal.sock")  # the call's own scratch folder
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener, socket.socket(socket.AF_UNIX) as peer:
+            listener.bind(path)
+            listener.listen(1)
+            peer.connect(path)
+            conn, _ = listener.accept()
+            with conn:
+                request = {"program": sample, "ext": ".py", "entry": "run", "args": [8], "timeout": 60.0, "memory_mb": 0}
+                peer.sendall(json.dumps(request).encode() + b"\n")
+                read_request(conn)
+                socket.send_fds(peer, [json.dumps({"tool": False, "timeout": 60.0}).encode()], [conn.fileno()])
+                for fd in socket.recv_fds(conn, 4096, 1)[1]:
+                    os.close(fd)
+                compile(sample, "program.py", "exec")
+                rehearse()
+                conn.sendall(frame(json.dumps({"ok": True, "value": [[0.5, 0.25]] * 8})))
+                peer.recv(1 << 16)
+    except Exception:
+        pass
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+def fresh_randomness():
+    """What a fresh interpreter's program would find: numpy's global generator seeded anew from the system (the
+    zygote imported numpy.random once for every call; Python's own random is reseeded by the fork itself)."""
+    numpy_random = sys.modules.get("numpy.random")
+    if numpy_random is not None:
+        try:
+            numpy_random.seed()
+        except Exception:
+            pass
+
+
+def call_main(server, channel, limits, contained, sample=""):
     """A call made ahead: enters its containment, rehearses, takes one connection, tells the zygote what it is (over
     `channel`, closed before anything of the request runs) and serves it. Never returns; exits 0 once it answered."""
     code = SETUP_FAILED
@@ -103,7 +140,8 @@ def call_main(server, channel, limits, contained):
         limits = dict(limits, scratch=hone_sandbox.seal_call(limits, contained, keep=(server.fileno(), channel.fileno())))
         if not contained:
             os.setsid()
-        rehearse()
+        rehearse_call(sample)
+        fresh_randomness()
         conn, _ = server.accept()
         server.close()
         code = 0
@@ -180,8 +218,8 @@ class Call:
 class Zygote:
     """Keeps `count` calls waiting for a connection, and the calls that took one within their rules."""
 
-    def __init__(self, server, limits, host, count):
-        self.server, self.limits, self.host, self.count = server, limits, host, count
+    def __init__(self, server, limits, host, count, sample):
+        self.server, self.limits, self.host, self.count, self.sample = server, limits, host, count, sample
         self.calls = []
 
     def make(self):
@@ -189,7 +227,7 @@ class Zygote:
         pid = self.host.fork_call()
         if pid == 0:
             ours.close()
-            call_main(self.server, theirs, self.limits, self.host.contained)
+            call_main(self.server, theirs, self.limits, self.host.contained, self.sample)
         theirs.close()
         self.calls.append(Call(pid, ours))
 
@@ -277,7 +315,11 @@ def main():
     if config.get("parent") and os.getppid() != config["parent"]:
         os._exit(0)  # hone died before the line above: no signal will ever come
     limits = config.get("limits") or {}
-    preload(config.get("preload") or ["numpy"])
+    hone_preload.load(config.get("preload") or ["numpy", "numpy.random"])
+    sample = str(config.get("sample") or "")[:MAX_SAMPLE]
+    if sample and not config.get("without_seed_modules") and not hone_preload.seeded_ok(sample):
+        # A module of the seed's started a thread: start again without them, so that every call is one fork.
+        os.execv(sys.executable, [sys.executable, os.path.abspath(__file__), json.dumps(dict(config, without_seed_modules=True))])
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     path = config["socket"]
     if os.path.lexists(path):
@@ -290,7 +332,7 @@ def main():
     gc.freeze()  # what is loaded now is never collected in a fork, so calls do not copy its pages to scan them
     print(json.dumps({"ready": True, "isolation": host.isolation}), flush=True)
     # One call more than evaluators: the next program never waits for a call made after one ends.
-    Zygote(server, limits, host, max(1, int(config.get("slots") or 2)) + 1).serve()
+    Zygote(server, limits, host, max(1, int(config.get("slots") or 2)) + 1, sample).serve()
 
 
 if __name__ == "__main__":
