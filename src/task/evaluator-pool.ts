@@ -27,6 +27,8 @@ type Message = Record<string, unknown> & { ready?: boolean; error?: string; id?:
 const MAX_LINE = 24 << 20;
 /** How long past an evaluation's own timeout the host waits before it kills the evaluator process itself. */
 const BACKSTOP_MS = 10_000;
+/** A process that forks must have one thread: numerical libraries start none of their own with these. */
+const ONE_THREAD = { OMP_NUM_THREADS: "1", OPENBLAS_NUM_THREADS: "1", MKL_NUM_THREADS: "1" };
 /** The line hone_runtime writes to the evaluator's stderr when the program zygote does not answer. */
 const SANDBOX_GONE = "hone-runtime: the program sandbox is not answering";
 
@@ -190,7 +192,7 @@ export class EvaluatorPool {
     };
     const script = [join(PYTHON_DIR, "hone_program_zygote.py"), JSON.stringify(config)];
     if (!sealed(this.task)) return [python.executable, script];
-    const env = { PATH: "/usr/bin:/bin", LANG: process.env.LANG, OMP_NUM_THREADS: "1", OPENBLAS_NUM_THREADS: "1" };
+    const env = { PATH: "/usr/bin:/bin", LANG: process.env.LANG, ...ONE_THREAD };
     const spec = {
       python,
       readOnly: [PYTHON_DIR],
@@ -207,7 +209,7 @@ export class EvaluatorPool {
     if (this.zygote && !this.zygote.exited) return Promise.resolve(this.zygote);
     this.zygoteStarting ??= (async () => {
       const [cmd, args] = this.zygoteCommand();
-      const z = new LineProcess(cmd, args, { PATH: process.env.PATH ?? "/usr/bin:/bin" }, this.root);
+      const z = new LineProcess(cmd, args, { PATH: process.env.PATH ?? "/usr/bin:/bin", ...ONE_THREAD }, this.root);
       const m = await z.ready(this.startTimeoutMs);
       if (!m.ready) {
         z.kill();

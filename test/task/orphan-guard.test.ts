@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PYTHON_DIR } from "../../src/task/python-env.ts";
 import { tempDir } from "../helpers/fixtures.ts";
+import { requireTool } from "../helpers/requires.ts";
 
 function start(script: string, args: string[]) {
   const child = spawn("python3", [join(PYTHON_DIR, script), ...args], { stdio: ["pipe", "pipe", "pipe"] });
@@ -29,10 +30,13 @@ describe("no orphan when hone dies while they start", () => {
     expect(z.out()).not.toMatch(/ready/);
   });
 
-  it("with hone as its parent it serves (the check is not a blanket exit)", async () => {
+  it("with hone as its parent it serves (the check is not a blanket exit), each call in namespaces of its own", async (ctx) => {
+    requireTool(ctx, "namespaces");
     const z = zygote(process.pid);
     try {
       await expect.poll(() => z.out(), { timeout: 30_000 }).toMatch(/"ready": true/);
+      // It enters its namespaces before numpy loads (whose threads would make that impossible), sandbox or not.
+      expect(JSON.parse(z.out().trim().split("\n")[0] as string).isolation).toMatchObject({ namespaces: true });
     } finally {
       z.child.kill("SIGKILL");
       await z.exited;

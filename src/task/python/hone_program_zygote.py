@@ -38,6 +38,7 @@ MAX_REQUEST = MAX_PROGRAM_BYTES * 2 + (1 << 20)
 REQUEST_WAIT = 30.0  # a connection that sends no whole request within this is dropped
 SETUP_FAILED = 70  # a call's exit code when it could not be made (its containment failed)
 MAX_SAMPLE = 256 << 10  # the most of the task's seed program a call compiles to rehearse
+WITHOUT_SEED = 75  # the zygote proper's exit code when the seed's modules started a thread
 
 
 def read_request(conn):
@@ -129,12 +130,14 @@ def fresh_randomness():
             pass
 
 
-def call_main(server, channel, limits, contained, sample=""):
+def call_main(server, channel, limits, contained, sample="", zygote=0):
     """A call made ahead: enters its containment, rehearses, takes one connection, tells the zygote what it is (over
     `channel`, closed before anything of the request runs) and serves it. Never returns; exits 0 once it answered."""
     code = SETUP_FAILED
     try:
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # set again: the zygote's user changed since it set its own
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # dies with the zygote (contained, its namespace dies with it too)
+        if not contained and os.getppid() != zygote:
+            return  # the zygote died before the line above: no signal will come
         if contained:
             hone_sandbox.enter_call(limits)
         limits = dict(limits, scratch=hone_sandbox.seal_call(limits, contained, keep=(server.fileno(), channel.fileno())))
@@ -224,10 +227,11 @@ class Zygote:
 
     def make(self):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        zygote = os.getpid()
         pid = self.host.fork_call()
         if pid == 0:
             ours.close()
-            call_main(self.server, theirs, self.limits, self.host.contained, self.sample)
+            call_main(self.server, theirs, self.limits, self.host.contained, self.sample, zygote)
         theirs.close()
         self.calls.append(Call(pid, ours))
 
@@ -309,17 +313,26 @@ class Zygote:
         return 0 if was_taken and c.conn is None else 1
 
 
+def serve(server, config, with_seed):
+    """The zygote proper, in a fresh fork of the keeper (one thread, nothing heavy loaded): enters its namespaces,
+    loads what calls share, and serves. Never returns; exits with WITHOUT_SEED when a seed module started a thread."""
+    limits = config.get("limits") or {}
+    host = CallHost(limits)  # from here on, the process that serves (in namespaces of its own where they work)
+    hone_preload.load(config.get("preload") or ["numpy", "numpy.random"])
+    sample = str(config.get("sample") or "")[:MAX_SAMPLE]
+    if sample and with_seed and not hone_preload.seeded_ok(sample):
+        os._exit(WITHOUT_SEED)  # a process that forks must have one thread
+    gc.freeze()  # what is loaded now is never collected in a fork, so calls do not copy its pages to scan them
+    print(json.dumps({"ready": True, "isolation": host.isolation}), flush=True)
+    # One call more than evaluators: the next program never waits for a call made after one ends.
+    Zygote(server, limits, host, max(1, int(config.get("slots") or 2)) + 1, sample).serve()
+
+
 def main():
     config = json.loads(sys.argv[1])
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # never outlive hone, sandbox or not
     if config.get("parent") and os.getppid() != config["parent"]:
         os._exit(0)  # hone died before the line above: no signal will ever come
-    limits = config.get("limits") or {}
-    hone_preload.load(config.get("preload") or ["numpy", "numpy.random"])
-    sample = str(config.get("sample") or "")[:MAX_SAMPLE]
-    if sample and not config.get("without_seed_modules") and not hone_preload.seeded_ok(sample):
-        # A module of the seed's started a thread: start again without them, so that every call is one fork.
-        os.execv(sys.executable, [sys.executable, os.path.abspath(__file__), json.dumps(dict(config, without_seed_modules=True))])
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     path = config["socket"]
     if os.path.lexists(path):
@@ -328,11 +341,12 @@ def main():
     server.bind(path)
     server.listen(64)
     hone_sandbox.python_open_to_others()  # asked once here, so no call walks the folders again
-    host = CallHost(limits)  # from here on, the process that serves (in namespaces of its own where they work)
-    gc.freeze()  # what is loaded now is never collected in a fork, so calls do not copy its pages to scan them
-    print(json.dumps({"ready": True, "isolation": host.isolation}), flush=True)
-    # One call more than evaluators: the next program never waits for a call made after one ends.
-    Zygote(server, limits, host, max(1, int(config.get("slots") or 2)) + 1, sample).serve()
+    # This process stays as it is (one thread, no numpy) and keeps the zygote proper running: again without the
+    # seed's modules if they started a thread, and otherwise ending as it ends.
+    code = hone_sandbox.run_forked(lambda: serve(server, config, True))
+    if code == WITHOUT_SEED:
+        code = hone_sandbox.run_forked(lambda: serve(server, config, False))
+    os._exit(code)
 
 
 if __name__ == "__main__":

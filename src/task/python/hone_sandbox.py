@@ -193,16 +193,9 @@ class CallHost:
             self.isolation = {"namespaces": False, "reason": os.strerror(ctypes.get_errno())}
             return
         _map_ids(uid or NOBODY, uid, gid or NOBODY, gid)
-        alive, held = os.pipe()  # held open by the process that waits: its end of file means it died
-        pid = os.fork()
-        if pid:
-            os.close(alive)
-            _exit_as(pid)
-        os.close(held)
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        if select.select([alive], [], [], 0)[0]:
-            os._exit(0)  # the waiting process died before the line above: no signal will come
-        os.close(alive)
+        code = run_forked(None)
+        if code is not None:
+            os._exit(code)
         self.own = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
         self.contained = True
         self.isolation = {"namespaces": True, "unprivileged_user": uid != 0, "nobody": nobody}
@@ -232,13 +225,29 @@ def _map_ids(inside_uid, uid, inside_gid, gid):
     _write("/proc/self/gid_map", "%d %d 1" % (inside_gid, gid))
 
 
-def _exit_as(pid):
-    """Waits for `pid` and exits as it did (the zygote's first process, while the one in its namespaces serves)."""
-    code = 70
+def run_forked(child):
+    """Forks a process that dies with this one (PDEATHSIG) and runs `child()` there, then exits; this process waits
+    for it and returns its exit code (128 + signal when killed). With `child` None, returns None in the child."""
+    alive, held = os.pipe()  # held open by the process that waits: its end of file means it died
+    pid = os.fork()
+    if pid:
+        os.close(alive)
+        status = os.waitpid(pid, 0)[1]
+        os.close(held)
+        code = os.waitstatus_to_exitcode(status)
+        return code if code >= 0 else 128 - code
     try:
-        code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
-    finally:
-        os._exit(code if code >= 0 else 128 - code)
+        os.close(held)
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if select.select([alive], [], [], 0)[0]:
+            os._exit(0)  # the waiting process died before the line above: no signal will come
+        os.close(alive)
+        if child is None:
+            return None
+        child()
+    except BaseException:
+        os._exit(70)
+    os._exit(0)
 
 
 _CALL_ENTERED = []
