@@ -58,7 +58,7 @@ export async function benchRolloutConcurrency(): Promise<boolean> {
   const task = loadTaskFolder(`${BUILTIN_TASKS_DIR}/circle-packing`, { id: "circle-packing" });
   const server = await serveOffline(LATENCY_MS);
   const model = await resolveModel({ model: "offline", baseUrl: server.url });
-  const pool = await EvaluatorPool.start(task, { size: Math.min(4, Math.ceil(ROLLOUTS / 8)) });
+  const pool = await EvaluatorPool.start(task, { size: Math.min(4, Math.ceil(ROLLOUTS / 8)), ahead: ROLLOUTS });
   const start = await pool.evaluate(task.seedProgram);
   const dir = mkdtempSync(join(tmpdir(), "hone-bench-rollouts-"));
   const cores = availableParallelism();

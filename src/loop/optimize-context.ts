@@ -165,7 +165,7 @@ export interface EarlyStart {
 export function startEarly(settings: OptimizeSettings, task: DiscoveryTask): EarlyStart {
   if (settings.cache?.mode === "replay") return {};
   const local = settings.warmPool && !settings.queue && !settings.slurm;
-  const pool = local ? EvaluatorPool.start(task, { size: poolSize(settings) }) : undefined;
+  const pool = local ? EvaluatorPool.start(task, poolOptions(settings)) : undefined;
   pool?.catch(() => {}); // a pool that cannot start fails the first evaluation, as one started then would
   const endpoints: EarlyStart["endpoints"] = [resolveModel(settings.executor), resolveModel(settings.proposer)];
   for (const e of endpoints) e.catch(() => {}); // open() meets the error
@@ -180,7 +180,11 @@ export async function closeEarly(early: EarlyStart): Promise<void> {
   ]);
 }
 
-const poolSize = (settings: OptimizeSettings) => Math.min(4, Math.max(1, settings.concurrency));
+/** One evaluator per rollout at once, at most 4; a program sandbox made ahead for each rollout at once. */
+const poolOptions = (settings: OptimizeSettings) => ({
+  size: Math.min(4, Math.max(1, settings.concurrency)),
+  ahead: settings.concurrency,
+});
 
 export async function open(
   settings: OptimizeSettings,
@@ -201,14 +205,14 @@ export async function open(
   const recording = new Recording(runDir, settings);
   // The pool's promise, not the pool: concurrent first evaluations (a resumed round's rollouts) must share one pool,
   // or the one started first is never closed and keeps the process alive. It starts early, from optimize().
-  const size = poolSize(settings);
+  const options = poolOptions(settings);
   let pool: Promise<EvaluatorPool> | undefined = early.pool;
   const notice = recording.mode === "replay" ? undefined : isolationNotice();
   if (notice) emit({ type: "notice", text: notice });
   const onNotice = (text: string) => emit({ type: "notice", text });
   const live = async (p: string) => {
     if (!settings.warmPool) return evaluateProgram(task, p);
-    pool ??= EvaluatorPool.start(task, { size, onNotice });
+    pool ??= EvaluatorPool.start(task, { ...options, onNotice });
     const warm = await pool;
     warm.onNotice ??= onNotice; // the pool started early, before there was a run to tell
     return warm.evaluate(p);

@@ -121,6 +121,11 @@ export interface PoolOptions {
   startTimeoutMs?: number;
   /** Told once when the pool changes how it evaluates (a kept evaluator that runs programs in its own process). */
   onNotice?: (text: string) => void;
+  /**
+   * How many programs may be sent for evaluation at once (a round's rollouts): the program sandbox makes that many
+   * calls ahead while none runs, so a burst of evaluations does not make them. Default: one per evaluator, and one.
+   */
+  ahead?: number;
 }
 
 const failed = (reason: string, seconds: number): Evaluation => ({ valid: false, reason, metrics: {}, artifacts: {}, seconds });
@@ -153,12 +158,13 @@ export class EvaluatorPool {
     private readonly size: number,
     /** Told once when the pool changes how it evaluates (see PoolOptions.onNotice); may be set after start. */
     public onNotice?: (text: string) => void,
+    private readonly ahead = 0,
   ) {}
 
   static async start(task: DiscoveryTask, opts: PoolOptions = {}): Promise<EvaluatorPool> {
     pythonInfo(task.python);
     const size = Math.max(1, opts.size ?? 2);
-    const pool = new EvaluatorPool(task, makePoolDir(), opts.startTimeoutMs ?? 60_000, size, opts.onNotice);
+    const pool = new EvaluatorPool(task, makePoolDir(), opts.startTimeoutMs ?? 60_000, size, opts.onNotice, opts.ahead);
     try {
       await Promise.all([pool.ensureZygote(), pool.startEvaluator()]);
     } catch (err) {
@@ -184,6 +190,7 @@ export class EvaluatorPool {
       limits: programLimits(this.task, this.socketDir),
       // One sandbox made ahead per evaluator process, so that evaluations at once each find one ready.
       slots: this.size,
+      ahead: this.ahead,
       // What each call made ahead compiles (never runs) to rehearse: a program the size of the task's.
       sample: this.task.seedProgram,
       // Started directly (no bubblewrap), its parent is this process: one that died before the zygote's

@@ -8,7 +8,7 @@ import { EvaluatorPool } from "../../src/task/evaluator-pool.ts";
 import { SURVIVOR_MARK, survivors } from "../helpers/attacks.ts";
 import { makeTask, tempDir } from "../helpers/fixtures.ts";
 import { withPool } from "../helpers/pool.ts";
-import { requireTool } from "../helpers/requires.ts";
+import { requireTool, sealedMissing } from "../helpers/requires.ts";
 
 const task = (id: string) => loadTaskFolder(`${BUILTIN_TASKS_DIR}/${id}`, { id });
 
@@ -116,6 +116,41 @@ describe("warm evaluator pool", () => {
     pool.close();
     for (let i = 0; i < 30 && running().length > 0; i++) await new Promise((r) => setTimeout(r, 100));
     expect(running()).toEqual([]);
+  });
+
+  it("keeps `ahead` program sandboxes made while none runs, and makes them again after a burst", async (ctx) => {
+    requireTool(ctx, "bubblewrap", sealedMissing());
+    // The seed's text is in the zygote's command line: a mark of this test's own zygote and its calls.
+    const mark = `ahead-${process.pid}-${Date.now()}`;
+    const t = loadTaskFolder(
+      makeTask(
+        "from hone_runtime import run_program\ndef evaluate(program_path):\n    return {'combined_score': run_program(program_path, 'run')}\n",
+        {
+          seed: `# ${mark}\n# EVOLVE-BLOCK-START\nX = 1.0\n# EVOLVE-BLOCK-END\n\ndef run():\n    return X\n`,
+        },
+      ),
+    );
+    /** The calls waiting or running: the zygote's processes one PID namespace deeper than the zygote itself. */
+    const calls = () => {
+      const depths = readdirSync("/proc").flatMap((pid) => {
+        try {
+          if (!/^\d+$/.test(pid) || !readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(mark)) return [];
+          return [(/NSpid:\s*(.*)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? "").split(/\s+/).length];
+        } catch {
+          return []; // gone meanwhile
+        }
+      });
+      return depths.filter((d) => d === Math.max(...depths)).length;
+    };
+    const pool = await EvaluatorPool.start(t, { size: 1, ahead: 6 });
+    try {
+      await expect.poll(calls, { timeout: 20_000 }).toBe(6);
+      const burst = await Promise.all(Array.from({ length: 5 }, () => pool.evaluate(t.seedProgram)));
+      expect(burst.every((e) => e.valid && e.score === 1)).toBe(true);
+      await expect.poll(calls, { timeout: 20_000 }).toBe(6);
+    } finally {
+      pool.close();
+    }
   });
 
   it("reports an evaluator that fails to import with exit-8 semantics", async () => {

@@ -38,7 +38,8 @@ MAX_REQUEST = MAX_PROGRAM_BYTES * 2 + (1 << 20)
 REQUEST_WAIT = 30.0  # a connection that sends no whole request within this is dropped
 SETUP_FAILED = 70  # a call's exit code when it could not be made (its containment failed)
 MAX_SAMPLE = 256 << 10  # the most of the task's seed program a call compiles to rehearse
-WITHOUT_SEED = 75  # the zygote proper's exit code when the seed's modules started a thread
+WITHOUT_SEED = 75
+MAX_AHEAD = 64  # the most calls made ahead (each holds a few MB of its own)  # the zygote proper's exit code when the seed's modules started a thread
 
 
 def read_request(conn):
@@ -219,11 +220,14 @@ class Call:
 
 
 class Zygote:
-    """Keeps `count` calls waiting for a connection, and the calls that took one within their rules."""
+    """Keeps `count` calls waiting for a connection (one per evaluator, and one more), `ahead` of them while no call
+    runs (as many as programs may be sent at once: a round's rollouts), and the calls that took one within their
+    rules. Calls beyond `count` are made a few at a time and only while none runs, so making them never takes a
+    core from an evaluation: a burst of evaluations finds them made in the quiet before it."""
 
-    def __init__(self, server, limits, host, count, sample):
+    def __init__(self, server, limits, host, count, sample, ahead=0):
         self.server, self.limits, self.host, self.count, self.sample = server, limits, host, count, sample
-        self.calls = []
+        self.ahead, self.calls, self.failing_until = max(count, ahead), [], 0.0
 
     def make(self):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -247,10 +251,19 @@ class Zygote:
             now = time.monotonic()
             deadlines = [c.deadline for c in self.calls if c.deadline is not None and not c.answered]
             wait = None if not deadlines else max(0, int((min(deadlines) - now) * 1000) + 1)
-            ready = dict(poller.poll(wait))
+            ready = dict(poller.poll(0 if self._quiet_gap() else wait))
             for fd in watched:
                 poller.unregister(fd)
             self._handle(ready)
+            if self._quiet_gap() and not ready:
+                for _ in range(min(2, self._quiet_gap())):
+                    self.make()
+
+    def _quiet_gap(self):
+        """How many calls to make ahead now: while no call runs (and making them has not just failed), up to `ahead`."""
+        if time.monotonic() < self.failing_until or any(c.taken for c in self.calls):
+            return 0
+        return max(0, self.ahead - self.waiting())
 
     def _watch(self, poller):
         fds = []
@@ -310,6 +323,7 @@ class Zygote:
         self.calls.remove(c)
         if not was_taken and not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
             time.sleep(0.05)  # it died before any connection: do not spin if making a call keeps failing
+            self.failing_until = time.monotonic() + 1.0
         return 0 if was_taken and c.conn is None else 1
 
 
@@ -325,7 +339,8 @@ def serve(server, config, with_seed):
     gc.freeze()  # what is loaded now is never collected in a fork, so calls do not copy its pages to scan them
     print(json.dumps({"ready": True, "isolation": host.isolation}), flush=True)
     # One call more than evaluators: the next program never waits for a call made after one ends.
-    Zygote(server, limits, host, max(1, int(config.get("slots") or 2)) + 1, sample).serve()
+    count = max(1, int(config.get("slots") or 2)) + 1
+    Zygote(server, limits, host, count, sample, min(int(config.get("ahead") or 0), MAX_AHEAD)).serve()
 
 
 def main():
