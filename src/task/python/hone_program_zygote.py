@@ -38,8 +38,8 @@ MAX_REQUEST = MAX_PROGRAM_BYTES * 2 + (1 << 20)
 REQUEST_WAIT = 30.0  # a connection that sends no whole request within this is dropped
 SETUP_FAILED = 70  # a call's exit code when it could not be made (its containment failed)
 MAX_SAMPLE = 256 << 10  # the most of the task's seed program a call compiles to rehearse
-WITHOUT_SEED = 75
-MAX_AHEAD = 64  # the most calls made ahead (each holds a few MB of its own)  # the zygote proper's exit code when the seed's modules started a thread
+WITHOUT_SEED = 75  # the zygote proper's exit code when the seed's modules started a thread
+MAX_AHEAD = 64  # the most calls made ahead (each holds a few MB of its own)
 
 
 def read_request(conn):
