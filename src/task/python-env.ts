@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { HoneError } from "../errors.ts";
 import { dropCachedProbe, type ProbeOutput, probeCacheFile, readCachedProbe, writeCachedProbe } from "./python-probe-cache.ts";
+import { interpreterFile } from "./python-resolve.ts";
 
 const execFileAsync = promisify(execFile);
 
@@ -61,9 +62,10 @@ function infoOf(raw: ProbeOutput): PythonInfo {
 }
 
 // With a clean environment, so only the installation's own folders count.
+const probeEnv = () => ({ PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/" });
 const probeArgs = (): [string[], { encoding: "utf8"; timeout: number; env: NodeJS.ProcessEnv }] => [
   ["-c", PROBE, PYTHON_DIR],
-  { encoding: "utf8", timeout: 30_000, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/" } },
+  { encoding: "utf8", timeout: 30_000, env: probeEnv() },
 ];
 const parseProbe = (out: string): ProbeOutput => JSON.parse(out.trim().split("\n").pop() ?? "");
 const cannotStart = (python: string) =>
@@ -114,9 +116,11 @@ async function confirm(python: string, cached: ProbeOutput): Promise<void> {
 }
 
 /**
- * Makes pythonInfo(python) answer at once from the disk cache when it holds this interpreter, while a fresh probe
- * runs beside; the promise settles when that probe agrees (at once when nothing was cached). A caller must await
- * it before anything runs with the interpreter's answer counts.
+ * Makes pythonInfo(python) answer at once from the disk cache when it holds this interpreter. The cache's key holds
+ * the name, PATH and HOME, its entry the executable's size and time; what they cannot see is which interpreter the
+ * name starts now (a pyenv shim switched to another version). When that can be read without running it
+ * (python-resolve.ts) and is the cached one, the entry holds; otherwise a fresh probe runs beside, and the promise
+ * settles when it agrees. A caller must await it before anything runs with the interpreter's answer counts.
  */
 export function primePython(python: string): Promise<void> {
   const check = checks.get(python);
@@ -125,6 +129,7 @@ export function primePython(python: string): Promise<void> {
   const cached = readCachedProbe(python);
   if (!cached) return Promise.resolve();
   infos.set(python, infoOf(cached));
+  if (interpreterFile(python, probeEnv()) === cached.executable) return Promise.resolve();
   const confirmed = confirm(python, cached);
   confirmed.catch(() => {}); // awaited by the caller; never an unhandled rejection when it stops first
   checks.set(python, confirmed);

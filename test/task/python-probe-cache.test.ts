@@ -1,6 +1,6 @@
 // The interpreter probe kept on disk: an entry answers at once while a fresh probe confirms it; an interpreter that
 // changed behind the same name (a pyenv-like shim switched to another Python) is refused loudly and the entry corrected.
-import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { tempDir } from "../helpers/fixtures.ts";
@@ -83,6 +83,44 @@ describe("the interpreter probe cache", () => {
     await expect(next.primePython(shim)).resolves.toBeUndefined();
     expect(next.pythonInfo(shim)).toEqual(info); // probed afresh, and kept again
     expect(next.readCachedProbe(shim)?.executable).toBe(info.executable);
+  });
+
+  it("confirms an entry without running a pyenv shim when its version files still select the probed interpreter", async () => {
+    // A pyenv stand-in: shims as `pyenv rehash` writes them, and a libexec/pyenv that runs the global version's
+    // interpreter and notes each run (a real pyenv is a chain of shells: the cost the fast confirmation avoids).
+    const root = join(dir, "pyenv");
+    const real = (await fresh()).pythonInfo("python3").executable;
+    for (const v of ["3.0.1", "3.0.2"]) {
+      mkdirSync(join(root, "versions", v, "bin"), { recursive: true });
+      symlinkSync(real, join(root, "versions", v, "bin", "python3"));
+    }
+    mkdirSync(join(root, "libexec"));
+    mkdirSync(join(root, "shims"));
+    const log = join(dir, "pyenv-runs");
+    writeFileSync(
+      join(root, "libexec", "pyenv"),
+      `#!/bin/sh\necho run >> '${log}'\nshift\nprogram="$1"; shift\nexec "${root}/versions/$(cat '${root}/version')/bin/$program" "$@"\n`,
+    );
+    const pyenvShim = join(root, "shims", "python3");
+    writeFileSync(
+      pyenvShim,
+      `#!/usr/bin/env bash\nset -e\n\nprogram="\${0##*/}"\n\nexport PYENV_ROOT="${root}"\nexec "${root}/libexec/pyenv" exec "$program" "$@"\n`,
+    );
+    chmodSync(join(root, "libexec", "pyenv"), 0o755);
+    chmodSync(pyenvShim, 0o755);
+    writeFileSync(join(root, "version"), "3.0.1\n");
+    const probed = (await fresh()).pythonInfo(pyenvShim);
+    expect(probed.executable).toBe(join(root, "versions", "3.0.1", "bin", "python3"));
+    const runs = () => (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter(Boolean).length : 0);
+    expect(runs()).toBe(1);
+    const next = await fresh();
+    await expect(next.primePython(pyenvShim)).resolves.toBeUndefined();
+    expect(next.pythonInfo(pyenvShim)).toEqual(probed);
+    expect(runs()).toBe(1); // confirmed from the version file: the shim did not run
+    writeFileSync(join(root, "version"), "3.0.2\n"); // switched: only running it confirms or refuses
+    const after = await fresh();
+    await expect(after.primePython(pyenvShim)).rejects.toThrow(/no longer the interpreter hone probed before/);
+    expect(runs()).toBe(2);
   });
 
   it("an interpreter that cannot start any more is refused with the usual message", async () => {
