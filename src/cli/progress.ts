@@ -100,7 +100,9 @@ export class OptimizeProgress {
       case "start":
         this.paired = e.paired;
         this.maxEvals = e.maxEvals;
-        this.print(`${e.resumed ? "resuming" : "optimizing"} ${e.task} for ${e.rounds} round(s) in ${e.runDir}`);
+        this.print(
+          `${e.resumed ? "resuming" : "optimizing"} ${e.task} for ${e.rounds} round(s) in ${e.runDir}${e.setupSeconds === undefined ? "" : ` (set up in ${e.setupSeconds.toFixed(2)} s)`}`,
+        );
         break;
       case "notice":
         this.print(e.text);

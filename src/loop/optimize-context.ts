@@ -156,6 +156,8 @@ export interface EarlyStart {
   pool?: Promise<EvaluatorPool>;
   /** Both roles' endpoints (the offline model's threads), except in a replay, which contacts none. */
   endpoints?: [Promise<ResolvedModel>, Promise<ResolvedModel>];
+  /** When optimize() was called (performance.now()), for the start event's set-up time. */
+  calledAt?: number;
 }
 
 /**
@@ -295,6 +297,7 @@ export async function open(
     rounds: settings.rounds,
     paired: settings.paired,
     maxEvals: settings.maxEvals,
+    setupSeconds: early.calledAt === undefined ? undefined : (performance.now() - early.calledAt) / 1000,
   });
   return ctx;
 }

@@ -80,7 +80,17 @@ export interface OptimizeSettings {
 }
 
 export type OptimizeEvent =
-  | { type: "start"; runDir: string; resumed: boolean; task: string; rounds: number; paired: boolean; maxEvals: number }
+  | {
+      type: "start";
+      runDir: string;
+      resumed: boolean;
+      task: string;
+      rounds: number;
+      paired: boolean;
+      maxEvals: number;
+      /** Seconds from optimize() being called to this event: the set-up before round 0 (checks, records, pool). */
+      setupSeconds?: number;
+    }
   | { type: "round_start"; round: number; incumbentScore: number | null }
   | { type: "proposals"; round: number; valid: number; repaired: number; invalid: number }
   | { type: "rollout_event"; round: number; job: string; event: Record<string, unknown> }
@@ -189,6 +199,7 @@ export function storedSettings(runDir: string, o: OptimizeOptions): OptimizeSett
  * slice and the choice measured on validation (optimize-qa.ts). From TypeScript a task and models are enough: `optimize({ task: "circle-packing", executor: { model: "offline" }, proposer: { model: "offline" } })`.
  */
 export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): Promise<OptimizeResult> {
+  const calledAt = performance.now();
   if (o.resume && !o.outDir) throw new HoneError("usage", "resume needs the run directory (outDir)");
   const emit = o.onEvent ?? (() => {});
   const settings = o.resume ? storedSettings(resolve(o.outDir as string), o) : await resolveSettings(input);
@@ -208,7 +219,7 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
   // (open() awaits it before round 0). The warm pool starts first: its processes load the evaluator while this one
   // checks; a refusal closes it, and a probe that disagrees with the cache is the reason given.
   const python = replaying ? undefined : primePython(task.python);
-  const early = startEarly(settings, task);
+  const early = { ...startEarly(settings, task), calledAt };
   // What the task needs is scanned by a Python process while this one checks the seed package.
   const needs = replaying ? undefined : checkTaskNeedsAsync(task);
   needs?.catch(() => {}); // met below
