@@ -1,11 +1,13 @@
-// Git's loose objects, written in-process with node's zlib: a blob, tree or commit is `<type> <size>\0<content>`,
-// named by the SHA-1 of those bytes and stored deflated under objects/<2 hex>/<38 hex>. Written the way git writes
-// them (a temporary file, then a rename), so a run killed mid-write never leaves a truncated object behind that a
-// later write would skip as already present. The bytes are git's own, so ids match every git implementation.
+// Git's loose objects, written and read in-process with node's zlib: a blob, tree or commit is
+// `<type> <size>\0<content>`, named by the SHA-1 of those bytes and stored deflated under objects/<2 hex>/<38 hex>.
+// Written the way git writes them (a temporary file, then a rename), so a run killed mid-write never leaves a
+// truncated object behind that a later write would skip as already present. The bytes are git's own, so ids match
+// every git implementation. Only loose objects are read here: one that git packed reads as absent (git.ts then asks
+// the git CLI), and one whose bytes do not hash to its name is refused.
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { deflateSync } from "node:zlib";
+import { deflateSync, inflateSync } from "node:zlib";
 
 export type ObjectType = "blob" | "tree" | "commit";
 
@@ -34,6 +36,53 @@ export function writeObject(gitDir: string, type: ObjectType, content: Uint8Arra
   writeFileSync(tmp, deflateSync(wrapped));
   renameSync(tmp, path);
   return oid;
+}
+
+/** Git's limit on what hone reads back: harness files are text of at most a few MB (the packages' own limits). */
+const MAX_OBJECT_BYTES = 64 << 20;
+
+/** One loose object's type and content, or undefined when it is not a loose object of this repository. */
+export function readObject(gitDir: string, oid: string): { type: string; content: Buffer } | undefined {
+  if (!/^[0-9a-f]{40}$/.test(oid)) return undefined;
+  let wrapped: Buffer;
+  try {
+    wrapped = inflateSync(readFileSync(join(gitDir, "objects", oid.slice(0, 2), oid.slice(2))), {
+      maxOutputLength: MAX_OBJECT_BYTES,
+    });
+  } catch {
+    return undefined;
+  }
+  const nul = wrapped.indexOf(0);
+  const m = /^(blob|tree|commit|tag) (\d+)$/.exec(wrapped.subarray(0, Math.max(0, nul)).toString("latin1"));
+  if (!m || Number(m[2]) !== wrapped.length - nul - 1) return undefined;
+  if (createHash("sha1").update(wrapped).digest("hex") !== oid) throw new Error(`git object ${oid} is corrupt`);
+  return { type: m[1] as string, content: wrapped.subarray(nul + 1) };
+}
+
+/** A tree's entries, as treeContent() writes them. */
+export function parseTree(content: Buffer): { mode: string; name: string; oid: string }[] {
+  const entries = [];
+  for (let at = 0; at < content.length; ) {
+    const space = content.indexOf(0x20, at);
+    const nul = content.indexOf(0, space);
+    if (space < 0 || nul < 0 || nul + 21 > content.length) throw new Error("a git tree is malformed");
+    entries.push({
+      mode: content.subarray(at, space).toString("latin1"),
+      name: content.subarray(space + 1, nul).toString("utf8"),
+      oid: content.subarray(nul + 1, nul + 21).toString("hex"),
+    });
+    at = nul + 21;
+  }
+  return entries;
+}
+
+/** A commit's tree and parents (its header lines up to the first blank line). */
+export function parseCommit(content: Buffer): { tree: string; parents: string[] } {
+  const head = content.toString("utf8").split("\n\n", 1)[0] ?? "";
+  const field = (name: string) => head.split("\n").flatMap((l) => (l.startsWith(`${name} `) ? [l.slice(name.length + 1)] : []));
+  const tree = field("tree")[0];
+  if (!tree) throw new Error("a git commit has no tree");
+  return { tree, parents: field("parent") };
 }
 
 // Git orders a tree's entries by the bytes of their names (UTF-8, not UTF-16 code units), a folder's name as if it

@@ -1,10 +1,21 @@
 import { execFile, execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { readdir, readFile, readlink, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
-import { commitContent, type TreeEntry, treeContent, writeObject } from "./git-objects.ts";
+import {
+  commitContent,
+  parseCommit,
+  parseTree,
+  readObject,
+  type TreeEntry,
+  treeContent,
+  writeObject,
+} from "./git-objects.ts";
+
+/** A file as a commit holds it: its path in the package and how to write it. */
+type CheckedOut = { path: string; mode: string; data: Buffer };
 
 /**
  * A bare git repository of harness versions. Every candidate is a commit on refs/candidates/…, created once and
@@ -54,11 +65,14 @@ export class HarnessRepo {
     show: (sha: string, path: string) => this.gitAsync(["show", `${sha}:${path}`]),
   };
 
+  /** A new bare repository, laid out as `git init --bare --initial-branch=main` lays one out (no git process). */
   static init(gitDir: string): HarnessRepo {
-    mkdirSync(gitDir, { recursive: true });
-    const repo = new HarnessRepo(gitDir);
-    repo.git(["init", "--bare", "--quiet", "--initial-branch=main"]);
-    return repo;
+    for (const d of ["objects/info", "objects/pack", "refs/heads", "refs/tags", "info"])
+      mkdirSync(join(gitDir, d), { recursive: true });
+    writeFileSync(join(gitDir, "config"), "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n");
+    writeFileSync(join(gitDir, "description"), "Harness versions of a hone run.\n");
+    writeFileSync(join(gitDir, "HEAD"), "ref: refs/heads/main\n");
+    return new HarnessRepo(gitDir);
   }
 
   /**
@@ -141,6 +155,8 @@ export class HarnessRepo {
   }
 
   isAncestor(a: string, b: string): boolean {
+    const walked = this.ancestorWalk(a, b);
+    if (walked !== undefined) return walked;
     try {
       this.git(["merge-base", "--is-ancestor", a, b]);
       return true;
@@ -175,9 +191,64 @@ export class HarnessRepo {
     return this.git(["show", `${sha}:${path}`]);
   }
 
+  /** Whether `a` is `b` or one of its ancestors, read from loose objects; undefined when one is not loose. */
+  private ancestorWalk(a: string, b: string): boolean | undefined {
+    const seen = new Set<string>();
+    for (const todo = [b]; todo.length > 0; ) {
+      const oid = todo.pop() as string;
+      if (oid === a) return true;
+      if (seen.has(oid)) continue;
+      seen.add(oid);
+      const commit = readObject(this.gitDir, oid);
+      if (commit?.type !== "commit") return undefined;
+      todo.push(...parseCommit(commit.content).parents);
+    }
+    return false;
+  }
+
+  /** The files of a commit, read from loose objects; undefined when something is not a loose object here. */
+  private checkout(sha: string): CheckedOut[] | undefined {
+    const commit = readObject(this.gitDir, sha);
+    if (commit?.type !== "commit") return undefined;
+    const out: CheckedOut[] = [];
+    const walk = (tree: string, prefix: string): boolean => {
+      const t = readObject(this.gitDir, tree);
+      if (t?.type !== "tree") return false;
+      for (const e of parseTree(t.content)) {
+        if (!e.name || e.name === "." || e.name === ".." || e.name.includes("/") || e.name === ".git")
+          throw new Error(`${this.gitDir}: commit ${sha} names a file ${JSON.stringify(e.name)} that no package holds`);
+        const path = prefix ? `${prefix}/${e.name}` : e.name;
+        if (e.mode === "40000") {
+          if (!walk(e.oid, path)) return false;
+          continue;
+        }
+        const blob = readObject(this.gitDir, e.oid);
+        if (blob?.type !== "blob" || !["100644", "100755", "120000"].includes(e.mode)) return false;
+        out.push({ path, mode: e.mode, data: blob.content });
+      }
+      return true;
+    };
+    return walk(parseCommit(commit.content).tree, "") ? out : undefined;
+  }
+
   /** Writes the files of a commit into `dir`. */
   materialize(sha: string, dir: string): void {
     mkdirSync(dir, { recursive: true });
+    const files = this.checkout(sha);
+    if (files) {
+      for (const f of files) {
+        const file = join(dir, f.path);
+        mkdirSync(dirname(file), { recursive: true });
+        rmSync(file, { force: true });
+        if (f.mode === "120000") symlinkSync(f.data.toString("utf8"), file);
+        else {
+          writeFileSync(file, f.data);
+          chmodSync(file, f.mode === "100755" ? 0o755 : 0o644);
+        }
+      }
+      return;
+    }
+    // Not all loose (a repository git has packed): git itself checks it out.
     const index = join(mkdtempSync(join(tmpdir(), "hone-index-")), "index");
     try {
       const env = { GIT_INDEX_FILE: index, GIT_WORK_TREE: dir };

@@ -1,5 +1,15 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HarnessRepo } from "../../src/store/git.ts";
@@ -42,5 +52,80 @@ describe("HarnessRepo.commitDir", () => {
     repo.materialize(second, out);
     expect(readFileSync(join(out, "prompt.md"), "utf8")).toBe("changed\n");
     expect(statSync(join(out, "run.sh")).mode & 0o111).not.toBe(0);
+  });
+});
+
+describe("HarnessRepo reads its versions in-process", () => {
+  /** A package with a nested folder, an executable file and a symbolic link, committed twice. */
+  async function twoVersions() {
+    const pkg = copyOf(GENERATED_HARNESS);
+    mkdirSync(join(pkg, "skills", "deep"), { recursive: true });
+    writeFileSync(join(pkg, "skills", "deep", "SKILL.md"), "---\nname: deep\ndescription: d\n---\nbody\n");
+    writeFileSync(join(pkg, "run.sh"), "#!/bin/sh\n");
+    chmodSync(join(pkg, "run.sh"), 0o755);
+    symlinkSync("prompt.md", join(pkg, "link.md"));
+    const gitDir = join(tempDir(), "h.git");
+    const repo = HarnessRepo.init(gitDir);
+    const first = await repo.commitDir(pkg, "seed", undefined, 0);
+    writeFileSync(join(pkg, "prompt.md"), "changed\n");
+    const second = await repo.commitDir(pkg, "next", first, 1);
+    return { repo, gitDir, first, second };
+  }
+
+  /** Every file of a folder: its path, mode bits and content (a link's target). */
+  function snapshot(dir: string): string[] {
+    const out: string[] = [];
+    const walk = (d: string, prefix: string) => {
+      for (const name of readdirSync(d).sort()) {
+        const full = join(d, name);
+        const st = lstatSync(full);
+        if (st.isDirectory()) walk(full, `${prefix}${name}/`);
+        else if (st.isSymbolicLink()) out.push(`${prefix}${name} -> ${readlinkSync(full)}`);
+        else out.push(`${prefix}${name} ${(st.mode & 0o111) !== 0 ? "x" : "-"} ${readFileSync(full, "utf8")}`);
+      }
+    };
+    walk(dir, "");
+    return out;
+  }
+
+  it("checks out a version as git checkout-index does, and the repository it made is git's own", async () => {
+    const { repo, gitDir, second } = await twoVersions();
+    execFileSync("git", ["--git-dir", gitDir, "fsck", "--strict", "--no-progress"], { stdio: "pipe" });
+    expect(gitOut(gitDir, ["symbolic-ref", "HEAD"])).toBe("refs/heads/main");
+    const ours = join(tempDir(), "ours");
+    repo.materialize(second, ours);
+    const theirs = join(tempDir(), "theirs");
+    mkdirSync(theirs);
+    const env = { GIT_INDEX_FILE: join(tempDir(), "index"), GIT_WORK_TREE: theirs };
+    gitOut(gitDir, ["read-tree", second], env);
+    gitOut(gitDir, ["checkout-index", "--all", "--force"], env, theirs);
+    expect(snapshot(ours)).toEqual(snapshot(theirs));
+    expect(snapshot(ours)).toContain("link.md -> prompt.md");
+  });
+
+  it("answers ancestry from the commits, and asks git once they are packed", async () => {
+    const { repo, gitDir, first, second } = await twoVersions();
+    expect([repo.isAncestor(first, second), repo.isAncestor(second, first), repo.isAncestor(second, second)]).toEqual([
+      true,
+      false,
+      true,
+    ]);
+    repo.createRef("refs/candidates/x", second);
+    gitOut(gitDir, ["gc", "--quiet", "--prune=now"]);
+    expect(readdirSync(join(gitDir, "objects")).filter((d) => /^[0-9a-f]{2}$/.test(d))).toEqual([]);
+    expect([repo.isAncestor(first, second), repo.isAncestor(second, first)]).toEqual([true, false]);
+    const out = join(tempDir(), "packed");
+    repo.materialize(second, out);
+    expect(readFileSync(join(out, "prompt.md"), "utf8")).toBe("changed\n");
+  });
+
+  it("refuses an object whose bytes are not its name", async () => {
+    const { repo, gitDir, second } = await twoVersions();
+    const tree = gitOut(gitDir, ["rev-parse", `${second}^{tree}`]);
+    const file = join(gitDir, "objects", tree.slice(0, 2), tree.slice(2));
+    const other = gitOut(gitDir, ["rev-parse", `${second}^^{tree}`]);
+    chmodSync(file, 0o644);
+    writeFileSync(file, readFileSync(join(gitDir, "objects", other.slice(0, 2), other.slice(2))));
+    expect(() => repo.materialize(second, join(tempDir(), "bad"))).toThrow(/is corrupt/);
   });
 });
