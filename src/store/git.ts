@@ -1,18 +1,20 @@
 import { execFile, execFileSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { readdir, readFile, readlink, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
-import {
-  commitContent,
-  parseCommit,
-  parseTree,
-  readObject,
-  type TreeEntry,
-  treeContent,
-  writeObject,
-} from "./git-objects.ts";
+import { commitContent, parseCommit, parseTree, readObject, type TreeEntry, treeContent, writeObject } from "./git-objects.ts";
 
 /** A file as a commit holds it: its path in the package and how to write it. */
 type CheckedOut = { path: string; mode: string; data: Buffer };

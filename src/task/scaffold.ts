@@ -57,7 +57,7 @@ export function scaffoldTask(dirArg: string): string {
   );
   writeFileSync(
     join(dir, "hone.yaml"),
-    `id: ${id}\nmetric: combined_score\ndirection: maximize\nbudget:\n  max_evals: 20\n# reference:\n#   value: 1.0\n#   source: where the best known value comes from\n# secrets: [strings a harness may never contain]\n`,
+    `id: ${id}\nmetric: combined_score\ndirection: maximize\nbudget:\n  max_evals: 20\n# The evaluator keeps no state between calls and runs the program only through hone_runtime, so one process\n# serves every evaluation; remove this if it keeps state (a fresh copy per evaluation is the default).\nevaluator_state: kept\n# reference:\n#   value: 1.0\n#   source: where the best known value comes from\n# secrets: [strings a harness may never contain]\n`,
   );
   return dir;
 }
