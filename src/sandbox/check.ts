@@ -7,6 +7,7 @@ import { loadHarness } from "../harness/package.ts";
 import { BUILTIN_TOOLS } from "../harness/schema.ts";
 import type { Harness, MiddlewareConfig, ToolSpec } from "../harness/types.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
+import validateDraft07 from "./draft07-check.generated.ts";
 import { formatRefusal, gate } from "./gate.ts";
 import { pythonGate } from "./python-tool-check.ts";
 import { selfTest } from "./self-test.ts";
@@ -44,17 +45,37 @@ function gateProblems(dir: string, tools: readonly ToolSpec[], middlewares: read
   return problems;
 }
 
-const ajv = new Ajv({ strict: false, allErrors: true });
+/** Ajv, for a schema that names a meta-schema other than draft-07 (made only then: compiling one takes ~50 ms). */
+let otherDrafts: Ajv | undefined;
+const DRAFT07 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/;
+type SchemaError = { instancePath: string; message?: string };
+
+/** Why `schema` is not a valid JSON Schema, in ajv's words (its errorsText), or undefined when it is one. */
+export function schemaError(schema: unknown): string | undefined {
+  const declared = (schema as { $schema?: unknown } | null)?.$schema;
+  if (declared === undefined || (typeof declared === "string" && DRAFT07.test(declared))) {
+    if (validateDraft07(schema)) return undefined;
+    const errors = (validateDraft07 as unknown as { errors?: SchemaError[] }).errors ?? [];
+    return errors.length === 0 ? "No errors" : errors.map((e) => `data${e.instancePath} ${e.message}`).join(", ");
+  }
+  otherDrafts ??= new Ajv({ strict: false, allErrors: true });
+  try {
+    return otherDrafts.validateSchema(schema as object) ? undefined : otherDrafts.errorsText(otherDrafts.errors);
+  } catch {
+    return `its $schema ${JSON.stringify(declared)} is not a meta-schema hone knows (use draft-07, or leave $schema out)`;
+  }
+}
 
 /** Tool schemas: valid JSON Schema, object type (checked by the loader), and no generated tool shadowing a fixed one. */
 export function schemaProblems(harness: Harness): Problem[] {
   const problems: Problem[] = [];
   for (const t of harness.tools) {
-    if (!ajv.validateSchema(t.inputSchema)) {
+    const error = schemaError(t.inputSchema);
+    if (error) {
       problems.push({
         file: t.file,
         check: "schema",
-        message: `input_schema is not a valid JSON Schema: ${ajv.errorsText(ajv.errors)}`,
+        message: `input_schema is not a valid JSON Schema: ${error}`,
       });
     }
     if (t.kind === "custom" && (BUILTIN_TOOLS as readonly string[]).includes(t.name)) {
