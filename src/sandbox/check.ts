@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join, relative } from "node:path";
-import { Ajv } from "ajv";
+import type { Ajv } from "ajv";
 import { HoneError, harnessError } from "../errors.ts";
 import { findLeaks } from "../harness/leak-guard.ts";
 import { loadHarness } from "../harness/package.ts";
@@ -45,8 +46,15 @@ function gateProblems(dir: string, tools: readonly ToolSpec[], middlewares: read
   return problems;
 }
 
-/** Ajv, for a schema that names a meta-schema other than draft-07 (made only then: compiling one takes ~50 ms). */
+/**
+ * Ajv, for a schema that names a meta-schema other than draft-07: loaded and made only then (compiling a
+ * meta-schema takes ~50 ms, and ajv is a third of a megabyte of code every run would otherwise parse).
+ */
 let otherDrafts: Ajv | undefined;
+const newAjv = (): Ajv => {
+  const { Ajv: AjvClass } = createRequire(import.meta.url)("ajv") as typeof import("ajv");
+  return new AjvClass({ strict: false, allErrors: true });
+};
 const DRAFT07 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/;
 type SchemaError = { instancePath: string; message?: string };
 
@@ -58,7 +66,7 @@ export function schemaError(schema: unknown): string | undefined {
     const errors = (validateDraft07 as unknown as { errors?: SchemaError[] }).errors ?? [];
     return errors.length === 0 ? "No errors" : errors.map((e) => `data${e.instancePath} ${e.message}`).join(", ");
   }
-  otherDrafts ??= new Ajv({ strict: false, allErrors: true });
+  otherDrafts ??= newAjv();
   try {
     return otherDrafts.validateSchema(schema as object) ? undefined : otherDrafts.errorsText(otherDrafts.errors);
   } catch {

@@ -1,6 +1,12 @@
+import { createRequire } from "node:module";
 import type { Node } from "acorn";
-import { analyze, type Variable } from "eslint-scope";
-import { KEYS } from "eslint-visitor-keys";
+import type { Variable } from "eslint-scope";
+
+// Loaded by the first gate, not with hone (see gate.ts).
+const load = createRequire(import.meta.url);
+let scope: typeof import("eslint-scope") | undefined;
+let keys: typeof import("eslint-visitor-keys") | undefined;
+
 import type * as ESTree from "estree";
 import { ISOLATE_GLOBALS, TOOL_ENTRY } from "./gate-rules.ts";
 
@@ -42,10 +48,12 @@ function firstParamIdentifier(fn: AnyNode | undefined): AnyNode | undefined {
 }
 
 export function scopeFacts(ast: Node): ScopeFacts {
-  const manager = analyze(ast as unknown as ESTree.Program, {
+  scope ??= load("eslint-scope") as typeof import("eslint-scope");
+  keys ??= load("eslint-visitor-keys") as typeof import("eslint-visitor-keys");
+  const manager = scope.analyze(ast as unknown as ESTree.Program, {
     ecmaVersion: 2024,
     sourceType: "script",
-    childVisitorKeys: KEYS,
+    childVisitorKeys: keys.KEYS,
   });
   const global = manager.globalScope;
   const free = new Set<Node>((global?.through ?? []).map((r) => r.identifier as unknown as Node));

@@ -1,5 +1,6 @@
-import { type Node, parse } from "acorn";
-import { type AncestorVisitors, ancestor, base } from "acorn-walk";
+import { createRequire } from "node:module";
+import type { Node } from "acorn";
+import type { AncestorVisitors } from "acorn-walk";
 import {
   ALLOWED_GLOBALS,
   COMPUTED_ROOTS,
@@ -13,6 +14,14 @@ import {
   TOOL_ENTRY,
 } from "./gate-rules.ts";
 import { type ScopeFacts, scopeFacts } from "./gate-scope.ts";
+
+// The parser and its walker are loaded by the first gate, not with hone: a run whose harness carries no generated
+// code never needs them (a third of a megabyte of code to parse at every start).
+const load = createRequire(import.meta.url);
+let parser: typeof import("acorn") | undefined;
+let walker: typeof import("acorn-walk") | undefined;
+const acorn = () => (parser ??= load("acorn") as typeof import("acorn"));
+const acornWalk = () => (walker ??= load("acorn-walk") as typeof import("acorn-walk"));
 
 export interface Refusal {
   rule: GateRule;
@@ -199,7 +208,7 @@ function visitors(refuse: Refuse, facts: ScopeFacts): AncestorVisitors<unknown> 
 
 function parseOrRefuse(source: string, refusals: Refusal[]): Node | undefined {
   try {
-    return parse(source, { ecmaVersion: 2024, sourceType: "script", locations: true, ranges: true });
+    return acorn().parse(source, { ecmaVersion: 2024, sourceType: "script", locations: true, ranges: true });
   } catch (err) {
     const e = err as SyntaxError & { loc?: { line: number; column: number } };
     const rule: GateRule = /import|export/.test(e.message) ? "no-import" : "syntax";
@@ -228,7 +237,8 @@ export function gate(source: string, kind: CodeKind): Refusal[] {
   if (!ast) return refusals;
   const facts = scopeFacts(ast);
   for (const id of facts.globalVars) refuse("no-global-var", id, (id as unknown as AnyNode).name as string);
-  ancestor(ast, visitors(refuse, facts), { ...base });
+  const walk = acornWalk();
+  walk.ancestor(ast, visitors(refuse, facts), { ...walk.base });
 
   const topLevel = new Set(topLevelNames(ast));
   if (kind === "tool" && !topLevel.has(TOOL_ENTRY)) refuse("missing-entry", undefined, "no top-level function run(ctx, args)");
@@ -251,7 +261,7 @@ function topLevelNames(ast: Node): string[] {
 
 /** Top-level function names a module defines (after it passed the gate). */
 export function topLevelFunctions(source: string): string[] {
-  return topLevelNames(parse(source, { ecmaVersion: 2024, sourceType: "script" }));
+  return topLevelNames(acorn().parse(source, { ecmaVersion: 2024, sourceType: "script" }));
 }
 
 export function formatRefusal(file: string, r: Refusal): string {
