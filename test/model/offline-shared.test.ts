@@ -1,5 +1,8 @@
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { resolveModel } from "../../src/model/resolve.ts";
+import { ROOT, tempDir } from "../helpers/fixtures.ts";
 
 const ask = (baseUrl: string) =>
   fetch(`${baseUrl}/chat/completions`, {
@@ -28,5 +31,23 @@ describe("the offline model's thread is shared within a process", () => {
     const again = await resolveModel({ model: "offline" });
     expect((await ask(again.baseUrl)).status).toBe(200);
     await again.close();
+  });
+});
+
+describe("the offline model's thread in a process started with node's own flags", () => {
+  it("starts where a thread may not have them (node --max-old-space-size, --expose-gc, --stack-size)", async () => {
+    const out = join(tempDir(), "r");
+    const args = ["--max-old-space-size=2048", "--expose-gc", "--stack-size=2000", join(ROOT, "bin", "hone.js")];
+    const r = spawnSync(
+      process.execPath,
+      [...args, "run", "--task", "circle-packing", "--model", "offline", "--max-evals", "1"].concat(["--out", out, "--json"]),
+      {
+        encoding: "utf8",
+        timeout: 120_000,
+      },
+    );
+    expect(r.stderr).not.toMatch(/internal error/);
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ status: "completed" });
   });
 });

@@ -19,11 +19,24 @@ function threadArgv(argv = process.execArgv): string[] {
 }
 
 /**
+ * A thread with the process's flags where a thread may have them: V8's and the process's own (node
+ * --max-old-space-size, --expose-gc, --stack-size) are refused for threads, and then the thread has none.
+ */
+function newWorker(entry: URL, workerData: unknown): Worker {
+  try {
+    return new Worker(entry, { workerData, execArgv: threadArgv() });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ERR_WORKER_INVALID_EXEC_ARGV") throw err;
+    return new Worker(entry, { workerData, execArgv: [] });
+  }
+}
+
+/**
  * The offline model served from its own worker thread: its own event loop (the second core on a 2-core machine),
  * as a real endpoint would be its own process, so clients running many rollouts do not wait on the model's CPU.
  */
 export function startOfflineServerThread(opts: OfflineServerOptions = {}): Promise<OfflineServer> {
-  const worker = new Worker(new URL("./worker-entry.mjs", import.meta.url), { workerData: opts, execArgv: threadArgv() });
+  const worker = newWorker(new URL("./worker-entry.mjs", import.meta.url), opts);
   return new Promise((resolve, reject) => {
     worker.once("error", reject);
     worker.once("message", (m: { url: string; port: number }) => {
