@@ -1,8 +1,8 @@
 // 32 rollouts at concurrency 32 and at 1, side by side in each repetition: the concurrent run's wall time against
 // the ideal one. As a run meets them: the model is the offline model served by `hone serve-offline --latency-ms 200`
 // in a process of its own (an endpoint, not a thread of this process), and every evaluation is the real
-// circle-packing evaluator in the warm pool (sandboxed, as `hone optimize` sizes it: one evaluator per 8 rollouts,
-// at most 4).
+// circle-packing evaluator in the warm pool (sandboxed, as `hone optimize` starts it: at most 4 evaluators, and a
+// program call made ahead for each rollout while none runs).
 //
 // The ideal is the wall time of a perfect overlap: no schedule beats one rollout's own time, serial / 32 (the ideal
 // 32x speed-up); the verdict is against it. Printed beside it, a second floor that counts hone's evaluations as they
@@ -10,7 +10,7 @@
 // (measured from /proc in both runs of the repetition, the smaller taken), which take at least W / cores on this
 // machine, and no evaluation can start before every rollout's first `lead` model calls (each at least the 200 ms
 // the server waits) nor end later than `tail` calls before the run's end: lead + W / cores + tail. On 2 cores the
-// second floor is the higher one (64 sealed evaluations of 40-50 ms CPU each, of which the evaluator's own compute
+// second floor is the higher one (64 sealed evaluations of ~50 ms CPU each, of which the evaluator's own compute
 // is ~1.4 ms and the rest hone's sealing), which is why 32x is out of reach until the warm pool's fixed cost falls.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
