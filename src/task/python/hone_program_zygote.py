@@ -1,12 +1,15 @@
 """A warm process that runs candidate programs for evaluators (see hone_runtime.run_program).
 
 Started by hone (under bubblewrap where it works, with a view of Python and nothing of the user's) with one JSON
-argument: {"socket", "preload", "limits", "slots", "parent"}. It imports numpy (or the task's `program_preload`) once,
-listens on the Unix socket, and moves into a user and a PID namespace of its own (hone_sandbox.CallHost), from where
-each call costs one fork. It keeps `slots` + 1 calls made ahead (one per evaluator process, and one more): each is
-PID 1 of a PID namespace of its own that has entered the rest of its containment (hone_sandbox.enter_call and
-seal_call: its own user, mount, network, IPC and UTS namespaces, a private /tmp, limits, no capabilities), has
-rehearsed a program, and waits in accept() for one connection.
+argument: {"socket", "preload", "limits", "slots", "ahead", "sample", "parent"}. It listens on the Unix socket and
+stays a keeper (one thread, no numpy) of the zygote proper, a fork that moves into a user and a PID namespace of its
+own (hone_sandbox.CallHost), from where each call costs one fork, and only then imports numpy and numpy.random (or
+the task's `program_preload`) and the seed's top-level modules (hone_preload.py) once for every call. It keeps
+`slots` + 1 calls made ahead (one per evaluator process, and one more), and up to `ahead` while no call runs (a
+round's rollouts at once): each is PID 1 of a PID namespace of its own that has entered the rest of its containment
+(hone_sandbox.enter_call and seal_call: its own user, mount, network, IPC and UTS namespaces, a private /tmp,
+limits, no capabilities), has rehearsed its own path on a program of the seed's size, and waits in accept() for one
+connection.
 
 The call that takes a connection reads one request and tells this process what it is over a channel of its own,
 closed before anything of the request runs (for a program's call it hands over the connection too). It then serves
