@@ -27,6 +27,11 @@ type Message = Record<string, unknown> & { ready?: boolean; error?: string; id?:
 const MAX_LINE = 24 << 20;
 /** How long past an evaluation's own timeout the host waits before it kills the evaluator process itself. */
 const BACKSTOP_MS = 10_000;
+/** The most of the seed program the zygote's calls compile to rehearse, cut at a line's end. */
+const MAX_SAMPLE_CHARS = 32 << 10;
+const rehearsalSample = (seed: string) =>
+  seed.length <= MAX_SAMPLE_CHARS ? seed : seed.slice(0, seed.lastIndexOf("\n", MAX_SAMPLE_CHARS) + 1);
+
 /** A process that forks must have one thread: numerical libraries start none of their own with these. */
 const ONE_THREAD = { OMP_NUM_THREADS: "1", OPENBLAS_NUM_THREADS: "1", MKL_NUM_THREADS: "1" };
 /** The line hone_runtime writes to the evaluator's stderr when the program zygote does not answer. */
@@ -191,8 +196,9 @@ export class EvaluatorPool {
       // One sandbox made ahead per evaluator process, so that evaluations at once each find one ready.
       slots: this.size,
       ahead: this.ahead,
-      // What each call made ahead compiles (never runs) to rehearse: a program the size of the task's.
-      sample: this.task.seedProgram,
+      // What each call made ahead compiles (never runs) to rehearse: a program the size of the task's (its first
+      // lines: the whole configuration is one argument of a command line, which the kernel caps at 128 KB).
+      sample: rehearsalSample(this.task.seedProgram),
       // Started directly (no bubblewrap), its parent is this process: one that died before the zygote's
       // PDEATHSIG was set would otherwise leave it serving forever.
       parent: sealed(this.task) ? undefined : process.pid,

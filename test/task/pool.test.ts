@@ -153,6 +153,22 @@ describe("warm evaluator pool", () => {
     }
   });
 
+  it("starts for a seed program larger than a command line's argument may be", async () => {
+    // The zygote's configuration (with its rehearsal sample of the seed) is one argument: the kernel caps those at
+    // 128 KB, beyond which the sandbox would not start at all.
+    const seed = `${"# a long header\n".repeat(20_000)}# EVOLVE-BLOCK-START\nX = 1.0\n# EVOLVE-BLOCK-END\n\ndef run():\n    return X\n`;
+    expect(seed.length).toBeGreaterThan(256 << 10);
+    const t = loadTaskFolder(
+      makeTask(
+        "from hone_runtime import run_program\ndef evaluate(program_path):\n    return {'combined_score': run_program(program_path, 'run')}\n",
+        {
+          seed,
+        },
+      ),
+    );
+    expect(await withPool(t, (pool) => pool.evaluate(t.seedProgram))).toMatchObject({ valid: true, score: 1 });
+  });
+
   it("reports an evaluator that fails to import with exit-8 semantics", async () => {
     const t = loadTaskFolder(makeTask("import no_such_module_xyz\ndef evaluate(program_path):\n    return {}\n"));
     await expect(EvaluatorPool.start(t, { size: 1 })).rejects.toThrow(/failed to load: ModuleNotFoundError/);
