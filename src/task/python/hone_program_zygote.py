@@ -204,10 +204,19 @@ class Call:
                 os.close(fd)
             return False
         self.taken = True
-        if not note.get("tool") and fds:
-            self.conn, self.timeout = fds[0], float(note.get("timeout") or 60)
+        if note.get("tool"):
+            for fd in fds:
+                os.close(fd)
+        elif not fds:  # a program's call whose connection did not come over: nothing here could bound it
+            self.kill()
+            self.answered = True
+        else:
+            self.conn, self.timeout = socket.socket(fileno=fds[0]), float(note.get("timeout") or 60)
             self.deadline = time.monotonic() + self.timeout
         return True
+
+    def running_program(self):
+        return self.taken and self.conn is not None
 
     def kill(self):
         try:
@@ -215,103 +224,132 @@ class Call:
         except OSError:
             pass
 
+    def gone(self):
+        """Whether the evaluator closed its end (what it may still send is read and dropped). Never blocks: the
+        connection is shared with the call, which has it blocking."""
+        try:
+            return self.conn.recv(1 << 16, socket.MSG_DONTWAIT) == b""
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError:
+            return True
+
     def answer(self, text):
-        """Answers the evaluator for the call (a timeout, a death without reply); at most once."""
+        """Answers the evaluator for the call (a timeout, a death without reply); at most once, never blocking."""
         if self.conn is not None and not self.answered:
             try:
-                os.write(self.conn, frame(text))
+                self.conn.send(frame(text), socket.MSG_DONTWAIT)
             except OSError:
                 pass
         self.answered = True
 
 
 class Zygote:
-    """Keeps `count` calls waiting for a connection (one per evaluator, and one more), `ahead` of them while no call
-    runs (as many as programs may be sent at once: a round's rollouts), and the calls that took one within their
-    rules. Calls beyond `count` are made a few at a time and only while none runs, so making them never takes a
-    core from an evaluation: a burst of evaluations finds them made in the quiet before it."""
+    """Keeps `count` calls waiting for a connection or running a program (one per evaluator, and one more), `ahead`
+    of them waiting while no call runs (as many as programs may be sent at once: a round's rollouts), and the calls
+    that took one within their rules. A program's call is replaced when it ends, a tool's at once (it may wait on an
+    evaluation, which needs a call), so making one does not take a core from the evaluation beside it; calls beyond
+    `count` are made a few at a time and only while none runs: a burst of evaluations finds them made in the quiet
+    before it. After a call could not be made, none is tried for a second."""
 
     def __init__(self, server, limits, host, count, sample, ahead=0):
         self.server, self.limits, self.host, self.count, self.sample = server, limits, host, count, sample
         self.ahead, self.calls, self.failing_until = max(count, ahead), [], 0.0
 
     def make(self):
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        """Forks one call made ahead; False (and a second of rest) when the system refused a part of it."""
+        try:
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        except OSError:
+            return self._failed()
         zygote = os.getpid()
-        pid = self.host.fork_call()
+        try:
+            pid = self.host.fork_call()
+        except OSError:
+            ours.close()
+            theirs.close()
+            return self._failed()
         if pid == 0:
             ours.close()
             call_main(self.server, theirs, self.limits, self.host.contained, self.sample, zygote)
         theirs.close()
-        self.calls.append(Call(pid, ours))
+        try:
+            self.calls.append(Call(pid, ours))
+        except OSError:  # no pidfd for it: it cannot be watched, so it is not kept
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            ours.close()
+            return self._failed()
+        return True
+
+    def _failed(self):
+        self.failing_until = time.monotonic() + 1.0
+        return False
 
     def waiting(self):
         return sum(1 for c in self.calls if not c.taken)
 
     def serve(self):
-        for _ in range(self.count):
-            self.make()
         poller = select.poll()
         while True:
+            more = self._fill()
             watched = self._watch(poller)
             now = time.monotonic()
-            deadlines = [c.deadline for c in self.calls if c.deadline is not None and not c.answered]
-            wait = None if not deadlines else max(0, int((min(deadlines) - now) * 1000) + 1)
-            ready = dict(poller.poll(0 if self._quiet_gap() else wait))
+            wakes = [c.deadline for c in self.calls if c.deadline is not None and not c.answered]
+            if now < self.failing_until:
+                wakes.append(self.failing_until)
+            wait = 0 if more else None if not wakes else max(0, int((min(wakes) - now) * 1000) + 1)
+            ready = dict(poller.poll(wait))
             for fd in watched:
                 poller.unregister(fd)
-            self._handle(ready)
-            if self._quiet_gap() and not ready:
-                for _ in range(min(2, self._quiet_gap())):
-                    self.make()
+            self._handle(ready, watched)
 
-    def _quiet_gap(self):
-        """How many calls to make ahead now: while no call runs (and making them has not just failed), up to `ahead`."""
-        if time.monotonic() < self.failing_until or any(c.taken for c in self.calls):
-            return 0
-        return max(0, self.ahead - self.waiting())
+    def _fill(self):
+        """Makes the calls missing now; True when more are to be made as soon as nothing else happens."""
+        if time.monotonic() < self.failing_until:
+            return False
+        missing = self.count - self.waiting() - sum(1 for c in self.calls if c.running_program())
+        quiet = not any(c.taken for c in self.calls)
+        for _ in range(max(missing, min(2, self.ahead - self.waiting()) if quiet else 0)):
+            if not self.make():
+                return False
+        return quiet and self.waiting() < self.ahead
 
     def _watch(self, poller):
-        fds = []
+        """Registers every descriptor to watch, and returns what each one is: (its call, what it says)."""
+        watched = {}
         for c in self.calls:
-            fds.append(c.pidfd)
+            watched[c.pidfd] = (c, "end")
             if c.channel is not None:
-                fds.append(c.channel.fileno())
+                watched[c.channel.fileno()] = (c, "note")
             if c.conn is not None and not c.answered:
-                fds.append(c.conn)
-        for fd in fds:
+                watched[c.conn.fileno()] = (c, "conn")
+        for fd in watched:
             poller.register(fd, select.POLLIN | select.POLLRDHUP | select.POLLHUP)
-        return fds
+        return watched
 
-    def _handle(self, ready):
-        refill = 0
-        for c in list(self.calls):
-            if c.channel is not None and c.channel.fileno() in ready and c.note() and c.conn is None:
-                refill += 1  # a tool's call: the next one now, since it may wait on an evaluation
-            if c.conn is not None and c.conn in ready and not c.answered and self._gone(c.conn):
+    def _handle(self, ready, watched):
+        """Acts on what the poll found, each descriptor as what it was when registered (a number closed and given
+        to a connection received in this pass is not taken for that connection)."""
+        for fd in ready:
+            c, what = watched[fd]
+            if c not in self.calls:
+                continue
+            if what == "note" and c.channel is not None and c.channel.fileno() == fd:
+                c.note()
+            elif what == "conn" and c.conn is not None and c.conn.fileno() == fd and not c.answered and c.gone():
                 c.kill()  # its evaluator went away
                 c.answered = True
-            if c.deadline is not None and not c.answered and time.monotonic() >= c.deadline:
+            elif what == "end" and c.pidfd == fd:
+                self._end(c)
+        now = time.monotonic()
+        for c in self.calls:
+            if c.deadline is not None and not c.answered and now >= c.deadline:
                 c.kill()
                 c.answer(timed_out(c.timeout))
-            if c.pidfd in ready:
-                refill += self._end(c)
-        missing = self.count - self.waiting()
-        for _ in range(max(0, min(refill, missing))):
-            self.make()
-
-    @staticmethod
-    def _gone(conn):
-        """Whether the evaluator closed its end (what it may still send is read and dropped)."""
-        try:
-            return os.read(conn, 1 << 16) == b""
-        except BlockingIOError:
-            return False
-        except OSError:
-            return True
 
     def _end(self, c):
-        """The call's process ended: answers for it if it owed a reply, reaps it; returns 1 if a call is to be made."""
+        """The call's process ended: answers for it if it owed a reply, and reaps it."""
         was_taken = c.taken or (c.channel is not None and c.note())
         _, status = os.waitpid(c.pid, 0)
         if not self.host.contained:
@@ -319,18 +357,17 @@ class Zygote:
                 os.killpg(c.pid, signal.SIGKILL)  # what it left in its session
             except OSError:
                 pass
-        if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
+        ok = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+        if not ok:
             c.answer(_error(NO_RESULT))
-        for fd in (c.conn, c.pidfd):
-            if fd is not None:
-                os.close(fd)
+        if c.conn is not None:
+            c.conn.close()
+        os.close(c.pidfd)
         if c.channel is not None:
             c.channel.close()
         self.calls.remove(c)
-        if not was_taken and not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
-            time.sleep(0.05)  # it died before any connection: do not spin if making a call keeps failing
-            self.failing_until = time.monotonic() + 1.0
-        return 0 if was_taken and c.conn is None else 1
+        if not was_taken and not ok:
+            self._failed()  # it died before any connection: do not spin if making a call keeps failing
 
 
 def serve(server, config, with_seed):
