@@ -2,12 +2,12 @@ import { execFile, execFileSync } from "node:child_process";
 import {
   chmodSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
   renameSync,
   rmSync,
-  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { readdir, readFile, readlink, stat } from "node:fs/promises";
@@ -18,6 +18,18 @@ import { commitContent, parseCommit, parseTree, readObject, type TreeEntry, tree
 
 /** A file as a commit holds it: its path in the package and how to write it. */
 type CheckedOut = { path: string; mode: string; data: Buffer };
+
+/** Makes `rel` a real folder under `dir`, one part at a time: a link or a file in the way is replaced. */
+function folderAt(dir: string, rel: string): void {
+  let at = dir;
+  for (const part of rel === "." ? [] : rel.split("/")) {
+    at = join(at, part);
+    const st = lstatSync(at, { throwIfNoEntry: false });
+    if (st?.isDirectory()) continue;
+    if (st) rmSync(at, { force: true });
+    mkdirSync(at);
+  }
+}
 
 /**
  * A bare git repository of harness versions. Every candidate is a commit on refs/candidates/…, created once and
@@ -208,7 +220,10 @@ export class HarnessRepo {
     return false;
   }
 
-  /** The files of a commit, read from loose objects; undefined when something is not a loose object here. */
+  /**
+   * The files of a commit, read from loose objects; undefined when something is not a loose object here, or the
+   * commit holds a symbolic link or a name twice (git checks those out itself: it never writes through a link).
+   */
   private checkout(sha: string): CheckedOut[] | undefined {
     const commit = readObject(this.gitDir, sha);
     if (commit?.type !== "commit") return undefined;
@@ -216,7 +231,9 @@ export class HarnessRepo {
     const walk = (tree: string, prefix: string): boolean => {
       const t = readObject(this.gitDir, tree);
       if (t?.type !== "tree") return false;
-      for (const e of parseTree(t.content)) {
+      const entries = parseTree(t.content);
+      if (new Set(entries.map((e) => e.name)).size !== entries.length) return false;
+      for (const e of entries) {
         if (!e.name || e.name === "." || e.name === ".." || e.name.includes("/") || e.name === ".git")
           throw new Error(`${this.gitDir}: commit ${sha} names a file ${JSON.stringify(e.name)} that no package holds`);
         const path = prefix ? `${prefix}/${e.name}` : e.name;
@@ -225,7 +242,7 @@ export class HarnessRepo {
           continue;
         }
         const blob = readObject(this.gitDir, e.oid);
-        if (blob?.type !== "blob" || !["100644", "100755", "120000"].includes(e.mode)) return false;
+        if (blob?.type !== "blob" || !["100644", "100755"].includes(e.mode)) return false;
         out.push({ path, mode: e.mode, data: blob.content });
       }
       return true;
@@ -240,13 +257,10 @@ export class HarnessRepo {
     if (files) {
       for (const f of files) {
         const file = join(dir, f.path);
-        mkdirSync(dirname(file), { recursive: true });
-        rmSync(file, { force: true });
-        if (f.mode === "120000") symlinkSync(f.data.toString("utf8"), file);
-        else {
-          writeFileSync(file, f.data);
-          chmodSync(file, f.mode === "100755" ? 0o755 : 0o644);
-        }
+        folderAt(dir, dirname(f.path));
+        rmSync(file, { force: true }); // a link there is replaced, never written through
+        writeFileSync(file, f.data);
+        chmodSync(file, f.mode === "100755" ? 0o755 : 0o644);
       }
       return;
     }

@@ -13,6 +13,7 @@ import {
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HarnessRepo } from "../../src/store/git.ts";
+import { commitContent, treeContent, writeObject } from "../../src/store/git-objects.ts";
 import { copyOf, GENERATED_HARNESS, tempDir } from "../helpers/fixtures.ts";
 
 const gitOut = (gitDir: string, args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string) =>
@@ -117,6 +118,38 @@ describe("HarnessRepo reads its versions in-process", () => {
     const out = join(tempDir(), "packed");
     repo.materialize(second, out);
     expect(readFileSync(join(out, "prompt.md"), "utf8")).toBe("changed\n");
+  });
+
+  it("never writes through a link: one the commit holds beside a folder of its name, or one already there", async () => {
+    const { repo, gitDir, second } = await twoVersions();
+    const outside = join(tempDir(), "outside");
+    mkdirSync(outside);
+    // A crafted commit: a link "a" to the outside folder, and a folder "a" holding x.txt.
+    const blob = writeObject(gitDir, "blob", Buffer.from("pwned\n"));
+    const link = writeObject(gitDir, "blob", Buffer.from(outside));
+    const sub = writeObject(gitDir, "tree", treeContent([{ mode: "100644", name: "x.txt", oid: blob }]));
+    const tree = writeObject(
+      gitDir,
+      "tree",
+      treeContent([
+        { mode: "120000", name: "a", oid: link },
+        { mode: "40000", name: "a", oid: sub },
+      ]),
+    );
+    const crafted = writeObject(gitDir, "commit", commitContent(tree, [], { name: "x", email: "x@x", timestamp: 1 }, "x"));
+    try {
+      repo.materialize(crafted, join(tempDir(), "c"));
+    } catch {
+      // git refuses such a tree: refusing is fine, writing outside is not
+    }
+    expect(readdirSync(outside)).toEqual([]);
+    // A link already in the folder, where the commit has a folder: replaced, not followed.
+    const target = join(tempDir(), "t");
+    mkdirSync(target);
+    symlinkSync(outside, join(target, "skills"));
+    repo.materialize(second, target);
+    expect(readdirSync(outside)).toEqual([]);
+    expect(lstatSync(join(target, "skills")).isDirectory()).toBe(true);
   });
 
   it("refuses an object whose bytes are not its name", async () => {
