@@ -101,6 +101,68 @@ describe("a kept evaluator (evaluator_state: kept)", () => {
     });
   });
 
+  it("that strips the EVOLVE markers before running it, or imports it compiled, is stopped too", async (ctx) => {
+    requireTool(ctx, "bubblewrap", sealedMissing());
+    const stripped = inProcess(
+      "    text = ''.join(l for l in open(program_path) if 'EVOLVE-BLOCK' not in l)\n    ns = {}\n    exec(compile(text, '/opt/elsewhere.py', 'exec'), ns)",
+    );
+    // An extension module in the program's folder stands for a program compiled there (a copy of one of Python's own).
+    const compiled = `import builtins, glob, os, shutil, sys, sysconfig
+COUNT = [0]
+def evaluate(program_path):
+    COUNT[0] += 1
+    pwned = getattr(builtins, 'HONE_PWNED', False)
+    here = os.path.dirname(program_path)
+    so = glob.glob(os.path.join(sysconfig.get_config_var('DESTSHARED'), '_lsprof*.so'))[0]
+    shutil.copy(so, here)
+    sys.path.insert(0, here)
+    try:
+        import _lsprof
+    finally:
+        sys.path.remove(here)
+    builtins.HONE_PWNED = True
+    return {'combined_score': 1.0, 'count': COUNT[0], 'pwned_before': pwned}
+`;
+    for (const evaluator of [stripped, compiled]) {
+      const t = keptTask(evaluator);
+      await withKept(t, async (pool, notices) => {
+        for (let i = 0; i < 2; i++)
+          expect((await pool.evaluate(t.seedProgram)).metrics).toMatchObject({ count: 1, pwned_before: false });
+        expect(notices).toHaveLength(1);
+      });
+    }
+  });
+
+  it("that uses eval, namedtuples, libraries by name, or forks that run the program stays kept", async (ctx) => {
+    requireTool(ctx, "bubblewrap", sealedMissing());
+    const t = keptTask(`import collections, ctypes, importlib.util, os, json
+COUNT = [0]
+def evaluate(program_path):
+    COUNT[0] += 1
+    assert eval('1 + 1') == 2
+    Point = collections.namedtuple('Point', 'x y')
+    ctypes.CDLL('libc.so.6').getpid()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        spec = importlib.util.spec_from_file_location('p', program_path)
+        m = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(m)
+        os.write(w, json.dumps(m.run()).encode())
+        os._exit(0)
+    os.close(w)
+    value = json.loads(os.read(r, 1000))
+    os.waitpid(pid, 0)
+    return {'combined_score': float(value), 'count': COUNT[0], 'p': Point(1, 2).y}
+`);
+    await withKept(t, async (pool, notices) => {
+      const scores = [];
+      for (let i = 0; i < 2; i++) scores.push((await pool.evaluate(t.seedProgram)).metrics.count);
+      expect(scores).toEqual([1, 2]);
+      expect(notices).toEqual([]);
+    });
+  });
+
   it("that only parses the program stays kept", async (ctx) => {
     requireTool(ctx, "bubblewrap", sealedMissing());
     const t = keptTask(

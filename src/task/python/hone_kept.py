@@ -18,6 +18,7 @@ fresh evaluator and keeps to fresh evaluators for the rest of the pool's life.
 import fcntl
 import json
 import os
+import re
 import resource
 import select
 import sys
@@ -28,43 +29,60 @@ import time
 import hone_eval_runner as runner
 
 REFUSED = "hone: the task declares evaluator_state: kept, but its evaluator runs the program in its own process"
+EVOLVE_BLOCK = re.compile(r"# EVOLVE-BLOCK-START[^\n]*\n(.*?)# EVOLVE-BLOCK-END", re.S)
+MIN_TEXT = 16  # a text this short is no mark of the program (an empty EVOLVE block, a one-liner)
+PIPE_BYTES = 1 << 20  # Linux's default most for a pipe an unprivileged process sizes
 
 
 class Tripwire:
-    """Raises inside the evaluator before code of the program runs in this process (see the module's text)."""
+    """Raises inside the evaluator before code of the program runs in this process: code executed from a file in the
+    program's scratch folder, or compiled from a text that holds the program (with or without its EVOLVE markers, or
+    its EVOLVE block, the part that changes between candidates); an extension module or a library loaded from that
+    folder. A guard against a wrong
+    declaration by the task's own (trusted) evaluator, not against a hostile one: code the evaluator rewrites before
+    running it passes unseen. Only in this process: a fork of it that runs the program is a process of its own."""
 
     def __init__(self):
-        self.scratch, self.program, self.suspects, self.tripped = None, None, set(), None
+        self.scratch, self.texts, self.suspects, self.tripped, self.pid = None, (), set(), None, 0
         sys.addaudithook(self._hook)
 
     def arm(self, scratch, program):
-        self.scratch, self.suspects, self.tripped = scratch + os.sep, set(), None
-        self.program = program.replace("\r\n", "\n")  # as a file read in text mode gives it
+        self.scratch, self.suspects, self.tripped, self.pid = scratch + os.sep, set(), None, os.getpid()
+        text = program.replace("\r\n", "\n")  # as a file read in text mode gives it
+        unmarked = "".join(line for line in text.splitlines(True) if "EVOLVE-BLOCK-" not in line)
+        block = EVOLVE_BLOCK.search(text)
+        marks = (text, unmarked, block.group(1).strip("\n") if block else "")
+        self.texts = tuple(dict.fromkeys(t for t in marks if len(t) >= MIN_TEXT))
 
     def disarm(self):
         self.scratch = None
 
     def _inside(self, path):
+        """Whether an absolute path is in the scratch folder (a bare name, "<string>" and the like are not)."""
         try:
-            return os.path.abspath(os.fsdecode(path)).startswith(self.scratch)
+            name = os.fsdecode(path)
         except (TypeError, ValueError):
             return False
+        return name.startswith("/") and os.path.realpath(name).startswith(self.scratch)
 
     def _hook(self, event, args):
-        if self.scratch is None:
+        if self.scratch is None or os.getpid() != self.pid:
             return
         if event == "compile":  # parsing the program is not running it: its file name is remembered
             source, filename = args[0], args[1]
             text = source.decode(errors="replace") if isinstance(source, (bytes, bytearray)) else source
-            if isinstance(text, str) and self.program and self.program in text.replace("\r\n", "\n"):
+            if isinstance(text, str) and any(t in text.replace("\r\n", "\n") for t in self.texts):
                 self.suspects.add(filename)
         elif event == "exec":
-            code = args[0]
-            name = getattr(code, "co_filename", None)
+            name = getattr(args[0], "co_filename", None)
             if name is not None and (name in self.suspects or self._inside(name)):
                 self._trip(event)
-        elif event == "ctypes.dlopen" and args and args[0] and self._inside(args[0]):
+        elif event == "import" and len(args) > 1 and args[1] and self._inside(args[1]):  # an extension's file
             self._trip(event)
+        elif event == "ctypes.dlopen" and args and isinstance(args[0], (str, bytes)):
+            name = os.fsdecode(args[0])  # a bare name is the loader's to find; a path is the evaluator's
+            if "/" in name and self._inside(os.path.join(os.getcwd(), name)):
+                self._trip(event)
 
     def _trip(self, event):
         self.tripped = event
@@ -73,13 +91,19 @@ class Tripwire:
 
 class Capture:
     """The evaluator's stdout and stderr (descriptors 1 and 2, and what its subprocesses inherit), drained by a
-    thread into the current evaluation's buffers: bounded, and never blocking a writer."""
+    thread into the current evaluation's buffers: bounded, and never blocking a writer that lets the thread run. Native
+    code that writes more than a pipe holds (1 MB) without releasing the GIL waits until hone's timeout ends the
+    evaluation; a fresh evaluator (the default) has no such limit."""
 
     def __init__(self, keep):
         self.keep, self.lock, self.bufs = keep, threading.Lock(), None
         self.reads = {}
         for fd, name in ((1, "out"), (2, "err")):
             r, w = os.pipe()
+            try:  # room for what native code writes while it holds the GIL the draining thread needs
+                fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+            except OSError:
+                pass
             os.dup2(w, fd)
             os.close(w)
             self.reads[r] = name
