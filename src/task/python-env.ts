@@ -3,7 +3,14 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { HoneError } from "../errors.ts";
-import { dropCachedProbe, type ProbeOutput, probeCacheFile, readCachedProbe, writeCachedProbe } from "./python-probe-cache.ts";
+import {
+  cachedFoldersHold,
+  dropCachedProbe,
+  type ProbeOutput,
+  probeCacheFile,
+  readCachedProbe,
+  writeCachedProbe,
+} from "./python-probe-cache.ts";
 import { interpreterFile } from "./python-resolve.ts";
 
 const execFileAsync = promisify(execFile);
@@ -106,7 +113,10 @@ async function confirm(python: string, cached: ProbeOutput): Promise<void> {
     dropCachedProbe(python);
     throw cannotStart(python);
   }
-  if (JSON.stringify(infoOf(fresh)) === JSON.stringify(infoOf(cached))) return;
+  if (JSON.stringify(infoOf(fresh)) === JSON.stringify(infoOf(cached))) {
+    writeCachedProbe(python, fresh); // the same interpreter: its entry's stamps made current, for the next run
+    return;
+  }
   writeCachedProbe(python, fresh);
   infos.set(python, infoOf(fresh));
   throw new HoneError(
@@ -119,8 +129,9 @@ async function confirm(python: string, cached: ProbeOutput): Promise<void> {
  * Makes pythonInfo(python) answer at once from the disk cache when it holds this interpreter. The cache's key holds
  * the name, PATH and HOME, its entry the executable's size and time; what they cannot see is which interpreter the
  * name starts now (a pyenv shim switched to another version). When that can be read without running it
- * (python-resolve.ts) and is the cached one, the entry holds; otherwise a fresh probe runs beside, and the promise
- * settles when it agrees. A caller must await it before anything runs with the interpreter's answer counts.
+ * (python-resolve.ts), is the cached one, and its folders are as they were, the entry holds; otherwise a fresh probe
+ * runs beside, and the promise settles when it agrees. A caller must await it before anything runs with the
+ * interpreter's answer counts.
  */
 export function primePython(python: string): Promise<void> {
   const check = checks.get(python);
@@ -129,7 +140,7 @@ export function primePython(python: string): Promise<void> {
   const cached = readCachedProbe(python);
   if (!cached) return Promise.resolve();
   infos.set(python, infoOf(cached));
-  if (interpreterFile(python, probeEnv()) === cached.executable) return Promise.resolve();
+  if (interpreterFile(python, probeEnv()) === cached.executable && cachedFoldersHold(python)) return Promise.resolve();
   const confirmed = confirm(python, cached);
   confirmed.catch(() => {}); // awaited by the caller; never an unhandled rejection when it stops first
   checks.set(python, confirmed);

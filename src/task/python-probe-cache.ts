@@ -1,8 +1,9 @@
 // What hone learned about an interpreter, kept on disk between processes: probing a `python3` that is a pyenv shim
 // costs a shell and a Python start (most of a run's set-up), while the answer changes only when the installation
 // does. An entry is keyed by the interpreter's name, the environment the probe ran in and hone's version, and holds
-// the real executable's size and modification time: a replaced interpreter misses. What the key cannot see (a
-// shim switched to another version) is caught by the fresh probe python-env.ts runs beside every use of an entry.
+// the real executable's size and modification time (a replaced interpreter misses) and its folders' modification
+// times (a package installed or removed there shows). What the key cannot see (a shim switched to another version)
+// python-env.ts reads without running Python where it can, and otherwise confirms with a fresh probe.
 import { createHash } from "node:crypto";
 import { readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -56,12 +57,33 @@ export function readCachedProbe(python: string): ProbeOutput | undefined {
   }
 }
 
+/** The modification times of an interpreter's folders (those that exist), as an entry keeps them. */
+function folderStamps(roots: string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of roots) {
+    const s = statSync(r, { throwIfNoEntry: false });
+    if (s?.isDirectory()) out[r] = s.mtimeMs;
+  }
+  return out;
+}
+
+/** Whether the folders of `python`'s cached probe are as they were when it was probed (an entry without is not). */
+export function cachedFoldersHold(python: string): boolean {
+  try {
+    const entry = JSON.parse(readFileSync(probeCacheFile(python), "utf8")) as { probe?: ProbeOutput; folders?: unknown };
+    if (!entry.probe || typeof entry.folders !== "object" || entry.folders === null) return false;
+    return JSON.stringify(folderStamps(entry.probe.roots)) === JSON.stringify(entry.folders);
+  } catch {
+    return false;
+  }
+}
+
 /** Keeps a fresh probe of `python` for the next process (a cache that cannot be written is only slower). */
 export function writeCachedProbe(python: string, probe: ProbeOutput): void {
   const now = stamp(probe.executable);
   if (!now) return;
   try {
-    writeJsonAtomic(probeCacheFile(python), { python, probe, ...now });
+    writeJsonAtomic(probeCacheFile(python), { python, probe, ...now, folders: folderStamps(probe.roots) });
   } catch {
     // read-only home or full disk: every process probes afresh
   }

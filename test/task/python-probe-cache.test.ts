@@ -117,10 +117,20 @@ describe("the interpreter probe cache", () => {
     await expect(next.primePython(pyenvShim)).resolves.toBeUndefined();
     expect(next.pythonInfo(pyenvShim)).toEqual(probed);
     expect(runs()).toBe(1); // confirmed from the version file: the shim did not run
+    // A folder of the interpreter's changed (a package installed there): confirmed by running it, which agrees.
+    const entryFile = next.probeCacheFile(pyenvShim);
+    const entry = JSON.parse(readFileSync(entryFile, "utf8"));
+    const [first] = Object.keys(entry.folders);
+    writeFileSync(entryFile, JSON.stringify({ ...entry, folders: { ...entry.folders, [first as string]: 1 } }));
+    const touched = await fresh();
+    await expect(touched.primePython(pyenvShim)).resolves.toBeUndefined();
+    expect(runs()).toBe(2);
+    await expect((await fresh()).primePython(pyenvShim)).resolves.toBeUndefined();
+    expect(runs()).toBe(2); // the entry was made current: the next run reads it again
     writeFileSync(join(root, "version"), "3.0.2\n"); // switched: only running it confirms or refuses
     const after = await fresh();
     await expect(after.primePython(pyenvShim)).rejects.toThrow(/no longer the interpreter hone probed before/);
-    expect(runs()).toBe(2);
+    expect(runs()).toBe(3);
   });
 
   it("an interpreter that cannot start any more is refused with the usual message", async () => {
