@@ -1,8 +1,10 @@
 import { execFile, execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { HoneError } from "../errors.ts";
 import type { DiscoveryTask } from "./discovery-task.ts";
+import { readCachedNeeds, type ScanAnswer, writeCachedNeeds } from "./needs-cache.ts";
 import { COMPAT_DIR, PYTHON_DIR, pythonInfo } from "./python-env.ts";
 
 /**
@@ -43,9 +45,10 @@ def imports(body, out):
 def local(origin):
     real = os.path.realpath(origin)
     return any(real.startswith(r + os.sep) for r in roots)
-missing, present, queue, seen, spec_of = {}, {}, list(req["files"]), set(), {}
+missing, present, queue, seen, spec_of, considered = {}, {}, list(req["files"]), set(), {}, set()
 while queue and len(seen) < 200:
     f = queue.pop(0)
+    considered.add(f)
     if f in seen or not os.path.isfile(f) or os.path.getsize(f) > 2_000_000:
         continue
     seen.add(f)
@@ -67,7 +70,7 @@ while queue and len(seen) < 200:
         origin = getattr(spec, "origin", None) if spec else None
         if origin and origin.endswith(".py") and local(origin):
             queue.append(origin)
-print(json.dumps({"missing": missing, "present": sorted(present)}))
+print(json.dumps({"missing": missing, "present": sorted(present), "files": sorted(considered), "path": sys.path}))
 `;
 
 /** Modules that only run on an NVIDIA GPU. */
@@ -85,10 +88,13 @@ const cache = new Map<string, TaskNeeds>();
 const hasNvidiaGpu = () => existsSync("/dev/nvidiactl") || existsSync("/dev/nvidia0");
 
 interface Scan {
+  /** The scan's identity: its code, the interpreter, the request, PATH and the working folder (the disk cache's key). */
   key: string;
   python: string;
   request: { files: string[]; paths: string[]; local: string[] };
 }
+
+const SCAN_HASH = createHash("sha256").update(SCAN).digest("hex").slice(0, 16);
 
 function scanOf(task: DiscoveryTask): Scan {
   const evaluatorDir = dirname(task.evaluatorPath);
@@ -98,28 +104,32 @@ function scanOf(task: DiscoveryTask): Scan {
     paths,
     local: [task.dir, ...task.pythonPath],
   };
-  return { key: JSON.stringify([task.python, request]), python: pythonInfo(task.python).executable, request };
+  const python = pythonInfo(task.python).executable;
+  // The working folder too: the scan, like any `python -c`, finds modules there.
+  return { key: JSON.stringify([SCAN_HASH, python, request, scanEnv().PATH, process.cwd()]), python, request };
 }
 
 const scanArgs = ["-s", "-E", "-c", SCAN];
-const scanOptions = () => ({
-  encoding: "utf8" as const,
-  timeout: 30_000,
-  maxBuffer: 4 << 20,
-  env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
-});
+const scanEnv = () => ({ PATH: process.env.PATH ?? "/usr/bin:/bin" });
+const scanOptions = () => ({ encoding: "utf8" as const, timeout: 30_000, maxBuffer: 4 << 20, env: scanEnv() });
 
-/** The scan's answer in needs, kept for the process. */
-function needsOf(task: DiscoveryTask, scan: Scan, run: () => string): TaskNeeds {
-  let raw: { missing: Record<string, [string, number][]>; present: string[] };
+/** The scan's printed answer, or a refusal naming the interpreter. */
+function answerOf(task: DiscoveryTask, scan: Scan, run: () => string): ScanAnswer {
   try {
-    raw = JSON.parse(run().trim().split("\n").pop() ?? "{}");
+    const raw = JSON.parse(run().trim().split("\n").pop() ?? "{}") as ScanAnswer;
+    if (typeof raw.missing !== "object" || raw.missing === null || !Array.isArray(raw.present))
+      throw new Error("it printed no answer");
+    return raw;
   } catch (err) {
     throw new HoneError(
       "badTask",
       `cannot check what task ${task.id} needs with ${scan.python}: ${(err as Error).message.split("\n")[0]}`,
     );
   }
+}
+
+/** The answer in needs, kept for the process. */
+function needsOf(task: DiscoveryTask, scan: Scan, raw: ScanAnswer): TaskNeeds {
   const where = (refs: [string, number][]) => {
     const files = new Map<string, number>();
     for (const [f, line] of refs) if (!files.has(f)) files.set(f, line);
@@ -132,20 +142,39 @@ function needsOf(task: DiscoveryTask, scan: Scan, run: () => string): TaskNeeds 
   return needs;
 }
 
+/** What this process or the disk cache already knows for this scan. */
+function known(task: DiscoveryTask, scan: Scan): TaskNeeds | undefined {
+  const held = cache.get(scan.key);
+  if (held) return held;
+  const kept = readCachedNeeds(scan.key);
+  return kept ? needsOf(task, scan, kept) : undefined;
+}
+
+/** A scan's answer, kept on disk for the next process, then in needs. */
+function scanned(task: DiscoveryTask, scan: Scan, startedAt: number, run: () => string): TaskNeeds {
+  const answer = answerOf(task, scan, run);
+  writeCachedNeeds(scan.key, scan.python, answer, startedAt);
+  return needsOf(task, scan, answer);
+}
+
 /** Finds what the task needs that is missing here (one Python process, cached per task and interpreter). */
 export function taskNeeds(task: DiscoveryTask): TaskNeeds {
   const scan = scanOf(task);
+  const startedAt = Date.now();
   return (
-    cache.get(scan.key) ??
-    needsOf(task, scan, () => execFileSync(scan.python, scanArgs, { ...scanOptions(), input: JSON.stringify(scan.request) }))
+    known(task, scan) ??
+    scanned(task, scan, startedAt, () =>
+      execFileSync(scan.python, scanArgs, { ...scanOptions(), input: JSON.stringify(scan.request) }),
+    )
   );
 }
 
 /** taskNeeds() without blocking this process while Python scans (set-up does other checks meanwhile). */
 export async function taskNeedsAsync(task: DiscoveryTask): Promise<TaskNeeds> {
   const scan = scanOf(task);
-  const known = cache.get(scan.key);
-  if (known) return known;
+  const held = known(task, scan);
+  if (held) return held;
+  const startedAt = Date.now();
   let out = "";
   let failure: Error | undefined;
   await new Promise<void>((done) => {
@@ -156,7 +185,7 @@ export async function taskNeedsAsync(task: DiscoveryTask): Promise<TaskNeeds> {
     });
     child.stdin?.end(JSON.stringify(scan.request));
   });
-  return needsOf(task, scan, () => {
+  return scanned(task, scan, startedAt, () => {
     if (failure) throw failure;
     return out;
   });

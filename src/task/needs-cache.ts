@@ -1,0 +1,81 @@
+// What a task needs, kept on disk between processes: the scan (needs.ts) costs a Python start beside every run's
+// set-up (~0.1 s of CPU), while its answer changes only when a file it read or a folder it searched does. An entry is
+// keyed by the interpreter's executable, the scan's request, the scan's own code and PATH, and holds the size and
+// modification time of the executable, every file the scan considered and every folder on the path it searched
+// (a module installed, removed or written there changes its folder's time); any difference is a miss.
+import { createHash } from "node:crypto";
+import { readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { writeJsonAtomic } from "../store/atomic.ts";
+import { honeCacheDir } from "../store/cache-dir.ts";
+
+/** What the scan prints: modules missing and present (with where they are imported), and what it looked at. */
+export interface ScanAnswer {
+  missing: Record<string, [string, number][]>;
+  present: string[];
+  /** Every file the scan considered (parsed or not). */
+  files: string[];
+  /** The folders it searched for modules (sys.path as the scan had it). */
+  path: string[];
+}
+
+const MAX_ENTRY_BYTES = 1 << 20;
+const MAX_STAMPED = 2000;
+
+/** Each file's and folder's size and time (`-` for one that is not there), and the latest of those times. */
+function stamps(executable: string, answer: ScanAnswer): { stamps: Record<string, string>; latest: number } | undefined {
+  const paths = [executable, ...answer.files, ...answer.path];
+  if (paths.length > MAX_STAMPED) return undefined; // a scan this wide is cheaper to run again than to check
+  let latest = 0;
+  const out: Record<string, string> = {};
+  for (const p of paths) {
+    const s = statSync(p, { throwIfNoEntry: false });
+    out[p] = s ? `${s.isDirectory() ? "d" : "f"}:${s.size}:${s.mtimeMs}` : "-";
+    latest = Math.max(latest, s?.mtimeMs ?? 0);
+  }
+  return { stamps: out, latest };
+}
+
+function entryFile(key: string): string {
+  return join(honeCacheDir(), "needs", `${createHash("sha256").update(key).digest("hex").slice(0, 32)}.json`);
+}
+
+const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === "string");
+const isAnswer = (v: unknown): v is ScanAnswer => {
+  const a = v as Partial<ScanAnswer> | null;
+  return typeof a?.missing === "object" && a.missing !== null && isStrings(a.present) && isStrings(a.files) && isStrings(a.path);
+};
+
+/** The cached answer for `key`, when every file and folder it depends on is as it was. */
+export function readCachedNeeds(key: string): ScanAnswer | undefined {
+  const file = entryFile(key);
+  try {
+    if ((statSync(file, { throwIfNoEntry: false })?.size ?? Number.POSITIVE_INFINITY) > MAX_ENTRY_BYTES) return undefined;
+    const entry = JSON.parse(readFileSync(file, "utf8")) as {
+      key?: unknown;
+      executable?: unknown;
+      answer?: unknown;
+      stamps?: unknown;
+    };
+    if (entry.key !== key || typeof entry.executable !== "string" || !isAnswer(entry.answer)) return undefined;
+    const now = stamps(entry.executable, entry.answer);
+    return now && JSON.stringify(now.stamps) === JSON.stringify(entry.stamps) ? entry.answer : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Keeps a scan's answer for the next process (a cache that cannot be written is only slower); not when something it
+ * depends on changed since a second before the scan began (`startedAt`, ms since the epoch): then the answer may
+ * describe either state.
+ */
+export function writeCachedNeeds(key: string, executable: string, answer: ScanAnswer, startedAt: number): void {
+  const now = stamps(executable, answer);
+  if (!now || now.latest >= startedAt - 1000) return;
+  try {
+    writeJsonAtomic(entryFile(key), { key, executable, answer, stamps: now.stamps });
+  } catch {
+    // read-only home or full disk: every run scans afresh
+  }
+}
