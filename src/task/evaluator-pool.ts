@@ -153,6 +153,12 @@ export class EvaluatorPool {
   private nextId = 1;
   private closed = false;
   private starting = 0;
+  /**
+   * Evaluators not started yet: they load beside the first evaluation, once it is sent (spawning one costs this
+   * process tens of milliseconds, which set-up need not wait for); one that fails to start leaves the pool smaller
+   * (the next acquire starts one when none is left).
+   */
+  private unstarted = 0;
   /** Set when a kept evaluator ran a program in its own process: every evaluator is fresh from then on. */
   private keptRefused = false;
 
@@ -176,9 +182,7 @@ export class EvaluatorPool {
       pool.close();
       throw err;
     }
-    // The others load beside the first evaluations, which need only one; one that fails to start leaves the pool
-    // smaller (the next acquire starts one when none is left).
-    for (let i = 1; i < size; i++) pool.startEvaluator().catch(() => {});
+    pool.unstarted = size - 1;
     return pool;
   }
 
@@ -307,9 +311,11 @@ export class EvaluatorPool {
     const request = { id, timeout: timeoutSec, ...evaluationRequest(this.task, program, opts.memoryMb ?? this.task.memoryMb) };
     // A fresh evaluator's process times its evaluation out itself (and lives on); a kept one is the evaluation's
     // process, so it is killed at the timeout (and replaced), which ends whatever the evaluation started.
-    const reply = worker.kept
-      ? await worker.request(id, request, timeoutSec * 1000, { id, code: null, timed_out: true, exiting: true })
-      : await worker.request(id, request, timeoutSec * 1000 + BACKSTOP_MS);
+    const replied = worker.kept
+      ? worker.request(id, request, timeoutSec * 1000, { id, code: null, timed_out: true, exiting: true })
+      : worker.request(id, request, timeoutSec * 1000 + BACKSTOP_MS);
+    for (; this.unstarted > 0; this.unstarted--) this.replaceLater();
+    const reply = await replied;
     if (reply?.kept_refused === true) this.refuseKept();
     // A kept evaluator ends itself after an evaluation that it cannot be trusted to come back from.
     if (worker.exited || reply?.exiting === true) {
