@@ -41,9 +41,14 @@ function entryFile(key: string): string {
 }
 
 const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === "string");
+const isRefs = (v: unknown) =>
+  Array.isArray(v) && v.every((r) => Array.isArray(r) && typeof r[0] === "string" && typeof r[1] === "number");
+/** An answer as the scan prints it (an entry of another shape, or edited, is a miss). */
 const isAnswer = (v: unknown): v is ScanAnswer => {
   const a = v as Partial<ScanAnswer> | null;
-  return typeof a?.missing === "object" && a.missing !== null && isStrings(a.present) && isStrings(a.files) && isStrings(a.path);
+  const missing = a?.missing;
+  if (typeof missing !== "object" || missing === null || Array.isArray(missing)) return false;
+  return Object.values(missing).every(isRefs) && isStrings(a?.present) && isStrings(a?.files) && isStrings(a?.path);
 };
 
 /** The cached answer for `key`, when every file and folder it depends on is as it was. */

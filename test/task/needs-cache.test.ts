@@ -68,6 +68,23 @@ describe("the task needs cache", () => {
     expect((await third.taskNeedsAsync(third.load(dir))).missing.map((m) => m.module)).toEqual([other]);
   });
 
+  it("scans again when an entry is not one it wrote", async () => {
+    const dir = folder(module);
+    const first = await fresh();
+    const before = new Set(entries());
+    first.taskNeeds(first.load(dir));
+    const [entry] = entries().filter((e) => !before.has(e));
+    const kept = JSON.parse(readFileSync(entry as string, "utf8"));
+    for (const missing of [{ planted: "x" }, { planted: [[1, "a"]] }, ["planted"]]) {
+      writeFileSync(entry as string, JSON.stringify({ ...kept, answer: { ...kept.answer, missing } }));
+      const next = await fresh();
+      expect(next.taskNeeds(next.load(dir)).missing.map((m) => m.module)).toEqual([module]);
+    }
+    writeFileSync(entry as string, "{ not json");
+    const next = await fresh();
+    expect(next.taskNeeds(next.load(dir)).missing.map((m) => m.module)).toEqual([module]);
+  });
+
   it("keeps no answer when what it read changed as the scan ran", async () => {
     const dir = folder(module);
     utimesSync(join(dir, "initial_program.py"), new Date(), new Date()); // written just now: maybe during the scan
