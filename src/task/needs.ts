@@ -106,7 +106,16 @@ function scanOf(task: DiscoveryTask): Scan {
   };
   const python = pythonInfo(task.python).executable;
   // The working folder too: the scan, like any `python -c`, finds modules there.
-  return { key: JSON.stringify([SCAN_HASH, python, request, scanEnv().PATH, process.cwd()]), python, request };
+  return { key: JSON.stringify([SCAN_HASH, python, request, scanEnv().PATH, workingFolder()]), python, request };
+}
+
+/** This process's working folder, or "" when it was removed under it (the scan then runs without one). */
+function workingFolder(): string {
+  try {
+    return process.cwd();
+  } catch {
+    return "";
+  }
 }
 
 const scanArgs = ["-s", "-E", "-c", SCAN];
