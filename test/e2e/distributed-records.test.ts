@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -11,17 +10,10 @@ import { loadTaskFolder } from "../../src/task/discovery-task.ts";
 import { hone, optimizeArgs } from "../helpers/cli.ts";
 import { ROOT, tempDir, write } from "../helpers/fixtures.ts";
 import { sumQuestions } from "../helpers/qa-data.ts";
+import { ciRedisUrl, freePort } from "../helpers/queue.ts";
 import { missing, requireTool } from "../helpers/requires.ts";
 
 // Distributed results equal local results: a real redis-server and two `hone worker` processes.
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 
 let redis: ChildProcess | undefined;
 let url = "";
@@ -45,7 +37,8 @@ function startWorker(): Promise<void> {
 
 beforeAll(async () => {
   if (missing("redis-server")) return;
-  if (process.env.HONE_TEST_REDIS_URL) url = process.env.HONE_TEST_REDIS_URL;
+  const ci = ciRedisUrl(2); // a database of this file's own: the other distributed file may run at once
+  if (ci) url = ci;
   else {
     const port = await freePort();
     redis = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {

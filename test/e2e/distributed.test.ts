@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
-import { connect, createServer } from "node:net";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { compareRecords } from "../../src/loop/compare-runs.ts";
@@ -8,18 +8,11 @@ import { openDb } from "../../src/store/db.ts";
 import { loadTaskFolder } from "../../src/task/discovery-task.ts";
 import { hone, optimizeArgs } from "../helpers/cli.ts";
 import { copyOf, GSM8K_FIXTURE, ROOT, tempDir, write } from "../helpers/fixtures.ts";
+import { ciRedisUrl, freePort } from "../helpers/queue.ts";
 import { missing, requireTool } from "../helpers/requires.ts";
 
 // Real engines: a redis-server on a loopback port (installed by .ci/run) and `hone worker` processes. Without
 // redis-server every test here is skipped with the reason.
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 
 /** Whether a Redis answers PING at this URL. */
 const pong = (u: URL) =>
@@ -74,7 +67,8 @@ function startWorker(log: string[]): Promise<ChildProcess> {
 beforeAll(async () => {
   if (missing("redis-server")) return;
   // .ci/run starts a redis-server on a loopback port and names it here; elsewhere the test starts its own.
-  if (process.env.HONE_TEST_REDIS_URL) url = process.env.HONE_TEST_REDIS_URL;
+  const ci = ciRedisUrl(1); // a database of this file's own: the other distributed file may run at once
+  if (ci) url = ci;
   else {
     const port = await freePort();
     redis = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {

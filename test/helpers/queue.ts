@@ -12,6 +12,19 @@ export const freePort = () =>
     });
   });
 
+/**
+ * The Redis that .ci/run started (HONE_TEST_REDIS_URL), in a database of the calling file's own, or undefined when
+ * none was started. Two test files run at once, and with one queue name on one database the workers one file started
+ * would take the jobs the other queued.
+ */
+export function ciRedisUrl(db: number): string | undefined {
+  const base = process.env.HONE_TEST_REDIS_URL;
+  if (!base) return undefined;
+  const u = new URL(base);
+  u.pathname = `/${db}`;
+  return u.toString();
+}
+
 /** Starts a process and resolves once a line of its output matches `ready`. */
 export function started(cmd: string, args: string[], ready: RegExp): Promise<ChildProcess> {
   const child = spawn(cmd, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
