@@ -8,7 +8,7 @@ import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { writeSyntheticRun } from "../test/helpers/synthetic-run.ts";
-import { median, report, timeIt } from "./lib.ts";
+import { forwardStderr, median, report, timeIt } from "./lib.ts";
 
 const GOAL_MS = 300;
 const REPETITIONS = 5;
@@ -48,8 +48,9 @@ async function loadRunPage(base: string, id: string): Promise<{ ms: number; byte
 function startView(root: string): Promise<{ url: string; child: ChildProcess; stop: () => Promise<void> }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(ROOT, "bin", "hone.js"), "view", root, "--port", "0", "--json"], {
-      stdio: ["ignore", "pipe", "inherit"],
+      stdio: ["ignore", "pipe", "pipe"],
     });
+    forwardStderr(child);
     let out = "";
     child.stdout.on("data", (c) => {
       out += c;

@@ -1,4 +1,6 @@
+import type { ChildProcess } from "node:child_process";
 import { cpus, loadavg } from "node:os";
+import { createInterface } from "node:readline";
 
 /** Small helpers shared by the benchmarks: timing, medians, goals with verdicts, and aligned output. */
 export function median(xs: number[]): number {
@@ -70,3 +72,14 @@ export function spread(xs: number[], unit: string, digits = 1): string {
 }
 
 export const ms = (x: number) => `${x.toFixed(3)} ms`;
+
+/**
+ * Passes a hone process's stderr on (spawned with stderr piped), less the one line it prints when the bench stops it
+ * with SIGTERM (`hone: SIGTERM: stopping …`): every other line, an error above all, still shows.
+ */
+export function forwardStderr(child: ChildProcess): void {
+  if (!child.stderr) return;
+  createInterface({ input: child.stderr }).on("line", (line) => {
+    if (!/^hone: SIGTERM: stopping/.test(line)) process.stderr.write(`${line}\n`);
+  });
+}

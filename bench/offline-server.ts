@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { forwardStderr } from "./lib.ts";
 
 const HONE = join(import.meta.dirname, "..", "bin", "hone.js");
 
@@ -10,8 +11,9 @@ const HONE = join(import.meta.dirname, "..", "bin", "hone.js");
  */
 export function serveOffline(latencyMs: number): Promise<{ url: string; pid: number; stop: () => void }> {
   const child = spawn(process.execPath, [HONE, "serve-offline", "--port", "0", "--latency-ms", String(latencyMs)], {
-    stdio: ["ignore", "pipe", "inherit"],
+    stdio: ["ignore", "pipe", "pipe"],
   });
+  forwardStderr(child);
   return new Promise((resolve, reject) => {
     child.on("exit", (code) => reject(new Error(`hone serve-offline exited ${code}`)));
     createInterface({ input: child.stdout }).once("line", (line) => {
