@@ -4,6 +4,7 @@
 // - Code splitting: a command's heavy modules (the queue, the sandbox isolate, the console server, the database)
 //   sit in chunks that load only when that command's action imports them.
 // - Native modules, and packages that read their own files at run time, stay in node_modules.
+// - zod's locales other than English are left out (zodEnglishOnly below).
 // - Every `import.meta.url` in src/ is rewritten to the URL of the source file it was written in, computed from
 //   the bundle's own location, so paths to runtime assets (src/task/python, tasks/, harnesses/) stay the same.
 // - dist/manifest.json lists every source file bundled with its size and modification time (bin/bundle.js);
@@ -31,6 +32,19 @@ const sourceUrls = {
   },
 };
 
+// zod's classic API re-exports all of its ~40 locales (`z.locales`), ~0.36 MB that every command loading zod parsed;
+// hone uses zod's default English messages only, so the bundle's `z.locales` holds `en` alone.
+const zodEnglishOnly = {
+  name: "zod-english-only",
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => ({
+      contents: 'export { default as en } from "./en.js";\n',
+      loader: "js",
+      resolveDir: join(ROOT, "node_modules", "zod", "v4", "locales"),
+    }));
+  },
+};
+
 rmSync(OUT, { recursive: true, force: true });
 const result = await build({
   absWorkingDir: ROOT,
@@ -44,7 +58,7 @@ const result = await build({
   external: EXTERNAL,
   // Bundled CommonJS packages call require() for Node's own modules.
   banner: { js: 'import { createRequire as __honeRequire } from "node:module"; const require = __honeRequire(import.meta.url);' },
-  plugins: [sourceUrls],
+  plugins: [sourceUrls, zodEnglishOnly],
   metafile: true,
   logLevel: "warning",
 });

@@ -53,6 +53,21 @@ describe("the CLI bundle (scripts/build-cli.mjs)", () => {
     expect(bundled.some((i) => i.startsWith("src/console/server.ts"))).toBe(true);
   });
 
+  it("carries zod's English messages only, and they read as zod's own", () => {
+    const bundled = Object.values(meta.outputs).flatMap((o) => Object.keys(o.inputs));
+    const locales = bundled.filter((i) => /node_modules\/zod\/v4\/locales\/(?!index\.js$)/.test(i));
+    expect(locales).toEqual(["node_modules/zod/v4/locales/en.js"]);
+    const config = join(tempDir("hone-bundle-zod-"), "optimize.yaml");
+    writeFileSync(config, "task: circle-packing\nexecutor: 5\n");
+    let stderr = "";
+    try {
+      execFileSync(process.execPath, [join(out, "hone.js"), "optimize", "--config", config], { stdio: "pipe" });
+    } catch (err) {
+      stderr = String((err as { stderr?: Buffer }).stderr);
+    }
+    expect(stderr).toContain("(executor): Invalid input: expected object, received number");
+  });
+
   it("runs from anywhere and finds the runtime files beside the sources (tasks, python helpers)", () => {
     const help = execFileSync(process.execPath, [join(out, "hone.js"), "--help"], { encoding: "utf8" });
     expect(help).toContain("Usage: hone");
