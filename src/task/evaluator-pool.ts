@@ -1,7 +1,5 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { HoneError } from "../errors.ts";
 import type { DiscoveryTask } from "./discovery-task.ts";
 import type { Evaluation } from "./evaluation.ts";
@@ -15,16 +13,12 @@ import {
   programLimits,
   sealed,
 } from "./evaluator.ts";
+import { LineProcess } from "./line-process.ts";
 import { makePoolDir } from "./pool-dir.ts";
 import { PYTHON_DIR, pythonInfo } from "./python-env.ts";
-import { BoundedText } from "./python-process.ts";
 import { bwrapArgs, SOCKET_DIR_INSIDE } from "./sandbox-layout.ts";
 import { type ToolChannelSource, zygoteChannel } from "./tool-channel.ts";
 
-type Message = Record<string, unknown> & { ready?: boolean; error?: string; id?: number };
-
-/** The longest control line a pool process may send (a reply holds a result of at most ~9 MB plus output). */
-const MAX_LINE = 24 << 20;
 /** How long past an evaluation's own timeout the host waits before it kills the evaluator process itself. */
 const BACKSTOP_MS = 10_000;
 /** The most of the seed program the zygote's calls compile to rehearse, cut at a line's end. */
@@ -36,89 +30,6 @@ const rehearsalSample = (seed: string) =>
 const ONE_THREAD = { OMP_NUM_THREADS: "1", OPENBLAS_NUM_THREADS: "1", MKL_NUM_THREADS: "1" };
 /** The line hone_runtime writes to the evaluator's stderr when the program zygote does not answer. */
 const SANDBOX_GONE = "hone-runtime: the program sandbox is not answering";
-
-/** A long-lived Python process speaking JSON lines on stdin/stdout. */
-class LineProcess {
-  readonly child: ChildProcess;
-  private readonly waiters = new Map<number, (m: Message | undefined) => void>();
-  private readyWaiter: ((m: Message) => void) | undefined;
-  readonly stderr = new BoundedText(8000);
-  exited = false;
-  /** Whether it evaluates in its own process (a kept evaluator) rather than in a fresh fork per evaluation. */
-  kept = false;
-  readonly onExit: (() => void)[] = [];
-
-  constructor(command: string, args: string[], env: NodeJS.ProcessEnv, cwd: string) {
-    this.child = spawn(command, args, { env, cwd, stdio: ["pipe", "pipe", "pipe"] });
-    this.child.on("error", (err) => this.stderr.push(String(err)));
-    this.child.stdin?.on("error", () => {});
-    this.child.stderr?.setEncoding("utf8").on("data", (c: string) => this.stderr.push(c));
-    const lines = createInterface({ input: this.child.stdout as NodeJS.ReadableStream, crlfDelay: Number.POSITIVE_INFINITY });
-    lines.on("line", (line) => this.receive(line));
-    this.child.on("exit", () => this.gone());
-  }
-
-  private receive(line: string): void {
-    if (line.length > MAX_LINE) {
-      this.kill();
-      return;
-    }
-    let m: Message;
-    try {
-      m = JSON.parse(line);
-    } catch {
-      return;
-    }
-    if (m.ready !== undefined && this.readyWaiter) {
-      this.readyWaiter(m);
-      this.readyWaiter = undefined;
-    } else if (typeof m.id === "number") this.waiters.get(m.id)?.(m);
-  }
-
-  private gone(): void {
-    this.exited = true;
-    const why = this.stderr.toString().trim().split("\n").slice(-3).join(" ");
-    this.readyWaiter?.({ ready: false, error: `exited: ${why}` });
-    for (const w of this.waiters.values()) w(undefined);
-    for (const f of this.onExit) f();
-  }
-
-  ready(timeoutMs: number): Promise<Message> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve({ ready: false, error: `not ready within ${timeoutMs / 1000} s` }), timeoutMs);
-      this.readyWaiter = (m) => {
-        clearTimeout(timer);
-        resolve(m);
-      };
-      if (this.exited) this.gone();
-    });
-  }
-
-  /**
-   * Sends one request and waits for its reply; undefined when the process died, or `late` (undefined unless given)
-   * when the process is killed because `limitMs` passed first.
-   */
-  request(id: number, value: unknown, limitMs: number, late?: Message): Promise<Message | undefined> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.waiters.delete(id);
-        this.kill();
-        resolve(late);
-      }, limitMs);
-      this.waiters.set(id, (m) => {
-        clearTimeout(timer);
-        this.waiters.delete(id);
-        resolve(m);
-      });
-      if (this.exited) this.waiters.get(id)?.(undefined);
-      else this.child.stdin?.write(`${JSON.stringify(value)}\n`);
-    });
-  }
-
-  kill(): void {
-    if (!this.exited) this.child.kill("SIGKILL");
-  }
-}
 
 export interface PoolOptions {
   /** Warm evaluator processes (evaluations that may run at once). */
