@@ -70,7 +70,12 @@ while queue and len(seen) < 200:
         origin = getattr(spec, "origin", None) if spec else None
         if origin and origin.endswith(".py") and local(origin):
             queue.append(origin)
-print(json.dumps({"missing": missing, "present": sorted(present), "files": sorted(considered), "path": sys.path}))
+try:
+    here = os.getcwd()  # what "" on sys.path searches
+except OSError:
+    here = ""
+path = [p or here for p in sys.path]
+print(json.dumps({"missing": missing, "present": sorted(present), "files": sorted(considered), "path": path}))
 `;
 
 /** Modules that only run on an NVIDIA GPU. */

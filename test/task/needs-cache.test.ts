@@ -68,6 +68,23 @@ describe("the task needs cache", () => {
     expect((await third.taskNeedsAsync(third.load(dir))).missing.map((m) => m.module)).toEqual([other]);
   });
 
+  it("scans again when the module appears in the working folder, where `python -c` finds it too", async () => {
+    const dir = folder(module);
+    const cwd = mkdtempSync(join(tmpdir(), "hone-needs-cwd-"));
+    utimesSync(cwd, PAST, PAST);
+    const was = process.cwd();
+    process.chdir(cwd);
+    try {
+      const first = await fresh();
+      expect(first.taskNeeds(first.load(dir)).missing.map((m) => m.module)).toEqual([module]);
+      writeFileSync(join(cwd, `${module}.py`), "VALUE = 1\n");
+      const second = await fresh();
+      expect(second.taskNeeds(second.load(dir)).missing).toEqual([]);
+    } finally {
+      process.chdir(was);
+    }
+  });
+
   it("scans again when an entry is not one it wrote", async () => {
     const dir = folder(module);
     const first = await fresh();
