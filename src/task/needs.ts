@@ -156,12 +156,19 @@ function needsOf(task: DiscoveryTask, scan: Scan, raw: ScanAnswer): TaskNeeds {
   return needs;
 }
 
-/** What this process or the disk cache already knows for this scan. */
+/**
+ * What this process or the disk cache already knows for this scan. A kept answer that would refuse the task is not
+ * trusted: the task is scanned again first (a refusal is rare, and the stamps cannot see everything that decides it).
+ */
 function known(task: DiscoveryTask, scan: Scan): TaskNeeds | undefined {
   const held = cache.get(scan.key);
   if (held) return held;
   const kept = readCachedNeeds(scan.key);
-  return kept ? needsOf(task, scan, kept) : undefined;
+  if (!kept) return undefined;
+  const needs = needsOf(task, scan, kept);
+  if (needs.missing.length === 0 && needs.gpu.length === 0) return needs;
+  cache.delete(scan.key);
+  return undefined;
 }
 
 /** A scan's answer, kept on disk for the next process, then in needs. */
