@@ -27,14 +27,19 @@ export class LineProcess {
   constructor(command: string, args: string[], env: NodeJS.ProcessEnv, cwd: string) {
     // A process group of its own, so that kill() reaches what it started before it could arrange its own end.
     this.child = spawn(command, args, { env, cwd, stdio: ["pipe", "pipe", "pipe"], detached: true });
-    this.child.on("error", (err) => this.stderr.push(String(err)));
+    this.child.on("error", (err) => {
+      this.stderr.push(String(err));
+      if (this.child.pid === undefined) this.gone(); // it never started: no exit will come
+    });
     this.child.stdin?.on("error", () => {});
     this.child.stderr?.setEncoding("utf8").on("data", (c: string) => this.stderr.push(c));
     const lines = createInterface({ input: this.child.stdout as NodeJS.ReadableStream, crlfDelay: Number.POSITIVE_INFINITY });
     lines.on("line", (line) => this.receive(line));
     this.child.on("exit", () => {
+      this.killGroup(); // what it left in its group
       this.gone();
-      // What it left holding its output (its end is read to the last line first) never keeps hone running.
+      // What it left elsewhere holding its pipes never keeps hone running: they are let go a little later (its own
+      // last lines have been read by then).
       setTimeout(() => this.closeStdio(), LEFT_OUTPUT_MS).unref();
     });
   }
@@ -102,14 +107,18 @@ export class LineProcess {
    * evaluation failed while the pool's other evaluators were starting never exited).
    */
   kill(): void {
-    if (!this.exited) {
-      try {
-        process.kill(-(this.child.pid as number), "SIGKILL");
-      } catch {
-        this.child.kill("SIGKILL");
-      }
-    }
+    if (!this.exited && !this.killGroup()) this.child.kill("SIGKILL");
     this.closeStdio();
+  }
+
+  /** SIGKILL to its process group (which keeps its pid while any member lives); false when there was none. */
+  private killGroup(): boolean {
+    try {
+      process.kill(-(this.child.pid as number), "SIGKILL");
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   private closeStdio(): void {

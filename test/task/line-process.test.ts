@@ -79,6 +79,24 @@ describe("a pool process (LineProcess)", () => {
     expect(p.child.stdout?.destroyed && p.child.stderr?.destroyed && p.child.stdin?.destroyed).toBe(true);
   });
 
+  it("a process that exits by itself takes what it left in its group with it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hone-line-"));
+    const pidFile = join(dir, "pid");
+    const script = `sleep 300 > /dev/null 2>&1 & echo $! > ${pidFile}; echo '{"ready": true}'; exit 0`;
+    const p = new LineProcess("bash", ["-c", script], { PATH: process.env.PATH ?? "/usr/bin:/bin" }, dir);
+    expect((await p.ready(10_000)).ready).toBe(true);
+    const pid = await pidOf(pidFile);
+    expect(await eventually(() => p.exited)).toBe(true);
+    expect(await eventually(() => !alive(pid))).toBe(true);
+  });
+
+  it("a command that cannot start answers at once that it is not ready", async () => {
+    const p = new LineProcess("/nonexistent/hone-no-such-command", [], {}, tmpdir());
+    const m = await p.ready(3_000);
+    expect(m.ready).toBe(false);
+    expect(m.error).toMatch(/ENOENT/); // the reason, not "not ready within 3 s"
+  });
+
   it("a process that exits by itself does not keep hone waiting on what it left holding its pipes", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hone-line-"));
     const pidFile = join(dir, "pid");
