@@ -19,6 +19,8 @@ import { PYTHON_DIR, pythonInfo } from "./python-env.ts";
 import { bwrapArgs, SOCKET_DIR_INSIDE } from "./sandbox-layout.ts";
 import { type ToolChannelSource, zygoteChannel } from "./tool-channel.ts";
 
+/** When the pool's other evaluators start at the latest, after it is ready (ms). */
+const REST_AFTER_MS = 500;
 /** How long past an evaluation's own timeout the host waits before it kills the evaluator process itself. */
 const BACKSTOP_MS = 10_000;
 /** The most of the seed program the zygote's calls compile to rehearse, cut at a line's end. */
@@ -65,9 +67,10 @@ export class EvaluatorPool {
   private closed = false;
   private starting = 0;
   /**
-   * Evaluators not started yet: they load beside the first evaluation, once it is sent (spawning one costs this
-   * process tens of milliseconds, which set-up need not wait for); one that fails to start leaves the pool smaller
-   * (the next acquire starts one when none is left).
+   * Evaluators not started yet: they load beside the first evaluation, once it is sent or one has to wait, and at
+   * the latest REST_AFTER_MS after the pool is ready (spawning one costs this process tens of milliseconds, which
+   * set-up need not wait for); one that fails to start leaves the pool smaller (the next acquire starts one when none
+   * is left).
    */
   private unstarted = 0;
   /** Set when a kept evaluator ran a program in its own process: every evaluator is fresh from then on. */
@@ -94,6 +97,8 @@ export class EvaluatorPool {
       throw err;
     }
     pool.unstarted = size - 1;
+    // Where the first evaluation waits on something else (a worker's job begins with a model turn), not that long.
+    setTimeout(() => pool.startRest(), REST_AFTER_MS).unref();
     return pool;
   }
 
@@ -203,8 +208,14 @@ export class EvaluatorPool {
     else this.idle.push(p);
   }
 
+  /** Starts the evaluators not started yet (once). */
+  private startRest(): void {
+    for (; this.unstarted > 0; this.unstarted--) this.replaceLater();
+  }
+
   private async acquire(): Promise<LineProcess> {
     for (let p = this.idle.pop(); p; p = this.idle.pop()) if (!p.exited) return p;
+    this.startRest(); // an evaluation waits: the pool grows to its size now
     // Every evaluator of a full pool may have died: keep the pool at its size.
     if (this.all.size + this.starting === 0) await this.startEvaluator();
     const p = this.idle.pop();
@@ -225,7 +236,7 @@ export class EvaluatorPool {
     const replied = worker.kept
       ? worker.request(id, request, timeoutSec * 1000, { id, code: null, timed_out: true, exiting: true })
       : worker.request(id, request, timeoutSec * 1000 + BACKSTOP_MS);
-    for (; this.unstarted > 0; this.unstarted--) this.replaceLater();
+    this.startRest();
     const reply = await replied;
     if (reply?.kept_refused === true) this.refuseKept();
     // A kept evaluator ends itself after an evaluation that it cannot be trusted to come back from.

@@ -12,7 +12,48 @@ import { requireTool, sealedMissing } from "../helpers/requires.ts";
 
 const task = (id: string) => loadTaskFolder(`${BUILTIN_TASKS_DIR}/${id}`, { id });
 
+/** The pool processes this process started that serve evaluations (hone_pool.py), bubblewrap's or Python's. */
+function evaluatorProcesses(): number {
+  let n = 0;
+  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === process.pid && readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("hone_pool.py")) n++;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return n;
+}
+
+async function eventually(check: () => boolean, ms = 30_000): Promise<boolean> {
+  for (const until = Date.now() + ms; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) if (check()) return true;
+  return check();
+}
+
 describe("warm evaluator pool", () => {
+  it("is ready with one evaluator and starts the others beside the first evaluation", async () => {
+    const t = task("circle-packing");
+    const pool = await EvaluatorPool.start(t, { size: 3 });
+    try {
+      expect(evaluatorProcesses()).toBe(1); // set-up waited for one only, and spawned no other
+      expect((await pool.evaluate(t.seedProgram)).valid).toBe(true);
+      expect(await eventually(() => evaluatorProcesses() === 3)).toBe(true);
+    } finally {
+      pool.close();
+    }
+  });
+
+  it("starts the others on its own a little after it is ready, when no evaluation comes", async () => {
+    const pool = await EvaluatorPool.start(task("circle-packing"), { size: 3 });
+    try {
+      expect(await eventually(() => evaluatorProcesses() === 3)).toBe(true);
+    } finally {
+      pool.close();
+    }
+  });
+
   it.each(["circle-packing", "autocorrelation-c2", "hadamard-29", "prism", "txn-scheduling"])(
     "gives the same metrics as a cold run, bit for bit (%s)",
     async (id) => {
