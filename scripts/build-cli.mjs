@@ -37,10 +37,10 @@ const sourceUrls = {
 const zodEnglishOnly = {
   name: "zod-english-only",
   setup(b) {
-    b.onLoad({ filter: /[\\/]node_modules[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => ({
+    b.onLoad({ filter: /[\\/]node_modules[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, (args) => ({
       contents: 'export { default as en } from "./en.js";\n',
       loader: "js",
-      resolveDir: join(ROOT, "node_modules", "zod", "v4", "locales"),
+      resolveDir: dirname(args.path),
     }));
   },
 };
