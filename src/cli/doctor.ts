@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { CONSOLE_DIST } from "../console/server.ts";
 import { checkEndpoint } from "../model/check.ts";
 import { isolationSupport } from "../task/python-env.ts";
-import { findExecutable } from "./which.ts";
+import { findExecutable } from "../which.ts";
 
 /** One thing this machine can or cannot do, what it enables, and how to get it. */
 export interface DoctorCheck {

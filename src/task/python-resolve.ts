@@ -1,5 +1,6 @@
-import { accessSync, constants, readFileSync, statSync } from "node:fs";
-import { delimiter, dirname, join, resolve } from "node:path";
+import { readFileSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { findExecutable, isExecutableFile } from "../which.ts";
 
 // Which interpreter a `python` setting starts, found without starting it: a path, a command on PATH, or a pyenv
 // shim read the way pyenv reads its version files. A pyenv shim is a shell script that runs pyenv, which picks the
@@ -8,23 +9,10 @@ import { delimiter, dirname, join, resolve } from "node:path";
 const MAX_SHIM_BYTES = 4096;
 const MAX_VERSION_BYTES = 4096;
 
-function executableFile(file: string): boolean {
-  try {
-    if (!statSync(file).isFile()) return false;
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** The file a command name or path runs, as a shell finds it with this PATH (not followed through links). */
 function located(python: string, env: NodeJS.ProcessEnv): string | undefined {
-  if (python.includes("/")) return executableFile(resolve(python)) ? resolve(python) : undefined;
-  for (const dir of (env.PATH ?? "").split(delimiter)) {
-    if (dir && executableFile(join(dir, python))) return join(dir, python);
-  }
-  return undefined;
+  if (python.includes("/")) return isExecutableFile(resolve(python)) ? resolve(python) : undefined;
+  return findExecutable(python, env.PATH ?? "");
 }
 
 /** The PYENV_ROOT a pyenv shim exports, when `file` is one (pyenv writes them all alike); else undefined. */
@@ -78,5 +66,5 @@ export function interpreterFile(python: string, env: NodeJS.ProcessEnv, cwd = pr
   const versions = pyenvVersions(root, cwd);
   if (versions?.length !== 1 || versions[0] === "system" || (versions[0] as string).includes("/")) return undefined;
   const target = join(root, "versions", versions[0] as string, "bin", python.split("/").pop() as string);
-  return executableFile(target) ? target : undefined;
+  return isExecutableFile(target) ? target : undefined;
 }

@@ -5,12 +5,12 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { explainFetchFailure } from "../../src/cli/commands/datasets-list.ts";
-import { findExecutable } from "../../src/cli/which.ts";
 import { readExperiment } from "../../src/compare/experiment.ts";
 import { HoneError } from "../../src/errors.ts";
 import { readOptimizeConfig } from "../../src/loop/optimize-config.ts";
 import { readTrainConfig } from "../../src/loop/train-config.ts";
 import { METHODS } from "../../src/method/registry.ts";
+import { findExecutable } from "../../src/which.ts";
 import { hone } from "../helpers/cli.ts";
 import { GSM8K_FIXTURE, ROOT, tempDir } from "../helpers/fixtures.ts";
 

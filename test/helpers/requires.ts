@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import type { TestContext } from "vitest";
-import { findExecutable } from "../../src/cli/which.ts";
 import { isolationSupport, pythonInfo } from "../../src/task/python-env.ts";
+import { findExecutable } from "../../src/which.ts";
 
 // The tools some suites need beyond what the README's first lines name (Node 20, python3 with numpy). A test that
 // needs one calls requireTool(): where the tool is missing the test is skipped with a one-line reason, and marked so

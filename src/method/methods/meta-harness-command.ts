@@ -1,6 +1,6 @@
 // Meta-Harness's proposer as a coding-agent command (Claude Code's `claude -p`, `codex exec`, or any program that
 // speaks the same interface): run sealed in the log folder, through hone's model proxy, writing harness folders.
-import { accessSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { z } from "zod";
@@ -9,6 +9,7 @@ import { startModelProxy } from "../../model/proxy.ts";
 import type { ChatModel } from "../../model/types.ts";
 import { readUntrusted } from "../../runtime/program-harness.ts";
 import { modelBaseUrl, modelPort, runSealed } from "../../task/sealed-command.ts";
+import { isExecutableFile } from "../../which.ts";
 import { type ExternalProposal, readProposals } from "../external.ts";
 
 /** Where a sealed command looks for its program (runSealed's PATH, but for the interpreter's own folder). */
@@ -51,23 +52,13 @@ export function splitCommand(line: string): string[] | string {
   return words.length ? words : "an empty command";
 }
 
-const executable = (p: string) => {
-  try {
-    if (!statSync(p).isFile()) return false;
-    accessSync(p, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 /** The program a command's first word names, as the sealed command will find it; undefined when it is not there. */
 export function findProgram(word: string): string | undefined {
   if (word.includes("/")) {
     const p = resolve(word);
-    return executable(p) ? p : undefined;
+    return isExecutableFile(p) ? p : undefined;
   }
-  return SEALED_PATH.map((d) => join(d, word)).find(executable);
+  return SEALED_PATH.map((d) => join(d, word)).find(isExecutableFile);
 }
 
 /** How the coding agents Meta-Harness is used with are installed. */
