@@ -1,14 +1,13 @@
 import { createRequire } from "node:module";
 import type { Node } from "acorn";
 import type { Variable } from "eslint-scope";
+import type * as ESTree from "estree";
+import { ISOLATE_GLOBALS, TOOL_ENTRY } from "./gate-rules.ts";
 
 // Loaded by the first gate, not with hone (see gate.ts).
 const load = createRequire(import.meta.url);
 let scope: typeof import("eslint-scope") | undefined;
 let keys: typeof import("eslint-visitor-keys") | undefined;
-
-import type * as ESTree from "estree";
-import { ISOLATE_GLOBALS, TOOL_ENTRY } from "./gate-rules.ts";
 
 /**
  * What a real scope analysis (eslint-scope, over acorn's ESTree) says about a module's names: which identifiers
