@@ -39,7 +39,8 @@ class Tripwire:
     program's scratch folder, or compiled from a text that holds the program (with or without its EVOLVE markers, or
     its EVOLVE block, the part that changes between candidates); an extension module or a library loaded from that
     folder. A guard against a wrong declaration by the task's own (trusted) evaluator, not against a hostile one: code
-    the evaluator rewrites before running it passes unseen. Only in this process: a fork of it that runs the program is a process of its own."""
+    the evaluator rewrites before running it passes unseen. Only in this process: a fork of it that runs the program
+    is a process of its own."""
 
     def __init__(self):
         self.scratch, self.texts, self.suspects, self.tripped, self.pid = None, (), set(), None, 0
