@@ -258,7 +258,9 @@ export class HarnessRepo {
       for (const f of files) {
         const file = join(dir, f.path);
         folderAt(dir, dirname(f.path));
-        rmSync(file, { force: true }); // a link there is replaced, never written through
+        // Whatever is there is replaced, as git's checkout does: a link (never written through, never followed) or a
+        // folder with all it holds.
+        rmSync(file, { recursive: true, force: true });
         writeFileSync(file, f.data);
         chmodSync(file, f.mode === "100755" ? 0o755 : 0o644);
       }

@@ -57,14 +57,17 @@ describe("HarnessRepo.commitDir", () => {
 });
 
 describe("HarnessRepo reads its versions in-process", () => {
-  /** A package with a nested folder, an executable file and a symbolic link, committed twice. */
-  async function twoVersions() {
+  /**
+   * A package with a nested folder, an executable file and (unless `link` is false) a symbolic link, committed twice.
+   * A commit that holds a link is checked out by git itself; one without, in-process.
+   */
+  async function twoVersions({ link = true } = {}) {
     const pkg = copyOf(GENERATED_HARNESS);
     mkdirSync(join(pkg, "skills", "deep"), { recursive: true });
     writeFileSync(join(pkg, "skills", "deep", "SKILL.md"), "---\nname: deep\ndescription: d\n---\nbody\n");
     writeFileSync(join(pkg, "run.sh"), "#!/bin/sh\n");
     chmodSync(join(pkg, "run.sh"), 0o755);
-    symlinkSync("prompt.md", join(pkg, "link.md"));
+    if (link) symlinkSync("prompt.md", join(pkg, "link.md"));
     const gitDir = join(tempDir(), "h.git");
     const repo = HarnessRepo.init(gitDir);
     const first = await repo.commitDir(pkg, "seed", undefined, 0);
@@ -89,8 +92,11 @@ describe("HarnessRepo reads its versions in-process", () => {
     return out;
   }
 
-  it("checks out a version as git checkout-index does, and the repository it made is git's own", async () => {
-    const { repo, gitDir, second } = await twoVersions();
+  it.each([
+    ["in-process", false],
+    ["by git", true],
+  ])("checks out a version as git checkout-index does, and the repository it made is git's own (%s)", async (_, link) => {
+    const { repo, gitDir, second } = await twoVersions({ link });
     execFileSync("git", ["--git-dir", gitDir, "fsck", "--strict", "--no-progress"], { stdio: "pipe" });
     expect(gitOut(gitDir, ["symbolic-ref", "HEAD"])).toBe("refs/heads/main");
     const ours = join(tempDir(), "ours");
@@ -101,7 +107,7 @@ describe("HarnessRepo reads its versions in-process", () => {
     gitOut(gitDir, ["read-tree", second], env);
     gitOut(gitDir, ["checkout-index", "--all", "--force"], env, theirs);
     expect(snapshot(ours)).toEqual(snapshot(theirs));
-    expect(snapshot(ours)).toContain("link.md -> prompt.md");
+    if (link) expect(snapshot(ours)).toContain("link.md -> prompt.md");
   });
 
   it("answers ancestry from the commits, and asks git once they are packed", async () => {
@@ -150,6 +156,37 @@ describe("HarnessRepo reads its versions in-process", () => {
     repo.materialize(second, target);
     expect(readdirSync(outside)).toEqual([]);
     expect(lstatSync(join(target, "skills")).isDirectory()).toBe(true);
+    // A link to a folder, where the commit has a file (checked out in-process): the link goes, the folder stays whole.
+    const plain = await twoVersions({ link: false });
+    const inner = join(outside, "kept");
+    mkdirSync(inner);
+    const where = join(tempDir(), "w");
+    mkdirSync(where);
+    symlinkSync(outside, join(where, "prompt.md"));
+    plain.repo.materialize(plain.second, where);
+    expect(readdirSync(outside)).toEqual(["kept"]);
+    expect(readFileSync(join(where, "prompt.md"), "utf8")).toBe("changed\n");
+  });
+
+  it.each([
+    ["in-process", false],
+    ["by git", true],
+  ])("replaces a folder where the commit has a file, as git's own checkout does (checked out %s)", async (_, link) => {
+    const { repo, gitDir, second } = await twoVersions({ link });
+    const prepared = () => {
+      const dir = join(tempDir(), "d");
+      mkdirSync(join(dir, "prompt.md", "inner"), { recursive: true });
+      writeFileSync(join(dir, "prompt.md", "inner", "x.txt"), "left over\n");
+      return dir;
+    };
+    const ours = prepared();
+    repo.materialize(second, ours);
+    const theirs = prepared();
+    const env = { GIT_INDEX_FILE: join(tempDir(), "index"), GIT_WORK_TREE: theirs };
+    gitOut(gitDir, ["read-tree", second], env);
+    gitOut(gitDir, ["checkout-index", "--all", "--force"], env, theirs);
+    expect(readFileSync(join(ours, "prompt.md"), "utf8")).toBe("changed\n");
+    expect(snapshot(ours)).toEqual(snapshot(theirs));
   });
 
   it("refuses an object whose bytes are not its name", async () => {
