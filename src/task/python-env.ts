@@ -34,13 +34,14 @@ export interface PythonInfo {
 }
 
 const PROBE = `
-import json, os, sys
+import json, os, site, sys
 sys.path.insert(0, sys.argv[1])
 import hone_sandbox
 roots = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, os.path.dirname(os.path.realpath(sys.executable))]
 roots += [p for p in sys.path[1:] if os.path.isabs(p)]
+watch = [site.getusersitepackages()] if site.ENABLE_USER_SITE else []
 facts = json.loads(hone_sandbox.probe({"readonly_root": True}))
-print(json.dumps({"executable": sys.executable, "roots": roots, "isolation": facts}))
+print(json.dumps({"executable": sys.executable, "roots": roots, "watch": watch, "isolation": facts}))
 `;
 
 const infos = new Map<string, PythonInfo>();
@@ -129,8 +130,9 @@ async function confirm(python: string, cached: ProbeOutput): Promise<void> {
  * Makes pythonInfo(python) answer at once from the disk cache when it holds this interpreter. The cache's key holds
  * the name, PATH and HOME, its entry the executable's size and time; what they cannot see is which interpreter the
  * name starts now (a pyenv shim switched to another version). When that can be read without running it
- * (python-resolve.ts), is the cached one, and its folders are as they were, the entry holds; otherwise a fresh probe
- * runs beside, and the promise settles when it agrees. A caller must await it before anything runs with the
+ * (python-resolve.ts) and is the cached one, the entry holds while its folders are as they were (and is not used
+ * once one changed: pythonInfo then probes afresh); otherwise a fresh probe runs beside, and the promise settles
+ * when it agrees. A caller must await it before anything runs with the
  * interpreter's answer counts.
  */
 export function primePython(python: string): Promise<void> {
@@ -139,8 +141,12 @@ export function primePython(python: string): Promise<void> {
   if (infos.has(python)) return Promise.resolve();
   const cached = readCachedProbe(python);
   if (!cached) return Promise.resolve();
+  const same = interpreterFile(python, probeEnv()) === cached.executable;
+  // The same interpreter with a folder changed (a package installed, a user site-packages made): its folders are
+  // probed afresh when first asked for, as without an entry, rather than refused after the run began with the old.
+  if (same && !cachedFoldersHold(python)) return Promise.resolve();
   infos.set(python, infoOf(cached));
-  if (interpreterFile(python, probeEnv()) === cached.executable && cachedFoldersHold(python)) return Promise.resolve();
+  if (same) return Promise.resolve();
   const confirmed = confirm(python, cached);
   confirmed.catch(() => {}); // awaited by the caller; never an unhandled rejection when it stops first
   checks.set(python, confirmed);

@@ -2,7 +2,8 @@
 // costs a shell and a Python start (most of a run's set-up), while the answer changes only when the installation
 // does. An entry is keyed by the interpreter's name, the environment the probe ran in and hone's version, and holds
 // the real executable's size and modification time (a replaced interpreter misses) and its folders' modification
-// times (a package installed or removed there shows). What the key cannot see (a shim switched to another version)
+// times (a package installed or removed there shows), and whether its user site-packages exists (made later, it
+// joins the interpreter's path). What the key cannot see (a shim switched to another version)
 // python-env.ts reads without running Python where it can, and otherwise confirms with a fresh probe.
 import { createHash } from "node:crypto";
 import { readFileSync, rmSync, statSync } from "node:fs";
@@ -15,6 +16,8 @@ import { honeCacheDir } from "../store/cache-dir.ts";
 export interface ProbeOutput {
   executable: string;
   roots: string[];
+  /** Folders that would join the interpreter's path by being made (its user site-packages): stamped even absent. */
+  watch?: string[];
   isolation: Record<string, unknown>;
 }
 
@@ -38,6 +41,7 @@ const isProbe = (v: unknown): v is ProbeOutput => {
     p.executable.startsWith("/") &&
     Array.isArray(p.roots) &&
     p.roots.every((r) => typeof r === "string") &&
+    (p.watch === undefined || (Array.isArray(p.watch) && p.watch.every((w) => typeof w === "string"))) &&
     typeof p.isolation === "object" &&
     p.isolation !== null
   );
@@ -57,13 +61,17 @@ export function readCachedProbe(python: string): ProbeOutput | undefined {
   }
 }
 
-/** The modification times of an interpreter's folders (those that exist), as an entry keeps them. */
-function folderStamps(roots: string[]): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const r of roots) {
+/**
+ * The modification times of an interpreter's folders (those that exist), as an entry keeps them, and whether each
+ * folder it watches is there (null when it is not, so that its being made later shows).
+ */
+function folderStamps(probe: ProbeOutput): Record<string, number | null> {
+  const out: Record<string, number | null> = {};
+  for (const r of probe.roots) {
     const s = statSync(r, { throwIfNoEntry: false });
     if (s?.isDirectory()) out[r] = s.mtimeMs;
   }
+  for (const w of probe.watch ?? []) out[w] = statSync(w, { throwIfNoEntry: false })?.mtimeMs ?? null;
   return out;
 }
 
@@ -72,7 +80,7 @@ export function cachedFoldersHold(python: string): boolean {
   try {
     const entry = JSON.parse(readFileSync(probeCacheFile(python), "utf8")) as { probe?: ProbeOutput; folders?: unknown };
     if (!entry.probe || typeof entry.folders !== "object" || entry.folders === null) return false;
-    return JSON.stringify(folderStamps(entry.probe.roots)) === JSON.stringify(entry.folders);
+    return JSON.stringify(folderStamps(entry.probe)) === JSON.stringify(entry.folders);
   } catch {
     return false;
   }
@@ -83,7 +91,7 @@ export function writeCachedProbe(python: string, probe: ProbeOutput): void {
   const now = stamp(probe.executable);
   if (!now) return;
   try {
-    writeJsonAtomic(probeCacheFile(python), { python, probe, ...now, folders: folderStamps(probe.roots) });
+    writeJsonAtomic(probeCacheFile(python), { python, probe, ...now, folders: folderStamps(probe) });
   } catch {
     // read-only home or full disk: every process probes afresh
   }

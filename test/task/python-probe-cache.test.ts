@@ -1,5 +1,6 @@
 // The interpreter probe kept on disk: an entry answers at once while a fresh probe confirms it; an interpreter that
 // changed behind the same name (a pyenv-like shim switched to another Python) is refused loudly and the entry corrected.
+import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -117,13 +118,14 @@ describe("the interpreter probe cache", () => {
     await expect(next.primePython(pyenvShim)).resolves.toBeUndefined();
     expect(next.pythonInfo(pyenvShim)).toEqual(probed);
     expect(runs()).toBe(1); // confirmed from the version file: the shim did not run
-    // A folder of the interpreter's changed (a package installed there): confirmed by running it, which agrees.
+    // A folder of the interpreter's changed (a package installed there): probed afresh, which agrees.
     const entryFile = next.probeCacheFile(pyenvShim);
     const entry = JSON.parse(readFileSync(entryFile, "utf8"));
     const [first] = Object.keys(entry.folders);
     writeFileSync(entryFile, JSON.stringify({ ...entry, folders: { ...entry.folders, [first as string]: 1 } }));
     const touched = await fresh();
     await expect(touched.primePython(pyenvShim)).resolves.toBeUndefined();
+    expect(touched.pythonInfo(pyenvShim)).toEqual(probed);
     expect(runs()).toBe(2);
     await expect((await fresh()).primePython(pyenvShim)).resolves.toBeUndefined();
     expect(runs()).toBe(2); // the entry was made current: the next run reads it again
@@ -131,6 +133,32 @@ describe("the interpreter probe cache", () => {
     const after = await fresh();
     await expect(after.primePython(pyenvShim)).rejects.toThrow(/no longer the interpreter hone probed before/);
     expect(runs()).toBe(3);
+  });
+
+  it("a user site-packages made after the probe is among the folders of the next process's interpreter", async () => {
+    const home = join(dir, "home");
+    mkdirSync(home);
+    const savedHome = process.env.HOME;
+    process.env.HOME = home;
+    try {
+      const first = await fresh();
+      const before = first.pythonInfo("python3");
+      const userSite = execFileSync("python3", ["-c", "import site; print(site.getusersitepackages())"], {
+        encoding: "utf8",
+        env: { PATH: process.env.PATH, HOME: home },
+      }).trim();
+      expect(userSite.startsWith(home)).toBe(true);
+      expect(before.roots).not.toContain(userSite);
+      const next = await fresh();
+      await expect(next.primePython("python3")).resolves.toBeUndefined();
+      expect(next.pythonInfo("python3")).toEqual(before); // nothing changed: the entry holds
+      mkdirSync(userSite, { recursive: true }); // \`pip install --user\` makes it
+      const after = await fresh();
+      await expect(after.primePython("python3")).resolves.toBeUndefined();
+      expect(after.pythonInfo("python3").roots).toContain(userSite);
+    } finally {
+      process.env.HOME = savedHome;
+    }
   });
 
   it("an interpreter that cannot start any more is refused with the usual message", async () => {
