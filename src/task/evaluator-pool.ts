@@ -15,7 +15,7 @@ import {
 } from "./evaluator.ts";
 import { LineProcess } from "./line-process.ts";
 import { makePoolDir } from "./pool-dir.ts";
-import { PYTHON_DIR, pythonInfo } from "./python-env.ts";
+import { knownPythonInfo, PYTHON_DIR, pythonInfo, pythonInfoAsync } from "./python-env.ts";
 import { bwrapArgs, SOCKET_DIR_INSIDE } from "./sandbox-layout.ts";
 import { type ToolChannelSource, zygoteChannel } from "./tool-channel.ts";
 
@@ -87,7 +87,9 @@ export class EvaluatorPool {
   ) {}
 
   static async start(task: DiscoveryTask, opts: PoolOptions = {}): Promise<EvaluatorPool> {
-    pythonInfo(task.python);
+    // Probed beside, never blocking this process (a worker renews its jobs' locks meanwhile); when it is known
+    // already, the processes are spawned before anything else runs.
+    if (!knownPythonInfo(task.python)) await pythonInfoAsync(task.python);
     const size = Math.max(1, opts.size ?? 2);
     const pool = new EvaluatorPool(task, makePoolDir(), opts.startTimeoutMs ?? 60_000, size, opts.onNotice, opts.ahead);
     try {

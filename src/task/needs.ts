@@ -5,7 +5,7 @@ import { dirname, join, relative } from "node:path";
 import { HoneError } from "../errors.ts";
 import type { DiscoveryTask } from "./discovery-task.ts";
 import { readCachedNeeds, type ScanAnswer, writeCachedNeeds } from "./needs-cache.ts";
-import { COMPAT_DIR, PYTHON_DIR, pythonInfo } from "./python-env.ts";
+import { COMPAT_DIR, PYTHON_DIR, pythonInfo, pythonInfoAsync } from "./python-env.ts";
 
 /**
  * What a task folder needs that this machine may lack: Python modules its evaluator or seed program import at
@@ -101,7 +101,7 @@ interface Scan {
 
 const SCAN_HASH = createHash("sha256").update(SCAN).digest("hex").slice(0, 16);
 
-function scanOf(task: DiscoveryTask): Scan {
+function scanOf(task: DiscoveryTask, python = pythonInfo(task.python).executable): Scan {
   const evaluatorDir = dirname(task.evaluatorPath);
   const paths = [task.dir, evaluatorDir, ...task.pythonPath, PYTHON_DIR, COMPAT_DIR];
   const request = {
@@ -109,7 +109,6 @@ function scanOf(task: DiscoveryTask): Scan {
     paths,
     local: [task.dir, ...task.pythonPath],
   };
-  const python = pythonInfo(task.python).executable;
   // The working folder too: the scan, like any `python -c`, finds modules there.
   return { key: JSON.stringify([SCAN_HASH, python, request, scanEnv().PATH, workingFolder()]), python, request };
 }
@@ -192,7 +191,7 @@ export function taskNeeds(task: DiscoveryTask): TaskNeeds {
 
 /** taskNeeds() without blocking this process while Python scans (set-up does other checks meanwhile). */
 export async function taskNeedsAsync(task: DiscoveryTask): Promise<TaskNeeds> {
-  const scan = scanOf(task);
+  const scan = scanOf(task, (await pythonInfoAsync(task.python)).executable);
   const held = known(task, scan);
   if (held) return held;
   const startedAt = Date.now();

@@ -105,6 +105,39 @@ export function pythonInfo(python: string): PythonInfo {
   return info;
 }
 
+/** Probes running now, by interpreter name (pythonInfoAsync). */
+const probing = new Map<string, Promise<PythonInfo>>();
+
+/** What pythonInfo(python) answers now without probing: undefined when nothing is known yet. */
+export const knownPythonInfo = (python: string): PythonInfo | undefined => infos.get(python);
+
+/**
+ * pythonInfo without blocking this process's event loop: from memory, else a fresh probe run beside (one for all
+ * callers at once). A `hone worker` holds its jobs' locks by timers, and a probe through a shim (pyenv: a chain of
+ * shells) can take seconds on a busy machine.
+ */
+export function pythonInfoAsync(python: string): Promise<PythonInfo> {
+  const known = infos.get(python);
+  if (known) return Promise.resolve(known);
+  let probe = probing.get(python);
+  if (!probe) {
+    probe = (async () => {
+      let raw: ProbeOutput;
+      try {
+        raw = parseProbe((await execFileAsync(python, ...probeArgs())).stdout);
+      } catch {
+        throw cannotStart(python);
+      }
+      writeCachedProbe(python, raw);
+      const info = infos.get(python) ?? infoOf(raw); // one probed meanwhile by pythonInfo stays
+      infos.set(python, info);
+      return info;
+    })().finally(() => probing.delete(python));
+    probing.set(python, probe);
+  }
+  return probe;
+}
+
 /** A fresh probe compared with the cached one: the same, or a loud refusal (the cache corrected for the next run). */
 async function confirm(python: string, cached: ProbeOutput): Promise<void> {
   let fresh: ProbeOutput;

@@ -4,6 +4,7 @@ import { type ModelSettings, type ResolvedModel, resolveModel } from "../../mode
 import { resolveTask } from "../../task/builtin.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
 import { EvaluatorPool } from "../../task/evaluator-pool.ts";
+import { checkTaskNeedsAsync } from "../../task/needs.ts";
 import { MemoryEvaluations, recordingEvaluator } from "../../task/recorded-evaluations.ts";
 import { runQAJob } from "../qa-runner.ts";
 import { shipRecords, writeRecordsFile } from "../recording.ts";
@@ -39,7 +40,9 @@ export class WorkerCaches {
 
   task(t: RolloutJobData["task"], who: string): Promise<WarmTask> {
     return WorkerCaches.shared(this.tasks, `${t.ref}#${t.contentHash}`, async () => {
-      const task = await resolveTask(t.ref, t.tasksDir);
+      // Its needs checked beside (a worker's timers renew the locks of the jobs it holds).
+      const task = await resolveTask(t.ref, t.tasksDir, { check: false });
+      await checkTaskNeedsAsync(task);
       const hash = contentHash(task.dir);
       if (hash !== t.contentHash)
         return {
