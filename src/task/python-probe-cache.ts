@@ -6,7 +6,7 @@
 // joins the interpreter's path). What the key cannot see (a shim switched to another version)
 // python-env.ts reads without running Python where it can, and otherwise confirms with a fresh probe.
 import { createHash } from "node:crypto";
-import { readFileSync, rmSync, statSync } from "node:fs";
+import { readFileSync, rmSync, type Stats, statSync } from "node:fs";
 import { join } from "node:path";
 import { HONE_VERSION } from "../measure/identity.ts";
 import { writeJsonAtomic } from "../store/atomic.ts";
@@ -68,11 +68,20 @@ export function readCachedProbe(python: string): ProbeOutput | undefined {
 function folderStamps(probe: ProbeOutput): Record<string, number | null> {
   const out: Record<string, number | null> = {};
   for (const r of probe.roots) {
-    const s = statSync(r, { throwIfNoEntry: false });
+    const s = statOf(r);
     if (s?.isDirectory()) out[r] = s.mtimeMs;
   }
-  for (const w of probe.watch ?? []) out[w] = statSync(w, { throwIfNoEntry: false })?.mtimeMs ?? null;
+  for (const w of probe.watch ?? []) out[w] = statOf(w)?.mtimeMs ?? null;
   return out;
+}
+
+/** A path's stat, or undefined when it cannot be had (absent, a file in the way, no permission). */
+function statOf(path: string): Stats | undefined {
+  try {
+    return statSync(path, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
 }
 
 /** Whether the folders of `python`'s cached probe are as they were when it was probed (an entry without is not). */

@@ -161,6 +161,24 @@ describe("the interpreter probe cache", () => {
     }
   });
 
+  it("keeps a probe whose user site-packages cannot exist (a file where its folder would be)", async () => {
+    const home = join(dir, "home-with-a-file");
+    mkdirSync(home);
+    writeFileSync(join(home, ".local"), "not a folder\n");
+    const savedHome = process.env.HOME;
+    process.env.HOME = home;
+    try {
+      const first = await fresh();
+      const info = first.pythonInfo("python3");
+      expect(first.readCachedProbe("python3")?.executable).toBe(info.executable);
+      const next = await fresh();
+      await expect(next.primePython("python3")).resolves.toBeUndefined();
+      expect(next.pythonInfo("python3")).toEqual(info);
+    } finally {
+      process.env.HOME = savedHome;
+    }
+  });
+
   it("an interpreter that cannot start any more is refused with the usual message", async () => {
     (await fresh()).pythonInfo(shim);
     writeFileSync(target, join(dir, "gone"));
