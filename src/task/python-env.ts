@@ -3,14 +3,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { HoneError } from "../errors.ts";
-import {
-  cachedFoldersHold,
-  dropCachedProbe,
-  type ProbeOutput,
-  probeCacheFile,
-  readCachedProbe,
-  writeCachedProbe,
-} from "./python-probe-cache.ts";
+import { dropCachedProbe, type ProbeOutput, probeCacheFile, readCachedEntry, writeCachedProbe } from "./python-probe-cache.ts";
 import { interpreterFile } from "./python-resolve.ts";
 
 const execFileAsync = promisify(execFile);
@@ -34,14 +27,13 @@ export interface PythonInfo {
 }
 
 const PROBE = `
-import json, os, site, sys
+import json, os, sys
 sys.path.insert(0, sys.argv[1])
 import hone_sandbox
 roots = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, os.path.dirname(os.path.realpath(sys.executable))]
 roots += [p for p in sys.path[1:] if os.path.isabs(p)]
-watch = [site.getusersitepackages()] if site.ENABLE_USER_SITE else []
 facts = json.loads(hone_sandbox.probe({"readonly_root": True}))
-print(json.dumps({"executable": sys.executable, "roots": roots, "watch": watch, "isolation": facts}))
+print(json.dumps({"executable": sys.executable, "roots": roots, "isolation": facts}))
 `;
 
 const infos = new Map<string, PythonInfo>();
@@ -162,24 +154,22 @@ async function confirm(python: string, cached: ProbeOutput): Promise<void> {
 /**
  * Makes pythonInfo(python) answer at once from the disk cache when it holds this interpreter. The cache's key holds
  * the name, PATH and HOME, its entry the executable's size and time; what they cannot see is which interpreter the
- * name starts now (a pyenv shim switched to another version). When that can be read without running it
- * (python-resolve.ts) and is the cached one, the entry holds while its folders are as they were (and is not used
- * once one changed: pythonInfo then probes afresh); otherwise a fresh probe runs beside, and the promise settles
- * when it agrees. A caller must await it before anything runs with the
+ * name starts now (a pyenv shim switched to another version). An entry whose folders changed is not used (pythonInfo
+ * then probes afresh). When which interpreter the name starts can be read without running it (python-resolve.ts) and
+ * is the cached one, the entry holds; otherwise a fresh probe runs beside, and the promise settles when it agrees. A caller must await it before anything runs with the
  * interpreter's answer counts.
  */
 export function primePython(python: string): Promise<void> {
   const check = checks.get(python);
   if (check) return check;
   if (infos.has(python)) return Promise.resolve();
-  const cached = readCachedProbe(python);
-  if (!cached) return Promise.resolve();
-  const same = interpreterFile(python, probeEnv()) === cached.executable;
-  // The same interpreter with a folder changed (a package installed, a user site-packages made): its folders are
-  // probed afresh when first asked for, as without an entry, rather than refused after the run began with the old.
-  if (same && !cachedFoldersHold(python)) return Promise.resolve();
+  const entry = readCachedEntry(python);
+  // A folder of the interpreter changed since (a package installed or removed): probed afresh when first asked for,
+  // as without an entry, rather than started on the old folders and refused once the probe beside disagreed.
+  if (!entry?.foldersHold) return Promise.resolve();
+  const cached = entry.probe;
   infos.set(python, infoOf(cached));
-  if (same) return Promise.resolve();
+  if (interpreterFile(python, probeEnv()) === cached.executable) return Promise.resolve();
   const confirmed = confirm(python, cached);
   confirmed.catch(() => {}); // awaited by the caller; never an unhandled rejection when it stops first
   checks.set(python, confirmed);

@@ -2,9 +2,9 @@
 // costs a shell and a Python start (most of a run's set-up), while the answer changes only when the installation
 // does. An entry is keyed by the interpreter's name, the environment the probe ran in and hone's version, and holds
 // the real executable's size and modification time (a replaced interpreter misses) and its folders' modification
-// times (a package installed or removed there shows), and whether its user site-packages exists (made later, it
-// joins the interpreter's path). What the key cannot see (a shim switched to another version)
-// python-env.ts reads without running Python where it can, and otherwise confirms with a fresh probe.
+// times (a package installed or removed there shows: python-env.ts then probes afresh). What the key cannot see (a
+// shim switched to another version) python-env.ts reads without running Python where it can, and otherwise confirms
+// with a fresh probe.
 import { createHash } from "node:crypto";
 import { readFileSync, rmSync, type Stats, statSync } from "node:fs";
 import { join } from "node:path";
@@ -16,8 +16,6 @@ import { honeCacheDir } from "../store/cache-dir.ts";
 export interface ProbeOutput {
   executable: string;
   roots: string[];
-  /** Folders that would join the interpreter's path by being made (its user site-packages): stamped even absent. */
-  watch?: string[];
   isolation: Record<string, unknown>;
 }
 
@@ -41,37 +39,45 @@ const isProbe = (v: unknown): v is ProbeOutput => {
     p.executable.startsWith("/") &&
     Array.isArray(p.roots) &&
     p.roots.every((r) => typeof r === "string") &&
-    (p.watch === undefined || (Array.isArray(p.watch) && p.watch.every((w) => typeof w === "string"))) &&
     typeof p.isolation === "object" &&
     p.isolation !== null
   );
 };
 
-/** The cached probe of `python`, when its entry is whole and its executable is still the file it was. */
-export function readCachedProbe(python: string): ProbeOutput | undefined {
+/**
+ * The cached probe of `python`, when its entry is whole and its executable is still the file it was, and whether the
+ * interpreter's folders are as they were when it was probed (read from one reading of the entry).
+ */
+export function readCachedEntry(python: string): { probe: ProbeOutput; foldersHold: boolean } | undefined {
   const file = probeCacheFile(python);
   try {
     if ((statSync(file, { throwIfNoEntry: false })?.size ?? Number.POSITIVE_INFINITY) > MAX_ENTRY_BYTES) return undefined;
-    const entry = JSON.parse(readFileSync(file, "utf8")) as { probe?: unknown; size?: unknown; mtimeMs?: unknown };
+    const entry = JSON.parse(readFileSync(file, "utf8")) as {
+      probe?: unknown;
+      size?: unknown;
+      mtimeMs?: unknown;
+      folders?: unknown;
+    };
     if (!isProbe(entry.probe)) return undefined;
     const now = stamp(entry.probe.executable);
-    return now && now.size === entry.size && now.mtimeMs === entry.mtimeMs ? entry.probe : undefined;
+    if (!now || now.size !== entry.size || now.mtimeMs !== entry.mtimeMs) return undefined;
+    const foldersHold = JSON.stringify(folderStamps(entry.probe.roots)) === JSON.stringify(entry.folders);
+    return { probe: entry.probe, foldersHold };
   } catch {
     return undefined;
   }
 }
 
-/**
- * The modification times of an interpreter's folders (those that exist), as an entry keeps them, and whether each
- * folder it watches is there (null when it is not, so that its being made later shows).
- */
-function folderStamps(probe: ProbeOutput): Record<string, number | null> {
-  const out: Record<string, number | null> = {};
-  for (const r of probe.roots) {
+/** The cached probe of `python` (readCachedEntry), whatever its folders' times. */
+export const readCachedProbe = (python: string): ProbeOutput | undefined => readCachedEntry(python)?.probe;
+
+/** The modification times of an interpreter's folders (those that exist), as an entry keeps them. */
+function folderStamps(roots: string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of roots) {
     const s = statOf(r);
     if (s?.isDirectory()) out[r] = s.mtimeMs;
   }
-  for (const w of probe.watch ?? []) out[w] = statOf(w)?.mtimeMs ?? null;
   return out;
 }
 
@@ -84,23 +90,12 @@ function statOf(path: string): Stats | undefined {
   }
 }
 
-/** Whether the folders of `python`'s cached probe are as they were when it was probed (an entry without is not). */
-export function cachedFoldersHold(python: string): boolean {
-  try {
-    const entry = JSON.parse(readFileSync(probeCacheFile(python), "utf8")) as { probe?: ProbeOutput; folders?: unknown };
-    if (!entry.probe || typeof entry.folders !== "object" || entry.folders === null) return false;
-    return JSON.stringify(folderStamps(entry.probe)) === JSON.stringify(entry.folders);
-  } catch {
-    return false;
-  }
-}
-
 /** Keeps a fresh probe of `python` for the next process (a cache that cannot be written is only slower). */
 export function writeCachedProbe(python: string, probe: ProbeOutput): void {
   const now = stamp(probe.executable);
   if (!now) return;
   try {
-    writeJsonAtomic(probeCacheFile(python), { python, probe, ...now, folders: folderStamps(probe) });
+    writeJsonAtomic(probeCacheFile(python), { python, probe, ...now, folders: folderStamps(probe.roots) });
   } catch {
     // read-only home or full disk: every process probes afresh
   }

@@ -60,6 +60,22 @@ describe("probing the interpreter beside", () => {
     expect(value[0].executable.startsWith("/")).toBe(true);
   });
 
+  it("a pool whose interpreter is not known yet starts without stalling this process", async () => {
+    const dirOf = makeTask("def evaluate(program_path):\n    return {'combined_score': 1.0}\n", {
+      honeYaml: `python: ${shim}\n`,
+    });
+    const { loadTaskFolder } = await import("../../src/task/discovery-task.ts");
+    const { EvaluatorPool } = await import("../../src/task/evaluator-pool.ts");
+    const { value: pool, stallMs } = await longestStall(() => EvaluatorPool.start(loadTaskFolder(dirOf), { size: 1 }));
+    try {
+      expect(stallMs).toBeLessThan(1000);
+      expect(runs()).toBe(1);
+      expect((await pool.evaluate("# EVOLVE-BLOCK-START\nX = 2.0\n# EVOLVE-BLOCK-END\n")).score).toBe(1);
+    } finally {
+      pool.close();
+    }
+  });
+
   it("a worker's first job on a task checks it and starts its pool without stalling the worker", async () => {
     const task = makeTask("def evaluate(program_path):\n    return {'combined_score': 1.0}\n", {
       honeYaml: `python: ${shim}\n`,
