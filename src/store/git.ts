@@ -1,10 +1,12 @@
 import { execFile, execFileSync } from "node:child_process";
 import {
-  chmodSync,
+  closeSync,
   existsSync,
+  fchmodSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -28,6 +30,17 @@ function folderAt(dir: string, rel: string): void {
     if (st?.isDirectory()) continue;
     if (st) rmSync(at, { force: true });
     mkdirSync(at);
+  }
+}
+
+/** Writes a file that must not exist yet: a link put there meanwhile makes it fail, never followed. */
+function writeNew(file: string, data: Buffer, mode: number): void {
+  const fd = openSync(file, "wx", mode);
+  try {
+    writeFileSync(fd, data);
+    fchmodSync(fd, mode); // exactly, whatever the umask
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -261,8 +274,7 @@ export class HarnessRepo {
         // Whatever is there is replaced, as git's checkout does: a link (never written through, never followed) or a
         // folder with all it holds.
         rmSync(file, { recursive: true, force: true });
-        writeFileSync(file, f.data);
-        chmodSync(file, f.mode === "100755" ? 0o755 : 0o644);
+        writeNew(file, f.data, f.mode === "100755" ? 0o755 : 0o644);
       }
       return;
     }
