@@ -82,6 +82,15 @@ function probeNow(python: string): ProbeOutput {
   }
 }
 
+/** probeNow() without blocking this process. */
+async function probeBeside(python: string): Promise<ProbeOutput> {
+  try {
+    return parseProbe((await execFileAsync(python, ...probeArgs())).stdout);
+  } catch {
+    throw cannotStart(python);
+  }
+}
+
 /**
  * The real interpreter behind a `python` setting (pyenv shims and the like resolve to a path), so sandboxed
  * processes that see no PATH or HOME still start the same Python with the same packages. Probed once per process
@@ -114,12 +123,7 @@ export function pythonInfoAsync(python: string): Promise<PythonInfo> {
   let probe = probing.get(python);
   if (!probe) {
     probe = (async () => {
-      let raw: ProbeOutput;
-      try {
-        raw = parseProbe((await execFileAsync(python, ...probeArgs())).stdout);
-      } catch {
-        throw cannotStart(python);
-      }
+      const raw = await probeBeside(python);
       writeCachedProbe(python, raw);
       const info = infos.get(python) ?? infoOf(raw); // one probed meanwhile by pythonInfo stays
       infos.set(python, info);
@@ -132,13 +136,10 @@ export function pythonInfoAsync(python: string): Promise<PythonInfo> {
 
 /** A fresh probe compared with the cached one: the same, or a loud refusal (the cache corrected for the next run). */
 async function confirm(python: string, cached: ProbeOutput): Promise<void> {
-  let fresh: ProbeOutput;
-  try {
-    fresh = parseProbe((await execFileAsync(python, ...probeArgs())).stdout);
-  } catch {
+  const fresh = await probeBeside(python).catch((err) => {
     dropCachedProbe(python);
-    throw cannotStart(python);
-  }
+    throw err;
+  });
   if (JSON.stringify(infoOf(fresh)) === JSON.stringify(infoOf(cached))) {
     writeCachedProbe(python, fresh); // the same interpreter: its entry's stamps made current, for the next run
     return;
@@ -156,8 +157,8 @@ async function confirm(python: string, cached: ProbeOutput): Promise<void> {
  * the name, PATH and HOME, its entry the executable's size and time; what they cannot see is which interpreter the
  * name starts now (a pyenv shim switched to another version). An entry whose folders changed is not used (pythonInfo
  * then probes afresh). When which interpreter the name starts can be read without running it (python-resolve.ts) and
- * is the cached one, the entry holds; otherwise a fresh probe runs beside, and the promise settles when it agrees. A caller must await it before anything runs with the
- * interpreter's answer counts.
+ * is the cached one, the entry holds; otherwise a fresh probe runs beside, and the promise settles when it agrees.
+ * A caller must await it before anything runs with the interpreter's answer counts.
  */
 export function primePython(python: string): Promise<void> {
   const check = checks.get(python);
