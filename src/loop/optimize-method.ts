@@ -6,7 +6,7 @@ import { applySpec, SpecError } from "../harness/compile.ts";
 import { contentHash } from "../harness/files.ts";
 import { loadHarness } from "../harness/package.ts";
 import { changedFields } from "../harness/spec.ts";
-import type { Archive, Method, Proposal, ProposeContext, Proposer } from "../method/method.ts";
+import type { Archive, Candidate, Method, Proposal, ProposeContext, Proposer } from "../method/method.ts";
 import { proposeSample } from "../method/proposer.ts";
 import { forScope } from "../model/cache.ts";
 import { seedFrom } from "../model/offline/rng.ts";
@@ -182,16 +182,26 @@ export async function proposeWithMethod<P>(
   );
 }
 
-/** After a round is measured: the method's keep rule on each of the round's measured candidates, recorded. */
+/**
+ * After a round is measured: the method's keep rule on each of the round's measured candidates, recorded with its
+ * score in one transaction, so a kill never leaves a decision without its score. A candidate decided before (a resumed
+ * round) keeps its decision; its score is written again, which mends a run a kill left so by an earlier version.
+ */
 export function keepWithMethod<P>(ctx: SearchContext, round: number, method: Method<P>, params: P): void {
   const archive = buildArchive(ctx);
-  for (const c of archive.candidates) {
-    if (c.round !== round || c.kept || c.status === "pending") continue;
-    const decision =
-      c.status === "measured" ? method.keep(archive, c, params) : { keep: false, rule: c.status, reason: c.reason ?? c.status };
-    setMethodKeep(ctx.db, ctx.runId, c.id, method.name, decision);
-    setRewards(ctx.db, [{ id: c.id, reward: null, advantage: null, score: c.measured?.score ?? null }]);
-  }
+  ctx.db.transaction(() => {
+    for (const c of archive.candidates) {
+      if (c.round !== round || c.status === "pending") continue;
+      if (!c.kept) setMethodKeep(ctx.db, ctx.runId, c.id, method.name, keepDecision(archive, c, method, params));
+      setRewards(ctx.db, [{ id: c.id, reward: null, advantage: null, score: c.measured?.score ?? null }]);
+    }
+  })();
+}
+
+function keepDecision<P>(archive: Archive, c: Candidate, method: Method<P>, params: P) {
+  return c.status === "measured"
+    ? method.keep(archive, c, params)
+    : { keep: false, rule: c.status, reason: c.reason ?? c.status };
 }
 
 /**

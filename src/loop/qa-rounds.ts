@@ -32,7 +32,7 @@ export async function qaRoundZero(ctx: QAContext): Promise<QAIncumbent> {
     })();
   }
   const { method, params } = methodOf(ctx);
-  if (method.name !== "harnessttt") keepWithMethod(ctx, 0, method, params); // idempotent: a kept candidate is skipped
+  if (method.name !== "harnessttt") keepWithMethod(ctx, 0, method, params); // idempotent: a decided candidate keeps its decision
   ctx.emit({ type: "round_end", round: 0, incumbentScore: seed.score, bestScore: seed.score, moved: false, rewards: [] });
   return seed;
 }

@@ -1,11 +1,11 @@
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { beforeAll, describe, expect, it } from "vitest";
 import { optimize } from "../../src/loop/optimize.ts";
 import { replayRun } from "../../src/loop/replay.ts";
 import { hone, killAfterLine } from "../helpers/cli.ts";
 import { ROOT, tempDir } from "../helpers/fixtures.ts";
+import { qaFinalState as finalState } from "../helpers/run-state.ts";
 
 // Every method that applies to a QA benchmark, on the GSM8K fixture slice with the offline model: run uninterrupted
 // (from TypeScript, with the same settings), run by the CLI and killed with kill -9 once its first round has ended,
@@ -21,25 +21,6 @@ const args = (method: string, out: string, seedHarness?: string) => [
   ...["--method", method, "--cache", "off", "--out", out],
   ...(seedHarness ? ["--seed-harness", seedHarness] : []),
 ];
-
-/** Everything a resumed run must end with as an uninterrupted one does: choice, scores, decisions, credit, state. */
-function finalState(dir: string) {
-  const db = new Database(join(dir, "hone.db"), { readonly: true });
-  const all = (sql: string) => db.prepare(sql).all();
-  const state = {
-    candidates: all(
-      "SELECT id, round, slot, status, parent_commit, commit_sha, content_hash, spec, score, reward, advantage FROM candidates ORDER BY id",
-    ),
-    rounds: all("SELECT round, status, incumbent_commit, incumbent_score, best_score, moved FROM rounds ORDER BY round"),
-    decisions: all("SELECT round, candidate_id, decision, rule, reason, score FROM decisions ORDER BY round, candidate_id"),
-    measurements: all("SELECT id, candidate_id, split, status, tasks, solved, infra, mean_score FROM measurements ORDER BY id"),
-    tasks: all("SELECT measurement_id, task_id, status, score, answer FROM task_results ORDER BY measurement_id, task_id"),
-    methodState: all("SELECT candidate_id, method, parents, kept, rule, reason, state FROM method_state ORDER BY candidate_id"),
-    summary: JSON.parse((db.prepare("SELECT summary FROM runs").get() as { summary: string }).summary),
-  };
-  db.close();
-  return state;
-}
 
 /** The QA solver harness with a skill document: skillopt trains one, and the default seed has none. */
 function seedWithSkill(): string {
