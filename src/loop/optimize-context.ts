@@ -1,5 +1,4 @@
 // The context of an optimize run: its records, versions, task, models (with cache or replay), evaluator and runner.
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { contentHash } from "../harness/files.ts";
 import { loadHarness } from "../harness/package.ts";
@@ -201,7 +200,7 @@ export async function open(
   const dbPath = join(runDir, "hone.db");
   createRunDb(dbPath, "optimize", settings);
   const db = openDb(dbPath);
-  const repo = resolved(join(runDir, "harnesses.git"));
+  const repo = HarnessRepo.forRun(join(runDir, "harnesses.git"));
 
   // Every model call and evaluation of the run is recorded in its hone.db, so the run can be replayed.
   const recording = new Recording(runDir, settings);
@@ -300,8 +299,4 @@ export async function open(
     setupSeconds: early.calledAt === undefined ? undefined : (performance.now() - early.calledAt) / 1000,
   });
   return ctx;
-}
-
-function resolved(gitDir: string): HarnessRepo {
-  return existsSync(join(gitDir, "HEAD")) ? new HarnessRepo(gitDir) : HarnessRepo.init(gitDir);
 }

@@ -131,6 +131,7 @@ export async function proposeWithMethod<P>(
     specProposals: specProposals(ctx, round, archive, responses),
   });
   const rows: CandidateInsert[] = [];
+  const methodRows: Parameters<typeof insertMethodProposal>[2][] = [];
   for (const [slot, p] of proposals.entries()) {
     const id = candidateId(round, slot);
     const dir = join(ctx.dir, "candidates", id);
@@ -142,7 +143,7 @@ export async function proposeWithMethod<P>(
     if (problems.length === 0) {
       const what = p.spec ? changedFields(p.spec).join(", ") : "harness folder";
       commit = await ctx.repo.commitDir(dir, `${id}: ${method.name}: ${what || "change"}`, parentCommit, round * 100 + slot + 1);
-      ctx.repo.createRef(`refs/candidates/${id}`, commit);
+      ctx.repo.replaceRef(`refs/candidates/${id}`, commit); // recorded below; one a killed attempt left is replaced
     } else rmSync(dir, { recursive: true, force: true });
     rows.push({
       id,
@@ -158,7 +159,7 @@ export async function proposeWithMethod<P>(
       gateError: problems.length ? problems.join("; ") : null,
       repaired: false,
     });
-    insertMethodProposal(ctx.db, ctx.runId, {
+    methodRows.push({
       candidate_id: id,
       method: method.name,
       parents: p.parents,
@@ -167,19 +168,27 @@ export async function proposeWithMethod<P>(
     });
   }
   rmSync(join(ctx.dir, ".proposals"), { recursive: true, force: true });
-  insertModelCalls(ctx.db, ctx.runId, "proposer", null, round, responseRows(responses));
-  // Each slot's own sample, as the harnessttt round records its samples (what on-policy learning reads).
-  recordProposal(
-    ctx.db,
-    ctx.runId,
-    round,
-    {
-      model: ctx.proposer.modelName,
-      messages: proposals.map((p) => p.sample?.messages ?? null),
-      completion: { method: method.name, samples: proposals.map((p) => (p.sample ? { completion: p.sample.completion } : null)) },
-    },
-    rows,
-  );
+  // The method's rows and the proposer's calls with the round's candidates, in one transaction: a resumed round with
+  // no candidates proposes again, and must find nothing of the attempt a kill cut short.
+  ctx.db.transaction(() => {
+    for (const m of methodRows) insertMethodProposal(ctx.db, ctx.runId, m);
+    insertModelCalls(ctx.db, ctx.runId, "proposer", null, round, responseRows(responses));
+    // Each slot's own sample, as the harnessttt round records its samples (what on-policy learning reads).
+    recordProposal(
+      ctx.db,
+      ctx.runId,
+      round,
+      {
+        model: ctx.proposer.modelName,
+        messages: proposals.map((p) => p.sample?.messages ?? null),
+        completion: {
+          method: method.name,
+          samples: proposals.map((p) => (p.sample ? { completion: p.sample.completion } : null)),
+        },
+      },
+      rows,
+    );
+  })();
 }
 
 /**

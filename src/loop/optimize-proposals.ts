@@ -121,7 +121,6 @@ export async function proposeRoundTtt(
     }),
   );
   dedup(ctx, round, parent, samples);
-  insertModelCalls(ctx.db, ctx.runId, "proposer", null, round, responseRows(samples.flatMap((s) => s.responses)));
   const commits = await Promise.all(
     samples.map(async (s, slot) => {
       const id = candidateId(round, slot);
@@ -132,7 +131,7 @@ export async function proposeRoundTtt(
       }
       const what = changedFields(s.spec).join(", ") || "change";
       const commit = await ctx.repo.commitDir(dir, `${id}: ${what}`, parent.commit, round * 100 + slot + 1);
-      ctx.repo.createRef(`refs/candidates/${id}`, commit);
+      ctx.repo.replaceRef(`refs/candidates/${id}`, commit); // recorded below; one a killed attempt left is replaced
       return commit;
     }),
   );
@@ -154,17 +153,24 @@ export async function proposeRoundTtt(
       repaired: s.repaired,
     };
   });
-  recordProposal(
-    ctx.db,
-    ctx.runId,
-    round,
-    {
-      model: ctx.proposer.modelName,
-      messages: samples.map((s) => s.messages),
-      completion: { samples: samples.map((s) => ({ completion: s.completion, repair_completion: s.repairCompletion ?? null })) },
-    },
-    rows,
-  );
+  // The proposer's calls with the round's candidates, in one transaction: a resumed round with no candidates proposes
+  // again, and must not find the calls of the attempt a kill cut short already counted.
+  ctx.db.transaction(() => {
+    insertModelCalls(ctx.db, ctx.runId, "proposer", null, round, responseRows(samples.flatMap((s) => s.responses)));
+    recordProposal(
+      ctx.db,
+      ctx.runId,
+      round,
+      {
+        model: ctx.proposer.modelName,
+        messages: samples.map((s) => s.messages),
+        completion: {
+          samples: samples.map((s) => ({ completion: s.completion, repair_completion: s.repairCompletion ?? null })),
+        },
+      },
+      rows,
+    );
+  })();
 }
 
 /** The gate's mode for K proposals: the parameter, or SAH's min6 of 8 scaled to K. */
@@ -185,9 +191,16 @@ export function roundGate(cands: CandidateRow[], k: number, params: TttParams) {
 
 /**
  * Records a round the proposal gate failed: a decision per slot (rule `proposal_gate`, nothing measured), the round
- * closed as `failed` with the incumbent unmoved; no reward or advantage is written.
+ * closed as `failed` with the incumbent unmoved; no reward or advantage is written. `alsoWrite` (the keep decisions)
+ * runs in the same transaction: a resumed run returns at once from a failed round, so nothing may be left to write.
  */
-export function failRound(ctx: SearchContext, round: number, cands: CandidateRow[], gate: ReturnType<typeof roundGate>): void {
+export function failRound(
+  ctx: SearchContext,
+  round: number,
+  cands: CandidateRow[],
+  gate: ReturnType<typeof roundGate>,
+  alsoWrite: () => void,
+): void {
   const why = `the round failed the proposal gate: ${gate.message}; nothing was measured and the incumbent stays`;
   ctx.db.transaction(() => {
     insertDecisions(
@@ -203,6 +216,7 @@ export function failRound(ctx: SearchContext, round: number, cands: CandidateRow
         detail: { valid: gate.valid, k: cands.length, min_valid: gate.minValid },
       })),
     );
+    alsoWrite();
     finishRound(ctx.db, ctx.runId, round, null, false, "failed");
   })();
   ctx.emit({ type: "notice", text: `  round ${round} failed the proposal gate: ${gate.message}` });

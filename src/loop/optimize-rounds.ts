@@ -37,8 +37,8 @@ export async function seedCandidate(ctx: SearchContext): Promise<{ commit: strin
     }
     commit = await repo.commitDir(dir, "r00: seed harness", undefined, 0);
     repo.createRef("refs/candidates/r00-seed", commit);
-    repo.fastForwardMain(commit);
   } else if (!isHarnessFolder(dir)) repo.materialize(commit, dir);
+  repo.fastForwardMain(commit); // each time: a kill may have come between the seed's ref and main (no move once set)
   const harness = loadHarness(dir, { generatedCode: gateGeneratedCode });
   insertCandidate(ctx.db, ctx.runId, {
     id: "r00-seed",
@@ -198,8 +198,7 @@ export async function runRound(ctx: RunContext, round: number, inc: Incumbent): 
   if (ttt) {
     const gate = roundGate(cands, settings.proposals, tttParams);
     if (!gate.passed) {
-      failRound(ctx, round, cands, gate);
-      keepByRatchet(ctx, method.name, round);
+      failRound(ctx, round, cands, gate, () => keepByRatchet(ctx, method.name, round));
       ctx.emit({ type: "round_end", round, incumbentScore: inc.score ?? null, bestScore: null, moved: false, rewards: [] });
       return inc;
     }

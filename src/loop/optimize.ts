@@ -143,7 +143,6 @@ export interface OptimizeOptions {
   /** The run directory (default runs/opt-<task or benchmark>-<time>); with `resume`, the run to continue. */
   outDir?: string;
   resume?: boolean;
-  /** With resume: options that may change for the rest of the run (everything else comes from hone.db). */
   /** What a resumed run may change: how long it goes on, how much at once, and where its rollouts run. */
   overrides?: { rounds?: number; concurrency?: number; queue?: string; slurm?: SlurmSettings };
   onEvent?: (e: OptimizeEvent) => void;
@@ -251,7 +250,7 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
     let incumbent = await roundZero(ctx);
     const lora = settings.learning.mode === "lora" ? settings.learning.lora : undefined;
     if (o.resume && lora) {
-      const adapter = await resumeAdapter(runDir, lora, lastFinishedRound(ctx.db), settings.proposer);
+      const adapter = await resumeAdapter(ctx.db, ctx.runId, runDir, lora, lastFinishedRound(ctx.db), settings.proposer);
       if (adapter) ctx.proposer = await ctx.recording.model({ ...settings.proposer, model: adapter });
     }
     for (let round = 1; round <= settings.rounds && (o.nextRound?.(round) ?? true); round++)

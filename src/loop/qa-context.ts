@@ -1,7 +1,6 @@
 // The context of a QA search (`hone optimize --benchmark`): its records, harness versions, the train and validation
 // slices, the proposer and the QA runner, opened once (also on resume: the records are reopened, nothing is reset);
 // and the measurement of one harness version on a slice, task by task, resumed where a kill left it.
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { HoneError } from "../errors.ts";
 import { loadHarness } from "../harness/package.ts";
@@ -113,7 +112,7 @@ export async function openQA(
   createRunDb(dbPath, "optimize", settings);
   const db = openDb(dbPath);
   const gitDir = join(runDir, "harnesses.git");
-  const repo = existsSync(join(gitDir, "HEAD")) ? new HarnessRepo(gitDir) : HarnessRepo.init(gitDir);
+  const repo = HarnessRepo.forRun(gitDir);
   const recording = new Recording(runDir, settings);
   const runner = settings.queue
     ? await queueRunner(settings, db)

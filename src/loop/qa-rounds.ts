@@ -63,8 +63,7 @@ export async function qaRound(ctx: QAContext, round: number, inc: QAIncumbent): 
   if (ttt) {
     const gate = roundGate(cands, settings.proposals, params as TttParams);
     if (!gate.passed) {
-      failRound(ctx, round, cands, gate);
-      keepByRatchet(ctx, method.name, round);
+      failRound(ctx, round, cands, gate, () => keepByRatchet(ctx, method.name, round));
       ctx.emit({ type: "round_end", round, incumbentScore: inc.score, bestScore: null, moved: false, rewards: [] });
       return inc;
     }
@@ -105,6 +104,6 @@ async function learn(ctx: QAContext, round: number): Promise<void> {
 export async function resumeQAAdapter(ctx: QAContext): Promise<void> {
   const lora: LoraSettings | undefined = ctx.settings.learning.mode === "lora" ? ctx.settings.learning.lora : undefined;
   if (!lora) return;
-  const adapter = await resumeAdapter(ctx.dir, lora, lastFinishedRound(ctx.db), ctx.settings.proposer);
+  const adapter = await resumeAdapter(ctx.db, ctx.runId, ctx.dir, lora, lastFinishedRound(ctx.db), ctx.settings.proposer);
   if (adapter) ctx.proposer = await ctx.recording.model({ ...ctx.settings.proposer, model: adapter });
 }

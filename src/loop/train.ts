@@ -91,7 +91,7 @@ export class Trainer {
       throw new HoneError("usage", `${this.dir} has no hone.db to resume; start a training run there first`);
     mkdirSync(this.dir, { recursive: true });
     createRunDb(join(this.dir, "hone.db"), "train", o.config ?? this.defaultConfig());
-    this.repo = exists ? new HarnessRepo(join(this.dir, "harnesses.git")) : HarnessRepo.init(join(this.dir, "harnesses.git"));
+    this.repo = HarnessRepo.forRun(join(this.dir, "harnesses.git"));
     const seedDir = join(this.dir, "candidates", "epoch-00");
     if (!this.repo.resolve("refs/candidates/epoch-00")) {
       rmSync(seedDir, { recursive: true, force: true });
@@ -200,8 +200,8 @@ export class Trainer {
     if (!commit) {
       commit = await this.repo.commitDir(join(this.dir, "candidates", "epoch-00"), "epoch 00: seed harness", undefined, 0);
       this.repo.createRef("refs/candidates/epoch-00", commit);
-      this.repo.fastForwardMain(commit);
     }
+    this.repo.fastForwardMain(commit); // each time: a kill may have come between the seed's ref and main
     recordCandidate(db, {
       id: "epoch-00",
       round: 0,
@@ -254,7 +254,7 @@ export class Trainer {
     }
     const ref = `refs/candidates/${epochId(epoch)}`;
     const commit = await this.repo.commitDir(candidateDir, `epoch ${epoch}: ${summary}`, this.harness.data, epoch);
-    if (!this.repo.resolve(ref)) this.repo.createRef(ref, commit);
+    this.repo.replaceRef(ref, commit); // not recorded yet: a ref a killed attempt left is replaced
     recordCandidate(db, {
       id: epochId(epoch),
       round: epoch,

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
 import type { ModelSettings } from "../model/resolve.ts";
@@ -49,7 +49,8 @@ export function roundSamples(db: Db, runId: string, round: number): SlotSample[]
  *     answered (its first answer, also when a repair was needed: a repaired or refused slot is charged the minimum
  *     reward), "advantage", "reward"} — exactly what was sampled, so the data is on-policy;
  * 2. runs the configured trainer command with HONE_LORA_DATA (that file), HONE_LORA_OUTPUT_DIR (where the adapter must
- *    be written), HONE_LORA_BASE_MODEL, HONE_LORA_ROUND and HONE_LORA_PREVIOUS_ADAPTER (empty in round 1);
+ *    be written: `lora/<adapter>.partial`, renamed to `lora/<adapter>` once the command succeeded), HONE_LORA_BASE_MODEL,
+ *    HONE_LORA_ROUND and HONE_LORA_PREVIOUS_ADAPTER (empty in round 1);
  * 3. loads the adapter into the proposer's vLLM server with POST {base_url}/load_lora_adapter
  *    {"lora_name", "lora_path"} (the server needs VLLM_ALLOW_RUNTIME_LORA_UPDATING=True) and returns its name, which
  *    is the proposer's model from the next round.
@@ -86,12 +87,16 @@ export async function loraStep(
   );
   const name = adapterName(s, round);
   const output = join(dir, name);
+  // The trainer writes beside the adapter's folder, renamed into place once it succeeded: a kill mid-training never
+  // leaves a folder a resumed run would take for a whole adapter.
+  const staging = `${output}.partial`;
+  rmSync(staging, { recursive: true, force: true });
   const previous = round > 1 ? join(dir, adapterName(s, round - 1)) : "";
   const r = spawnSync("sh", ["-c", s.trainerCommand], {
     env: {
       ...process.env,
       HONE_LORA_DATA: data,
-      HONE_LORA_OUTPUT_DIR: output,
+      HONE_LORA_OUTPUT_DIR: staging,
       HONE_LORA_BASE_MODEL: s.baseModel ?? proposer.model ?? "",
       HONE_LORA_ROUND: String(round),
       HONE_LORA_PREVIOUS_ADAPTER: existsSync(previous) ? previous : "",
@@ -104,8 +109,10 @@ export async function loraStep(
       "runFailed",
       `the LoRA trainer command failed in round ${round} (exit ${r.status}): ${(r.stderr || r.stdout || "").trim().slice(-500)}`,
     );
-  if (!existsSync(output))
-    throw new HoneError("runFailed", `the LoRA trainer did not write an adapter to ${output} (HONE_LORA_OUTPUT_DIR)`);
+  if (!existsSync(staging))
+    throw new HoneError("runFailed", `the LoRA trainer did not write an adapter to ${staging} (HONE_LORA_OUTPUT_DIR)`);
+  rmSync(output, { recursive: true, force: true });
+  renameSync(staging, output);
   await loadAdapter(name, output, proposer);
   db.prepare("UPDATE rounds SET proposer_model = ? WHERE run_id = ? AND round = ?").run(name, runId, round + 1);
   return name;
@@ -135,13 +142,23 @@ export async function loadAdapter(name: string, path: string, proposer: Partial<
   }
 }
 
-/** On resume: the adapter trained after the last finished round, loaded again if the server lost it. */
+/**
+ * On resume: the adapter trained after the last finished round, loaded again if the server lost it. A kill after a
+ * round finished and before its adapter was written leaves it missing: that round's step is run again (it trains
+ * nothing when the round had no credit, and the adapter of an earlier round is taken).
+ */
 export async function resumeAdapter(
+  db: Db,
+  runId: string,
   runDir: string,
   s: LoraSettings,
   lastFinishedRound: number,
   proposer: Partial<ModelSettings>,
 ): Promise<string | undefined> {
+  if (lastFinishedRound >= 1 && !existsSync(resolve(runDir, "lora", adapterName(s, lastFinishedRound)))) {
+    const trained = await loraStep(db, runId, lastFinishedRound, runDir, s, proposer);
+    if (trained) return trained;
+  }
   for (let r = lastFinishedRound; r >= 1; r--) {
     const path = resolve(runDir, "lora", adapterName(s, r));
     if (existsSync(path)) {

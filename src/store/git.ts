@@ -1,5 +1,6 @@
 import { execFile, execFileSync } from "node:child_process";
 import {
+  chmodSync,
   closeSync,
   existsSync,
   fchmodSync,
@@ -7,6 +8,7 @@ import {
   mkdirSync,
   mkdtempSync,
   openSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -14,7 +16,7 @@ import {
 } from "node:fs";
 import { readdir, readFile, readlink, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { commitContent, parseCommit, parseTree, readObject, type TreeEntry, treeContent, writeObject } from "./git-objects.ts";
 
@@ -103,6 +105,20 @@ export class HarnessRepo {
   }
 
   /**
+   * The repository of a run, for the run's one writer: made when missing; else opened, and the `<ref>.lock` files a
+   * killed writer left are removed (a ref update takes its lock exclusively, so one left behind would refuse every
+   * later update of that ref, and the run could never be resumed).
+   */
+  static forRun(gitDir: string): HarnessRepo {
+    if (!existsSync(join(gitDir, "HEAD"))) return HarnessRepo.init(gitDir);
+    const refs = join(gitDir, "refs");
+    if (existsSync(refs))
+      for (const f of readdirSync(refs, { recursive: true, encoding: "utf8" }))
+        if (f.endsWith(".lock")) rmSync(join(refs, f), { force: true });
+    return new HarnessRepo(gitDir);
+  }
+
+  /**
    * Commits a package directory as it is (every file, as `git add --all --force` would); `order` fixes the commit
    * date so ids are reproducible. Objects are written in-process (git-objects.ts): no git process per candidate,
    * which is most of what a replayed run costs otherwise.
@@ -158,6 +174,15 @@ export class HarnessRepo {
     if (this.swapRef(ref, sha, undefined)) return;
     const existing = this.resolve(ref);
     if (existing !== sha) throw new Error(`${ref} already points at ${existing}, not ${sha}`);
+  }
+
+  /**
+   * Points a ref at `sha` whatever it pointed at before: the ref of a candidate whose row is not recorded yet, which a
+   * killed attempt may have left at another commit (a proposal made again without the request cache differs).
+   */
+  replaceRef(ref: string, sha: string): void {
+    const current = this.resolve(ref);
+    if (current !== sha && !this.swapRef(ref, sha, current)) throw new Error(`${ref} moved while it was replaced`);
   }
 
   /** The commit a ref points at. Full ref names are read from the repository's files (loose, then packed). */
@@ -263,9 +288,27 @@ export class HarnessRepo {
     return walk(parseCommit(commit.content).tree, "") ? out : undefined;
   }
 
-  /** Writes the files of a commit into `dir`. */
+  /**
+   * Writes the files of a commit as the folder `dir`, all at once: checked out into a folder beside it, then renamed
+   * into place (whatever stood at `dir` is replaced). A kill never leaves half a version where a resumed run would
+   * take a folder holding `agent.yaml` for a whole one.
+   */
   materialize(sha: string, dir: string): void {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dirname(dir), { recursive: true });
+    const staging = mkdtempSync(join(dirname(dir), `.${basename(dir)}.partial-`));
+    try {
+      chmodSync(staging, 0o755);
+      this.checkoutInto(sha, staging);
+      rmSync(dir, { recursive: true, force: true });
+      renameSync(staging, dir);
+    } catch (err) {
+      rmSync(staging, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  /** Writes the files of a commit into the folder `dir`, as git's checkout-index does. */
+  private checkoutInto(sha: string, dir: string): void {
     const files = this.checkout(sha);
     if (files) {
       for (const f of files) {

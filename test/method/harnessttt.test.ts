@@ -181,7 +181,20 @@ describe("a round the proposal gate fails is recorded as failed", () => {
     const gate = roundGate(cands, 4, { diversity: false });
     expect(gate).toMatchObject({ valid: 1, passed: false, minValid: 3 });
     const notices: unknown[] = [];
-    failRound({ db, runId: "run", emit: (e: unknown) => notices.push(e) } as unknown as SearchContext, 1, cands, gate);
+    const ctx = { db, runId: "run", emit: (e: unknown) => notices.push(e) } as unknown as SearchContext;
+    // What is written with the round (the keep decisions) is written in its transaction: a failure undoes both.
+    expect(() =>
+      failRound(ctx, 1, cands, gate, () => {
+        throw new Error("killed while writing the keep decisions");
+      }),
+    ).toThrow(/killed/);
+    expect(roundState(db, "run", 1)?.status).toBe("proposing");
+    expect(roundDecisions(db, "run", 1)).toEqual([]);
+    let wrote = false;
+    failRound(ctx, 1, cands, gate, () => {
+      wrote = true;
+    });
+    expect(wrote).toBe(true);
     expect(roundState(db, "run", 1)?.status).toBe("failed");
     const decisions = roundDecisions(db, "run", 1);
     expect(decisions.map((d) => [d.candidate_id, d.decision, d.rule])).toEqual(

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
@@ -75,6 +75,49 @@ describe("lora proposer learning (fake vLLM, fake trainer)", () => {
     // Round 1 proposed with the base model, round 2 with the adapter trained on round 1.
     expect(vllm.chatModels[0]).toBe("qwen-base");
     expect(vllm.chatModels.at(-1)).toBe("hone-proposer-r01");
+  });
+
+  it("a run killed after a round ended, before its adapter was written, trains that adapter again on resume", async () => {
+    const vllm = await startFakeVllm("qwen-base");
+    close = vllm.close;
+    const dir = tempDir();
+    const seen = join(dir, "trainer-saw.txt");
+    const trainer = join(dir, "train.sh");
+    writeFileSync(
+      trainer,
+      `#!/bin/sh\nset -e\necho "$HONE_LORA_ROUND prev=$HONE_LORA_PREVIOUS_ADAPTER out=$HONE_LORA_OUTPUT_DIR" >> ${seen}\nmkdir "$HONE_LORA_OUTPUT_DIR"\necho '{"r": 8}' > "$HONE_LORA_OUTPUT_DIR/adapter_config.json"\n`,
+    );
+    const out = join(dir, "run");
+    const settings = offlineOptimizeSettings({
+      proposer: { model: "qwen-base", baseUrl: vllm.url },
+      rounds: 1,
+      proposals: 3,
+      maxEvals: 4,
+      concurrency: 3,
+      learning: { mode: "lora", digestTokens: 1000, lora: { trainerCommand: `sh ${trainer}`, baseModel: "qwen-base" } },
+    });
+    await optimize(settings, { outDir: out });
+    // As a kill during the trainer leaves it: round 1 finished, its adapter half written beside, none in place.
+    const adapter = join(out, "lora", "hone-proposer-r01");
+    rmSync(adapter, { recursive: true });
+    mkdirSync(`${adapter}.partial`);
+    writeFileSync(join(`${adapter}.partial`, "half.bin"), "x");
+    const before = vllm.chatModels.length;
+    await optimize(settings, { outDir: out, resume: true, overrides: { rounds: 2 } });
+    expect(readFileSync(seen, "utf8").trim().split("\n")).toEqual([
+      `1 prev= out=${adapter}.partial`,
+      `1 prev= out=${adapter}.partial`,
+      `2 prev=${adapter} out=${join(out, "lora", "hone-proposer-r02")}.partial`,
+    ]);
+    expect(readdirSync(join(out, "lora")).sort()).toEqual([
+      "hone-proposer-r01",
+      "hone-proposer-r02",
+      "round-01.jsonl",
+      "round-02.jsonl",
+    ]);
+    // Round 2 proposed with the adapter trained (again) on round 1.
+    expect(vllm.chatModels.slice(before).every((m) => m === "hone-proposer-r01")).toBe(true);
+    expect(vllm.chatModels.length).toBeGreaterThan(before);
   });
 
   it("stops with a clear error when the trainer fails", async () => {

@@ -6,6 +6,7 @@ import {
   readdirSync,
   readFileSync,
   readlinkSync,
+  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
@@ -197,5 +198,42 @@ describe("HarnessRepo reads its versions in-process", () => {
     chmodSync(file, 0o644);
     writeFileSync(file, readFileSync(join(gitDir, "objects", other.slice(0, 2), other.slice(2))));
     expect(() => repo.materialize(second, join(tempDir(), "bad"))).toThrow(/is corrupt/);
+  });
+
+  it("a run's repository opened again drops the ref locks a killed writer left, so its refs can move again", async () => {
+    const { gitDir, first, second } = await twoVersions();
+    const before = HarnessRepo.forRun(gitDir);
+    before.createRef("refs/heads/main", first);
+    writeFileSync(join(gitDir, "refs", "heads", "main.lock"), `${second}\n`);
+    mkdirSync(join(gitDir, "refs", "candidates"), { recursive: true });
+    writeFileSync(join(gitDir, "refs", "candidates", "r01-k0.lock"), `${second}\n`);
+    expect(() => before.createRef("refs/candidates/r01-k0", second)).toThrow(/EEXIST/);
+    const reopened = HarnessRepo.forRun(gitDir);
+    expect(reopened.fastForwardMain(second, first)).toBe(true);
+    reopened.createRef("refs/candidates/r01-k0", second);
+    expect(gitOut(gitDir, ["rev-parse", "refs/heads/main", "refs/candidates/r01-k0"])).toBe(`${second}\n${second}`);
+    expect(readdirSync(join(gitDir, "refs", "candidates"))).toEqual(["r01-k0"]);
+    // A candidate's ref a killed attempt left at another commit is replaced, loose or packed.
+    reopened.replaceRef("refs/candidates/r01-k0", first);
+    expect(reopened.resolve("refs/candidates/r01-k0")).toBe(first);
+    gitOut(gitDir, ["pack-refs", "--all"]);
+    reopened.replaceRef("refs/candidates/r01-k0", second);
+    expect(gitOut(gitDir, ["rev-parse", "refs/candidates/r01-k0"])).toBe(second);
+  });
+
+  it("never leaves half a version: a checkout that fails part-way leaves the folder as it was and nothing beside it", async () => {
+    // A link in the commit: git checks it out, and writes agent.yaml before it finds prompt.md's content missing.
+    const { repo, gitDir, second } = await twoVersions({ link: true });
+    const blob = gitOut(gitDir, ["rev-parse", `${second}:prompt.md`]);
+    rmSync(join(gitDir, "objects", blob.slice(0, 2), blob.slice(2)), { force: true });
+    const parent = tempDir();
+    expect(() => repo.materialize(second, join(parent, "fresh"))).toThrow();
+    expect(readdirSync(parent)).toEqual([]);
+    const kept = join(parent, "kept");
+    mkdirSync(kept);
+    writeFileSync(join(kept, "note.txt"), "before\n");
+    expect(() => repo.materialize(second, kept)).toThrow();
+    expect(readdirSync(parent)).toEqual(["kept"]);
+    expect(readdirSync(kept)).toEqual(["note.txt"]);
   });
 });
