@@ -11,29 +11,33 @@ import { offlineOptimizeSettings, tempDir } from "../helpers/fixtures.ts";
 let close: (() => Promise<void>) | undefined;
 afterEach(async () => close?.());
 
+/** A fake vLLM and a fake trainer that logs what it was given (`echo` fields) and writes an adapter. */
+async function lab(echo: string, rounds: number) {
+  const vllm = await startFakeVllm("qwen-base");
+  close = vllm.close;
+  const dir = tempDir();
+  const trainer = join(dir, "train.sh");
+  const seen = join(dir, "trainer-saw.txt");
+  writeFileSync(
+    trainer,
+    `#!/bin/sh\nset -e\necho "${echo}" >> ${seen}\nmkdir "$HONE_LORA_OUTPUT_DIR"\necho '{"r": 8}' > "$HONE_LORA_OUTPUT_DIR/adapter_config.json"\n`,
+  );
+  const settings = offlineOptimizeSettings({
+    proposer: { model: "qwen-base", baseUrl: vllm.url },
+    rounds,
+    proposals: 3,
+    maxEvals: 4,
+    concurrency: 3,
+    learning: { mode: "lora", digestTokens: 1000, lora: { trainerCommand: `sh ${trainer}`, baseModel: "qwen-base" } },
+  });
+  return { vllm, seen, settings, out: join(dir, "run") };
+}
+
 describe("lora proposer learning (fake vLLM, fake trainer)", () => {
   it("writes each round's group, runs the trainer, loads the adapter and proposes with it next round", async () => {
-    const vllm = await startFakeVllm("qwen-base");
-    close = vllm.close;
-    const dir = tempDir();
-    const trainer = join(dir, "train.sh");
-    const seen = join(dir, "trainer-saw.txt");
-    writeFileSync(
-      trainer,
-      `#!/bin/sh\nset -e\necho "$HONE_LORA_ROUND $HONE_LORA_BASE_MODEL $(wc -l < "$HONE_LORA_DATA") prev=$HONE_LORA_PREVIOUS_ADAPTER" >> ${seen}\nmkdir -p "$HONE_LORA_OUTPUT_DIR"\necho '{"r": 8}' > "$HONE_LORA_OUTPUT_DIR/adapter_config.json"\n`,
-    );
-    const out = join(dir, "run");
-    const result = await optimize(
-      offlineOptimizeSettings({
-        proposer: { model: "qwen-base", baseUrl: vllm.url },
-        rounds: 2,
-        proposals: 3,
-        maxEvals: 4,
-        concurrency: 3,
-        learning: { mode: "lora", digestTokens: 1000, lora: { trainerCommand: `sh ${trainer}`, baseModel: "qwen-base" } },
-      }),
-      { outDir: out },
-    );
+    const echo = '$HONE_LORA_ROUND $HONE_LORA_BASE_MODEL $(wc -l < "$HONE_LORA_DATA") prev=$HONE_LORA_PREVIOUS_ADAPTER';
+    const { vllm, seen, settings, out } = await lab(echo, 2);
+    const result = await optimize(settings, { outDir: out });
     expect(result.bestScore).not.toBeNull();
     const group = readFileSync(join(out, "lora", "round-01.jsonl"), "utf8")
       .trim()
@@ -78,24 +82,10 @@ describe("lora proposer learning (fake vLLM, fake trainer)", () => {
   });
 
   it("a run killed after a round ended, before its adapter was written, trains that adapter again on resume", async () => {
-    const vllm = await startFakeVllm("qwen-base");
-    close = vllm.close;
-    const dir = tempDir();
-    const seen = join(dir, "trainer-saw.txt");
-    const trainer = join(dir, "train.sh");
-    writeFileSync(
-      trainer,
-      `#!/bin/sh\nset -e\necho "$HONE_LORA_ROUND prev=$HONE_LORA_PREVIOUS_ADAPTER out=$HONE_LORA_OUTPUT_DIR" >> ${seen}\nmkdir "$HONE_LORA_OUTPUT_DIR"\necho '{"r": 8}' > "$HONE_LORA_OUTPUT_DIR/adapter_config.json"\n`,
+    const { vllm, seen, settings, out } = await lab(
+      "$HONE_LORA_ROUND prev=$HONE_LORA_PREVIOUS_ADAPTER out=$HONE_LORA_OUTPUT_DIR",
+      1,
     );
-    const out = join(dir, "run");
-    const settings = offlineOptimizeSettings({
-      proposer: { model: "qwen-base", baseUrl: vllm.url },
-      rounds: 1,
-      proposals: 3,
-      maxEvals: 4,
-      concurrency: 3,
-      learning: { mode: "lora", digestTokens: 1000, lora: { trainerCommand: `sh ${trainer}`, baseModel: "qwen-base" } },
-    });
     await optimize(settings, { outDir: out });
     // As a kill during the trainer leaves it: round 1 finished, its adapter half written beside, none in place.
     const adapter = join(out, "lora", "hone-proposer-r01");
