@@ -144,7 +144,10 @@ export async function proposeWithMethod<P>(
       const what = p.spec ? changedFields(p.spec).join(", ") : "harness folder";
       commit = await ctx.repo.commitDir(dir, `${id}: ${method.name}: ${what || "change"}`, parentCommit, round * 100 + slot + 1);
       ctx.repo.replaceRef(`refs/candidates/${id}`, commit); // recorded below; one a killed attempt left is replaced
-    } else rmSync(dir, { recursive: true, force: true });
+    } else {
+      rmSync(dir, { recursive: true, force: true });
+      ctx.repo.dropRef(`refs/candidates/${id}`); // one a killed attempt left, when this attempt's slot has no commit
+    }
     rows.push({
       id,
       round,

@@ -127,6 +127,7 @@ export async function proposeRoundTtt(
       const dir = join(ctx.dir, "candidates", id);
       if (!s.spec) {
         rmSync(dir, { recursive: true, force: true });
+        ctx.repo.dropRef(`refs/candidates/${id}`); // one a killed attempt left, when this attempt's slot has no commit
         return null;
       }
       const what = changedFields(s.spec).join(", ") || "change";

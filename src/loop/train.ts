@@ -249,6 +249,7 @@ export class Trainer {
       else throw err;
     }
     if (skip) {
+      this.repo.dropRef(`refs/candidates/${epochId(epoch)}`); // one a killed attempt left (replay reads the ref)
       recordSkip(db, epoch, this.harness.data, skip);
       return { skip };
     }

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
 import type { ModelSettings } from "../model/resolve.ts";
@@ -49,7 +49,7 @@ export function roundSamples(db: Db, runId: string, round: number): SlotSample[]
  *     answered (its first answer, also when a repair was needed: a repaired or refused slot is charged the minimum
  *     reward), "advantage", "reward"} — exactly what was sampled, so the data is on-policy;
  * 2. runs the configured trainer command with HONE_LORA_DATA (that file), HONE_LORA_OUTPUT_DIR (where the adapter must
- *    be written: `lora/<adapter>.partial`, renamed to `lora/<adapter>` once the command succeeded), HONE_LORA_BASE_MODEL,
+ *    be written: `lora/<adapter>.partial-<pid>`, renamed to `lora/<adapter>` once the command succeeded), HONE_LORA_BASE_MODEL,
  *    HONE_LORA_ROUND and HONE_LORA_PREVIOUS_ADAPTER (empty in round 1);
  * 3. loads the adapter into the proposer's vLLM server with POST {base_url}/load_lora_adapter
  *    {"lora_name", "lora_path"} (the server needs VLLM_ALLOW_RUNTIME_LORA_UPDATING=True) and returns its name, which
@@ -89,8 +89,9 @@ export async function loraStep(
   const output = join(dir, name);
   // The trainer writes beside the adapter's folder, renamed into place once it succeeded: a kill mid-training never
   // leaves a folder a resumed run would take for a whole adapter.
-  const staging = `${output}.partial`;
-  rmSync(staging, { recursive: true, force: true });
+  // Its own name per attempt: a trainer a killed run left running may still write into the one it was given.
+  for (const f of readdirSync(dir)) if (f.startsWith(`${name}.partial-`)) rmSync(join(dir, f), { recursive: true, force: true });
+  const staging = `${output}.partial-${process.pid}`;
   const previous = round > 1 ? join(dir, adapterName(s, round - 1)) : "";
   const r = spawnSync("sh", ["-c", s.trainerCommand], {
     env: {

@@ -23,6 +23,16 @@ import { commitContent, parseCommit, parseTree, readObject, type TreeEntry, tree
 /** A file as a commit holds it: its path in the package and how to write it. */
 type CheckedOut = { path: string; mode: string; data: Buffer };
 
+/** Removes every `*.lock` file under `dir` (ref locks a killed writer left), walking its folders without following links. */
+function dropLocks(dir: string): void {
+  if (!existsSync(dir)) return;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) dropLocks(path);
+    else if (e.name.endsWith(".lock")) rmSync(path, { force: true });
+  }
+}
+
 /** Makes `rel` a real folder under `dir`, one part at a time: a link or a file in the way is replaced. */
 function folderAt(dir: string, rel: string): void {
   let at = dir;
@@ -111,10 +121,7 @@ export class HarnessRepo {
    */
   static forRun(gitDir: string): HarnessRepo {
     if (!existsSync(join(gitDir, "HEAD"))) return HarnessRepo.init(gitDir);
-    const refs = join(gitDir, "refs");
-    if (existsSync(refs))
-      for (const f of readdirSync(refs, { recursive: true, encoding: "utf8" }))
-        if (f.endsWith(".lock")) rmSync(join(refs, f), { force: true });
+    dropLocks(join(gitDir, "refs"));
     return new HarnessRepo(gitDir);
   }
 
@@ -183,6 +190,12 @@ export class HarnessRepo {
   replaceRef(ref: string, sha: string): void {
     const current = this.resolve(ref);
     if (current !== sha && !this.swapRef(ref, sha, current)) throw new Error(`${ref} moved while it was replaced`);
+  }
+
+  /** Removes a ref (a candidate's that a killed attempt left, when the attempt made again has no commit). */
+  dropRef(ref: string): void {
+    rmSync(join(this.gitDir, ref), { force: true });
+    if (this.resolve(ref)) this.git(["update-ref", "-d", ref]); // packed
   }
 
   /** The commit a ref points at. Full ref names are read from the repository's files (loose, then packed). */
@@ -295,7 +308,11 @@ export class HarnessRepo {
    */
   materialize(sha: string, dir: string): void {
     mkdirSync(dirname(dir), { recursive: true });
-    const staging = mkdtempSync(join(dirname(dir), `.${basename(dir)}.partial-`));
+    const prefix = `.${basename(dir)}.partial-`;
+    // What a killed checkout left beside (one writer per run: none is in use now).
+    for (const f of readdirSync(dirname(dir)))
+      if (f.startsWith(prefix)) rmSync(join(dirname(dir), f), { recursive: true, force: true });
+    const staging = mkdtempSync(join(dirname(dir), prefix));
     try {
       chmodSync(staging, 0o755);
       this.checkoutInto(sha, staging);

@@ -106,7 +106,10 @@ export function insertRollout(
   })();
 }
 
-/** Model calls of one rollout or QA job (replacing what a killed attempt left), or of a proposer round (rolloutId null). */
+/**
+ * Model calls of one rollout or QA job, or of a proposer round (rolloutId null), replacing what a killed attempt left
+ * (a round that proposed nothing is proposed again on resume, its calls recorded again).
+ */
 export function insertModelCalls(
   db: Db,
   runId: string,
@@ -116,6 +119,12 @@ export function insertModelCalls(
   calls: ModelCallRow[],
 ): void {
   if (rolloutId !== null) db.prepare("DELETE FROM model_calls WHERE rollout_id = ?").run(rolloutId);
+  else
+    db.prepare("DELETE FROM model_calls WHERE run_id = ? AND role = ? AND rollout_id IS NULL AND round IS ?").run(
+      runId,
+      role,
+      round,
+    );
   const mc = db.prepare(
     "INSERT INTO model_calls (run_id, role, rollout_id, round, latency_ms, prompt_tokens, completion_tokens, attempts, cached, faults) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );

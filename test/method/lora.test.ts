@@ -90,14 +90,14 @@ describe("lora proposer learning (fake vLLM, fake trainer)", () => {
     // As a kill during the trainer leaves it: round 1 finished, its adapter half written beside, none in place.
     const adapter = join(out, "lora", "hone-proposer-r01");
     rmSync(adapter, { recursive: true });
-    mkdirSync(`${adapter}.partial`);
-    writeFileSync(join(`${adapter}.partial`, "half.bin"), "x");
+    mkdirSync(`${adapter}.partial-1`);
+    writeFileSync(join(`${adapter}.partial-1`, "half.bin"), "x");
     const before = vllm.chatModels.length;
     await optimize(settings, { outDir: out, resume: true, overrides: { rounds: 2 } });
     expect(readFileSync(seen, "utf8").trim().split("\n")).toEqual([
-      `1 prev= out=${adapter}.partial`,
-      `1 prev= out=${adapter}.partial`,
-      `2 prev=${adapter} out=${join(out, "lora", "hone-proposer-r02")}.partial`,
+      `1 prev= out=${adapter}.partial-${process.pid}`,
+      `1 prev= out=${adapter}.partial-${process.pid}`,
+      `2 prev=${adapter} out=${join(out, "lora", "hone-proposer-r02")}.partial-${process.pid}`,
     ]);
     expect(readdirSync(join(out, "lora")).sort()).toEqual([
       "hone-proposer-r01",

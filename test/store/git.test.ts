@@ -219,6 +219,13 @@ describe("HarnessRepo reads its versions in-process", () => {
     gitOut(gitDir, ["pack-refs", "--all"]);
     reopened.replaceRef("refs/candidates/r01-k0", second);
     expect(gitOut(gitDir, ["rev-parse", "refs/candidates/r01-k0"])).toBe(second);
+    // A ref a killed attempt left, when the attempt made again has no commit: dropped, loose or packed.
+    reopened.dropRef("refs/candidates/r01-k0");
+    reopened.createRef("refs/candidates/r01-k1", first);
+    gitOut(gitDir, ["pack-refs", "--all"]);
+    reopened.dropRef("refs/candidates/r01-k1");
+    reopened.dropRef("refs/candidates/never");
+    expect(gitOut(gitDir, ["for-each-ref", "--format=%(refname)", "refs/candidates/"])).toBe("");
   });
 
   it("never leaves half a version: a checkout that fails part-way leaves the folder as it was and nothing beside it", async () => {
@@ -235,5 +242,13 @@ describe("HarnessRepo reads its versions in-process", () => {
     expect(() => repo.materialize(second, kept)).toThrow();
     expect(readdirSync(parent)).toEqual(["kept"]);
     expect(readdirSync(kept)).toEqual(["note.txt"]);
+    // What a checkout killed part-way left beside a folder is cleared by the next checkout of that folder.
+    const plain = await twoVersions({ link: false });
+    mkdirSync(join(parent, ".kept.partial-abc123"));
+    writeFileSync(join(parent, ".kept.partial-abc123", "agent.yaml"), "half\n");
+    mkdirSync(join(parent, ".other.partial-abc123"));
+    plain.repo.materialize(plain.second, kept);
+    expect(readdirSync(parent).sort()).toEqual([".other.partial-abc123", "kept"]);
+    expect(readFileSync(join(kept, "prompt.md"), "utf8")).toBe("changed\n");
   });
 });

@@ -7,6 +7,7 @@ import { createRunDb, openDb, passwordRedacted, runRow } from "../../src/store/d
 import { allDecisions } from "../../src/store/decisions.ts";
 import { loadNoise } from "../../src/store/noise.ts";
 import { finishMeasurement, insertTaskResult, measurements, solvedMatrix, startMeasurement } from "../../src/store/qa.ts";
+import { insertModelCalls } from "../../src/store/rollouts.ts";
 import { tempDir } from "../helpers/fixtures.ts";
 
 describe("hone.db", () => {
@@ -17,6 +18,32 @@ describe("hone.db", () => {
     const db = openDb(path, { readonly: true });
     expect(runRow(db)).toMatchObject({ kind: "eval", status: "running", config: '{"benchmark":"gsm8k"}' });
     db.close();
+  });
+
+  it("a proposer round's calls recorded again replace the first attempt's, and no other round's or rollout's", () => {
+    const path = join(tempDir(), "run", "hone.db");
+    createRunDb(path, "optimize", {});
+    const db = openDb(path);
+    const call = (tokens: number) => ({
+      latencyMs: 1,
+      promptTokens: tokens,
+      completionTokens: 1,
+      attempts: 1,
+      cached: false,
+      faults: null,
+    });
+    insertModelCalls(db, "run", "proposer", null, 1, [call(10)]);
+    insertModelCalls(db, "run", "proposer", null, 2, [call(20), call(21)]);
+    insertModelCalls(db, "run", "executor", "r02-k0", 2, [call(30)]);
+    insertModelCalls(db, "run", "proposer", null, 2, [call(22), call(23)]);
+    const rows = db.prepare("SELECT role, round, prompt_tokens AS t FROM model_calls ORDER BY id").all();
+    db.close();
+    expect(rows).toEqual([
+      { role: "proposer", round: 1, t: 10 },
+      { role: "executor", round: 2, t: 30 },
+      { role: "proposer", round: 2, t: 22 },
+      { role: "proposer", round: 2, t: 23 },
+    ]);
   });
 
   it("never stores a URL's password: the settings keep the URL with *** in its place", () => {
