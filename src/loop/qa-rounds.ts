@@ -32,7 +32,8 @@ export async function qaRoundZero(ctx: QAContext): Promise<QAIncumbent> {
     })();
   }
   const { method, params } = methodOf(ctx);
-  if (method.name !== "harnessttt") keepWithMethod(ctx, 0, method, params); // idempotent: a decided candidate keeps its decision
+  // Idempotent: a candidate decided before keeps its decision.
+  if (method.name !== "harnessttt") keepWithMethod(ctx, 0, method, params);
   ctx.emit({ type: "round_end", round: 0, incumbentScore: seed.score, bestScore: seed.score, moved: false, rewards: [] });
   return seed;
 }

@@ -49,8 +49,8 @@ export function roundSamples(db: Db, runId: string, round: number): SlotSample[]
  *     answered (its first answer, also when a repair was needed: a repaired or refused slot is charged the minimum
  *     reward), "advantage", "reward"} — exactly what was sampled, so the data is on-policy;
  * 2. runs the configured trainer command with HONE_LORA_DATA (that file), HONE_LORA_OUTPUT_DIR (where the adapter must
- *    be written: `lora/<adapter>.partial-<pid>`, renamed to `lora/<adapter>` once the command succeeded), HONE_LORA_BASE_MODEL,
- *    HONE_LORA_ROUND and HONE_LORA_PREVIOUS_ADAPTER (empty in round 1);
+ *    be written: `lora/<adapter>.partial-<pid>`, renamed to `lora/<adapter>` once the command succeeded),
+ *    HONE_LORA_BASE_MODEL, HONE_LORA_ROUND and HONE_LORA_PREVIOUS_ADAPTER (empty in round 1);
  * 3. loads the adapter into the proposer's vLLM server with POST {base_url}/load_lora_adapter
  *    {"lora_name", "lora_path"} (the server needs VLLM_ALLOW_RUNTIME_LORA_UPDATING=True) and returns its name, which
  *    is the proposer's model from the next round.
@@ -88,8 +88,8 @@ export async function loraStep(
   const name = adapterName(s, round);
   const output = join(dir, name);
   // The trainer writes beside the adapter's folder, renamed into place once it succeeded: a kill mid-training never
-  // leaves a folder a resumed run would take for a whole adapter.
-  // Its own name per attempt: a trainer a killed run left running may still write into the one it was given.
+  // leaves a folder a resumed run would take for a whole adapter. Its own folder per attempt: a trainer a killed run
+  // left running may still write into the one it was given.
   for (const f of readdirSync(dir)) if (f.startsWith(`${name}.partial-`)) rmSync(join(dir, f), { recursive: true, force: true });
   const staging = `${output}.partial-${process.pid}`;
   const previous = round > 1 ? join(dir, adapterName(s, round - 1)) : "";
