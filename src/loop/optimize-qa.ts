@@ -4,7 +4,7 @@
 // method's keep rule and the noise-aware ratchet (qa-ratchet.ts) move the incumbent, and the final choice is measured
 // once on the validation slice, which no method or proposer ever sees. A killed run resumes (qa-rounds.ts) and a
 // finished one replays from its records. qa-context.ts opens the run; qa-rewards.ts credits harnessttt's slots.
-import { rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { stringify as toYaml } from "yaml";
 import { candidateOfCommit } from "../store/candidates.ts";
@@ -61,7 +61,6 @@ export async function optimizeQA(
 
 function writeBest(ctx: QAContext, inc: QAIncumbent, validation: number | null): string {
   const bestDir = join(ctx.dir, "best");
-  rmSync(bestDir, { recursive: true, force: true });
   ctx.repo.materialize(inc.commit, bestDir);
   const cand = candidateOfCommit(ctx.db, inc.commit);
   const spec = cand?.spec ? toYaml(JSON.parse(cand.spec)) : "# the seed harness: no spec applied\n{}\n";

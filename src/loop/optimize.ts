@@ -309,7 +309,6 @@ function removeRunDir(runDir: string, existed: boolean): void {
 function finish(ctx: RunContext, inc: Incumbent): OptimizeResult {
   const { db, runId, repo, task } = ctx;
   const bestDir = join(ctx.dir, "best");
-  rmSync(bestDir, { recursive: true, force: true });
   repo.materialize(inc.commit, bestDir);
   const cand = candidateOfCommit(db, inc.commit);
   writeFileSync(

@@ -1,6 +1,6 @@
 // A train run from its configuration (train.yaml, or what hone.db stored): the panel, criterion, estimator and
 // models, through the run's recording, so `hone train`, `hone train --resume` and `hone replay` build it one way.
-import { readFileSync, rmSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
 import { loadHarness } from "../harness/package.ts";
@@ -70,7 +70,6 @@ class RecordedCandidates implements Estimator {
     const repo = new HarnessRepo(join(this.source, "harnesses.git"));
     const commit = repo.resolve(`refs/candidates/${epochId(ctx.epoch)}`);
     if (!commit) return undefined;
-    rmSync(ctx.candidateDir, { recursive: true, force: true });
     repo.materialize(commit, ctx.candidateDir);
     const db = openDb(join(this.source, "hone.db"), { readonly: true });
     const spec = (
