@@ -8,13 +8,12 @@ import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { writeSyntheticRun } from "../test/helpers/synthetic-run.ts";
-import { forwardStderr, median, report, timeIt } from "./lib.ts";
+import { forwardStderr, honeCli, median, report, timeIt } from "./lib.ts";
 
 const GOAL_MS = 300;
 const REPETITIONS = 5;
 const WARM = 15;
 const CLIENTS = 50;
-const ROOT = join(import.meta.dirname, "..");
 const SIZES = [
   { id: "1k", rounds: 20, perRound: 50 },
   { id: "10k", rounds: 100, perRound: 100 },
@@ -47,7 +46,7 @@ async function loadRunPage(base: string, id: string): Promise<{ ms: number; byte
 /** `hone view` in a process of its own, as a user starts it. */
 function startView(root: string): Promise<{ url: string; child: ChildProcess; stop: () => Promise<void> }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, "bin", "hone.js"), "view", root, "--port", "0", "--json"], {
+    const child = spawn(process.execPath, [honeCli(), "view", root, "--port", "0", "--json"], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     forwardStderr(child);

@@ -1,6 +1,28 @@
-import type { ChildProcess } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import { cpus, loadavg } from "node:os";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
+// @ts-expect-error: bin/bundle.js is plain JavaScript, without declarations.
+import { freshBundle } from "../bin/bundle.js";
+
+const ROOT = join(import.meta.dirname, "..");
+let bundleChecked = false;
+
+/**
+ * The hone CLI as a user starts it (bin/hone.js), for the benches that spawn it: it runs dist/ only while dist/ was
+ * built from the sources as they are, and otherwise falls back to tsx, which would time the TypeScript transform
+ * and its memory instead of hone. A stale dist/ is rebuilt first, as `npm ci` builds it (HONE_FROM_SOURCE set by
+ * the caller keeps the sources, on purpose).
+ */
+export function honeCli(): string {
+  if (!bundleChecked && !process.env.HONE_FROM_SOURCE && !freshBundle("hone")) {
+    process.stdout.write("  (dist/ is older than the sources: rebuilt first with node scripts/build-cli.mjs)\n");
+    execFileSync(process.execPath, [join(ROOT, "scripts", "build-cli.mjs")], { stdio: ["ignore", "ignore", "inherit"] });
+    if (!freshBundle("hone")) throw new Error("dist/ is still older than the sources after node scripts/build-cli.mjs");
+  }
+  bundleChecked = true;
+  return join(ROOT, "bin", "hone.js");
+}
 
 /** Small helpers shared by the benchmarks: timing, medians, goals with verdicts, and aligned output. */
 export function median(xs: number[]): number {

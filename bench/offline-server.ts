@@ -1,16 +1,13 @@
 import { spawn } from "node:child_process";
-import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { forwardStderr } from "./lib.ts";
-
-const HONE = join(import.meta.dirname, "..", "bin", "hone.js");
+import { forwardStderr, honeCli } from "./lib.ts";
 
 /**
  * `hone serve-offline` in its own process, as an endpoint is (not a thread of the process measured); resolves with
  * its base URL, its pid (for its CPU time) and a way to stop it.
  */
 export function serveOffline(latencyMs: number): Promise<{ url: string; pid: number; stop: () => void }> {
-  const child = spawn(process.execPath, [HONE, "serve-offline", "--port", "0", "--latency-ms", String(latencyMs)], {
+  const child = spawn(process.execPath, [honeCli(), "serve-offline", "--port", "0", "--latency-ms", String(latencyMs)], {
     stdio: ["ignore", "pipe", "pipe"],
   });
   forwardStderr(child);

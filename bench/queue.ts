@@ -21,13 +21,12 @@ import { LocalRunner, type RolloutJob, type Runner } from "../src/loop/runner.ts
 import { BUILTIN_TASKS_DIR } from "../src/task/builtin.ts";
 import { loadTaskFolder } from "../src/task/discovery-task.ts";
 import { EvaluatorPool } from "../src/task/evaluator-pool.ts";
-import { median, report, spread } from "./lib.ts";
+import { honeCli, median, report, spread } from "./lib.ts";
 import { processTable } from "./proc-cpu.ts";
 
 const ROLLOUTS = Number(process.env.BENCH_ROLLOUTS ?? 200);
 const REPS = Number(process.env.BENCH_REPS ?? 2);
 const AT_ONCE = 8;
-const ROOT = join(import.meta.dirname, "..");
 
 /**
  * CPU ms so far by role: this process (hone: the local runner or the coordinator, with its offline model thread),
@@ -65,7 +64,7 @@ const byRole = (timed: Timed[], roles: Role[]) =>
 
 /** Starts `hone worker` and resolves once it is ready; its output keeps being read so that it never blocks. */
 function startWorker(url: string): Promise<ChildProcess> {
-  const args = [join(ROOT, "bin", "hone.js"), "worker", "--queue", url, "--concurrency", "4", "--pool-size", "2"];
+  const args = [honeCli(), "worker", "--queue", url, "--concurrency", "4", "--pool-size", "2"];
   const w = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "ignore"] });
   return new Promise((resolve, reject) => {
     w.stdout?.on("data", (d) => / ready on /.test(String(d)) && resolve(w));

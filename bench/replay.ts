@@ -4,14 +4,13 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { report, spread } from "./lib.ts";
+import { honeCli, report, spread } from "./lib.ts";
 
-const HONE = join(import.meta.dirname, "..", "bin", "hone.js");
 const REPS = Number(process.env.BENCH_REPS ?? 3);
 
 function hone(args: string[]): { seconds: number; out: string } {
   const t = performance.now();
-  const out = execFileSync(process.execPath, [HONE, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  const out = execFileSync(process.execPath, [honeCli(), ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
   return { seconds: (performance.now() - t) / 1000, out };
 }
 

@@ -21,12 +21,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { median, report, spread } from "./lib.ts";
+import { honeCli, median, report, spread } from "./lib.ts";
 import { serveOffline } from "./offline-server.ts";
 import { processCpu } from "./proc-cpu.ts";
 
-const ROOT = join(import.meta.dirname, "..");
-const HONE = join(ROOT, "bin", "hone.js");
 const RUSAGE = join(import.meta.dirname, "peers", "tree_rusage.py");
 const REPS = Number(process.env.BENCH_REPS ?? 3);
 /** Tolerances: one more unit of work may cost at most 25% more at 4× than at 1×; a 4× longer run's peak at most 25% more. */
@@ -82,7 +80,17 @@ interface Measured {
 }
 
 function runOnce(d: Dimension, scale: number, out: string, seed: number, server: { url: string; pid: number }): Measured {
-  const args = [HONE, "optimize", "--task", "circle-packing", ...d.flags(scale), "--concurrency", "1", "--seed", String(seed)]
+  const args = [
+    honeCli(),
+    "optimize",
+    "--task",
+    "circle-packing",
+    ...d.flags(scale),
+    "--concurrency",
+    "1",
+    "--seed",
+    String(seed),
+  ]
     .concat(["--executor", "offline", "--proposer", "offline", "--cache", "off", "--out", out])
     .concat(["--executor-base-url", server.url, "--proposer-base-url", server.url]);
   const serverBefore = processCpu(server.pid);

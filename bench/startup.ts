@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 // @ts-expect-error: bin/bundle.js is plain JavaScript, without declarations.
 import { freshBundle } from "../bin/bundle.js";
-import { report, spread } from "./lib.ts";
+import { honeCli, report, spread } from "./lib.ts";
 
 const ROOT = join(import.meta.dirname, "..");
 const HONE = join(ROOT, "bin", "hone.js");
@@ -59,6 +59,7 @@ function untilFirstLine(out: string): Promise<{ spawn: number; setup: number }> 
 }
 
 export async function benchStartup(): Promise<boolean> {
+  honeCli(); // dist/ fresh before anything is timed
   const bundled = Boolean(freshBundle("hone"));
   const help: number[] = [];
   const empty: number[] = [];
