@@ -46,7 +46,7 @@ async function loadRunPage(base: string, id: string): Promise<{ ms: number; byte
 /** `hone view` in a process of its own, as a user starts it. */
 function startView(root: string): Promise<{ url: string; child: ChildProcess; stop: () => Promise<void> }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [honeCli(), "view", root, "--port", "0", "--json"], {
+    const child = spawn(honeCli(), ["view", root, "--port", "0", "--json"], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     forwardStderr(child);

@@ -9,7 +9,8 @@ const ROOT = join(import.meta.dirname, "..");
 let bundleChecked = false;
 
 /**
- * The hone CLI as a user starts it (bin/hone.js), for the benches that spawn it: it runs dist/ only while dist/ was
+ * The hone CLI as a user starts it, the program bin/hone.js (`hone`, `npx hone`: started through its first lines, which
+ * cap V8's young generation), for the benches that spawn it. It runs dist/ only while dist/ was
  * built from the sources as they are, and otherwise falls back to tsx, which would time the TypeScript transform
  * and its memory instead of hone. A stale dist/ is rebuilt first, as `npm ci` builds it (HONE_FROM_SOURCE set by
  * the caller keeps the sources, on purpose).

@@ -7,7 +7,7 @@ import { forwardStderr, honeCli } from "./lib.ts";
  * its base URL, its pid (for its CPU time) and a way to stop it.
  */
 export function serveOffline(latencyMs: number): Promise<{ url: string; pid: number; stop: () => void }> {
-  const child = spawn(process.execPath, [honeCli(), "serve-offline", "--port", "0", "--latency-ms", String(latencyMs)], {
+  const child = spawn(honeCli(), ["serve-offline", "--port", "0", "--latency-ms", String(latencyMs)], {
     stdio: ["ignore", "pipe", "pipe"],
   });
   forwardStderr(child);

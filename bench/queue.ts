@@ -64,8 +64,8 @@ const byRole = (timed: Timed[], roles: Role[]) =>
 
 /** Starts `hone worker` and resolves once it is ready; its output keeps being read so that it never blocks. */
 function startWorker(url: string): Promise<ChildProcess> {
-  const args = [honeCli(), "worker", "--queue", url, "--concurrency", "4", "--pool-size", "2"];
-  const w = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "ignore"] });
+  const args = ["worker", "--queue", url, "--concurrency", "4", "--pool-size", "2"];
+  const w = spawn(honeCli(), args, { stdio: ["ignore", "pipe", "ignore"] });
   return new Promise((resolve, reject) => {
     w.stdout?.on("data", (d) => / ready on /.test(String(d)) && resolve(w));
     w.once("exit", (code) => reject(new Error(`hone worker exited with ${code} before it was ready`)));

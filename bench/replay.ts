@@ -10,7 +10,7 @@ const REPS = Number(process.env.BENCH_REPS ?? 3);
 
 function hone(args: string[]): { seconds: number; out: string } {
   const t = performance.now();
-  const out = execFileSync(process.execPath, [honeCli(), ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  const out = execFileSync(honeCli(), args, { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
   return { seconds: (performance.now() - t) / 1000, out };
 }
 

@@ -94,7 +94,7 @@ function runOnce(d: Dimension, scale: number, out: string, seed: number, server:
     .concat(["--executor", "offline", "--proposer", "offline", "--cache", "off", "--out", out])
     .concat(["--executor-base-url", server.url, "--proposer-base-url", server.url]);
   const serverBefore = processCpu(server.pid);
-  const text = execFileSync("python3", [RUSAGE, process.execPath, ...args], {
+  const text = execFileSync("python3", [RUSAGE, ...args], {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
   });

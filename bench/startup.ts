@@ -9,13 +9,12 @@ import { join } from "node:path";
 import { freshBundle } from "../bin/bundle.js";
 import { honeCli, report, spread } from "./lib.ts";
 
-const ROOT = join(import.meta.dirname, "..");
-const HONE = join(ROOT, "bin", "hone.js");
 const REPS = Number(process.env.BENCH_REPS ?? 10);
 
-function wall(args: string[], env: NodeJS.ProcessEnv = {}): number {
+/** Seconds one whole process takes: `command` (node itself, or hone as a user starts it) with `args`. */
+function wall(command: string, args: string[], env: NodeJS.ProcessEnv = {}): number {
   const t = performance.now();
-  execFileSync(process.execPath, args, { stdio: "ignore", env: { ...process.env, ...env } });
+  execFileSync(command, args, { stdio: "ignore", env: { ...process.env, ...env } });
   return (performance.now() - t) / 1000;
 }
 
@@ -26,8 +25,8 @@ function wall(args: string[], env: NodeJS.ProcessEnv = {}): number {
 function untilFirstLine(out: string): Promise<{ spawn: number; setup: number }> {
   const t = performance.now();
   const child = spawn(
-    process.execPath,
-    [HONE, "optimize", "--task", "circle-packing", "--executor", "offline", "--proposer", "offline"].concat([
+    honeCli(),
+    ["optimize", "--task", "circle-packing", "--executor", "offline", "--proposer", "offline"].concat([
       "--rounds",
       "1",
       "--proposals",
@@ -59,15 +58,15 @@ function untilFirstLine(out: string): Promise<{ spawn: number; setup: number }> 
 }
 
 export async function benchStartup(): Promise<boolean> {
-  honeCli(); // dist/ fresh before anything is timed
+  const hone = honeCli(); // dist/ fresh before anything is timed
   const bundled = Boolean(freshBundle("hone"));
   const help: number[] = [];
   const empty: number[] = [];
   const tsx: number[] = [];
   for (let i = 0; i < REPS; i++) {
-    empty.push(wall(["-e", ""]));
-    help.push(wall([HONE, "--help"]));
-    if (i < 3) tsx.push(wall([HONE, "--help"], { HONE_FROM_SOURCE: "1" }));
+    empty.push(wall(process.execPath, ["-e", ""]));
+    help.push(wall(hone, ["--help"]));
+    if (i < 3) tsx.push(wall(hone, ["--help"], { HONE_FROM_SOURCE: "1" }));
   }
   const setup: number[] = [];
   const firstLine: number[] = [];

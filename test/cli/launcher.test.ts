@@ -1,0 +1,42 @@
+// bin/hone.js started as a program (`hone`, `npx hone`): its first lines are a shell script that runs node on the file
+// with V8's young generation capped, unless NODE_OPTIONS already sets that cap; to node they are a string and a comment.
+import { execFileSync } from "node:child_process";
+import { chmodSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ROOT, tempDir } from "../helpers/fixtures.ts";
+
+const BIN = join(ROOT, "bin", "hone.js");
+const VERSION = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version;
+
+/** A `node` first on PATH that writes the arguments it was started with, each ended by a NUL, and exits. */
+function fakeNode(): { path: string; args: () => string[] } {
+  const dir = tempDir("hone-launcher-");
+  const out = join(dir, "args.txt");
+  const node = join(dir, "node");
+  writeFileSync(node, `#!/bin/sh\nprintf '%s\\0' "$@" > ${JSON.stringify(out)}\n`);
+  chmodSync(node, 0o755);
+  return { path: `${dir}:${process.env.PATH}`, args: () => readFileSync(out, "utf8").split("\0").slice(0, -1) };
+}
+
+describe("bin/hone.js as a program", () => {
+  it("runs node on itself with the young generation capped, passing every argument as it was given", () => {
+    const node = fakeNode();
+    execFileSync(BIN, ["optimize", "--task", "a b", "*", ""], { env: { ...process.env, PATH: node.path, NODE_OPTIONS: "" } });
+    expect(node.args()).toEqual(["--max-semi-space-size=8", BIN, "optimize", "--task", "a b", "*", ""]);
+  });
+
+  it("keeps a cap the user set in NODE_OPTIONS", () => {
+    const node = fakeNode();
+    const env = { ...process.env, PATH: node.path, NODE_OPTIONS: "--max-semi-space-size=2 --no-warnings" };
+    execFileSync(BIN, ["--version"], { env });
+    expect(node.args()).toEqual([BIN, "--version"]);
+  });
+
+  it("starts hone through a symlink, as npm's bin link does, and node itself reads the file as JavaScript", () => {
+    const link = join(tempDir("hone-launcher-link-"), "hone");
+    symlinkSync(BIN, link);
+    expect(execFileSync(link, ["--version"], { encoding: "utf8" }).trim()).toBe(VERSION);
+    expect(execFileSync(process.execPath, [BIN, "--version"], { encoding: "utf8" }).trim()).toBe(VERSION);
+  });
+});
