@@ -10,7 +10,7 @@ let bundleChecked = false;
 
 /**
  * The hone CLI as a user starts it, the program bin/hone.js (`hone`, `npx hone`: started through its first lines, which
- * cap V8's young generation), for the benches that spawn it. It runs dist/ only while dist/ was
+ * cap V8's young generation for the verbs that run long), for the benches that spawn it. It runs dist/ only while dist/ was
  * built from the sources as they are, and otherwise falls back to tsx, which would time the TypeScript transform
  * and its memory instead of hone. A stale dist/ is rebuilt first, as `npm ci` builds it (HONE_FROM_SOURCE set by
  * the caller keeps the sources, on purpose).
