@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync } from "node:child_process";
 import { cpus, loadavg } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 // @ts-expect-error: bin/bundle.js is plain JavaScript, without declarations.
 import { freshBundle } from "../bin/bundle.js";
@@ -22,6 +22,9 @@ export function honeCli(): string {
     if (!freshBundle("hone")) throw new Error("dist/ is still older than the sources after node scripts/build-cli.mjs");
   }
   bundleChecked = true;
+  // Started as a program, it runs the `node` found on PATH: the node running the benches, as for the baselines.
+  if (!process.env.PATH?.startsWith(`${dirname(process.execPath)}:`))
+    process.env.PATH = `${dirname(process.execPath)}:${process.env.PATH ?? ""}`;
   return join(ROOT, "bin", "hone.js");
 }
 

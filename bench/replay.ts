@@ -8,13 +8,14 @@ import { honeCli, report, spread } from "./lib.ts";
 
 const REPS = Number(process.env.BENCH_REPS ?? 3);
 
-function hone(args: string[]): { seconds: number; out: string } {
+function hone(cli: string, args: string[]): { seconds: number; out: string } {
   const t = performance.now();
-  const out = execFileSync(honeCli(), args, { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  const out = execFileSync(cli, args, { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
   return { seconds: (performance.now() - t) / 1000, out };
 }
 
 export async function benchReplay(): Promise<boolean> {
+  const cli = honeCli(); // dist/ fresh before anything is timed
   const dir = mkdtempSync(join(tmpdir(), "hone-bench-replay-"));
   const live: number[] = [];
   const replay: number[] = [];
@@ -22,12 +23,13 @@ export async function benchReplay(): Promise<boolean> {
     const run = join(dir, `live-${r}`);
     live.push(
       hone(
+        cli,
         ["optimize", "--task", "circle-packing", "--rounds", "2", "--proposals", "4", "--max-evals", "20", "--concurrency", "4"]
           .concat(["--executor", "offline", "--proposer", "offline", "--cache", "off", "--seed", String(r), "--json"])
           .concat(["--executor-offline-latency-ms", "200", "--proposer-offline-latency-ms", "200", "--out", run]),
       ).seconds,
     );
-    const again = hone(["replay", run, "--out", join(dir, `replay-${r}`), "--json"]);
+    const again = hone(cli, ["replay", run, "--out", join(dir, `replay-${r}`), "--json"]);
     if (!(JSON.parse(again.out) as { matches: boolean }).matches) throw new Error(`the replay of ${run} differs from it`);
     replay.push(again.seconds);
   }
