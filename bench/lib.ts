@@ -1,12 +1,27 @@
 import { type ChildProcess, execFileSync } from "node:child_process";
-import { cpus, loadavg } from "node:os";
-import { dirname, join } from "node:path";
+import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 // @ts-expect-error: bin/bundle.js is plain JavaScript, without declarations.
 import { freshBundle } from "../bin/bundle.js";
 
 const ROOT = join(import.meta.dirname, "..");
 let bundleChecked = false;
+let nodeLinked = false;
+
+/**
+ * The program bin/hone.js runs the `node` found on PATH: the node running the benches is put first there (a folder
+ * holding only a link named node, so nothing else on PATH changes, such as which python3 the tasks get).
+ */
+function nodeFirstOnPath(): void {
+  if (nodeLinked) return;
+  const dir = mkdtempSync(join(tmpdir(), "hone-bench-node-"));
+  symlinkSync(process.execPath, join(dir, "node"));
+  process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
+  process.env.PATH = `${dir}:${process.env.PATH ?? ""}`;
+  nodeLinked = true;
+}
 
 /**
  * The hone CLI as a user starts it, the program bin/hone.js (`hone`, `npx hone`: started through its first lines, which
@@ -22,9 +37,7 @@ export function honeCli(): string {
     if (!freshBundle("hone")) throw new Error("dist/ is still older than the sources after node scripts/build-cli.mjs");
   }
   bundleChecked = true;
-  // Started as a program, it runs the `node` found on PATH: the node running the benches, as for the baselines.
-  if (!process.env.PATH?.startsWith(`${dirname(process.execPath)}:`))
-    process.env.PATH = `${dirname(process.execPath)}:${process.env.PATH ?? ""}`;
+  nodeFirstOnPath();
   return join(ROOT, "bin", "hone.js");
 }
 
