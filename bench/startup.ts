@@ -5,8 +5,6 @@ import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-// @ts-expect-error: bin/bundle.js is plain JavaScript, without declarations.
-import { freshBundle } from "../bin/bundle.js";
 import { honeCli, report, spread } from "./lib.ts";
 
 const REPS = Number(process.env.BENCH_REPS ?? 10);
@@ -59,7 +57,7 @@ function untilFirstLine(out: string): Promise<{ spawn: number; setup: number }> 
 
 export async function benchStartup(): Promise<boolean> {
   const hone = honeCli(); // dist/ fresh before anything is timed
-  const bundled = Boolean(freshBundle("hone"));
+  const bundled = !process.env.HONE_FROM_SOURCE; // honeCli() made dist/ fresh unless the sources were asked for
   const help: number[] = [];
   const empty: number[] = [];
   const tsx: number[] = [];
