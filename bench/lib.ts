@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -111,6 +111,29 @@ export function spread(xs: number[], unit: string, digits = 1): string {
 }
 
 export const ms = (x: number) => `${x.toFixed(3)} ms`;
+
+/** The machine's busy and total CPU time so far, in USER_HZ ticks (the first line of /proc/stat). */
+function machineTicks(): { busy: number; total: number } {
+  const f = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").trim().split(/\s+/).slice(1).map(Number);
+  const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
+  return { busy: total - (f[3] ?? 0) - (f[4] ?? 0), total };
+}
+
+/**
+ * Waits until the machine is quiet (busy under `share` of its cores over a 250 ms window), at most `limitMs`, so a
+ * timed side does not inherit what the previous one left running: sandboxes being torn down, processes exiting,
+ * the kernel's own clean-up of their namespaces. Returns whether it settled.
+ */
+export async function settle(limitMs = 10_000, share = 0.1): Promise<boolean> {
+  const until = performance.now() + limitMs;
+  while (performance.now() < until) {
+    const a = machineTicks();
+    await new Promise((r) => setTimeout(r, 250));
+    const b = machineTicks();
+    if (b.total > a.total && (b.busy - a.busy) / (b.total - a.total) < share) return true;
+  }
+  return false;
+}
 
 /**
  * Passes a hone process's stderr on (spawned with stderr piped), less the one line it prints when the bench stops it

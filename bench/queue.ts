@@ -5,7 +5,8 @@
 // each would start 4, 8 in all), and the
 // overhead is per job slot: the wall-time difference times the 8 jobs at a time, divided by the jobs. Both sides
 // record every model call and evaluation into a run's hone.db as `hone optimize` does (the local pool as it goes,
-// the coordinator from the records each worker ships back), and the timing starts once both workers are ready.
+// the coordinator from the records each worker ships back), and the timing starts once both workers are ready and
+// the machine is quiet again after the warming batch. The two sides take turns going first in the repetitions.
 // The CPU time per job of the whole process tree (this process, Redis, the workers, every evaluator) is printed
 // beside, and by role: on 2 cores the rollouts already keep both busy, so each ms of CPU a job costs more shows as
 // ~4 ms per slot.
@@ -21,11 +22,11 @@ import { LocalRunner, type RolloutJob, type Runner } from "../src/loop/runner.ts
 import { BUILTIN_TASKS_DIR } from "../src/task/builtin.ts";
 import { loadTaskFolder } from "../src/task/discovery-task.ts";
 import { EvaluatorPool } from "../src/task/evaluator-pool.ts";
-import { honeCli, median, report, spread } from "./lib.ts";
+import { honeCli, median, report, settle, spread } from "./lib.ts";
 import { processTable } from "./proc-cpu.ts";
 
 const ROLLOUTS = Number(process.env.BENCH_ROLLOUTS ?? 200);
-const REPS = Number(process.env.BENCH_REPS ?? 2);
+const REPS = Number(process.env.BENCH_REPS ?? 4);
 const AT_ONCE = 8;
 
 /**
@@ -106,6 +107,7 @@ export async function benchQueue(): Promise<boolean> {
     const time = async (runner: Runner, tag: string, collect: (outDir: string) => void = () => {}) => {
       const out = (id: string) => join(dir, tag, id.slice(tag.length + 1));
       for await (const r of runner.run(jobs(`${tag}-warm`, AT_ONCE))) if (r.error) throw new Error(r.error);
+      if (!(await settle())) unsettled++;
       const cpu = cpuByRole(redis.pid as number, pids);
       const t = performance.now();
       for await (const r of runner.run(jobs(tag))) {
@@ -124,6 +126,8 @@ export async function benchQueue(): Promise<boolean> {
       await runner.close();
       return { seconds, cpuPerJob: roles.hone + roles.workers + roles.evaluators + roles.redis, roles };
     };
+    // Timed sides that began before the machine was quiet (each waits up to 10 s for it, untimed).
+    let unsettled = 0;
     const taskHash = contentHash(task.dir);
     const pool = await EvaluatorPool.start(task, { size: 4 });
     // One run's records per side, kept across repetitions like the workers' models and pools.
@@ -133,11 +137,22 @@ export async function benchQueue(): Promise<boolean> {
     const evaluate = localRun.evaluator((p) => pool.evaluate(p), taskHash);
     const local: Timed[] = [];
     const queued: Timed[] = [];
-    for (let r = 0; r < REPS; r++) {
-      local.push(await time(new LocalRunner({ task, model: model.model, evaluate, concurrency: AT_ONCE }), `local-${r}`));
+    const timeLocal = (r: number) =>
+      time(new LocalRunner({ task, model: model.model, evaluate, concurrency: AT_ONCE }), `local-${r}`);
+    const timeQueued = (r: number) => {
       const runKey = `bench-${Date.now()}-${r}`;
       const runner = new BullmqRunner({ url, runKey, task, taskRef: task.dir, executor: { model: "offline" } });
-      queued.push(await time(runner, `queued-${r}`, (outDir) => queuedRun.import(readRecordsFile(outDir))));
+      return time(runner, `queued-${r}`, (outDir) => queuedRun.import(readRecordsFile(outDir)));
+    };
+    // The two sides take turns going first, so neither always inherits what the other (or the bench before) left.
+    for (let r = 0; r < REPS; r++) {
+      if (r % 2 === 0) {
+        local.push(await timeLocal(r));
+        queued.push(await timeQueued(r));
+      } else {
+        queued.push(await timeQueued(r));
+        local.push(await timeLocal(r));
+      }
     }
     pool.close();
     await model.close();
@@ -150,6 +165,7 @@ export async function benchQueue(): Promise<boolean> {
       [
         ["local pool (concurrency 8, one pool of 4)", spread(ls, " s", 1)],
         ["two BullMQ workers (concurrency 4, a pool of 2 each)", spread(qs, " s", 1)],
+        ["timed sides begun on a quiet machine (busy < 10% over 250 ms)", `${2 * REPS - unsettled} of ${2 * REPS}`],
         [
           "rollouts/s local / queued",
           `${(ROLLOUTS / (ls[0] as number)).toFixed(1)} / ${(ROLLOUTS / (qs[0] as number)).toFixed(1)} (first repetition)`,
