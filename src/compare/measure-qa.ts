@@ -3,11 +3,12 @@
 // local pool, or with --queue on BullMQ workers). Resumable: a repeat
 // whose directory is there (it appears by rename only once finished) is read back, never run again.
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { type EvalSummary, evaluateBenchmark } from "../loop/eval.ts";
 import type { QARunner } from "../loop/qa-runner.ts";
 import type { ModelSettings } from "../model/resolve.ts";
+import { removePartials } from "../store/atomic.ts";
 import type { LoadableSplit } from "../task/qa/benchmarks.ts";
 import type { ChoiceResult, TaskResult } from "./cell.ts";
 
@@ -57,8 +58,7 @@ async function repeat(o: QAMeasureOptions, r: number): Promise<Repeat> {
   if (done) return done;
   mkdirSync(o.dir, { recursive: true });
   // A repeat killed while it ran left only its hidden build folder (named by the process that made it).
-  for (const f of readdirSync(o.dir))
-    if (f.startsWith(`.r${r}.partial-`)) rmSync(join(o.dir, f), { recursive: true, force: true });
+  removePartials(o.dir, `.r${r}.partial-`);
   const partial = join(o.dir, `.r${r}.partial-${process.pid}`);
   const runner = await queueRunner(o, dir);
   try {

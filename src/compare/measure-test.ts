@@ -1,9 +1,10 @@
 // The platform's measurement of a cell: one harness (the method's final choice, or the seed harness) rolled out once
 // per test task and repeat, each an ordinary `hone run` directory. Resumable: a repeat whose run directory is there
 // (it appears by rename only once finished) is read back, never run again.
-import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type RunHarnessOptions, runHarness } from "../loop/run.ts";
+import { removePartials } from "../store/atomic.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import type { ChoiceResult, TaskResult } from "./cell.ts";
 
@@ -41,10 +42,7 @@ async function repeat(o: TestMeasureOptions, task: DiscoveryTask, r: number): Pr
   const done = readRepeat(dir);
   if (done) return done;
   // A repeat killed while it ran left only its hidden build folder (named by the process that made it).
-  const parent = join(o.dir, task.id);
-  if (existsSync(parent))
-    for (const f of readdirSync(parent))
-      if (f.startsWith(`.r${r}.partial-`)) rmSync(join(parent, f), { recursive: true, force: true });
+  removePartials(join(o.dir, task.id), `.r${r}.partial-`);
   await runHarness(o.harness, task, { ...o.run, outDir: dir, seed: o.seed * 100 + r });
   return readRepeat(dir) as RepeatResult;
 }

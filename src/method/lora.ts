@@ -1,8 +1,9 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
 import type { ModelSettings } from "../model/resolve.ts";
+import { removePartials } from "../store/atomic.ts";
 import type { Db } from "../store/db.ts";
 
 export interface LoraSettings {
@@ -90,7 +91,7 @@ export async function loraStep(
   // The trainer writes beside the adapter's folder, renamed into place once it succeeded: a kill mid-training never
   // leaves a folder a resumed run would take for a whole adapter. Its own folder per attempt: a trainer a killed run
   // left running may still write into the one it was given.
-  for (const f of readdirSync(dir)) if (f.startsWith(`${name}.partial-`)) rmSync(join(dir, f), { recursive: true, force: true });
+  removePartials(dir, `${name}.partial-`);
   const staging = `${output}.partial-${process.pid}`;
   const previous = round > 1 ? join(dir, adapterName(s, round - 1)) : "";
   const r = spawnSync("sh", ["-c", s.trainerCommand], {

@@ -1,5 +1,5 @@
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 
 /** Writes a file so that readers see the old content or the new, never half of it. */
 export function writeFileAtomic(path: string, data: string | Uint8Array): void {
@@ -11,4 +11,13 @@ export function writeFileAtomic(path: string, data: string | Uint8Array): void {
 
 export function writeJsonAtomic(path: string, value: unknown): void {
   writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+/**
+ * Removes what killed writers left in `dir`: every entry whose name starts with `prefix` (a folder built beside and
+ * renamed into place once whole, named by the process that made it). For one writer per folder: none is in use now.
+ */
+export function removePartials(dir: string, prefix: string): void {
+  if (!existsSync(dir)) return;
+  for (const f of readdirSync(dir)) if (f.startsWith(prefix)) rmSync(join(dir, f), { recursive: true, force: true });
 }

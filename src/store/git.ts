@@ -18,6 +18,7 @@ import { readdir, readFile, readlink, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { promisify } from "node:util";
+import { removePartials } from "./atomic.ts";
 import { commitContent, parseCommit, parseTree, readObject, type TreeEntry, treeContent, writeObject } from "./git-objects.ts";
 
 /** A file as a commit holds it: its path in the package and how to write it. */
@@ -309,9 +310,7 @@ export class HarnessRepo {
   materialize(sha: string, dir: string): void {
     mkdirSync(dirname(dir), { recursive: true });
     const prefix = `.${basename(dir)}.partial-`;
-    // What a killed checkout left beside (one writer per run: none is in use now).
-    for (const f of readdirSync(dirname(dir)))
-      if (f.startsWith(prefix)) rmSync(join(dirname(dir), f), { recursive: true, force: true });
+    removePartials(dirname(dir), prefix); // what a killed checkout left beside (one writer per run)
     const staging = mkdtempSync(join(dirname(dir), prefix));
     try {
       chmodSync(staging, 0o755);
