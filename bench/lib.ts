@@ -1,10 +1,11 @@
 import { type ChildProcess, execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 // @ts-expect-error: bin/bundle.js is plain JavaScript, without declarations.
 import { freshBundle } from "../bin/bundle.js";
+import { machineTicks } from "./proc-cpu.ts";
 
 const ROOT = join(import.meta.dirname, "..");
 let bundleChecked = false;
@@ -111,13 +112,6 @@ export function spread(xs: number[], unit: string, digits = 1): string {
 }
 
 export const ms = (x: number) => `${x.toFixed(3)} ms`;
-
-/** The machine's busy and total CPU time so far, in USER_HZ ticks (the first line of /proc/stat). */
-function machineTicks(): { busy: number; total: number } {
-  const f = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").trim().split(/\s+/).slice(1).map(Number);
-  const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
-  return { busy: total - (f[3] ?? 0) - (f[4] ?? 0), total };
-}
 
 /**
  * Waits until the machine is quiet (busy under `share` of its cores over a 250 ms window), at most `limitMs`, so a

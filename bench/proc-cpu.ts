@@ -78,3 +78,10 @@ export function cpuBetween(before: Map<number, number>, after: Map<number, numbe
 
 /** CPU seconds so far of one process and the children it reaped. */
 export const processCpu = (pid: number): number => stat(pid)?.cpu ?? 0;
+
+/** The machine's busy and total CPU time so far, in USER_HZ ticks (the first line of /proc/stat). */
+export function machineTicks(): { busy: number; total: number } {
+  const f = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").trim().split(/\s+/).slice(1).map(Number);
+  const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
+  return { busy: total - (f[3] ?? 0) - (f[4] ?? 0), total };
+}
