@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 
 /** Writes a file so that readers see the old content or the new, never half of it. */
@@ -20,4 +20,14 @@ export function writeJsonAtomic(path: string, value: unknown): void {
 export function removePartials(dir: string, prefix: string): void {
   if (!existsSync(dir)) return;
   for (const f of readdirSync(dir)) if (f.startsWith(prefix)) rmSync(join(dir, f), { recursive: true, force: true });
+}
+
+/** Flushes a file's content, or a folder's entries (a file renamed into it), to the disk. */
+export function syncToDisk(path: string): void {
+  const fd = openSync(path, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }

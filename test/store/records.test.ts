@@ -1,9 +1,10 @@
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { RunReader } from "../../src/console/run-reader.ts";
 import { runReceipt } from "../../src/loop/receipt.ts";
-import { createRunDb, openDb, passwordRedacted, runRow } from "../../src/store/db.ts";
+import { createRunDb, hasTable, openDb, passwordRedacted, runRow, SCHEMA_VERSION } from "../../src/store/db.ts";
 import { allDecisions } from "../../src/store/decisions.ts";
 import { loadNoise } from "../../src/store/noise.ts";
 import { finishMeasurement, insertTaskResult, measurements, solvedMatrix, startMeasurement } from "../../src/store/qa.ts";
@@ -17,6 +18,29 @@ describe("hone.db", () => {
     createRunDb(path, "train", { other: true });
     const db = openDb(path, { readonly: true });
     expect(runRow(db)).toMatchObject({ kind: "eval", status: "running", config: '{"benchmark":"gsm8k"}' });
+    db.close();
+  });
+
+  it("appears in WAL mode with nothing beside it, whatever a killed build left (a stale -wal included)", () => {
+    const dir = join(tempDir(), "run");
+    const path = join(dir, "hone.db");
+    mkdirSync(dir, { recursive: true });
+    // A build killed after a commit: its file and a WAL that holds a table of its own.
+    const stale = new Database(`${path}.new`);
+    stale.pragma("journal_mode = WAL");
+    stale.exec("CREATE TABLE intruder (x); INSERT INTO intruder VALUES (1);");
+    copyFileSync(`${path}.new-wal`, join(dir, "kept-wal"));
+    stale.close();
+    renameSync(join(dir, "kept-wal"), `${path}.new-wal`);
+    createRunDb(path, "optimize", { task: "t" });
+    expect(readdirSync(dir)).toEqual(["hone.db"]);
+    const header = readFileSync(path).subarray(18, 20);
+    expect([...header]).toEqual([2, 2]); // WAL mode, kept in the file
+    const db = openDb(path, { readonly: true });
+    expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+    expect(hasTable(db, "intruder")).toBe(false);
+    expect(runRow(db)).toMatchObject({ kind: "optimize", config: '{"task":"t"}' });
+    expect(db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get()).toEqual({ value: SCHEMA_VERSION });
     db.close();
   });
 
