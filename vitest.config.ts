@@ -1,6 +1,12 @@
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defineConfig } from "vitest/config";
+
+// One temporary folder for the whole run, TMPDIR of every test and of every process they start (hone, its pools,
+// Python), removed at the end (test/helpers/run-tmp.ts): left in /tmp, a full run's folders came to ~0.5 GB.
+const runTmp = mkdtempSync(join(tmpdir(), "hone-tests-"));
+process.env.HONE_TEST_TMP = runTmp;
 
 export default defineConfig({
   test: {
@@ -13,7 +19,8 @@ export default defineConfig({
     maxWorkers: 2,
     // After the summary: one line per tool whose absence skipped tests (test/helpers/requires.ts).
     reporters: ["default", "./test/helpers/skip-reporter.ts"],
+    globalSetup: ["./test/helpers/run-tmp.ts"],
     // Tests get a cache of their own, never the user's.
-    env: { HONE_CACHE_DIR: join(tmpdir(), `hone-test-cache-${process.pid}`) },
+    env: { TMPDIR: runTmp, HONE_CACHE_DIR: join(runTmp, "hone-test-cache") },
   },
 });
