@@ -2,9 +2,14 @@
 // of `hone optimize` (task checks, records, both offline models and the warm pool) in a fresh process each time: as
 // the CLI reports it on its first line (from optimize() being called to round 0), and from spawning it.
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { createRunDb, openDb } from "../src/store/db.ts";
+import { BUILTIN_TASKS_DIR } from "../src/task/builtin.ts";
+import { loadTaskFolder } from "../src/task/discovery-task.ts";
+import { EvaluatorPool } from "../src/task/evaluator-pool.ts";
 import { honeCli, report, spread } from "./lib.ts";
 
 const REPS = Number(process.env.BENCH_REPS ?? 10);
@@ -55,6 +60,41 @@ function untilFirstLine(out: string): Promise<{ spawn: number; setup: number }> 
   });
 }
 
+/** How hone.db was built until now: WAL with synchronous FULL (openDb), the run row, closed (a checkpoint), renamed. */
+function runDbBefore(path: string): void {
+  const db = openDb(`${path}.new`);
+  db.prepare("INSERT INTO runs (id, kind, created_at, status, config) VALUES ('run', 'optimize', ?, 'running', '{}')").run(
+    new Date().toISOString(),
+  );
+  db.close();
+  renameSync(`${path}.new`, path);
+}
+
+/**
+ * A run's hone.db created as optimize's set-up meets it: beside a warm pool that is starting (optimize creates it
+ * 0.1-0.25 s after it starts the pool), built as until now and as createRunDb builds it, taking turns. Milliseconds.
+ */
+async function runDbBesidePool(reps: number): Promise<{ before: number[]; now: number[] }> {
+  const task = loadTaskFolder(`${BUILTIN_TASKS_DIR}/circle-packing`, { id: "circle-packing" });
+  const dir = mkdtempSync(join(tmpdir(), "hone-bench-db-"));
+  const times = { before: [] as number[], now: [] as number[] };
+  const build = { before: runDbBefore, now: (p: string) => createRunDb(p, "optimize", {}) };
+  for (let i = 0; i < 2 * reps; i++) {
+    const way = (i + Math.floor(i / 2)) % 2 === 0 ? "before" : "now"; // each way first in every other pair
+    const path = join(dir, String(i), "hone.db");
+    mkdirSync(dirname(path));
+    const pool = EvaluatorPool.start(task, { size: 1, ahead: 1 });
+    await sleep(100);
+    const t = performance.now();
+    build[way](path);
+    times[way].push(performance.now() - t);
+    (await pool).close();
+    await sleep(300);
+  }
+  rmSync(dir, { recursive: true, force: true });
+  return times;
+}
+
 export async function benchStartup(): Promise<boolean> {
   const hone = honeCli(); // dist/ fresh before anything is timed
   const bundled = !process.env.HONE_FROM_SOURCE; // honeCli() made dist/ fresh unless the sources were asked for
@@ -75,6 +115,7 @@ export async function benchStartup(): Promise<boolean> {
     firstLine.push(run.spawn);
   }
   rmSync(dir, { recursive: true, force: true });
+  const runDb = await runDbBesidePool(REPS);
   return report(
     `start-up (issue 19): whole processes, ${REPS} repetitions; hone runs ${bundled ? "its bundle (dist/, fresh)" : "from the sources through tsx (no fresh dist/: npm run build:cli)"}`,
     [
@@ -92,6 +133,8 @@ export async function benchStartup(): Promise<boolean> {
       ["hone --help through tsx (the sources)", spread(tsx, " s", 3)],
       ["set-up before round 0 (optimize() to round 0, as hone optimize reports it)", spread(setup, " s", 3)],
       ["hone optimize, spawn to its first line", spread(firstLine, " s", 3)],
+      ["of the set-up: hone.db beside a starting pool, built as until now (WAL, synchronous FULL)", spread(runDb.before, " ms")],
+      ["of the set-up: hone.db beside a starting pool, as createRunDb builds it (one flush)", spread(runDb.now, " ms")],
     ],
     [
       { goal: { figure: "hone --help, wall", op: "<=", value: 0.25, unit: " s" }, samples: help },
