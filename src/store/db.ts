@@ -127,7 +127,8 @@ export const passwordRedacted = (url: string | undefined) => url?.includes(`:${R
  *
  * No process reads the file before the rename, so it is built with neither journal nor sync and made durable once,
  * whole: the file, then its folder's entry. Built in WAL mode with synchronous FULL, its commits and the checkpoint
- * at close took ~6 fsyncs, 45–65 ms beside a starting warm pool against 13–25 ms now (`hone optimize`'s set-up).
+ * at close took ~6 fsyncs: beside a starting warm pool, as in `hone optimize`'s set-up, 59 ms against 23 ms now
+ * (medians, `npm run bench -- startup`).
  */
 export function createRunDb(path: string, kind: RunKind, config: unknown): void {
   if (existsSync(path)) return;
