@@ -43,12 +43,22 @@ describe("compile-python", () => {
     expect(readdirSync(join(dir, "__pycache__")).filter((n) => n.endsWith(".pyc"))).toHaveLength(modules);
   });
 
+  it("names a module it cannot compile in one line, compiles the others and exits 0", () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "good.py"), "VALUE = 1\n");
+    writeFileSync(join(dir, "bad.py"), "def (:\n");
+    const out = compile(dir).trim();
+    expect(out.split("\n")).toHaveLength(1);
+    expect(out).toMatch(/^hone's Python modules were not all compiled ahead \(.*bad\.py.*\); those are compiled when they load$/);
+    expect(readdirSync(join(dir, "__pycache__")).map((n) => n.split(".")[0])).toEqual(["good"]);
+  });
+
   it("without python3 says so in one line and exits 0, writing nothing", () => {
     const dir = tempDir();
     writeFileSync(join(dir, "mod.py"), "VALUE = 1\n");
     const out = compile(dir, { PATH: join(dir, "no-such-folder") });
     expect(out.trim()).toBe(
-      "hone's Python modules were not compiled ahead (python3 is not on PATH); they are compiled when they load",
+      "hone's Python modules were not all compiled ahead (python3 is not on PATH); those are compiled when they load",
     );
     expect(existsSync(join(dir, "__pycache__"))).toBe(false);
   });
