@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { experimentSchema } from "./compare/experiment.ts";
 import { agentSchema, toolFileSchema } from "./harness/schema.ts";
 import { optimizeConfigSchema } from "./loop/optimize-config.ts";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { IdentityParts } from "../measure/identity.ts";
 import { BUDGET_UNITS, type BudgetUnit } from "./experiment.ts";
 

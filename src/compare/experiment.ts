@@ -1,6 +1,6 @@
 import { existsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { configError } from "../errors.ts";
 import { readConfigFile } from "../loop/config-file.ts";
 import { optimizeConfigSchema } from "../loop/optimize-config.ts";

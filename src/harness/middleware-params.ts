@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** Ranges of hone's built-in middleware parameters, shared by package validation and HarnessSpec validation. */
 const fields = {

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
-import type { z } from "zod";
+import type * as z from "zod";
 import { HoneError, harnessError, zodIssues } from "../errors.ts";
 import { contentHash, listFiles } from "./files.ts";
 import { isNexauPackage, loadNexauHarness } from "./formats/nexau.ts";

@@ -1,6 +1,6 @@
 import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { harnessError, zodIssues } from "../errors.ts";
 import { contentHash, listFiles } from "./files.ts";
 import type { Harness } from "./types.ts";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { REASONING_EFFORTS } from "../model/types.ts";
 
 /** Names of tools whose implementation hone provides; a harness binds them by name. */

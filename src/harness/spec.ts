@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { builtinMiddlewarePatches } from "./middleware-params.ts";
 import { SKILL_NAME, TOOL_NAME } from "./schema.ts";
 

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
-import type { z } from "zod";
+import type * as z from "zod";
 import { configError, zodIssues } from "../errors.ts";
 
 /** Reads a YAML options file and validates it; every error names the file and the field. */

@@ -2,7 +2,7 @@
 // line's flags and the TypeScript settings of `optimize()` alike; each entry point says where a bad value came from.
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { HoneError } from "../errors.ts";
 import { DEFAULT_TIMEOUTS } from "../model/timeouts.ts";
 import { readConfigFile } from "./config-file.ts";

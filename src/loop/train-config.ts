@@ -1,5 +1,5 @@
 import { dirname, resolve } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { readConfigFile } from "./config-file.ts";
 
 const model = z

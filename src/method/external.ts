@@ -1,7 +1,7 @@
 import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { HoneError, zodIssues } from "../errors.ts";
 import { startModelProxy } from "../model/proxy.ts";
 import type { ChatModel } from "../model/types.ts";

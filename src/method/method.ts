@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import type { HarnessSpec } from "../harness/spec.ts";
 import type { ChatMessage, ChatModel, Usage } from "../model/types.ts";
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** The declared shapes generated middleware may return, per hook. Anything else is refused. */
 export const middlewareResultShapes = {

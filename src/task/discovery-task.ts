@@ -2,7 +2,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { z } from "zod";
+import * as z from "zod";
 import { taskError, zodIssues } from "../errors.ts";
 import type { MetricFallback } from "./evaluation.ts";
 import { findRegions } from "./evolve-block.ts";

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { z } from "zod";
+import * as z from "zod";
 import { HoneError, taskError, zodIssues } from "../errors.ts";
 import { BUILTIN_TASKS_DIR } from "./builtin.ts";
 import { type DiscoveryTask, type LoadOptions, loadTaskFolder } from "./discovery-task.ts";

@@ -8,7 +8,10 @@ import { freshBundle } from "../../bin/bundle.js";
 import { CIRCLE_PACKING, ROOT, tempDir } from "../helpers/fixtures.ts";
 
 interface Metafile {
-  outputs: Record<string, { inputs: Record<string, unknown>; imports: { path: string; kind: string; external?: boolean }[] }>;
+  outputs: Record<
+    string,
+    { inputs: Record<string, { bytesInOutput: number }>; imports: { path: string; kind: string; external?: boolean }[] }
+  >;
 }
 
 /** What loading `entry` loads before any command runs: every output reached by static imports, and the packages. */
@@ -66,6 +69,18 @@ describe("the CLI bundle (scripts/build-cli.mjs)", () => {
       stderr = String((err as { stderr?: Buffer }).stderr);
     }
     expect(stderr).toContain("(executor): Invalid input: expected object, received number");
+  });
+
+  it("carries only the parts of zod hone uses, never its whole namespace object", () => {
+    // `import { z } from "zod"` or `import("zod")` anywhere makes the namespace a value: every schema kind, zod's
+    // JSON Schema reader and its code generator then come along (~390 KB against ~200 KB).
+    const bytes = new Map<string, number>();
+    for (const o of Object.values(meta.outputs))
+      for (const [input, { bytesInOutput }] of Object.entries(o.inputs))
+        if (input.includes("node_modules/zod/")) bytes.set(input, (bytes.get(input) ?? 0) + bytesInOutput);
+    for (const unused of ["v4/classic/external.js", "v4/classic/from-json-schema.js", "v4/core/compile.js"])
+      expect(bytes.get(`node_modules/zod/${unused}`) ?? 0, unused).toBe(0);
+    expect([...bytes.values()].reduce((a, b) => a + b, 0)).toBeLessThan(260_000);
   });
 
   it("runs from anywhere and finds the runtime files beside the sources (tasks, python helpers)", () => {

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import type { z } from "zod";
+import type * as z from "zod";
 import type { DerivedDefault, Method } from "../../method/method.ts";
 import { printJson, table } from "../output.ts";
 
@@ -7,8 +7,8 @@ import { printJson, table } from "../output.ts";
 const SHOWN_K = [1, 2, 4, 8];
 
 /** A method's parameters with their defaults, read from its schema; a derived default shown as its rule. */
-function parameters(m: Method<unknown>, ZodObject: typeof z.ZodObject): Record<string, unknown> {
-  const shape = m.params instanceof ZodObject ? m.params.shape : {};
+function parameters(m: Method<unknown>): Record<string, unknown> {
+  const shape = m.params.def.type === "object" ? (m.params as z.ZodObject).shape : {};
   const defaults = m.params.safeParse({});
   const values = defaults.success ? (defaults.data as Record<string, unknown>) : {};
   return Object.fromEntries(Object.keys(shape).map((k) => [k, m.derivedDefaults?.[k]?.rule ?? values[k] ?? null]));
@@ -38,13 +38,12 @@ export function registerMethods(program: Command): void {
     .option("--json", "print the methods as JSON")
     .action(async (opts) => {
       const { METHODS } = await import("../../method/registry.ts");
-      const { ZodObject } = await import("zod");
       const methods = Object.values(METHODS) as Method<unknown>[];
       const rows = methods.map((m) => ({
         name: m.name,
         edits: m.edits,
         starts_from: m.startFrom,
-        params: parameters(m, ZodObject),
+        params: parameters(m),
         derived_defaults: Object.fromEntries(Object.entries(m.derivedDefaults ?? {}).map(([k, d]) => [k, derived(d)])),
         summary: m.summary,
       }));

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import { zodIssues } from "../../errors.ts";
 import { type BuiltinMiddlewareName, builtinMiddlewareParams } from "../middleware-params.ts";
 import { llmConfigSchema } from "../schema.ts";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { bestMeasured, type Candidate, type Method, type ProposeContext } from "../method.ts";
 import {
   applyOperations,

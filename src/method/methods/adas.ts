@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import type { ChatMessage } from "../../model/types.ts";
 import type { Archive, Candidate, Method, Proposal, ProposeContext } from "../method.ts";
 import { type AdasEvent, type AdasState, adasAction, adasStep, type Design } from "../rules/adas.ts";

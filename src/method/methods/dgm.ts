@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { type Archive, bestMeasured, type Candidate, type Method, type Proposal, type ProposeContext } from "../method.ts";
 import {
   childrenCounts,

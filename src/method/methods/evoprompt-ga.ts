@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { ChatMessage } from "../../model/types.ts";
 import { type Archive, bestMeasured, type Candidate, type Method, type Proposal } from "../method.ts";
 import { gaParentPairs, gaSurvivors } from "../rules/evoprompt-ga.ts";

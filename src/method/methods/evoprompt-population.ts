@@ -7,7 +7,7 @@
  * rewritten, so equal hashes mean equal component texts (upstream keys prompts by their text), and the keep rule,
  * which sees no files, can still tell duplicates apart.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { ChatMessage } from "../../model/types.ts";
 import type { Archive, Candidate, Proposal, ProposeContext } from "../method.ts";
 import type { Member } from "../rules/evoprompt-ga.ts";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { loadExternalMethod, runExternalStep } from "../external.ts";
 import { bestMeasured, type Method } from "../method.ts";
 

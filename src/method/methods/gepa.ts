@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { seedFrom } from "../../model/offline/rng.ts";
 import { rng } from "../../rng.ts";
 import type { Archive, Candidate, KeepDecision, Method, Proposal, ProposeContext } from "../method.ts";

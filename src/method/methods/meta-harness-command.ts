@@ -3,7 +3,7 @@
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { HoneError } from "../../errors.ts";
 import { startModelProxy } from "../../model/proxy.ts";
 import type { ChatModel } from "../../model/types.ts";

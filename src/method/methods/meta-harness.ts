@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { HoneError } from "../../errors.ts";
 import type { Archive, Candidate, Method, Proposal, ProposeContext } from "../method.ts";
 import { strictlyBetter } from "../rules/sample.ts";

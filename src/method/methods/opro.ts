@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { ChatMessage } from "../../model/types.ts";
 import { type Archive, bestMeasured, type Method, type Proposal, type ProposeContext } from "../method.ts";
 import {

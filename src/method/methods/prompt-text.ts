@@ -5,7 +5,7 @@
  */
 
 import { parse as parseYaml } from "yaml";
-import { z } from "zod";
+import * as z from "zod";
 import { SKILL_NAME } from "../../harness/schema.ts";
 import { type HarnessSpec, SPEC_LIMITS, validateSpec } from "../../harness/spec.ts";
 import type { Archive, Candidate } from "../method.ts";

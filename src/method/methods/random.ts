@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { bestMeasured, type Method } from "../method.ts";
 import { keepIfBetter } from "../rules/greedy.ts";
 import { randomSpec } from "../rules/random.ts";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { HoneError } from "../../errors.ts";
 import { type Archive, bestMeasured, type Candidate, type KeepDecision, type Method, type ProposeContext } from "../method.ts";
 import { oriented } from "../rules/sample.ts";

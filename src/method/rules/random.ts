@@ -13,7 +13,7 @@
  * Texts are never invented: a language change needs a proposer. Every sample is validated against the schema and a
  * sample that fails (a schema change this sampler does not know) throws instead of being returned.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { type HarnessSpec, harnessSpecSchema, REQUIRED_TOOLS, validateSpec } from "../../harness/spec.ts";
 import { choice, type Rand, sampleDistinct } from "./sample.ts";
 
