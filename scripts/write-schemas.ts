@@ -1,12 +1,17 @@
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { editorSchemas } from "../src/schemas.ts";
 import { draft07CheckSource } from "./json-schema-check.ts";
 
-const dir = join(import.meta.dirname, "..", "schemas");
-for (const [name, schema] of Object.entries(editorSchemas())) {
-  writeFileSync(join(dir, name), `${JSON.stringify(schema, null, 2)}\n`);
-  console.log(`wrote schemas/${name}`);
+const ROOT = join(import.meta.dirname, "..");
+
+/** Writes `text` unless the file already holds it: an unchanged generated source keeps its modification time, so the
+ * CLI bundle built from it stays fresh (bin/bundle.js compares each source's size and time). */
+function write(path: string, text: string): void {
+  const same = existsSync(join(ROOT, path)) && readFileSync(join(ROOT, path), "utf8") === text;
+  if (!same) writeFileSync(join(ROOT, path), text);
+  console.log(`${same ? "unchanged" : "wrote"} ${path}`);
 }
-writeFileSync(join(import.meta.dirname, "..", "src", "sandbox", "draft07-check.generated.ts"), draft07CheckSource());
-console.log("wrote src/sandbox/draft07-check.generated.ts");
+
+for (const [name, schema] of Object.entries(editorSchemas())) write(`schemas/${name}`, `${JSON.stringify(schema, null, 2)}\n`);
+write("src/sandbox/draft07-check.generated.ts", draft07CheckSource());
