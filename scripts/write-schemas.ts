@@ -8,8 +8,9 @@ const ROOT = join(import.meta.dirname, "..");
 /** Writes `text` unless the file already holds it: an unchanged generated source keeps its modification time, so the
  * CLI bundle built from it stays fresh (bin/bundle.js compares each source's size and time). */
 function write(path: string, text: string): void {
-  const same = existsSync(join(ROOT, path)) && readFileSync(join(ROOT, path), "utf8") === text;
-  if (!same) writeFileSync(join(ROOT, path), text);
+  const file = join(ROOT, path);
+  const same = existsSync(file) && readFileSync(file, "utf8") === text;
+  if (!same) writeFileSync(file, text);
   console.log(`${same ? "unchanged" : "wrote"} ${path}`);
 }
 
