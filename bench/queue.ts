@@ -22,7 +22,7 @@ import { LocalRunner, type RolloutJob, type Runner } from "../src/loop/runner.ts
 import { BUILTIN_TASKS_DIR } from "../src/task/builtin.ts";
 import { loadTaskFolder } from "../src/task/discovery-task.ts";
 import { EvaluatorPool } from "../src/task/evaluator-pool.ts";
-import { honeCli, median, report, settle, spread } from "./lib.ts";
+import { fileCreateMs, honeCli, median, report, settle, spread } from "./lib.ts";
 import { processTable } from "./proc-cpu.ts";
 
 const ROLLOUTS = Number(process.env.BENCH_ROLLOUTS ?? 200);
@@ -108,6 +108,7 @@ export async function benchQueue(): Promise<boolean> {
       const out = (id: string) => join(dir, tag, id.slice(tag.length + 1));
       for await (const r of runner.run(jobs(`${tag}-warm`, AT_ONCE))) if (r.error) throw new Error(r.error);
       if (!(await settle())) unsettled++;
+      creates.push(fileCreateMs(dir));
       const cpu = cpuByRole(redis.pid as number, pids);
       const t = performance.now();
       for await (const r of runner.run(jobs(tag))) {
@@ -128,6 +129,8 @@ export async function benchQueue(): Promise<boolean> {
     };
     // Timed sides that began before the machine was quiet (each waits up to 10 s for it, untimed).
     let unsettled = 0;
+    // What a file creation costs as each timed side begins (each job writes its rollout's files, twice when queued).
+    const creates: number[] = [];
     const taskHash = contentHash(task.dir);
     const pool = await EvaluatorPool.start(task, { size: 4 });
     // One run's records per side, kept across repetitions like the workers' models and pools.
@@ -166,6 +169,7 @@ export async function benchQueue(): Promise<boolean> {
         ["local pool (concurrency 8, one pool of 4)", spread(ls, " s", 1)],
         ["two BullMQ workers (concurrency 4, a pool of 2 each)", spread(qs, " s", 1)],
         ["timed sides begun on a quiet machine (busy < 10% over 250 ms)", `${2 * REPS - unsettled} of ${2 * REPS}`],
+        ["creating a file in the bench's folder as each timed side begins (not judged)", spread(creates, " ms", 3)],
         [
           "rollouts/s local / queued",
           `${(ROLLOUTS / (ls[0] as number)).toFixed(1)} / ${(ROLLOUTS / (qs[0] as number)).toFixed(1)} (first repetition)`,
