@@ -1,5 +1,5 @@
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { type Document, parseDocument, stringify, type YAMLMap, type YAMLSeq } from "yaml";
 import { contentHash, listFiles } from "./files.ts";
 import { BUILTIN_TOOLS } from "./schema.ts";
@@ -50,9 +50,14 @@ export function applySpec(baseDir: string, spec: HarnessSpec, outDir: string): v
     throw new SpecError("(harness)", "the harness is a program (harness.json, no agent.yaml): a spec cannot change it");
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
+  // The package's regular files (listFiles), each folder made once: copyFileSync keeps the mode as cpSync did, at
+  // about half its cost (cpSync stats and walks each path's parents first; ~1.4 ms of 2.7 per package here).
+  const made = new Set<string>();
   for (const f of listFiles(base)) {
-    mkdirSync(join(outDir, f, ".."), { recursive: true });
-    cpSync(join(base, f), join(outDir, f));
+    const parent = dirname(join(outDir, f));
+    if (!made.has(parent)) mkdirSync(parent, { recursive: true });
+    made.add(parent);
+    copyFileSync(join(base, f), join(outDir, f));
   }
   const agentFile = join(outDir, "agent.yaml");
   const doc = parseDocument(readFileSync(agentFile, "utf8"));

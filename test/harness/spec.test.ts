@@ -1,7 +1,8 @@
-import { readFileSync } from "node:fs";
+import { chmodSync, cpSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { applySpec, SpecError } from "../../src/harness/compile.ts";
+import { listFiles } from "../../src/harness/files.ts";
 import { loadHarness } from "../../src/harness/package.ts";
 import { changedFields, validateSpec } from "../../src/harness/spec.ts";
 import { gateGeneratedCode } from "../../src/sandbox/check.ts";
@@ -99,6 +100,24 @@ describe("compiling a spec over a package", () => {
     expect(h.tools.find((t) => t.name === "finish")?.description).toBe("Stop.");
     expect(h.tools.find((t) => t.name === "peek")?.kind).toBe("custom");
     expect(h.middlewares.at(-1)).toMatchObject({ name: "nudge", kind: "custom", params: { x: 1 } });
+  });
+  it("copies every other file of the base as it is: bytes, mode and nested folders", () => {
+    const base = join(tempDir(), "base");
+    cpSync(INITIAL_HARNESS, base, { recursive: true });
+    mkdirSync(join(base, "skills", "discovery", "notes", "deep"), { recursive: true });
+    writeFileSync(join(base, "skills", "discovery", "notes", "deep", "n.txt"), "nested\n");
+    writeFileSync(join(base, "run.sh"), "#!/bin/sh\necho hi\n");
+    chmodSync(join(base, "run.sh"), 0o750);
+    const out = join(tempDir(), "out");
+    applySpec(base, { system_prompt: "A new prompt." }, out);
+    const prompt = "prompt.md";
+    expect(listFiles(out)).toEqual(listFiles(base));
+    for (const f of listFiles(base).filter((f) => f !== prompt && f !== "agent.yaml")) {
+      expect(readFileSync(join(out, f)), f).toEqual(readFileSync(join(base, f)));
+      expect(statSync(join(out, f)).mode, f).toBe(statSync(join(base, f)).mode);
+    }
+    expect(readFileSync(join(out, prompt), "utf8")).toBe("A new prompt.\n");
+    expect(readFileSync(join(base, prompt), "utf8")).not.toContain("A new prompt.");
   });
   it.each([
     [{ skill_body: { nosuch: "x" } }, /skill_body.nosuch: the harness has no skill/],
