@@ -1,6 +1,8 @@
 // Throughput of 200 short rollouts (offline model, circle packing, 1 evaluation each) on the local pool and on two
-// BullMQ workers on this machine, side by side in each repetition, and the queue's overhead per job. Both sides
-// are warmed by an untimed batch first (the workers' pools and models too), both run 8 rollouts at a time with 4
+// BullMQ workers on this machine, side by side in each repetition, and the queue's overhead per job. Each rollout
+// process (the local one, each worker) first runs 300 untimed jobs, since a process's CPU per job falls over its
+// first few hundred as V8 optimizes (a worker or the local runner alone, windows of 100 jobs: 25-34 ms, then 13-16
+// ms by the sixth), and each timed side begins with an untimed batch of 8; both run 8 rollouts at a time with 4
 // evaluator processes in all (one local pool of 4; two workers of concurrency 4 with --pool-size 2 each: by default
 // each would start 4, 8 in all), and the
 // overhead is per job slot: the wall-time difference times the 8 jobs at a time, divided by the jobs. Both sides
@@ -28,6 +30,8 @@ import { processTable } from "./proc-cpu.ts";
 const ROLLOUTS = Number(process.env.BENCH_ROLLOUTS ?? 200);
 const REPS = Number(process.env.BENCH_REPS ?? 4);
 const AT_ONCE = 8;
+/** Untimed jobs each rollout process runs before the repetitions (the local one, and each worker). */
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 300);
 
 /**
  * CPU ms so far by role: this process (hone: the local runner or the coordinator, with its offline model thread),
@@ -147,6 +151,23 @@ export async function benchQueue(): Promise<boolean> {
       const runner = new BullmqRunner({ url, runKey, task, taskRef: task.dir, executor: { model: "offline" } });
       return time(runner, `queued-${r}`, (outDir) => queuedRun.import(readRecordsFile(outDir)));
     };
+    // Each rollout process first runs WARMUP jobs, untimed: a process's CPU per job falls over its first few hundred
+    // jobs as V8 optimizes its code, and the local runner's process would otherwise be twice as warm as each worker
+    // (it runs every local job; each worker half the queued ones).
+    const warm = async (runner: Runner, tag: string, n: number, collect: (outDir: string) => void = () => {}) => {
+      for await (const r of runner.run(jobs(tag, n))) {
+        if (r.error) throw new Error(r.error);
+        collect(join(dir, tag, r.id.slice(tag.length + 1)));
+      }
+      await runner.close();
+    };
+    await warm(new LocalRunner({ task, model: model.model, evaluate, concurrency: AT_ONCE }), "local-warmup", WARMUP);
+    await warm(
+      new BullmqRunner({ url, runKey: `bench-${Date.now()}-warmup`, task, taskRef: task.dir, executor: { model: "offline" } }),
+      "queued-warmup",
+      WARMUP * workers.length,
+      (outDir) => queuedRun.import(readRecordsFile(outDir)),
+    );
     // The two sides take turns going first, so neither always inherits what the other (or the bench before) left.
     for (let r = 0; r < REPS; r++) {
       if (r % 2 === 0) {
