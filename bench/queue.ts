@@ -107,18 +107,22 @@ export async function benchQueue(): Promise<boolean> {
         maxEvals: 1,
         outDir: join(dir, tag, String(i)),
       }));
-    // `collect` is what the coordinator does with each finished job besides writing it (the queue: its records).
-    const time = async (runner: Runner, tag: string, collect: (outDir: string) => void = () => {}) => {
-      const out = (id: string) => join(dir, tag, id.slice(tag.length + 1));
-      for await (const r of runner.run(jobs(`${tag}-warm`, AT_ONCE))) if (r.error) throw new Error(r.error);
+    // Runs `n` jobs tagged `tag` to their end; `collect` is what the coordinator does with each finished job besides
+    // writing it (the queue: its records).
+    type Collect = (outDir: string) => void;
+    const drain = async (runner: Runner, tag: string, n: number, collect: Collect = () => {}) => {
+      for await (const r of runner.run(jobs(tag, n))) {
+        if (r.error) throw new Error(r.error);
+        collect(join(dir, tag, r.id.slice(tag.length + 1)));
+      }
+    };
+    const time = async (runner: Runner, tag: string, collect?: Collect) => {
+      await drain(runner, `${tag}-warm`, AT_ONCE);
       if (!(await settle())) unsettled++;
       creates.push(fileCreateMs(dir));
       const cpu = cpuByRole(redis.pid as number, pids);
       const t = performance.now();
-      for await (const r of runner.run(jobs(tag))) {
-        if (r.error) throw new Error(r.error);
-        collect(out(r.id));
-      }
+      await drain(runner, tag, ROLLOUTS, collect);
       const seconds = (performance.now() - t) / 1000;
       const after = cpuByRole(redis.pid as number, pids);
       const perJob = (role: keyof typeof cpu) => (after[role] - cpu[role]) / ROLLOUTS;
@@ -144,30 +148,22 @@ export async function benchQueue(): Promise<boolean> {
     const evaluate = localRun.evaluator((p) => pool.evaluate(p), taskHash);
     const local: Timed[] = [];
     const queued: Timed[] = [];
-    const timeLocal = (r: number) =>
-      time(new LocalRunner({ task, model: model.model, evaluate, concurrency: AT_ONCE }), `local-${r}`);
-    const timeQueued = (r: number) => {
-      const runKey = `bench-${Date.now()}-${r}`;
-      const runner = new BullmqRunner({ url, runKey, task, taskRef: task.dir, executor: { model: "offline" } });
-      return time(runner, `queued-${r}`, (outDir) => queuedRun.import(readRecordsFile(outDir)));
-    };
+    const localRunner = () => new LocalRunner({ task, model: model.model, evaluate, concurrency: AT_ONCE });
+    const queuedRunner = (key: string) =>
+      new BullmqRunner({ url, runKey: `bench-${Date.now()}-${key}`, task, taskRef: task.dir, executor: { model: "offline" } });
+    const importRecords: Collect = (outDir) => queuedRun.import(readRecordsFile(outDir));
+    const timeLocal = (r: number) => time(localRunner(), `local-${r}`);
+    const timeQueued = (r: number) => time(queuedRunner(String(r)), `queued-${r}`, importRecords);
     // Each rollout process first runs WARMUP jobs, untimed: a process's CPU per job falls over its first few hundred
     // jobs as V8 optimizes its code, and the local runner's process would otherwise be twice as warm as each worker
     // (it runs every local job; each worker half the queued ones).
-    const warm = async (runner: Runner, tag: string, n: number, collect: (outDir: string) => void = () => {}) => {
-      for await (const r of runner.run(jobs(tag, n))) {
-        if (r.error) throw new Error(r.error);
-        collect(join(dir, tag, r.id.slice(tag.length + 1)));
-      }
+    for (const [runner, tag, n, collect] of [
+      [localRunner(), "local-warmup", WARMUP, undefined],
+      [queuedRunner("warmup"), "queued-warmup", WARMUP * workers.length, importRecords],
+    ] as const) {
+      await drain(runner, tag, n, collect);
       await runner.close();
-    };
-    await warm(new LocalRunner({ task, model: model.model, evaluate, concurrency: AT_ONCE }), "local-warmup", WARMUP);
-    await warm(
-      new BullmqRunner({ url, runKey: `bench-${Date.now()}-warmup`, task, taskRef: task.dir, executor: { model: "offline" } }),
-      "queued-warmup",
-      WARMUP * workers.length,
-      (outDir) => queuedRun.import(readRecordsFile(outDir)),
-    );
+    }
     // The two sides take turns going first, so neither always inherits what the other (or the bench before) left.
     for (let r = 0; r < REPS; r++) {
       if (r % 2 === 0) {
