@@ -1,3 +1,5 @@
+import { cpSync, mkdtempSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type DiscoveryTask, loadTaskFolder } from "../../src/task/discovery-task.ts";
 import { evaluateProgram } from "../../src/task/evaluator.ts";
@@ -26,6 +28,28 @@ async function withKept<T>(t: DiscoveryTask, use: (pool: EvaluatorPool, notices:
     pool.close();
   }
 }
+
+/** Writes beside its own folder and deep in /tmp, and reports what was left from the evaluation before, how many
+ * removals were tried since of a file named as one of the task folder's, and of its own files. */
+const WALK_WATCHER = `import os, sys
+HERE = os.path.dirname(os.path.abspath(__file__))
+OURS = set(os.listdir(HERE))
+TRIED = []
+def _watch(event, args):
+    if event == 'os.remove' and args and isinstance(args[0], str):
+        TRIED.append(os.path.basename(args[0]))
+sys.addaudithook(_watch)
+FILES = (os.path.join(os.path.dirname(HERE), 'beside'), '/tmp/deep/a/b/c/d/left')
+def evaluate(program_path):
+    walked = sum(1 for name in TRIED if name in OURS)
+    removals = sum(1 for name in TRIED if name in ('beside', 'left'))
+    TRIED.clear()
+    left = sum(1 for f in FILES if os.path.exists(f))
+    os.makedirs(os.path.dirname(FILES[1]), exist_ok=True)
+    for f in FILES:
+        open(f, 'w').write('x')
+    return {'combined_score': 1.0, 'left': left, 'walked': walked, 'removals': removals}
+`;
 
 const COUNTER = "COUNT = [0]\ndef evaluate(program_path):\n    COUNT[0] += 1\n    return {'combined_score': float(COUNT[0])}\n";
 /** An evaluator that runs the program in its own process in one of three ways, as many upstream evaluators do; it
@@ -201,6 +225,29 @@ def evaluate(program_path):
       expect((await pool.evaluate(t.seedProgram)).metrics.seen).toBe(false);
     });
   });
+
+  // A task folder under the host's /tmp is bound read-only inside the evaluator's private /tmp, in a folder that
+  // bubblewrap makes there. Emptying /tmp after an evaluation removes what was written beside the bind, at any depth,
+  // and never walks into the bind: it once tried to remove each of its files, every evaluation.
+  for (const [mode, honeYaml] of [
+    ["a kept", KEPT],
+    ["a fresh", undefined],
+  ] as const)
+    it(`empties ${mode} evaluator's /tmp without walking a task folder mounted in it`, async (ctx) => {
+      requireTool(ctx, "bubblewrap", sealedMissing());
+      const dir = join(mkdtempSync("/tmp/hone-walk-"), "task");
+      cpSync(makeTask(WALK_WATCHER, { honeYaml }), dir, { recursive: true });
+      const t = loadTaskFolder(dir);
+      await withKept(t, async (pool) => {
+        const first = await pool.evaluate(t.seedProgram);
+        expect(first.metrics).toMatchObject({ left: 0, walked: 0 });
+        for (let i = 0; i < 2; i++) {
+          const { metrics } = await pool.evaluate(t.seedProgram);
+          expect(metrics).toMatchObject({ left: 0, walked: 0 });
+          expect(metrics.removals).toBeGreaterThanOrEqual(2); // the watcher sees the removals (a fresh one's add up)
+        }
+      });
+    });
 
   it("times out an evaluation that overruns, and the next one is served", async (ctx) => {
     requireTool(ctx, "bubblewrap", sealedMissing());

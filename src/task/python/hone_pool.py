@@ -222,15 +222,36 @@ def reap():
 
 
 def empty(folder):
-    for name in os.listdir(folder):
-        path = os.path.join(folder, name)
-        if os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path, ignore_errors=True)
-        else:
+    """Removes everything in `folder` but the folders mounted below it: the sandbox's read-only binds, which
+    bubblewrap places inside the private /tmp when a task, hone or the interpreter lives under the host's /tmp. No
+    evaluation can have written in them, and walking them cost every evaluation a pass over all their files (a
+    call each, then a refused removal). The folders bubblewrap made to hold them are emptied like any other.
+    Iterative, so a deep tree needs no recursion; what cannot be removed is left."""
+    try:
+        device = os.lstat(folder).st_dev
+    except OSError:
+        return
+    pending, found = [folder], []
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as listing:
+                entries = list(listing)
+        except OSError:
+            continue
+        for entry in entries:
             try:
-                os.unlink(path)
+                if not entry.is_dir(follow_symlinks=False):
+                    os.unlink(entry.path)
+                elif entry.stat(follow_symlinks=False).st_dev == device:  # another device: a folder mounted here
+                    pending.append(entry.path)
+                    found.append(entry.path)
             except OSError:
                 pass
+    for path in reversed(found):  # each folder after everything found inside it
+        try:
+            os.rmdir(path)
+        except OSError:
+            pass
 
 
 def _killpg(pid):
