@@ -222,6 +222,31 @@ describe("sealed evaluation: programs cannot forge, escape or outlive their call
     expect(survivors()).toEqual([]);
   });
 
+  it.each(MODES)("[%s] run_program reads a program of many chunks whole, and refuses one past 4 MB or endless", async (mode) => {
+    // The file is read in chunks up to the cap: one over 64 KB arrives whole; a larger one, or /dev/zero, is refused.
+    const t = loadTaskFolder(
+      makeTask(
+        `from hone_runtime import run_program, ProgramError
+def outcome(path):
+    try:
+        return repr(run_program(path, 'run', timeout=20))
+    except ProgramError as e:
+        return str(e)
+def evaluate(program_path):
+    big = program_path + '.big.py'
+    with open(big, 'w') as f:
+        f.write('#' * (4 << 20) + '\\ndef run():\\n    return 2\\n')
+    return {'combined_score': 1.0, 'whole': outcome(program_path), 'big': outcome(big), 'zero': outcome('/dev/zero')}
+`,
+      ),
+    );
+    const text = program("    return len(PAD)", `PAD = ${JSON.stringify("x".repeat(200_000))}`);
+    const e = mode === "warm" ? await withPool(t, (p) => p.evaluate(text)) : await evaluateProgram(t, text);
+    expect(e.metrics).toMatchObject({ whole: "200000" });
+    expect(e.metrics.big).toMatch(/larger than 4194304 bytes/);
+    expect(e.metrics.zero).toMatch(/larger than 4194304 bytes/);
+  });
+
   it("a program whose evaluator gave up on it is killed at once, not at its own timeout", async () => {
     // The program may run 60 s, the evaluation only 2: the evaluator is killed at 2 s, and its program with it.
     const t = loadTaskFolder(

@@ -37,9 +37,22 @@ def _decode(data):
     return reply.get("value")
 
 
+def _read_program(path):
+    """At most MAX_PROGRAM_BYTES + 1 bytes of the file, read in chunks: one read of that size makes Python allocate
+    (and the kernel map) 4 MB for a program of a few KB, ~0.1 ms of every evaluation."""
+    chunks, size = [], 0
+    with open(path, "rb", buffering=0) as f:
+        while size <= MAX_PROGRAM_BYTES:
+            chunk = f.read(min(1 << 16, MAX_PROGRAM_BYTES + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    return b"".join(chunks)
+
+
 def _request(program_path, entry, args, timeout, memory_mb, many):
-    with open(program_path, "rb") as f:
-        text = f.read(MAX_PROGRAM_BYTES + 1)
+    text = _read_program(program_path)
     if len(text) > MAX_PROGRAM_BYTES:
         raise ProgramError("the program is larger than %d bytes" % MAX_PROGRAM_BYTES)
     try:
