@@ -97,19 +97,21 @@ def run(n):
 
 
 def rehearse():
-    """Runs a tiny program through the path a real one takes (write, import, call, numpy, JSON), in a prepared
-    first process before its request arrives: the copy-on-write faults of a freshly forked interpreter then fall
-    here, off the evaluation's path. Leaves nothing behind (the module is not registered, the file is removed)."""
-    path = os.path.join(os.getcwd(), ".hone-rehearsal.py")  # the call's own scratch folder
+    """Runs a tiny program through the path a real one takes (the request checked, the file written, imported,
+    called, numpy, JSON), in a prepared first process before its request arrives: the copy-on-write faults of a
+    freshly forked interpreter then fall here, off the evaluation's path. Limits are not set (a request sets its
+    own, and a hard limit cannot be raised again). Leaves nothing behind (the module is not registered, the file is
+    removed)."""
+    scratch = os.getcwd()  # the call's own scratch folder
     try:
-        with open(path, "x") as f:
-            f.write(_REHEARSAL)
-        json.loads(run_entry(path, "run", [8]))
+        job = program_job({"program": _REHEARSAL, "ext": ".py", "entry": "run", "args": [8]}, {})
+        if not isinstance(job, str):
+            json.loads(job[0](scratch))
     except Exception:
         pass
     finally:
         try:
-            os.unlink(path)
+            os.unlink(os.path.join(scratch, "program.py"))
         except OSError:
             pass
 
