@@ -143,6 +143,22 @@ export function fileCreateMs(dir: string, n = 200): number {
 }
 
 /**
+ * What a freshly forked process pays per page on this machine (`peers/page_cost.py`): a copy-on-write write, a
+ * first write to fresh memory, a first read of a shared page, and a system call, in microseconds. A sealed program
+ * call is a fork of a numpy-loaded interpreter that writes several hundred of its pages, so these set its floor:
+ * ~1-2 us a fault on common hardware, 15-20 us on the 2-core VM these figures were taken on. Printed, not judged.
+ */
+export function pageCostRow(): [string, string] {
+  const out = execFileSync("python3", [join(ROOT, "bench", "peers", "page_cost.py")], { encoding: "utf8" });
+  const c = JSON.parse(out) as Record<"cow_write_us" | "first_touch_us" | "read_after_fork_us" | "syscall_us", number>;
+  const us = (x: number) => `${x.toFixed(1)} us`;
+  return [
+    "a freshly forked process, per page (not judged)",
+    `copy-on-write ${us(c.cow_write_us)}, fresh memory ${us(c.first_touch_us)}, first read ${us(c.read_after_fork_us)}; a system call ${us(c.syscall_us)}`,
+  ];
+}
+
+/**
  * Passes a hone process's stderr on (spawned with stderr piped), less the one line it prints when the bench stops it
  * with SIGTERM (`hone: SIGTERM: stopping …`): every other line, an error above all, still shows.
  */

@@ -21,7 +21,7 @@ import { resolveModel } from "../src/model/resolve.ts";
 import { BUILTIN_TASKS_DIR } from "../src/task/builtin.ts";
 import { loadTaskFolder } from "../src/task/discovery-task.ts";
 import { EvaluatorPool } from "../src/task/evaluator-pool.ts";
-import { report, spread } from "./lib.ts";
+import { pageCostRow, report, spread } from "./lib.ts";
 import { serveOffline } from "./offline-server.ts";
 import { cpuBetween, descendantsCpu, processCpu } from "./proc-cpu.ts";
 
@@ -162,6 +162,7 @@ export async function benchRolloutConcurrency(): Promise<boolean> {
       ],
       ["the higher floor (W as hone's sealed evaluations cost today)", spread(withW, " s", 2)],
       ["share of that floor (not the verdict: W holds hone's own per-evaluation overhead)", spread(shareOfW, "", 2)],
+      pageCostRow(),
     ],
     [
       {

@@ -13,7 +13,7 @@ import { BUILTIN_TASKS_DIR } from "../src/task/builtin.ts";
 import { loadTaskFolder } from "../src/task/discovery-task.ts";
 import { EvaluatorPool } from "../src/task/evaluator-pool.ts";
 import { isolationSupport, PYTHON_DIR } from "../src/task/python-env.ts";
-import { type Measured, report, spread } from "./lib.ts";
+import { type Measured, pageCostRow, report, spread } from "./lib.ts";
 import { LineProcess } from "./peers/line-process.ts";
 
 const EVALS = Number(process.env.BENCH_EVALS ?? 10);
@@ -114,6 +114,7 @@ export async function benchWarmPool(): Promise<boolean> {
       ["OpenEvolve's path", spread(oe, " ms")],
       ["the evaluator's own compute", spread(own, " ms", 2)],
       ["scores", `identical on every path for all ${EVALS} programs`],
+      pageCostRow(),
     ],
     goals,
   );
