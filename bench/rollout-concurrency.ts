@@ -5,12 +5,13 @@
 // program call made ahead for each rollout while none runs).
 //
 // The ideal is the wall time of a perfect overlap: no schedule beats one rollout's own time, serial / 32 (the ideal
-// 32x speed-up); the verdict is against it. Printed beside it, a second floor that counts hone's evaluations as they
-// cost today. CPU: the evaluations' processes need W CPU seconds
+// 32x speed-up); the verdict is against it. Printed beside it, a second bound that counts hone's evaluations as they
+// cost today (an estimate, not a strict floor: calls made ahead may still be made while the first model calls wait,
+// so part of W can fall inside the lead). CPU: the evaluations' processes need W CPU seconds
 // (measured from /proc in both runs of the repetition, the smaller taken), which take at least W / cores on this
 // machine, and no evaluation can start before every rollout's first `lead` model calls (each at least the 200 ms
 // the server waits) nor end later than `tail` calls before the run's end: lead + W / cores + tail. On 2 cores the
-// second floor is the higher one (64 sealed evaluations of ~50 ms CPU each, of which the evaluator's own compute
+// second bound is the higher one (64 sealed evaluations of ~50 ms CPU each, of which the evaluator's own compute
 // is ~1.4 ms and the rest hone's sealing), which is why 32x is out of reach until the warm pool's fixed cost falls.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
@@ -116,7 +117,7 @@ export async function benchRolloutConcurrency(): Promise<boolean> {
   server.stop();
   rmSync(dir, { recursive: true, force: true });
   const latencyFloor = serial.map((s) => s.seconds / ROLLOUTS);
-  const cpuFloor = parallel.map((p, i) => {
+  const cpuBound = parallel.map((p, i) => {
     const s = serial[i] as Timed;
     const edges = (Math.min(p.lead, s.lead) + Math.min(p.tail, s.tail)) * (LATENCY_MS / 1000);
     return edges + Math.min(p.evalCpu, s.evalCpu) / cores;
@@ -124,7 +125,7 @@ export async function benchRolloutConcurrency(): Promise<boolean> {
   // The verdict is against the latency floor: W is mostly hone's own cost of sealing each evaluation (the evaluator's
   // compute is ~1.4 ms of it), so a floor made of W would excuse the overhead this figure is meant to expose.
   const share = parallel.map((p, i) => (latencyFloor[i] as number) / p.seconds);
-  const withW = latencyFloor.map((l, i) => Math.max(l, cpuFloor[i] as number));
+  const withW = latencyFloor.map((l, i) => Math.max(l, cpuBound[i] as number));
   const shareOfW = parallel.map((p, i) => (withW[i] as number) / p.seconds);
   const p0 = parallel[0] as Timed;
   const perRun = evaluations / REPS / 2;
@@ -145,8 +146,8 @@ export async function benchRolloutConcurrency(): Promise<boolean> {
       ],
       ["latency floor: serial / rollouts", spread(latencyFloor, " s", 2)],
       [
-        `CPU floor: lead + W / ${cores} cores + tail`,
-        `${spread(cpuFloor, " s", 2)}; lead ${p0.lead} and tail ${p0.tail} model calls of ≥ ${LATENCY_MS} ms`,
+        `CPU estimate: lead + W / ${cores} cores + tail`,
+        `${spread(cpuBound, " s", 2)}; lead ${p0.lead} and tail ${p0.tail} model calls of ≥ ${LATENCY_MS} ms`,
       ],
       [
         `W, evaluations' CPU, concurrency ${ROLLOUTS} | 1`,
@@ -160,8 +161,8 @@ export async function benchRolloutConcurrency(): Promise<boolean> {
         `model server's CPU, concurrency ${ROLLOUTS} | 1`,
         `${per(parallel, (t) => t.serverCpu, " s")} | ${per(serial, (t) => t.serverCpu, " s")}`,
       ],
-      ["the higher floor (W as hone's sealed evaluations cost today)", spread(withW, " s", 2)],
-      ["share of that floor (not the verdict: W holds hone's own per-evaluation overhead)", spread(shareOfW, "", 2)],
+      ["the higher of the two (W as hone's sealed evaluations cost today)", spread(withW, " s", 2)],
+      ["share of it (not the verdict: W holds hone's own per-evaluation overhead)", spread(shareOfW, "", 2)],
       pageCostRow(),
     ],
     [
