@@ -29,8 +29,8 @@ async function withKept<T>(t: DiscoveryTask, use: (pool: EvaluatorPool, notices:
   }
 }
 
-/** Writes beside its own folder and deep in /tmp, and reports what was left from the evaluation before, how many
- * removals were tried since of a file named as one of the task folder's, and of its own files. */
+/** Writes a file beside its own folder and one deep in /tmp; reports whether the evaluation before left them, and the
+ * removals tried since: of files named as the task folder's (a walk into the bind), and of its own two files. */
 const WALK_WATCHER = `import os, sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 OURS = set(os.listdir(HERE))
