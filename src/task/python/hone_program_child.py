@@ -106,14 +106,20 @@ def rehearse():
     try:
         job = program_job({"program": _REHEARSAL, "ext": ".py", "entry": "run", "args": [8]}, {})
         if not isinstance(job, str):
-            json.loads(job[0](scratch))
+            target, _, _ = job
+            json.loads(target(scratch))
     except Exception:
         pass
     finally:
         try:
-            os.unlink(os.path.join(scratch, "program.py"))
+            os.unlink(program_file(scratch, ".py"))
         except OSError:
             pass
+
+
+def program_file(scratch, ext):
+    """Where a call writes its program: the rehearsal's file and a request's are the same one."""
+    return os.path.join(scratch, "program" + ext)
 
 
 def program_job(request, config_limits):
@@ -128,7 +134,7 @@ def program_job(request, config_limits):
     entry, args, many = str(request.get("entry") or ""), request.get("args") or [], bool(request.get("many"))
 
     def target(scratch):
-        path = os.path.join(scratch, "program" + ext)
+        path = program_file(scratch, ext)
         with open(path, "w") as f:
             f.write(program)
         return run_entry(path, entry, args, many=many)
