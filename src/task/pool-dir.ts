@@ -1,17 +1,35 @@
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statfsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { HoneError } from "../errors.ts";
 
-/** hone's own folder for warm pools, one per user: `$TMPDIR/hone-<uid>/`, 0700, never a symbolic link. */
-function poolBase(): string {
-  const base = join(tmpdir(), `hone-${process.getuid?.() ?? "user"}`);
+/** hone's own folder in `root`, one per user: `<root>/hone-<uid>/`, 0700, never a symbolic link. */
+function baseIn(root: string): string {
+  const base = join(root, `hone-${process.getuid?.() ?? "user"}`);
   mkdirSync(base, { recursive: true, mode: 0o700 });
   const st = lstatSync(base);
   if (!st.isDirectory() || st.isSymbolicLink() || (process.getuid && st.uid !== process.getuid()))
     throw new HoneError("internal", `${base} is not a folder owned by you; remove it and run again`);
   chmodSync(base, 0o700);
   return base;
+}
+
+/** hone's own folder for warm pools, one per user: `$TMPDIR/hone-<uid>/`. */
+const poolBase = (): string => baseIn(tmpdir());
+
+/** Where folders held in memory go: the system's shared-memory tmpfs, used only with this much room free. */
+export const MEMORY_ROOT = "/dev/shm";
+const MEMORY_MIN_FREE = 2 ** 30;
+const TMPFS_MAGIC = 0x01021994;
+
+/** `root` when it is a tmpfs with at least 1 GiB free (a container's 64 MB /dev/shm is not), else undefined. */
+export function memoryRoot(root = MEMORY_ROOT): string | undefined {
+  try {
+    const s = statfsSync(root);
+    return s.type === TMPFS_MAGIC && s.bavail * s.bsize >= MEMORY_MIN_FREE ? root : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function alive(pid: number): boolean {
@@ -36,6 +54,32 @@ export function removeStalePools(base = poolBase(), kind = "pool"): void {
 export function privateDir(kind: "pool" | "worker"): string {
   const base = poolBase();
   removeStalePools(base, kind);
+  return mkdtempSync(join(base, `${kind}-${process.pid}-`));
+}
+
+/** `<root>/hone-<uid>` when it is already this user's folder (not a link), else undefined; never made here. */
+function ownBase(root: string): string | undefined {
+  const base = join(root, `hone-${process.getuid?.() ?? "user"}`);
+  const st = lstatSync(base, { throwIfNoEntry: false });
+  const mine = st?.isDirectory() && !st.isSymbolicLink() && (!process.getuid || st.uid === process.getuid());
+  return mine ? base : undefined;
+}
+
+/**
+ * privateDir() in memory where it can be (`memory`: by default `memoryRoot()`, null for none; what is written and
+ * removed there never reaches a disk), else on disk as privateDir() makes it. Dead processes' folders of this kind
+ * are removed from both places.
+ */
+export function privateMemoryDir(kind: "worker", memory: string | null = memoryRoot() ?? null): string {
+  let base: string | undefined;
+  if (memory !== null)
+    try {
+      base = baseIn(memory);
+    } catch {
+      // another user's folder (or a link) in the way: on disk instead
+    }
+  base ??= poolBase();
+  for (const b of new Set([base, ownBase(MEMORY_ROOT), ownBase(tmpdir())])) if (b) removeStalePools(b, kind);
   return mkdtempSync(join(base, `${kind}-${process.pid}-`));
 }
 

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -6,6 +6,7 @@ import { WorkerCaches } from "../../src/loop/distributed/execute.ts";
 import { packDir } from "../../src/loop/distributed/job-data.ts";
 import { packageDigest, WorkerFiles } from "../../src/loop/distributed/worker-files.ts";
 import { DEFAULT_HARNESS } from "../../src/loop/run.ts";
+import { MEMORY_ROOT, memoryRoot, privateMemoryDir } from "../../src/task/pool-dir.ts";
 
 const files = packDir(DEFAULT_HARNESS);
 const edited = { ...files, "prompt.md": `${files["prompt.md"]}\nOne more line.\n` };
@@ -88,23 +89,67 @@ describe("a worker's packages and folders", () => {
   });
 });
 
+const userBase = (root: string) => join(root, `hone-${process.getuid?.()}`);
+
 describe("a worker's folder after a kill -9", () => {
-  it("is removed by the next worker started on the machine; a live worker's and a pool's are kept", async () => {
-    const base = join(tmpdir(), `hone-${process.getuid?.()}`);
+  it("is removed by the next worker started on the machine, in memory or on disk; a live worker's and a pool's are kept", async () => {
+    // The worker's folder is in memory where the machine has room for it, else on disk beside the pools'.
+    const base = userBase(memoryRoot() ?? tmpdir());
+    const elsewhere = userBase(base.startsWith(MEMORY_ROOT) ? tmpdir() : MEMORY_ROOT);
     const dead = join(base, "worker-999999999-stale"); // above any pid_max: never a live process
+    const deadElsewhere = join(elsewhere, "worker-999999997-stale"); // left by an earlier worker that used the other place
     const live = join(base, `worker-${process.ppid}-live`);
     const pool = join(base, "pool-999999998-other"); // a pool's folder is the pools' to clean
-    for (const d of [dead, live, pool]) mkdirSync(join(d, "harness"), { recursive: true, mode: 0o700 });
+    for (const d of [dead, deadElsewhere, live, pool]) mkdirSync(join(d, "harness"), { recursive: true, mode: 0o700 });
     const w = new WorkerFiles();
     try {
       expect(w.jobDir().startsWith(join(base, `worker-${process.pid}-`))).toBe(true);
       expect(existsSync(dead)).toBe(false);
+      expect(existsSync(deadElsewhere)).toBe(false);
       expect(existsSync(live)).toBe(true);
       expect(existsSync(pool)).toBe(true);
     } finally {
       await w.close();
       for (const d of [live, pool]) rmSync(d, { recursive: true, force: true });
     }
+  });
+});
+
+describe("where a worker's folder goes", () => {
+  const scratch = () => mkdtempSync(join(tmpdir(), "hone-memory-root-"));
+
+  it("in the memory root it is given, as the user's own 0700 folder there", () => {
+    const root = scratch();
+    try {
+      const dir = privateMemoryDir("worker", root);
+      expect(dir.startsWith(join(userBase(root), `worker-${process.pid}-`))).toBe(true);
+      expect(lstatSync(userBase(root)).mode & 0o777).toBe(0o700);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it("on disk beside the pools' when there is no memory root, or when a link stands where its folder would be", () => {
+    const root = scratch();
+    const target = scratch();
+    try {
+      const disk = join(userBase(tmpdir()), `worker-${process.pid}-`);
+      const none = privateMemoryDir("worker", null);
+      expect(none.startsWith(disk)).toBe(true);
+      symlinkSync(target, userBase(root)); // another user's trap: never followed
+      const trapped = privateMemoryDir("worker", root);
+      expect(trapped.startsWith(disk)).toBe(true);
+      expect(readdirSync(target)).toEqual([]);
+      for (const d of [none, trapped]) rmSync(d, { recursive: true, force: true });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+      rmSync(target, { recursive: true, force: true });
+    }
+  });
+
+  it("counts as memory only a tmpfs with room: not a disk folder, not a missing one", () => {
+    expect(memoryRoot(join(import.meta.dirname, ".."))).toBeUndefined(); // the checkout: a disk here and on CI
+    expect(memoryRoot(join(tmpdir(), "hone-no-such-folder"))).toBeUndefined();
   });
 });
 

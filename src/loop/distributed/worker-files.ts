@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { privateDir } from "../../task/pool-dir.ts";
+import { privateMemoryDir } from "../../task/pool-dir.ts";
 import { HarnessCache } from "../runner.ts";
 import { unpackDir } from "./job-data.ts";
 
@@ -35,8 +35,11 @@ export class WorkerFiles {
   constructor(private readonly keep = 32) {}
 
   private dir(): string {
-    // Beside the warm pools' folders: a worker killed with -9 leaves it, and the next one started here removes it.
-    this.root ??= privateDir("worker");
+    // In memory where the machine has room (/dev/shm), else beside the warm pools' folders: every job's files are
+    // written, read back and removed here, which on a disk costs each job inode allocations and, on an ext4 without a
+    // journal, slows every file created on it for a minute after. A worker killed with -9 leaves its folder, and the
+    // next one started here removes it.
+    this.root ??= privateMemoryDir("worker");
     return this.root;
   }
 
