@@ -3,12 +3,12 @@
 // them). "Cold" is the first run page a fresh `hone view` process serves, one process per repetition; "warm" is
 // the same page again from that process. Then the live updates: many clients on one run, one file watcher.
 import { type ChildProcess, spawn } from "node:child_process";
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { availableParallelism, loadavg, tmpdir } from "node:os";
+import { cpSync, readdirSync, readFileSync } from "node:fs";
+import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { writeSyntheticRun } from "../test/helpers/synthetic-run.ts";
-import { forwardStderr, honeCli, median, report, timeIt } from "./lib.ts";
+import { benchDir, forwardStderr, honeCli, median, report, timeIt } from "./lib.ts";
 
 const GOAL_MS = 300;
 const REPETITIONS = 5;
@@ -135,58 +135,54 @@ async function measureLive(root: string, id: string) {
 }
 
 export async function benchConsole(): Promise<boolean> {
-  const root = mkdtempSync(join(tmpdir(), "hone-bench-console-"));
-  try {
-    const counts: Record<string, number> = {};
-    for (const s of SIZES)
-      counts[s.id] = (
-        await writeSyntheticRun(join(root, s.id), { rounds: s.rounds, perRound: s.perRound, programBytes: 2000 })
-      ).rollouts;
-    cpSync(join(root, "50k"), join(root, "50k-old"), { recursive: true });
-    const old = new Database(join(root, "50k-old", "hone.db"));
-    for (const name of NEW_INDEXES) old.exec(`DROP INDEX ${name}`);
-    old.close();
-    const load = () => loadavg()[0]?.toFixed(1);
-    const rows: [string, string][] = [["machine", `${availableParallelism()} cores, load average ${load()} at the start`]];
-    const results: Record<string, Awaited<ReturnType<typeof measureRun>>> = {};
-    for (const id of [...SIZES.map((s) => s.id), "50k-old"]) {
-      const m = await measureRun(root, id);
-      results[id] = m;
-      const n = (counts[id.replace("-old", "")] as number).toLocaleString("en-US");
-      const label = `run page, ${n} rollouts${id.endsWith("-old") ? ", without the new indexes" : ""}`;
-      rows.push([
-        label,
-        `cold ${fmt(m.cold.min)} / ${fmt(m.cold.median)} / ${fmt(m.cold.max)} (min / median / max of ${REPETITIONS} fresh processes; server CPU median ${fmt(m.coldCpu.median)}), warm median ${fmt(m.warm.median)}, p95 ${fmt(m.warm.p95)}; ${(m.bytes / 1024).toFixed(0)} KiB`,
-      ]);
-    }
-    const live = await measureLive(root, "50k");
+  const root = benchDir("console");
+  const counts: Record<string, number> = {};
+  for (const s of SIZES)
+    counts[s.id] = (
+      await writeSyntheticRun(join(root, s.id), { rounds: s.rounds, perRound: s.perRound, programBytes: 2000 })
+    ).rollouts;
+  cpSync(join(root, "50k"), join(root, "50k-old"), { recursive: true });
+  const old = new Database(join(root, "50k-old", "hone.db"));
+  for (const name of NEW_INDEXES) old.exec(`DROP INDEX ${name}`);
+  old.close();
+  const load = () => loadavg()[0]?.toFixed(1);
+  const rows: [string, string][] = [["machine", `${availableParallelism()} cores, load average ${load()} at the start`]];
+  const results: Record<string, Awaited<ReturnType<typeof measureRun>>> = {};
+  for (const id of [...SIZES.map((s) => s.id), "50k-old"]) {
+    const m = await measureRun(root, id);
+    results[id] = m;
+    const n = (counts[id.replace("-old", "")] as number).toLocaleString("en-US");
+    const label = `run page, ${n} rollouts${id.endsWith("-old") ? ", without the new indexes" : ""}`;
     rows.push([
-      `${CLIENTS} live clients on the 50k run`,
-      `server CPU ${live.idle.toFixed(0)} ms per second while idle; an update reached all of them in ${fmt(live.fanout)}`,
+      label,
+      `cold ${fmt(m.cold.min)} / ${fmt(m.cold.median)} / ${fmt(m.cold.max)} (min / median / max of ${REPETITIONS} fresh processes; server CPU median ${fmt(m.coldCpu.median)}), warm median ${fmt(m.warm.median)}, p95 ${fmt(m.warm.p95)}; ${(m.bytes / 1024).toFixed(0)} KiB`,
     ]);
-    (rows[0] as [string, string])[1] += `, ${load()} at the end (other work on the machine slows every figure)`;
-    const pages = runPageUrls("", "").length;
-    const goal = (what: string, samples: number[] | undefined) => ({
-      goal: {
-        figure: `the run page (its ${pages} requests) at 50,000 rollouts, ${what}`,
-        op: "<=" as const,
-        value: GOAL_MS,
-        unit: " ms",
-      },
-      samples: samples ?? [Number.POSITIVE_INFINITY],
-    });
-    return report(
-      "console (issue 19): the run page at 1k, 10k and 50k rollouts, each first request in a fresh hone view process",
-      rows,
-      [
-        goal("cold (first request of a fresh process)", results["50k"]?.coldSamples),
-        goal("warm", results["50k"]?.warmSamples),
-        goal("cold, without the new indexes", results["50k-old"]?.coldSamples),
-      ],
-    );
-  } finally {
-    rmSync(root, { recursive: true, force: true });
   }
+  const live = await measureLive(root, "50k");
+  rows.push([
+    `${CLIENTS} live clients on the 50k run`,
+    `server CPU ${live.idle.toFixed(0)} ms per second while idle; an update reached all of them in ${fmt(live.fanout)}`,
+  ]);
+  (rows[0] as [string, string])[1] += `, ${load()} at the end (other work on the machine slows every figure)`;
+  const pages = runPageUrls("", "").length;
+  const goal = (what: string, samples: number[] | undefined) => ({
+    goal: {
+      figure: `the run page (its ${pages} requests) at 50,000 rollouts, ${what}`,
+      op: "<=" as const,
+      value: GOAL_MS,
+      unit: " ms",
+    },
+    samples: samples ?? [Number.POSITIVE_INFINITY],
+  });
+  return report(
+    "console (issue 19): the run page at 1k, 10k and 50k rollouts, each first request in a fresh hone view process",
+    rows,
+    [
+      goal("cold (first request of a fresh process)", results["50k"]?.coldSamples),
+      goal("warm", results["50k"]?.warmSamples),
+      goal("cold, without the new indexes", results["50k-old"]?.coldSamples),
+    ],
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await benchConsole();

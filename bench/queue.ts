@@ -13,8 +13,7 @@
 // beside, and by role: on 2 cores the rollouts already keep both busy, so each ms of CPU a job costs more shows as
 // ~4 ms per slot.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import { contentHash } from "../src/harness/files.ts";
 import { BullmqRunner } from "../src/loop/distributed/bullmq.ts";
@@ -24,7 +23,7 @@ import { LocalRunner, type RolloutJob, type Runner } from "../src/loop/runner.ts
 import { BUILTIN_TASKS_DIR } from "../src/task/builtin.ts";
 import { loadTaskFolder } from "../src/task/discovery-task.ts";
 import { EvaluatorPool } from "../src/task/evaluator-pool.ts";
-import { fileCreateMs, honeCli, median, report, settle, spread } from "./lib.ts";
+import { benchDir, fileCreateMs, honeCli, median, report, settle, spread } from "./lib.ts";
 import { processTable } from "./proc-cpu.ts";
 
 const ROLLOUTS = Number(process.env.BENCH_ROLLOUTS ?? 200);
@@ -90,7 +89,7 @@ export async function benchQueue(): Promise<boolean> {
   });
   const url = `redis://127.0.0.1:${port}`;
   const workers: ChildProcess[] = [];
-  const dir = mkdtempSync(join(tmpdir(), "hone-bench-queue-"));
+  const dir = benchDir("queue");
   try {
     await new Promise((r) => setTimeout(r, 500));
     workers.push(...(await Promise.all([startWorker(url), startWorker(url)])));
@@ -218,7 +217,6 @@ export async function benchQueue(): Promise<boolean> {
   } finally {
     for (const w of workers) w.kill("SIGKILL");
     redis.kill("SIGKILL");
-    rmSync(dir, { recursive: true, force: true });
   }
 }
 

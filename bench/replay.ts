@@ -3,10 +3,8 @@
 // A replay writes ~460 files and folders (a run directory), so what a file creation costs at that moment is printed
 // beside it: on a journal-less ext4 it rises from ~0.02 to ~0.3 ms for a while after many files were removed.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileCreateMs, honeCli, report, spread } from "./lib.ts";
+import { benchDir, fileCreateMs, honeCli, report, spread } from "./lib.ts";
 
 const REPS = Number(process.env.BENCH_REPS ?? 3);
 
@@ -18,7 +16,7 @@ function hone(cli: string, args: string[]): { seconds: number; out: string } {
 
 export async function benchReplay(): Promise<boolean> {
   const cli = honeCli(); // dist/ fresh before anything is timed
-  const dir = mkdtempSync(join(tmpdir(), "hone-bench-replay-"));
+  const dir = benchDir("replay");
   const live: number[] = [];
   const replay: number[] = [];
   const creates: number[] = [];
@@ -37,7 +35,6 @@ export async function benchReplay(): Promise<boolean> {
     if (!(JSON.parse(again.out) as { matches: boolean }).matches) throw new Error(`the replay of ${run} differs from it`);
     replay.push(again.seconds);
   }
-  rmSync(dir, { recursive: true, force: true });
   return report(
     `replay (issue 19): hone optimize, 2 rounds x 4 proposals, 20 evaluations per rollout, offline model +200 ms per call, then hone replay of it; whole processes, ${REPS} repetitions`,
     [

@@ -13,8 +13,8 @@
 // the server waits) nor end later than `tail` calls before the run's end: lead + W / cores + tail. On 2 cores the
 // second bound is the higher one (64 sealed evaluations of ~50 ms CPU each, of which the evaluator's own compute
 // is ~1.4 ms and the rest hone's sealing), which is why 32x is out of reach until the warm pool's fixed cost falls.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_HARNESS } from "../src/loop/run.ts";
 import { LocalRunner, type RolloutJob } from "../src/loop/runner.ts";
@@ -22,7 +22,7 @@ import { resolveModel } from "../src/model/resolve.ts";
 import { BUILTIN_TASKS_DIR } from "../src/task/builtin.ts";
 import { loadTaskFolder } from "../src/task/discovery-task.ts";
 import { EvaluatorPool } from "../src/task/evaluator-pool.ts";
-import { pageCostRow, report, spread } from "./lib.ts";
+import { benchDir, pageCostRow, report, spread } from "./lib.ts";
 import { serveOffline } from "./offline-server.ts";
 import { cpuBetween, descendantsCpu, processCpu } from "./proc-cpu.ts";
 
@@ -61,7 +61,7 @@ export async function benchRolloutConcurrency(): Promise<boolean> {
   const model = await resolveModel({ model: "offline", baseUrl: server.url });
   const pool = await EvaluatorPool.start(task, { size: Math.min(4, Math.ceil(ROLLOUTS / 8)), ahead: ROLLOUTS });
   const start = await pool.evaluate(task.seedProgram);
-  const dir = mkdtempSync(join(tmpdir(), "hone-bench-rollouts-"));
+  const dir = benchDir("rollouts");
   const cores = availableParallelism();
   let evaluations = 0;
   const time = async (concurrency: number, tag: string, count = ROLLOUTS): Promise<Timed> => {
@@ -115,7 +115,6 @@ export async function benchRolloutConcurrency(): Promise<boolean> {
   pool.close();
   await model.close();
   server.stop();
-  rmSync(dir, { recursive: true, force: true });
   const latencyFloor = serial.map((s) => s.seconds / ROLLOUTS);
   const cpuBound = parallel.map((p, i) => {
     const s = serial[i] as Timed;

@@ -17,11 +17,9 @@
 // conversation (the chat protocol is stateless): the prompt tokens per call are printed beside each dimension, the
 // traffic hone serialises, hashes for its records and sends.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { honeCli, median, report, spread } from "./lib.ts";
+import { benchDir, honeCli, median, report, spread } from "./lib.ts";
 import { serveOffline } from "./offline-server.ts";
 import { processCpu } from "./proc-cpu.ts";
 
@@ -193,13 +191,8 @@ function dimensionReport(d: Dimension, reps: Measured[][]) {
 }
 
 export async function benchScaling(): Promise<boolean> {
-  const dir = mkdtempSync(join(tmpdir(), "hone-bench-scaling-"));
-  let runs: Measured[][][];
-  try {
-    runs = await measureAll(dir);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const dir = benchDir("scaling");
+  const runs = await measureAll(dir);
   const parts = DIMENSIONS.map((d, i) => dimensionReport(d, runs[i] as Measured[][]));
   // The largest growth of a longer run in each repetition.
   const longer = parts.filter((_, i) => DIMENSIONS[i]?.longer);

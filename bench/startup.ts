@@ -2,15 +2,14 @@
 // of `hone optimize` (task checks, records, both offline models and the warm pool) in a fresh process each time: as
 // the CLI reports it on its first line (from optimize() being called to round 0), and from spawning it.
 import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, renameSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, renameSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createRunDb, openDb } from "../src/store/db.ts";
 import { BUILTIN_TASKS_DIR } from "../src/task/builtin.ts";
 import { loadTaskFolder } from "../src/task/discovery-task.ts";
 import { EvaluatorPool } from "../src/task/evaluator-pool.ts";
-import { honeCli, report, spread } from "./lib.ts";
+import { benchDir, honeCli, report, spread } from "./lib.ts";
 
 const REPS = Number(process.env.BENCH_REPS ?? 10);
 
@@ -76,7 +75,7 @@ function runDbBefore(path: string): void {
  */
 async function runDbBesidePool(reps: number): Promise<{ before: number[]; now: number[] }> {
   const task = loadTaskFolder(`${BUILTIN_TASKS_DIR}/circle-packing`, { id: "circle-packing" });
-  const dir = mkdtempSync(join(tmpdir(), "hone-bench-db-"));
+  const dir = benchDir("db");
   const times = { before: [] as number[], now: [] as number[] };
   const build = { before: runDbBefore, now: (p: string) => createRunDb(p, "optimize", {}) };
   for (let i = 0; i < 2 * reps; i++) {
@@ -91,7 +90,6 @@ async function runDbBesidePool(reps: number): Promise<{ before: number[]; now: n
     (await pool).close();
     await sleep(300);
   }
-  rmSync(dir, { recursive: true, force: true });
   return times;
 }
 
@@ -108,13 +106,12 @@ export async function benchStartup(): Promise<boolean> {
   }
   const setup: number[] = [];
   const firstLine: number[] = [];
-  const dir = mkdtempSync(join(tmpdir(), "hone-bench-startup-"));
+  const dir = benchDir("startup");
   for (let i = 0; i < Math.ceil(REPS / 2); i++) {
     const run = await untilFirstLine(join(dir, `run-${i}`));
     setup.push(run.setup);
     firstLine.push(run.spawn);
   }
-  rmSync(dir, { recursive: true, force: true });
   const runDb = await runDbBesidePool(REPS);
   return report(
     `start-up (issue 19): whole processes, ${REPS} repetitions; hone runs ${bundled ? "its bundle (dist/, fresh)" : "from the sources through tsx (no fresh dist/: npm run build:cli)"}`,

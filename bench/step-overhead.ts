@@ -1,9 +1,7 @@
 // hone's own overhead per agent step (model call through the client, tool dispatch, middleware, trajectory write)
 // against a zero-latency model server in another process, beside one bare HTTP round trip to the same server.
 
-import { mkdtempSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadHarness } from "../src/harness/package.ts";
 import { OpenAICompatibleModel } from "../src/model/openai-compatible.ts";
@@ -13,7 +11,7 @@ import { DiscoveryEnvironment } from "../src/runtime/discovery-env.ts";
 import { toToolDefinition } from "../src/runtime/environment.ts";
 import { builtinMiddlewares } from "../src/runtime/middlewares/index.ts";
 import { JsonlTrajectory } from "../src/store/trajectory.ts";
-import { report, spread } from "./lib.ts";
+import { benchDir, report, spread } from "./lib.ts";
 import { LineProcess } from "./peers/line-process.ts";
 
 const STEPS_PER_ROLLOUT = 20;
@@ -28,7 +26,7 @@ export async function benchStepOverhead(): Promise<boolean> {
   const harness = loadHarness(join(import.meta.dirname, "..", "harnesses", "initial"));
   const program = "# EVOLVE-BLOCK-START\nX = 1.0\n# EVOLVE-BLOCK-END\n";
   const model = withRetries(new OpenAICompatibleModel({ baseUrl: url, model: "bench" }, {}));
-  const dir = mkdtempSync(join(tmpdir(), "hone-bench-"));
+  const dir = benchDir("step");
 
   const rollout = async (i: number) => {
     const env = new DiscoveryEnvironment({
@@ -96,7 +94,6 @@ export async function benchStepOverhead(): Promise<boolean> {
     rt.push(barely / (ROLLOUTS * sent.length));
   }
   server.close();
-  rmSync(dir, { recursive: true, force: true });
   const ratios = step.map((x, i) => x / (rt[i] as number));
   return report(
     `agent step overhead (issue 19): zero-latency model server in its own process, ${REPS} repetitions of ${ROLLOUTS} rollouts x ${STEPS_PER_ROLLOUT} steps`,

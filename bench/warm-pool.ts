@@ -6,14 +6,13 @@
 // - the evaluator's own compute: the same evaluator and program in one warm interpreter, nothing around them.
 // Every path must give the same score for every program, or the bench stops.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BUILTIN_TASKS_DIR } from "../src/task/builtin.ts";
 import { loadTaskFolder } from "../src/task/discovery-task.ts";
 import { EvaluatorPool } from "../src/task/evaluator-pool.ts";
 import { isolationSupport, PYTHON_DIR } from "../src/task/python-env.ts";
-import { type Measured, pageCostRow, report, spread } from "./lib.ts";
+import { benchDir, type Measured, pageCostRow, report, spread } from "./lib.ts";
 import { LineProcess } from "./peers/line-process.ts";
 
 const EVALS = Number(process.env.BENCH_EVALS ?? 10);
@@ -27,7 +26,7 @@ export async function benchWarmPool(): Promise<boolean> {
   const programs = Array.from({ length: EVALS }, (_, i) =>
     task.seedProgram.replace("0.7 * np.cos", `${(0.6 + i * 0.005).toFixed(3)} * np.cos`),
   );
-  const dir = mkdtempSync(join(tmpdir(), "hone-bench-pool-"));
+  const dir = benchDir("pool");
   const files = programs.map((p, i) => {
     const f = join(dir, `p${i}.py`);
     writeFileSync(f, p);
@@ -88,7 +87,6 @@ export async function benchWarmPool(): Promise<boolean> {
   pool.close();
   openevolve.close();
   compute.close();
-  rmSync(dir, { recursive: true, force: true });
 
   const ratio = (a: number[], b: number[]) => a.map((x, i) => x / (b[i] as number));
   const goals: Measured[] = [
