@@ -149,6 +149,16 @@ export async function settle(limitMs = 10_000, share = 0.1): Promise<boolean> {
 }
 
 /**
+ * Between benches of a whole run: every file written so far is written back (`sync`), and the machine is quiet again.
+ * The benches' folders are kept to the end (`benchDir`), so their dirty pages would otherwise be written back by the
+ * kernel's flusher ~30 s later, in the middle of the next bench, which the scaling bench counts as the machine's CPU.
+ */
+export async function quiesce(): Promise<void> {
+  execFileSync("sync");
+  await settle();
+}
+
+/**
  * What creating a file costs in `dir` right now, ms per file: `n` empty files in a folder of their own, left in place
  * (the caller removes `dir`), because removing them would slow the creates that follow on a filesystem that passes
  * over recently freed inodes, as the journal-less ext4 of the machine these figures were taken on does (the kernel's
@@ -165,7 +175,8 @@ export function fileCreateMs(dir: string, n = 200): number {
  * What a freshly forked process pays per page on this machine (`peers/page_cost.py`): a copy-on-write write, a
  * first write to fresh memory, a first read of a shared page, and a system call, in microseconds. A sealed program
  * call is a fork of a numpy-loaded interpreter that writes several hundred of its pages, so these set its floor:
- * ~1-2 us a fault on common hardware, 15-20 us on the 2-core VM these figures were taken on. Printed, not judged.
+ * ~1-2 us a fault on common hardware, 15-20 us on the 2-core VM of the runs up to 2026-12-05, 2-3 us on the one of
+ * 2026-12-06. Printed, not judged.
  */
 export function pageCostRow(): [string, string] {
   const out = execFileSync("python3", [join(ROOT, "bench", "peers", "page_cost.py")], { encoding: "utf8" });

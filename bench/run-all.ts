@@ -1,5 +1,6 @@
 // npm run bench: every benchmark, each printing its figures side by side in one run.
 import { benchConsole } from "./console.ts";
+import { quiesce } from "./lib.ts";
 import { benchQueue } from "./queue.ts";
 import { benchReplay } from "./replay.ts";
 import { benchRolloutConcurrency } from "./rollout-concurrency.ts";
@@ -26,4 +27,6 @@ const benches: Record<string, () => Promise<unknown>> = {
 for (const [name, run] of Object.entries(benches)) {
   if (only && only !== name) continue;
   await run();
+  // What the bench wrote reaches the disk now, untimed, not while the next one measures the machine's CPU.
+  if (!only) await quiesce();
 }
