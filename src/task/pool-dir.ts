@@ -1,4 +1,4 @@
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statfsSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, statfsSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { HoneError } from "../errors.ts";
@@ -22,13 +22,42 @@ export const MEMORY_ROOT = "/dev/shm";
 const MEMORY_MIN_FREE = 2 ** 30;
 const TMPFS_MAGIC = 0x01021994;
 
-/** `root` when it is a tmpfs with at least 1 GiB free (a container's 64 MB /dev/shm is not), else undefined. */
-export function memoryRoot(root = MEMORY_ROOT): string | undefined {
+/** What memoryRoot() asks of a folder: its file system's type and free bytes, whether it is sticky and root's. */
+export interface MemoryRootFacts {
+  type: number;
+  free: number;
+  stickyRootOwned: boolean;
+}
+
+const factsOf = (root: string): MemoryRootFacts => {
+  const fs = statfsSync(root);
+  const st = statSync(root);
+  return { type: fs.type, free: fs.bavail * fs.bsize, stickyRootOwned: (st.mode & 0o1000) !== 0 && st.uid === 0 };
+};
+
+/**
+ * `root` when it is a tmpfs with at least 1 GiB free (a container's 64 MB /dev/shm is not), sticky and owned by root
+ * as /tmp is (so no other user can move this user's folder there aside); else undefined. Asked again before each job.
+ */
+export function memoryRoot(root = MEMORY_ROOT, facts: (root: string) => MemoryRootFacts = factsOf): string | undefined {
   try {
-    const s = statfsSync(root);
-    return s.type === TMPFS_MAGIC && s.bavail * s.bsize >= MEMORY_MIN_FREE ? root : undefined;
+    const f = facts(root);
+    return f.type === TMPFS_MAGIC && f.free >= MEMORY_MIN_FREE && f.stickyRootOwned ? root : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * This process's PID namespace (the inode of /proc/self/ns/pid). A folder in a place that processes of other PID
+ * namespaces share (a /dev/shm shared between containers) carries it, since only a process of the same namespace can
+ * tell from its pid whether its maker still runs.
+ */
+export function pidNamespace(): string {
+  try {
+    return /\[(\d+)\]/.exec(readlinkSync("/proc/self/ns/pid"))?.[1] ?? "0";
+  } catch {
+    return "0";
   }
 }
 
@@ -41,12 +70,16 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Removes the `kind` folders (pool, worker) of hone processes that no longer exist (a kill -9 leaves them behind). */
-export function removeStalePools(base = poolBase(), kind = "pool"): void {
+/**
+ * Removes the `kind` folders (pool, worker) of hone processes that no longer exist (a kill -9 leaves them behind):
+ * with `ns`, only those made in that PID namespace (`<kind>-<pid>-ns<ns>-…`), else only those without one.
+ */
+export function removeStalePools(base = poolBase(), kind = "pool", ns?: string): void {
   for (const name of readdirSync(base)) {
-    const m = /^([a-z]+)-(\d+)-/.exec(name);
-    const pid = Number(m?.[2]);
-    if (m?.[1] === kind && pid !== process.pid && !alive(pid)) rmSync(join(base, name), { recursive: true, force: true });
+    const m = /^([a-z]+)-(\d+)-(?:ns(\d+)-)?/.exec(name);
+    if (m?.[1] !== kind || m[3] !== ns) continue; // another kind, or another namespace's: its pid means nothing here
+    const pid = Number(m[2]);
+    if (pid !== process.pid && !alive(pid)) rmSync(join(base, name), { recursive: true, force: true });
   }
 }
 
@@ -58,7 +91,7 @@ export function privateDir(kind: "pool" | "worker"): string {
 }
 
 /** `<root>/hone-<uid>` when it is already this user's folder (not a link), else undefined; never made here. */
-function ownBase(root: string): string | undefined {
+export function ownBase(root: string): string | undefined {
   const base = join(root, `hone-${process.getuid?.() ?? "user"}`);
   const st = lstatSync(base, { throwIfNoEntry: false });
   const mine = st?.isDirectory() && !st.isSymbolicLink() && (!process.getuid || st.uid === process.getuid());
@@ -67,8 +100,9 @@ function ownBase(root: string): string | undefined {
 
 /**
  * privateDir() in memory where it can be (`memory`: by default `memoryRoot()`, null for none; what is written and
- * removed there never reaches a disk), else on disk as privateDir() makes it. Dead processes' folders of this kind
- * are removed from both places.
+ * removed there never reaches a disk), as `<memory>/hone-<uid>/<kind>-<pid>-ns<pid namespace>-…`, else on disk as
+ * privateDir() makes it. Dead processes' folders of this kind are removed from both places (in memory, only those of
+ * this PID namespace).
  */
 export function privateMemoryDir(kind: "worker", memory: string | null = memoryRoot() ?? null): string {
   let base: string | undefined;
@@ -78,9 +112,13 @@ export function privateMemoryDir(kind: "worker", memory: string | null = memoryR
     } catch {
       // another user's folder (or a link) in the way: on disk instead
     }
-  base ??= poolBase();
-  for (const b of new Set([base, ownBase(MEMORY_ROOT), ownBase(tmpdir())])) if (b) removeStalePools(b, kind);
-  return mkdtempSync(join(base, `${kind}-${process.pid}-`));
+  const ns = pidNamespace();
+  const inMemory = base ?? ownBase(MEMORY_ROOT);
+  if (inMemory) removeStalePools(inMemory, kind, ns);
+  if (base === undefined) return privateDir(kind);
+  const disk = ownBase(tmpdir());
+  if (disk) removeStalePools(disk, kind);
+  return mkdtempSync(join(base, `${kind}-${process.pid}-ns${ns}-`));
 }
 
 /**

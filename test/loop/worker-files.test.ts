@@ -6,7 +6,7 @@ import { WorkerCaches } from "../../src/loop/distributed/execute.ts";
 import { packDir } from "../../src/loop/distributed/job-data.ts";
 import { packageDigest, WorkerFiles } from "../../src/loop/distributed/worker-files.ts";
 import { DEFAULT_HARNESS } from "../../src/loop/run.ts";
-import { MEMORY_ROOT, memoryRoot, privateMemoryDir } from "../../src/task/pool-dir.ts";
+import { MEMORY_ROOT, memoryRoot, pidNamespace, privateMemoryDir } from "../../src/task/pool-dir.ts";
 
 const files = packDir(DEFAULT_HARNESS);
 const edited = { ...files, "prompt.md": `${files["prompt.md"]}\nOne more line.\n` };
@@ -92,25 +92,48 @@ describe("a worker's packages and folders", () => {
 const userBase = (root: string) => join(root, `hone-${process.getuid?.()}`);
 
 describe("a worker's folder after a kill -9", () => {
-  it("is removed by the next worker started on the machine, in memory or on disk; a live worker's and a pool's are kept", async () => {
+  it("is removed by the next worker started on the machine, in memory or on disk; a live worker's, a pool's and another PID namespace's are kept", async () => {
     // The worker's folder is in memory where the machine has room for it, else on disk beside the pools'.
-    const base = userBase(memoryRoot() ?? tmpdir());
-    const elsewhere = userBase(base.startsWith(MEMORY_ROOT) ? tmpdir() : MEMORY_ROOT);
-    const dead = join(base, "worker-999999999-stale"); // above any pid_max: never a live process
-    const deadElsewhere = join(elsewhere, "worker-999999997-stale"); // left by an earlier worker that used the other place
-    const live = join(base, `worker-${process.ppid}-live`);
+    const inMemory = memoryRoot() !== undefined;
+    const memoryBase = userBase(MEMORY_ROOT);
+    const diskBase = userBase(tmpdir());
+    const ns = pidNamespace();
+    const base = inMemory ? memoryBase : diskBase;
+    const dead = join(base, inMemory ? `worker-999999999-ns${ns}-stale` : "worker-999999999-stale"); // above pid_max
+    const live = join(base, inMemory ? `worker-${process.ppid}-ns${ns}-live` : `worker-${process.ppid}-live`);
     const pool = join(base, "pool-999999998-other"); // a pool's folder is the pools' to clean
-    for (const d of [dead, deadElsewhere, live, pool]) mkdirSync(join(d, "harness"), { recursive: true, mode: 0o700 });
+    const made = [dead, live, pool];
+    // Left by an earlier worker that used the other place (the disk's are removed too when the folder is in memory).
+    const deadOnDisk = join(diskBase, "worker-999999997-stale");
+    // A worker of another PID namespace sharing /dev/shm: its pid says nothing here, so its folder is left alone.
+    const otherNamespace = join(memoryBase, `worker-999999996-ns${ns}0-other`);
+    if (inMemory) made.push(deadOnDisk, otherNamespace);
+    for (const d of made) mkdirSync(join(d, "harness"), { recursive: true, mode: 0o700 });
     const w = new WorkerFiles();
     try {
-      expect(w.jobDir().startsWith(join(base, `worker-${process.pid}-`))).toBe(true);
+      const prefix = inMemory ? `worker-${process.pid}-ns${ns}-` : `worker-${process.pid}-`;
+      expect(w.jobDir().startsWith(join(base, prefix))).toBe(true);
       expect(existsSync(dead)).toBe(false);
-      expect(existsSync(deadElsewhere)).toBe(false);
+      expect(existsSync(deadOnDisk)).toBe(false);
       expect(existsSync(live)).toBe(true);
       expect(existsSync(pool)).toBe(true);
+      if (inMemory) expect(existsSync(otherNamespace)).toBe(true);
     } finally {
       await w.close();
-      for (const d of [live, pool]) rmSync(d, { recursive: true, force: true });
+      for (const d of [live, pool, otherNamespace]) rmSync(d, { recursive: true, force: true });
+    }
+  });
+
+  it("is made again, with its packages, when something removes it while the worker runs (logind at logout)", async () => {
+    const w = new WorkerFiles();
+    try {
+      const first = await w.withPackage(files, async (d) => d);
+      rmSync(join(first, "..", ".."), { recursive: true, force: true });
+      const again = await w.withPackage(files, async (d) => readFileSync(join(d, "prompt.md"), "utf8"));
+      expect(again).toBe(files["prompt.md"]);
+      expect(existsSync(join(w.jobDir(), "..", ".."))).toBe(true);
+    } finally {
+      await w.close();
     }
   });
 });
@@ -118,11 +141,32 @@ describe("a worker's folder after a kill -9", () => {
 describe("where a worker's folder goes", () => {
   const scratch = () => mkdtempSync(join(tmpdir(), "hone-memory-root-"));
 
-  it("in the memory root it is given, as the user's own 0700 folder there", () => {
+  it("on disk for the jobs after its memory ran short, and close removes both", async () => {
+    const root = scratch();
+    let room = true;
+    const w = new WorkerFiles(32, () => (room ? root : undefined));
+    try {
+      const first = await w.withPackage(files, async (d) => d);
+      expect(first.startsWith(userBase(root))).toBe(true);
+      room = false; // /dev/shm filled up meanwhile
+      const job = w.jobDir();
+      expect(job.startsWith(join(userBase(tmpdir()), `worker-${process.pid}-`))).toBe(true);
+      // The package unpacked in memory is still there and still used.
+      expect(await w.withPackage(files, async (d) => d)).toBe(first);
+      await w.close();
+      expect(existsSync(join(first, "..", ".."))).toBe(false);
+      expect(existsSync(join(job, "..", ".."))).toBe(false);
+    } finally {
+      await w.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it("in the memory root it is given, as the user's own 0700 folder there, named with its PID namespace", () => {
     const root = scratch();
     try {
       const dir = privateMemoryDir("worker", root);
-      expect(dir.startsWith(join(userBase(root), `worker-${process.pid}-`))).toBe(true);
+      expect(dir.startsWith(join(userBase(root), `worker-${process.pid}-ns${pidNamespace()}-`))).toBe(true);
       expect(lstatSync(userBase(root)).mode & 0o777).toBe(0o700);
     } finally {
       rmSync(root, { recursive: true, force: true });
@@ -147,8 +191,18 @@ describe("where a worker's folder goes", () => {
     }
   });
 
-  it("counts as memory only a tmpfs with room: not a disk folder, not a missing one", () => {
-    expect(memoryRoot(join(import.meta.dirname, ".."))).toBeUndefined(); // the checkout: a disk here and on CI
+  it("counts as memory only a sticky, root-owned tmpfs with 1 GiB free", () => {
+    const tmpfs = { type: 0x01021994, free: 2 * 2 ** 30, stickyRootOwned: true };
+    const ask = (f: Partial<typeof tmpfs>) => memoryRoot("/x", () => ({ ...tmpfs, ...f }));
+    expect(ask({})).toBe("/x");
+    expect(ask({ free: 64 * 2 ** 20 })).toBeUndefined(); // a container's default /dev/shm
+    expect(ask({ type: 0xef53 })).toBeUndefined(); // ext4
+    expect(ask({ stickyRootOwned: false })).toBeUndefined(); // a folder anyone may rename entries in
+    expect(
+      memoryRoot("/x", () => {
+        throw new Error("ENOENT");
+      }),
+    ).toBeUndefined();
     expect(memoryRoot(join(tmpdir(), "hone-no-such-folder"))).toBeUndefined();
   });
 });

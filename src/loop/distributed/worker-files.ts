@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import { rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { privateMemoryDir } from "../../task/pool-dir.ts";
+import { memoryRoot, privateMemoryDir } from "../../task/pool-dir.ts";
 import { HarnessCache } from "../runner.ts";
 import { unpackDir } from "./job-data.ts";
 
@@ -27,19 +27,35 @@ export class WorkerFiles {
   /** Loaded packages by folder; a package's folder is named by its digest, so this is a cache by content. */
   readonly harnesses = new HarnessCache();
   private root: string | undefined;
+  private inMemory = false;
+  /** Every folder this worker made: one, unless it had to make another (see dir()). */
+  private readonly roots: string[] = [];
   private readonly packages = new Map<string, { dir: string; users: number }>();
   private readonly removals = new Set<Promise<void>>();
   private jobs = 0;
 
-  /** `keep`: packages kept unpacked; past that the least recently used one no job is using is removed. */
-  constructor(private readonly keep = 32) {}
+  /**
+   * `keep`: packages kept unpacked; past that the least recently used one no job is using is removed. `memory`: where
+   * this worker's folder may be held in memory now, if anywhere (`memoryRoot()`).
+   */
+  constructor(
+    private readonly keep = 32,
+    private readonly memory: () => string | undefined = () => memoryRoot(),
+  ) {}
 
   private dir(): string {
     // In memory where the machine has room (/dev/shm), else beside the warm pools' folders: every job's files are
     // written, read back and removed here, which on a disk costs each job inode allocations and, on an ext4 without a
     // journal, slows every file created on it for a minute after. A worker killed with -9 leaves its folder, and the
-    // next one started here removes it.
-    this.root ??= privateMemoryDir("worker");
+    // next one started here removes it. Made anew, before a job, when it is gone (systemd-logind removes a user's
+    // /dev/shm files when their last session ends) or when the memory it is in has no room left (then on disk).
+    const full = this.inMemory && this.memory() === undefined;
+    if (this.root === undefined || full || !existsSync(this.root)) {
+      const memory = this.memory() ?? null;
+      this.root = privateMemoryDir("worker", memory);
+      this.inMemory = memory !== null && this.root.startsWith(`${memory}/`);
+      this.roots.push(this.root);
+    }
     return this.root;
   }
 
@@ -47,6 +63,12 @@ export class WorkerFiles {
   async withPackage<T>(files: Record<string, string>, use: (dir: string) => Promise<T>): Promise<T> {
     const digest = packageDigest(files);
     let entry = this.packages.get(digest);
+    if (entry && entry.users === 0 && !existsSync(entry.dir)) {
+      // Its folder went with the worker's (see dir()): unpacked again.
+      this.packages.delete(digest);
+      this.harnesses.forget(entry.dir);
+      entry = undefined;
+    }
     if (entry)
       this.packages.delete(digest); // set again below: the most recently used is last
     else {
@@ -99,7 +121,7 @@ export class WorkerFiles {
 
   async close(): Promise<void> {
     await this.removed();
-    if (this.root) rmSync(this.root, { recursive: true, force: true });
+    for (const root of this.roots.splice(0)) rmSync(root, { recursive: true, force: true });
     this.root = undefined;
     this.packages.clear();
   }
