@@ -24,7 +24,7 @@ import { serveOffline } from "./offline-server.ts";
 import { processCpu } from "./proc-cpu.ts";
 
 const RUSAGE = join(import.meta.dirname, "peers", "tree_rusage.py");
-const REPS = Number(process.env.BENCH_REPS ?? 3);
+const REPS = Number(process.env.BENCH_REPS ?? 5);
 /** Tolerances: one more unit of work may cost at most 25% more at 4× than at 1×; a 4× longer run's peak at most 25% more. */
 const LINEAR = 1.25;
 const FLAT = 1.25;
