@@ -1,15 +1,31 @@
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, statfsSync, statSync } from "node:fs";
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  type Stats,
+  statfsSync,
+  statSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { HoneError } from "../errors.ts";
 
+/** `<root>/hone-<uid>`: the name of this user's folder in `root`. */
+const userBase = (root: string): string => join(root, `hone-${process.getuid?.() ?? "user"}`);
+
+/** Whether a folder's lstat is this user's own real folder: not a link, not another user's. */
+const ours = (st: Stats | undefined): boolean =>
+  st?.isDirectory() === true && !st.isSymbolicLink() && (!process.getuid || st.uid === process.getuid());
+
 /** hone's own folder in `root`, one per user: `<root>/hone-<uid>/`, 0700, never a symbolic link. */
 function baseIn(root: string): string {
-  const base = join(root, `hone-${process.getuid?.() ?? "user"}`);
+  const base = userBase(root);
   mkdirSync(base, { recursive: true, mode: 0o700 });
-  const st = lstatSync(base);
-  if (!st.isDirectory() || st.isSymbolicLink() || (process.getuid && st.uid !== process.getuid()))
-    throw new HoneError("internal", `${base} is not a folder owned by you; remove it and run again`);
+  if (!ours(lstatSync(base))) throw new HoneError("internal", `${base} is not a folder owned by you; remove it and run again`);
   chmodSync(base, 0o700);
   return base;
 }
@@ -92,10 +108,8 @@ export function privateDir(kind: "pool" | "worker"): string {
 
 /** `<root>/hone-<uid>` when it is already this user's folder (not a link), else undefined; never made here. */
 export function ownBase(root: string): string | undefined {
-  const base = join(root, `hone-${process.getuid?.() ?? "user"}`);
-  const st = lstatSync(base, { throwIfNoEntry: false });
-  const mine = st?.isDirectory() && !st.isSymbolicLink() && (!process.getuid || st.uid === process.getuid());
-  return mine ? base : undefined;
+  const base = userBase(root);
+  return ours(lstatSync(base, { throwIfNoEntry: false })) ? base : undefined;
 }
 
 /**

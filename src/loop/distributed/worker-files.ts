@@ -49,9 +49,9 @@ export class WorkerFiles {
     // journal, slows every file created on it for a minute after. A worker killed with -9 leaves its folder, and the
     // next one started here removes it. Made anew, before a job, when it is gone (systemd-logind removes a user's
     // /dev/shm files when their last session ends) or when the memory it is in has no room left (then on disk).
-    const full = this.inMemory && this.memory() === undefined;
+    const memory = this.memory() ?? null;
+    const full = this.inMemory && memory === null;
     if (this.root === undefined || full || !existsSync(this.root)) {
-      const memory = this.memory() ?? null;
       this.root = privateMemoryDir("worker", memory);
       this.inMemory = memory !== null && this.root.startsWith(`${memory}/`);
       this.roots.push(this.root);
