@@ -242,6 +242,7 @@ export async function open(
           tasksDir: settings.tasksDir,
           executor: settings.executor,
           timeLimitSec: settings.timeLimitSec,
+          recording,
         });
   const runner =
     makeRunner?.({ task, settings, runDir }) ??

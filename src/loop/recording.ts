@@ -1,6 +1,6 @@
 // A run's records for replay, for every run kind: its model calls and evaluations in its own hone.db, the shared
 // request cache, and (for `hone replay`) the recorded run it reproduces.
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import {
   type CachedModel,
@@ -42,9 +42,12 @@ export function shipRecords(responses: MemoryResponses, evaluations?: MemoryEval
   return { responses: responses.entries(), evaluations: evaluations?.entries() ?? [] };
 }
 
-/** Writes a job's records beside its results (rollout directories travel as their files). */
-export function writeRecordsFile(dir: string, records: ShippedRecords): void {
-  writeFileSync(join(dir, RECORDS_FILE), JSON.stringify(records));
+/**
+ * A job's files with its records beside them as RECORDS_FILE, where the coordinator imports them from when nothing
+ * else carries them back (a Slurm job writes its folder on a shared filesystem).
+ */
+export function withRecordsFile(files: Record<string, string>, records: ShippedRecords | undefined): Record<string, string> {
+  return records ? { ...files, [RECORDS_FILE]: JSON.stringify(records) } : files;
 }
 
 const HEX64 = /^[0-9a-f]{64}$/;

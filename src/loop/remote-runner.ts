@@ -3,6 +3,7 @@
 import type { ModelSettings } from "../model/resolve.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import type { SlurmSettings } from "./distributed/slurm.ts";
+import type { Recording, ShippedRecords } from "./recording.ts";
 import type { Runner } from "./runner.ts";
 
 export interface RemoteSettings {
@@ -21,6 +22,8 @@ export interface RemoteRunnerOptions extends RemoteSettings {
   tasksDir?: string;
   executor: Partial<ModelSettings> & { model: string };
   timeLimitSec?: number;
+  /** The run's records, which take what each queued job shipped back before its folder appears (Slurm jobs write it). */
+  recording: Pick<Recording, "import">;
 }
 
 /** The remote runner the settings ask for, or undefined when rollouts run in this process. */
@@ -28,7 +31,8 @@ export async function remoteRunner(o: RemoteRunnerOptions): Promise<Runner | und
   const common = { task: o.task, taskRef: o.task.dir, tasksDir: o.tasksDir, executor: o.executor, timeLimitSec: o.timeLimitSec };
   if (o.queue) {
     const { BullmqRunner } = await import("./distributed/bullmq.ts");
-    return new BullmqRunner({ url: o.queue, runKey: o.runKey, ...common });
+    const importRecords = (records: ShippedRecords) => o.recording.import(records);
+    return new BullmqRunner({ url: o.queue, runKey: o.runKey, ...common, importRecords });
   }
   if (o.slurm) {
     const { SlurmRunner } = await import("./distributed/slurm.ts");

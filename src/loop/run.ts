@@ -14,6 +14,7 @@ import { generatedCodeHost } from "../sandbox/generated-code.ts";
 import { taskInputs } from "../sandbox/tool-host.ts";
 import { insertCandidate } from "../store/candidates.ts";
 import { createRunDb, type Db, finishRun, openDb } from "../store/db.ts";
+import { folderFiles } from "../store/rollout-files.ts";
 import { JsonlTrajectory } from "../store/trajectory.ts";
 import { resolveTask } from "../task/builtin.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
@@ -151,6 +152,7 @@ export async function runHarness(
             tasksDir: opts.tasksDir,
             executor: { ...opts, model, baseUrl, apiKeyEnv },
             timeLimitSec: opts.timeLimitSec,
+            recording,
           });
     if (opts.warmPool !== false && !remote) pool = await EvaluatorPool.start(task, { size: 1, onNotice: opts.onNotice });
     const start = await evaluateIn(evaluate, "start")(task.seedProgram);
@@ -261,7 +263,7 @@ function localRollout(o: {
         o.opts.onEvent?.(e);
       },
     },
-    outDir: o.partial,
+    files: folderFiles(o.partial),
     startEvaluation: o.start,
     timeLimitSec: o.opts.timeLimitSec,
     generatedCode: (env, t) =>

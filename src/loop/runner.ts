@@ -4,11 +4,12 @@ import { loadHarness } from "../harness/package.ts";
 import type { Harness } from "../harness/types.ts";
 import { forScope } from "../model/cache.ts";
 import type { ChatModel } from "../model/types.ts";
-import { type RolloutOutcome, runRollout, writeResult } from "../runtime/rollout.ts";
+import { type RolloutOutcome, runRollout } from "../runtime/rollout.ts";
 import { gateGeneratedCode } from "../sandbox/check.ts";
 import { generatedCodeHost } from "../sandbox/generated-code.ts";
 import { taskInputs } from "../sandbox/tool-host.ts";
-import { JsonlTrajectory } from "../store/trajectory.ts";
+import { folderFiles, MemoryFiles, type RolloutFiles } from "../store/rollout-files.ts";
+import { JsonlText, JsonlTrajectory, type TrajectorySink } from "../store/trajectory.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import type { Evaluation } from "../task/evaluation.ts";
 import { evaluateIn } from "../task/recorded-evaluations.ts";
@@ -80,8 +81,6 @@ export interface LocalRunnerOptions {
   concurrency: number;
   timeLimitSec?: number;
   onEvent?: (jobId: string, event: Record<string, unknown>) => void;
-  /** Writes more files into a finished rollout's folder before it appears under its name (a worker's records). */
-  beforeFinish?: (partialDir: string) => void;
 }
 
 /** Loads and gates a package once per directory: package directories do not change while a run uses them. */
@@ -101,7 +100,46 @@ export class HarnessCache {
   }
 }
 
-/** Runs one job in this process: load and gate the package, roll out, write artifacts under a .partial name. */
+/** Runs one job's rollout in this process, its files and trajectory written where the caller says. */
+async function rollOut(
+  job: Omit<RolloutJob, "outDir">,
+  o: Omit<LocalRunnerOptions, "concurrency">,
+  cache: HarnessCache,
+  files: RolloutFiles,
+  trajectory: TrajectorySink,
+): Promise<RolloutOutcome> {
+  const harness = cache.get(job.harnessDir);
+  const task = o.task;
+  // Each rollout counts its own occurrences of identical requests and evaluations (exact replay).
+  const outcome = await runRollout({
+    harness,
+    task,
+    model: forScope(o.model, job.id),
+    evaluate: evaluateIn(o.evaluate, job.id),
+    maxEvals: job.maxEvals,
+    seed: job.seed,
+    trajectory: {
+      write: (e) => {
+        trajectory.write(e);
+        o.onEvent?.(job.id, e);
+      },
+    },
+    files,
+    startProgram: job.startProgram,
+    startEvaluation: job.startEvaluation,
+    timeLimitSec: o.timeLimitSec,
+    generatedCode: (env, t) => generatedCodeHost(harness.tools, env, taskInputs(task), t, { seed: job.seed, python: { task } }),
+  });
+  files.write("result.json", `${JSON.stringify({ job: job.id, seed: job.seed, ...outcome, bestProgram: undefined }, null, 2)}\n`);
+  return outcome;
+}
+
+const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/**
+ * Runs one job in this process: load and gate the package, roll out, write its files under a .partial name, renamed
+ * to `job.outDir` once whole. The trajectory is appended as it happens, so a killed rollout keeps it up to the kill.
+ */
 export async function runJob(
   job: RolloutJob,
   o: Omit<LocalRunnerOptions, "concurrency">,
@@ -112,38 +150,35 @@ export async function runJob(
   mkdirSync(partial, { recursive: true });
   const jsonl = new JsonlTrajectory(join(partial, "trajectory.jsonl"));
   try {
-    const harness = cache.get(job.harnessDir);
-    const task = o.task;
-    // Each rollout counts its own occurrences of identical requests and evaluations (exact replay).
-    const outcome = await runRollout({
-      harness,
-      task,
-      model: forScope(o.model, job.id),
-      evaluate: evaluateIn(o.evaluate, job.id),
-      maxEvals: job.maxEvals,
-      seed: job.seed,
-      trajectory: {
-        write: (e) => {
-          jsonl.write(e);
-          o.onEvent?.(job.id, e);
-        },
-      },
-      outDir: partial,
-      startProgram: job.startProgram,
-      startEvaluation: job.startEvaluation,
-      timeLimitSec: o.timeLimitSec,
-      generatedCode: (env, t) => generatedCodeHost(harness.tools, env, taskInputs(task), t, { seed: job.seed, python: { task } }),
-    });
+    const outcome = await rollOut(job, o, cache, folderFiles(partial), jsonl);
     jsonl.close();
-    writeResult(partial, { job: job.id, seed: job.seed, ...outcome, bestProgram: undefined });
-    o.beforeFinish?.(partial);
     rmSync(job.outDir, { recursive: true, force: true });
     mkdirSync(dirname(job.outDir), { recursive: true });
     renameSync(partial, job.outDir);
     return { id: job.id, outcome };
   } catch (err) {
     jsonl.close();
-    return { id: job.id, error: err instanceof Error ? err.message : String(err) };
+    return { id: job.id, error: message(err) };
+  }
+}
+
+/**
+ * Runs one job in this process with its files kept in memory (the folder `runJob` would leave, by path), for a
+ * worker that ships them back: nothing is written here, read back and removed.
+ */
+export async function runJobInMemory(
+  job: Omit<RolloutJob, "outDir">,
+  o: Omit<LocalRunnerOptions, "concurrency">,
+  cache = new HarnessCache(),
+): Promise<RolloutJobResult & { files: Record<string, string> }> {
+  const files = new MemoryFiles();
+  const trajectory = new JsonlText();
+  try {
+    const outcome = await rollOut(job, o, cache, files, trajectory);
+    files.write("trajectory.jsonl", trajectory.text());
+    return { id: job.id, outcome, files: files.files };
+  } catch (err) {
+    return { id: job.id, error: message(err), files: {} };
   }
 }
 

@@ -1,8 +1,8 @@
-import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Harness } from "../harness/types.ts";
 import type { ChatModel, Usage } from "../model/types.ts";
-import { writeFileAtomic, writeJsonAtomic } from "../store/atomic.ts";
+import { writeJsonAtomic } from "../store/atomic.ts";
+import type { RolloutFiles } from "../store/rollout-files.ts";
 import type { TrajectorySink } from "../store/trajectory.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import type { Evaluation } from "../task/evaluation.ts";
@@ -21,8 +21,8 @@ export interface RolloutOptions {
   maxEvals: number;
   seed: number;
   trajectory: TrajectorySink;
-  /** Where programs, result.json and best_program are written; omit to keep everything in memory. */
-  outDir?: string;
+  /** Where each evaluated program and the best program are written (`store/rollout-files.ts`); omit to write none. */
+  files?: RolloutFiles;
   startProgram?: string;
   startEvaluation?: Evaluation;
   timeLimitSec?: number;
@@ -82,12 +82,10 @@ function withGeneratedTools(env: DiscoveryEnvironment, generated: GeneratedCode 
 }
 
 /** Writes each evaluated program under programs/ and its evaluation into the trajectory. */
-export function evaluationWriter(o: Pick<RolloutOptions, "outDir" | "task" | "trajectory">): (r: EvaluationRecord) => void {
-  const programsDir = o.outDir ? join(o.outDir, "programs") : undefined;
-  if (programsDir) mkdirSync(programsDir, { recursive: true });
+export function evaluationWriter(o: Pick<RolloutOptions, "files" | "task" | "trajectory">): (r: EvaluationRecord) => void {
   return (r: EvaluationRecord) => {
-    const file = programsDir ? `programs/${String(r.index).padStart(4, "0")}${o.task.programExtension}` : undefined;
-    if (programsDir && file && o.outDir) writeFileSync(join(o.outDir, file), r.program);
+    const file = o.files ? `programs/${String(r.index).padStart(4, "0")}${o.task.programExtension}` : undefined;
+    if (o.files && file) o.files.write(file, r.program);
     const e = r.evaluation;
     o.trajectory.write({
       type: "evaluation",
@@ -166,8 +164,8 @@ export async function runRollout(o: RolloutOptions): Promise<RolloutOutcome> {
   return endRollout(o, outcome);
 }
 
-/** A rollout's last trajectory line and, with an out folder, its best program; shared by agents and harness programs. */
-export function endRollout(o: Pick<RolloutOptions, "outDir" | "task" | "trajectory">, outcome: RolloutOutcome): RolloutOutcome {
+/** A rollout's last trajectory line and, where it writes files, its best program; shared by agents and harness programs. */
+export function endRollout(o: Pick<RolloutOptions, "files" | "task" | "trajectory">, outcome: RolloutOutcome): RolloutOutcome {
   o.trajectory.write({
     type: "rollout_end",
     status: outcome.status,
@@ -178,7 +176,7 @@ export function endRollout(o: Pick<RolloutOptions, "outDir" | "task" | "trajecto
     evaluations: outcome.evaluations,
     usage: outcome.usage,
   });
-  if (o.outDir) writeFileAtomic(join(o.outDir, `best_program${o.task.programExtension}`), outcome.bestProgram);
+  o.files?.write(`best_program${o.task.programExtension}`, outcome.bestProgram);
   return outcome;
 }
 

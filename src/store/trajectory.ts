@@ -11,6 +11,10 @@ export interface TrajectorySink {
   write(event: TrajectoryEvent): void;
 }
 
+/** An event as one line of trajectory.jsonl, `t` counted from `started` (a `performance.now()`). */
+const jsonlLine = (started: number, event: TrajectoryEvent) =>
+  `${JSON.stringify({ t: Math.round(performance.now() - started), ...event })}\n`;
+
 /**
  * Appends each event to a JSONL file as it happens (a synchronous write on a descriptor held open), so a killed
  * rollout keeps everything up to the kill.
@@ -24,11 +28,23 @@ export class JsonlTrajectory implements TrajectorySink {
   }
   write(event: TrajectoryEvent): void {
     if (this.fd === undefined) throw new Error(`trajectory ${this.path} is closed`);
-    writeSync(this.fd, `${JSON.stringify({ t: Math.round(performance.now() - this.started), ...event })}\n`);
+    writeSync(this.fd, jsonlLine(this.started, event));
   }
   close(): void {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
+  }
+}
+
+/** trajectory.jsonl's text built in memory, line for line as JsonlTrajectory writes it (a worker ships it back). */
+export class JsonlText implements TrajectorySink {
+  private readonly started = performance.now();
+  private readonly lines: string[] = [];
+  write(event: TrajectoryEvent): void {
+    this.lines.push(jsonlLine(this.started, event));
+  }
+  text(): string {
+    return this.lines.join("");
   }
 }
 

@@ -5,6 +5,7 @@ import Database from "better-sqlite3";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { BullmqQARunner, BullmqRunner } from "../../src/loop/distributed/bullmq.ts";
 import type { QAJobResult } from "../../src/loop/qa-runner.ts";
+import { readRecordsFile, type ShippedRecords } from "../../src/loop/recording.ts";
 import type { RolloutJobResult } from "../../src/loop/runner.ts";
 import { loadTaskFolder } from "../../src/task/discovery-task.ts";
 import { hone, optimizeArgs } from "../helpers/cli.ts";
@@ -114,7 +115,9 @@ describe("hone optimize through two BullMQ workers", () => {
       timeoutMs: 300_000,
     });
     expect(r.code, r.stderr).toBe(0);
-    expect(existsSync(join(out, "rollouts", "r01-k0", "records.json"))).toBe(true);
+    // The records went into the run's hone.db before each rollout's folder appeared, not into the folder.
+    expect(existsSync(join(out, "rollouts", "r01-k0", "result.json"))).toBe(true);
+    expect(existsSync(join(out, "rollouts", "r01-k0", "records.json"))).toBe(false);
     const replay = await hone(["replay", out, "--json"], { timeoutMs: 300_000 });
     expect(replay.code, replay.stderr).toBe(0);
     expect(JSON.parse(replay.stdout)).toMatchObject({ kind: "optimize", matches: true, differences: [] });
@@ -180,9 +183,12 @@ describe("queue job ids carry the work", () => {
     const start = { valid: true, score: 0.9, metrics: {}, artifacts: {}, seconds: 0 };
     const before = lines.filter((l) => / runs r02-k0$/.test(l)).length;
     const outs: string[] = [];
+    const imported: ShippedRecords[] = [];
     for (let i = 0; i < 2; i++) {
-      // A new runner each time, as a coordinator restarted with --resume makes.
-      const runner = new BullmqRunner({ url, runKey, task, taskRef: task.dir, executor: { model: "offline" } });
+      // A new runner each time, as a coordinator restarted with --resume makes; the first leaves the job's records in
+      // its folder (no run to take them), the second hands them to the run (as hone optimize does) before the folder.
+      const importRecords = i === 1 ? (r: ShippedRecords) => imported.push(r) : undefined;
+      const runner = new BullmqRunner({ url, runKey, task, taskRef: task.dir, executor: { model: "offline" }, importRecords });
       const outDir = join(tempDir(), "r02-k0");
       outs.push(outDir);
       const job = { id: "r02-k0", harnessDir: join(ROOT, "harnesses", "initial"), startProgram: task.seedProgram };
@@ -193,6 +199,12 @@ describe("queue job ids carry the work", () => {
     expect(lines.filter((l) => / runs r02-k0$/.test(l)).length - before).toBe(1);
     const [a, b] = outs.map((o) => readFileSync(join(o as string, "trajectory.jsonl"), "utf8"));
     expect(b).toBe(a);
+    const [first, second] = outs as [string, string];
+    const left = readRecordsFile(first);
+    expect(left?.responses.length).toBeGreaterThan(0);
+    expect(left?.evaluations.length).toBeGreaterThan(0);
+    expect(imported).toEqual([left]);
+    expect(existsSync(join(second, "records.json"))).toBe(false);
   });
 });
 

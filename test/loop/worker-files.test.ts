@@ -77,13 +77,13 @@ describe("a worker's packages and folders", () => {
     }
   });
 
-  it("job folders are fresh and inside the worker's folder, which close removes", async () => {
+  it("keeps its packages inside the worker's own folder, which close removes", async () => {
     const w = new WorkerFiles();
     const dir = await w.withPackage(files, async (d) => d);
+    const other = await w.withPackage(edited, async (d) => d);
     const root = join(dir, "..", "..");
-    const [first, second] = [w.jobDir(), w.jobDir()];
-    expect(second).not.toBe(first);
-    expect(first.startsWith(root)).toBe(true);
+    expect(join(other, "..", "..")).toBe(root);
+    expect(readdirSync(root)).toEqual(["harness"]);
     await w.close();
     expect(existsSync(root)).toBe(false);
   });
@@ -112,7 +112,7 @@ describe("a worker's folder after a kill -9", () => {
     const w = new WorkerFiles();
     try {
       const prefix = inMemory ? `worker-${process.pid}-ns${ns}-` : `worker-${process.pid}-`;
-      expect(w.jobDir().startsWith(join(base, prefix))).toBe(true);
+      expect((await w.withPackage(files, async (d) => d)).startsWith(join(base, prefix))).toBe(true);
       expect(existsSync(dead)).toBe(false);
       expect(existsSync(deadOnDisk)).toBe(false);
       expect(existsSync(live)).toBe(true);
@@ -131,7 +131,6 @@ describe("a worker's folder after a kill -9", () => {
       rmSync(join(first, "..", ".."), { recursive: true, force: true });
       const again = await w.withPackage(files, async (d) => readFileSync(join(d, "prompt.md"), "utf8"));
       expect(again).toBe(files["prompt.md"]);
-      expect(existsSync(join(w.jobDir(), "..", ".."))).toBe(true);
     } finally {
       await w.close();
     }
@@ -149,13 +148,13 @@ describe("where a worker's folder goes", () => {
       const first = await w.withPackage(files, async (d) => d);
       expect(first.startsWith(userBase(root))).toBe(true);
       room = false; // /dev/shm filled up meanwhile
-      const job = w.jobDir();
-      expect(job.startsWith(join(userBase(tmpdir()), `worker-${process.pid}-`))).toBe(true);
+      const later = await w.withPackage(edited, async (d) => d);
+      expect(later.startsWith(join(userBase(tmpdir()), `worker-${process.pid}-`))).toBe(true);
       // The package unpacked in memory is still there and still used.
       expect(await w.withPackage(files, async (d) => d)).toBe(first);
       await w.close();
       expect(existsSync(join(first, "..", ".."))).toBe(false);
-      expect(existsSync(join(job, "..", ".."))).toBe(false);
+      expect(existsSync(join(later, "..", ".."))).toBe(false);
     } finally {
       await w.close();
       rmSync(root, { recursive: true, force: true });

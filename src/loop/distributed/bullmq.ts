@@ -1,6 +1,5 @@
-import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { hostname } from "node:os";
-import { join } from "node:path";
 import { Queue, QueueEvents, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { HoneError } from "../../errors.ts";
@@ -8,11 +7,13 @@ import { contentHash } from "../../harness/files.ts";
 import type { ModelSettings } from "../../model/resolve.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
 import type { QAJob, QAJobResult, QARunner } from "../qa-runner.ts";
+import { type ShippedRecords, withRecordsFile } from "../recording.ts";
 import { asCompleted, type RolloutJob, type RolloutJobResult, type Runner } from "../runner.ts";
 import { executeJobData, executeQAJobData, WorkerCaches } from "./execute.ts";
 import {
   isQAJob,
   packDir,
+  placeRollout,
   publicSettings,
   type QAJobData,
   type QAJobReturn,
@@ -20,7 +21,6 @@ import {
   type RolloutJobData,
   type RolloutJobReturn,
   toJobData,
-  unpackDir,
 } from "./job-data.ts";
 
 export const QUEUE_NAME = "hone-rollouts";
@@ -127,6 +127,12 @@ export interface BullmqRunnerOptions {
   timeLimitSec?: number;
   /** Attempts before a job counts as failed (a worker dying mid-job costs one). */
   attempts?: number;
+  /**
+   * Takes the records each job shipped back (its model responses and evaluations: the run's Recording), before the
+   * job's folder appears, so a folder on disk always has its records in the run, as a local rollout's has. Without
+   * it they are written into the folder as records.json, for the caller to import (`readRecordsFile`).
+   */
+  importRecords?: (records: ShippedRecords) => void;
 }
 
 /**
@@ -160,15 +166,17 @@ export class BullmqRunner implements Runner {
       const value = await this.jobs.submit<RolloutJobReturn>(this.o.runKey, job.id, data, this.o.attempts ?? 3);
       if (failed(value)) return { id: job.id, error: value.failed };
       if (value.error) return { id: job.id, error: value.error };
-      const partial = `${job.outDir}.partial`;
-      rmSync(partial, { recursive: true, force: true });
-      unpackDir(value.files, partial);
-      rmSync(job.outDir, { recursive: true, force: true });
-      mkdirSync(join(job.outDir, ".."), { recursive: true });
-      renameSync(partial, job.outDir);
+      this.place(value, job.outDir);
       return { id: job.id };
     });
     yield* asCompleted(pending);
+  }
+
+  /** The job's records into the run (or beside its files), then its folder. */
+  private place(value: RolloutJobReturn, outDir: string): void {
+    const { files, records } = value;
+    if (records && this.o.importRecords) this.o.importRecords(records);
+    placeRollout(this.o.importRecords ? files : withRecordsFile(files, records), outDir);
   }
 
   private packed(dir: string): Record<string, string> {
@@ -262,17 +270,10 @@ export async function startWorker(o: WorkerOptions): Promise<{ close(graceMs?: n
           o.onEvent?.(`${name} runs QA task ${job.data.task.id}`);
           return executeQAJobData(job.data, caches, name);
         }
-        const data = job.data;
-        // The rollout's files are staged in a folder of the worker's own until they travel back.
-        const scratch = caches.files.jobDir();
-        try {
-          o.onEvent?.(`${name} runs ${data.jobId}`);
-          const outDir = join(scratch, "rollout");
-          const error = await executeJobData(data, outDir, caches, `worker ${name}`);
-          return error ? { worker: name, files: {}, error } : { worker: name, files: packDir(outDir) };
-        } finally {
-          caches.files.discard(scratch);
-        }
+        o.onEvent?.(`${name} runs ${job.data.jobId}`);
+        // The rollout's files stay in memory until they travel back.
+        const r = await executeJobData(job.data, caches, `worker ${name}`);
+        return r.error ? { worker: name, files: {}, error: r.error } : { worker: name, files: r.files, records: r.records };
       }),
     {
       connection,

@@ -7,8 +7,8 @@ import { EvaluatorPool } from "../../task/evaluator-pool.ts";
 import { checkTaskNeedsAsync } from "../../task/needs.ts";
 import { MemoryEvaluations, recordingEvaluator } from "../../task/recorded-evaluations.ts";
 import { runQAJob } from "../qa-runner.ts";
-import { shipRecords, writeRecordsFile } from "../recording.ts";
-import { runJob } from "../runner.ts";
+import { type ShippedRecords, shipRecords } from "../recording.ts";
+import { runJobInMemory } from "../runner.ts";
 import type { QAJobData, QAJobReturn, RolloutJobData } from "./job-data.ts";
 import { WorkerFiles } from "./worker-files.ts";
 
@@ -83,25 +83,25 @@ export async function executeQAJobData(d: QAJobData, caches: WorkerCaches, who: 
 }
 
 /**
- * Runs one queued or submitted rollout on this machine into `outDir`: resolves the task locally and refuses a
- * content-hash mismatch, builds the executor from the job's settings (keys from this environment), runs it.
+ * Runs one queued or submitted rollout on this machine: resolves the task locally and refuses a content-hash
+ * mismatch, builds the executor from the job's settings (keys from this environment), runs it. Its files come back
+ * in memory, as they travel (the folder a local rollout would leave, by path), and its records beside them.
  */
 export async function executeJobData(
   d: RolloutJobData,
-  outDir: string,
   caches: WorkerCaches,
   who: string,
-): Promise<string | undefined> {
+): Promise<{ error?: string; files: Record<string, string>; records?: ShippedRecords }> {
   const warm = await caches.task(d.task, who);
-  if ("refused" in warm) return warm.refused;
+  if ("refused" in warm) return { error: warm.refused, files: {} };
   const model = await caches.model(d.executor);
-  // Model responses and evaluations are recorded here, keyed as the coordinator would key them, and written beside
+  // Model responses and evaluations are recorded here, keyed as the coordinator would key them, and shipped beside
   // the rollout's results, so a run on workers replays exactly like a local one.
   const responses = new MemoryResponses();
   const evaluations = new MemoryEvaluations();
   return caches.files.withPackage(d.harnessFiles, async (harnessDir) => {
     const evaluate = recordingEvaluator((p) => warm.pool.evaluate(p), d.task.contentHash, evaluations);
-    const r = await runJob(
+    const r = await runJobInMemory(
       {
         id: d.jobId,
         harnessDir,
@@ -109,17 +109,11 @@ export async function executeJobData(
         startEvaluation: d.startEvaluation,
         seed: d.seed,
         maxEvals: d.maxEvals,
-        outDir,
       },
-      {
-        task: warm.task,
-        model: recorded(model, responses),
-        evaluate,
-        timeLimitSec: d.timeLimitSec,
-        beforeFinish: (dir) => writeRecordsFile(dir, shipRecords(responses, evaluations)),
-      },
+      { task: warm.task, model: recorded(model, responses), evaluate, timeLimitSec: d.timeLimitSec },
       caches.files.harnesses,
     );
-    return r.error;
+    if (r.error) return { error: r.error, files: {} };
+    return { files: r.files, records: shipRecords(responses, evaluations) };
   });
 }

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { listFiles } from "../../harness/files.ts";
 import type { ModelSettings } from "../../model/resolve.ts";
@@ -50,10 +50,12 @@ export interface QAJobReturn {
 
 export const isQAJob = (d: RolloutJobData | QAJobData): d is QAJobData => (d as QAJobData).kind === "qa";
 
-/** What a worker sends back: the rollout directory's files (result, trajectory, programs). */
+/** What a worker sends back: the rollout directory's files (result, trajectory, programs) and its records. */
 export interface RolloutJobReturn {
   worker: string;
   files: Record<string, string>;
+  /** The model responses and evaluations the job got, keyed as the coordinator keys its own records. */
+  records?: ShippedRecords;
   error?: string;
 }
 
@@ -94,6 +96,16 @@ export function unpackDir(files: Record<string, string>, dir: string): void {
     made.add(parent);
     writeFileSync(join(dir, f), text);
   }
+}
+
+/** Writes a rollout's files that travelled back into `outDir`, which appears whole or not at all (a `.partial` renamed). */
+export function placeRollout(files: Record<string, string>, outDir: string): void {
+  const partial = `${outDir}.partial`;
+  rmSync(partial, { recursive: true, force: true });
+  unpackDir(files, partial);
+  rmSync(outDir, { recursive: true, force: true });
+  mkdirSync(dirname(outDir), { recursive: true });
+  renameSync(partial, outDir);
 }
 
 /** Settings without anything secret-looking: only model, endpoint, dialect and the key's variable name travel. */

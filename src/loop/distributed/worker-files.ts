@@ -20,8 +20,8 @@ export function packageDigest(files: Record<string, string>): string {
 /**
  * A worker's own folder, removed when it closes: the harness packages it was sent, each unpacked and loaded (and its
  * generated code gated) once per content, as the local pool loads a package once per run (every rollout of one
- * candidate carries the same files); and a folder per job for the files that travel back, removed in the background
- * so that no rollout on this worker waits for the disk.
+ * candidate carries the same files), and removed in the background past `keep`. A job's own files never come here:
+ * they stay in memory until they travel back (`runJobInMemory`).
  */
 export class WorkerFiles {
   /** Loaded packages by folder; a package's folder is named by its digest, so this is a cache by content. */
@@ -32,7 +32,6 @@ export class WorkerFiles {
   private readonly roots: string[] = [];
   private readonly packages = new Map<string, { dir: string; users: number }>();
   private readonly removals = new Set<Promise<void>>();
-  private jobs = 0;
 
   /**
    * `keep`: packages kept unpacked; past that the least recently used one no job is using is removed. `memory`: where
@@ -44,10 +43,9 @@ export class WorkerFiles {
   ) {}
 
   private dir(): string {
-    // In memory where the machine has room (/dev/shm), else beside the warm pools' folders: every job's files are
-    // written, read back and removed here, which on a disk costs each job inode allocations and, on an ext4 without a
-    // journal, slows every file created on it for a minute after. A worker killed with -9 leaves its folder, and the
-    // next one started here removes it. Made anew, before a job, when it is gone (systemd-logind removes a user's
+    // In memory where the machine has room (/dev/shm), else beside the warm pools' folders: packages come and go
+    // here, and on an ext4 without a journal every removal slows the files created on it for a minute after. A worker
+    // killed with -9 leaves its folder, and the next one started here removes it. Made anew, before a job, when it is gone (systemd-logind removes a user's
     // /dev/shm files when their last session ends) or when the memory it is in has no room left (then on disk).
     const memory = this.memory() ?? null;
     const full = this.inMemory && memory === null;
@@ -99,11 +97,6 @@ export class WorkerFiles {
       this.harnesses.forget(e.dir);
       this.discard(e.dir);
     }
-  }
-
-  /** A folder no job of this worker has used (not yet made). */
-  jobDir(): string {
-    return join(this.dir(), "jobs", String(++this.jobs));
   }
 
   /** Removes a folder in the background; `close` waits for it. */
