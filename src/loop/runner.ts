@@ -64,13 +64,23 @@ export async function* runPool<J extends { id: string }, R extends { id: string 
   }
 }
 
-/** Every promise's value, yielded in the order they settle. */
+/**
+ * Every promise's value, yielded in the order they settle (a rejection is thrown where it falls in that order). Each
+ * promise is listened to once: racing all that are left after every settlement would cost O(n²) reactions for n jobs.
+ */
 export async function* asCompleted<R>(pending: Promise<R>[]): AsyncIterable<R> {
-  const running = new Map(pending.map((p, i) => [i, p.then((r) => ({ i, r }))]));
-  while (running.size > 0) {
-    const { i, r } = await Promise.race(running.values());
-    running.delete(i);
-    yield r;
+  const settled: PromiseSettledResult<R>[] = [];
+  let wake: (() => void) | undefined;
+  for (const p of pending)
+    p.then(
+      (value) => settled.push({ status: "fulfilled", value }),
+      (reason: unknown) => settled.push({ status: "rejected", reason }),
+    ).finally(() => wake?.());
+  for (let yielded = 0; yielded < pending.length; yielded++) {
+    if (settled.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+    const next = settled.shift() as PromiseSettledResult<R>;
+    if (next.status === "rejected") throw next.reason;
+    yield next.value;
   }
 }
 

@@ -1,6 +1,7 @@
+import type { EventEmitter } from "node:events";
 import { writeFileSync } from "node:fs";
 import { hostname } from "node:os";
-import { Queue, QueueEvents, Worker } from "bullmq";
+import { Job, Queue, QueueEvents, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { HoneError } from "../../errors.ts";
 import { contentHash } from "../../harness/files.ts";
@@ -53,6 +54,8 @@ class JobQueue {
   private readonly queue: Queue;
   private readonly connection: ReturnType<typeof connectionFrom>;
   private events?: Promise<QueueEvents>;
+  /** What each job still waited for does when the queue closes. */
+  private readonly waiting = new Set<() => void>();
 
   constructor(url: string) {
     this.connection = connectionFrom(url);
@@ -83,7 +86,10 @@ class JobQueue {
 
   /**
    * Adds the job unless a job with its id exists (a restarted coordinator), then waits for its return value. The id
-   * carries a digest of the work (queueJobId), so only the very same work is ever found instead of run.
+   * carries a digest of the work (queueJobId), so only the very same work is ever found instead of run. The job's
+   * end is listened for before it is added, so a new job costs one round trip (BullMQ's own waiter asks Redis once
+   * more whether the job has finished, for every job); only a job that was there already (BullMQ says so with a
+   * `duplicated` event) is asked, since it may have finished before anyone listened.
    */
   async submit<T>(
     runKey: string,
@@ -92,23 +98,51 @@ class JobQueue {
     attempts: number,
   ): Promise<T | { failed: string }> {
     const id = queueJobId(runKey, data);
-    // BullMQ's add is add-if-absent for a job id (an existing job is left as it is and its id returned), so no
-    // lookup before it: one round trip per job, not two.
-    const queued = await this.queue.add(jobId, data, {
-      jobId: id,
-      attempts,
-      backoff: { type: "fixed", delay: 500 },
-      removeOnComplete: false,
-      removeOnFail: false,
-    });
+    const events = await this.ready();
     try {
-      return (await queued.waitUntilFinished(await this.ready())) as T;
+      return (await this.finished(events, id, () =>
+        this.queue.add(jobId, data, {
+          jobId: id,
+          attempts,
+          backoff: { type: "fixed", delay: 500 },
+          removeOnComplete: false,
+          removeOnFail: false,
+        }),
+      )) as T;
     } catch (err) {
       return { failed: `the queue job ${id} failed: ${(err as Error).message}` };
     }
   }
 
+  /** The return value of job `id` once it completes (rejected when it fails), listened for before `add` runs. */
+  private finished(events: QueueEvents, id: string, add: () => Promise<Job>): Promise<unknown> {
+    // Per-job event names, which QueueEvents emits beside its typed ones.
+    const bus = events as unknown as EventEmitter;
+    return new Promise((resolve, reject) => {
+      const names = [`completed:${id}`, `failed:${id}`, `duplicated:${id}`] as const;
+      const settle = (end: () => void) => {
+        bus.off(names[0], onCompleted).off(names[1], onFailed).off(names[2], onDuplicated);
+        this.waiting.delete(onClosing);
+        end();
+      };
+      const onCompleted = (e: { returnvalue: unknown }) => settle(() => resolve(e.returnvalue));
+      const onFailed = (e: { failedReason?: string }) => settle(() => reject(new Error(e.failedReason)));
+      const onClosing = () => settle(() => reject(new Error("the coordinator closed its queue before the job ended")));
+      // Found, not added: it may have ended before these listeners; BullMQ's waiter asks Redis, then listens.
+      const onDuplicated = () =>
+        settle(() =>
+          Job.fromId(this.queue, id)
+            .then((job) => job?.waitUntilFinished(events) ?? Promise.reject(new Error("it was removed from the queue")))
+            .then(resolve, reject),
+        );
+      bus.on(names[0], onCompleted).on(names[1], onFailed).on(names[2], onDuplicated);
+      this.waiting.add(onClosing);
+      add().catch((err: unknown) => settle(() => reject(err)));
+    });
+  }
+
   async close(): Promise<void> {
+    for (const stop of [...this.waiting]) stop();
     await (await this.events?.catch(() => undefined))?.close();
     await this.queue.close();
   }
