@@ -46,13 +46,13 @@ export function honeCli(): string {
 const benchDirs: string[] = [];
 
 /**
- * A fresh folder for one bench, `$TMPDIR/hone-bench-<name>-…`, removed when the whole run ends rather than when the
- * bench does: removing a bench's folder (thousands of files) slows every file created after it on an ext4 without a
+ * A fresh folder for one bench, `$TMPDIR/hone-bench-<name>-…` (or in `where`), removed when the whole run ends rather
+ * than when the bench does: removing a bench's folder (thousands of files) slows every file created after it on an ext4 without a
  * journal, for a minute or more (`fileCreateMs`), and so the benches after it. Each bench starts on the file system
  * as the run found it; its own removals still count against it.
  */
-export function benchDir(name: string): string {
-  const dir = mkdtempSync(join(tmpdir(), `hone-bench-${name}-`));
+export function benchDir(name: string, where = tmpdir()): string {
+  const dir = mkdtempSync(join(where, `hone-bench-${name}-`));
   if (benchDirs.length === 0)
     process.on("exit", () => {
       for (const d of benchDirs) rmSync(d, { recursive: true, force: true });

@@ -1,17 +1,22 @@
-// Throughput of 200 short rollouts (offline model, circle packing, 1 evaluation each) on the local pool and on two
-// BullMQ workers on this machine, side by side in each repetition, and the queue's overhead per job. Each rollout
-// process (the local one, each worker) first runs 300 untimed jobs, since a process's CPU per job falls over its
-// first few hundred as V8 optimizes (a worker or the local runner alone, windows of 100 jobs: 25-34 ms, then 13-16
-// ms by the sixth), and each timed side begins with an untimed batch of 8; both run 8 rollouts at a time with 4
-// evaluator processes in all (one local pool of 4; two workers of concurrency 4 with --pool-size 2 each: by default
-// each would start 4, 8 in all), and the
-// overhead is per job slot: the wall-time difference times the 8 jobs at a time, divided by the jobs. Both sides
-// record every model call and evaluation into a run's hone.db as `hone optimize` does (the local pool as it goes,
-// the coordinator from the records each worker ships back), and the timing starts once both workers are ready and
-// the machine is quiet again after the warming batch. The two sides take turns going first in the repetitions.
-// The CPU time per job of the whole process tree (this process, Redis, the workers, every evaluator) is printed
-// beside, and by role: on 2 cores the rollouts already keep both busy, so each ms of CPU a job costs more shows as
-// ~4 ms per slot.
+// Throughput of 200 short rollouts (offline model, circle packing, 1 evaluation each) on the local pool and through
+// BullMQ, side by side in each repetition, and the queue's overhead per job. The judged queued side is one `hone
+// worker` of the local pool's shape (concurrency 8, a pool of 4), so that the two sides differ by the queue alone: the
+// jobs' round trips through Redis, the coordinator writing each rollout's folder and importing its records, Redis.
+// Printed beside it, not judged: two workers on this machine (concurrency 4, a pool of 2 each), which adds a second
+// hone process sharing the two cores; measured on 2026-12-06, two such processes cost each other 1-2 ms of CPU per
+// job whether they are workers or not (bench/README.md). Each side's workers have a Redis database of their own, and the
+// workers of the sides not being timed are stopped (SIGSTOP) meanwhile, so that no idle process runs beside the
+// timed one. Each rollout process (the local one, each worker) first runs 600 untimed jobs, since a process's CPU
+// per job falls over its first several hundred as V8 optimizes (a worker or the local runner alone, windows of 100
+// jobs: 25-34 ms, then 13-16 ms by the sixth; after 300 untimed jobs, both sides' CPU per job still fell by a
+// quarter over the next 800), and each timed side begins with an untimed batch of 8; every side runs 8
+// rollouts at a time with 4 evaluator processes in all, and the overhead is per job slot: the wall-time difference
+// times the 8 jobs at a time, divided by the jobs. Every side records each model call and evaluation into a run's
+// hone.db as `hone optimize` does (the local pool as it goes, the coordinator from the records each worker ships
+// back), and the timing starts once the machine is quiet again after the warming batch. The sides take turns going
+// first in the repetitions. The CPU time per job of the whole process tree (this process, Redis, the workers, every
+// evaluator) is printed beside, and by role: on 2 cores the rollouts already keep both busy, so each ms of CPU a job
+// costs more shows as ~4 ms per slot.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
@@ -23,6 +28,7 @@ import { LocalRunner, type RolloutJob, type Runner } from "../src/loop/runner.ts
 import { BUILTIN_TASKS_DIR } from "../src/task/builtin.ts";
 import { loadTaskFolder } from "../src/task/discovery-task.ts";
 import { EvaluatorPool } from "../src/task/evaluator-pool.ts";
+import { memoryRoot } from "../src/task/pool-dir.ts";
 import { benchDir, fileCreateMs, honeCli, median, report, settle, spread } from "./lib.ts";
 import { processTable } from "./proc-cpu.ts";
 
@@ -30,7 +36,7 @@ const ROLLOUTS = Number(process.env.BENCH_ROLLOUTS ?? 200);
 const REPS = Number(process.env.BENCH_REPS ?? 4);
 const AT_ONCE = 8;
 /** Untimed jobs each rollout process runs before the repetitions (the local one, and each worker). */
-const WARMUP = Number(process.env.BENCH_WARMUP ?? 300);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 600);
 
 /**
  * CPU ms so far by role: this process (hone: the local runner or the coordinator, with its offline model thread),
@@ -67,13 +73,23 @@ const byRole = (timed: Timed[], roles: Role[]) =>
   `${roles.map((r) => median(timed.map((t) => t.roles[r])).toFixed(1)).join(" / ")} ms (medians)`;
 
 /** Starts `hone worker` and resolves once it is ready; its output keeps being read so that it never blocks. */
-function startWorker(url: string): Promise<ChildProcess> {
-  const args = ["worker", "--queue", url, "--concurrency", "4", "--pool-size", "2"];
+function startWorker(url: string, concurrency: number, poolSize: number): Promise<ChildProcess> {
+  const args = ["worker", "--queue", url, "--concurrency", String(concurrency), "--pool-size", String(poolSize)];
   const w = spawn(honeCli(), args, { stdio: ["ignore", "pipe", "ignore"] });
   return new Promise((resolve, reject) => {
     w.stdout?.on("data", (d) => / ready on /.test(String(d)) && resolve(w));
     w.once("exit", (code) => reject(new Error(`hone worker exited with ${code} before it was ready`)));
   });
+}
+
+/** A way to run the jobs: its runner, and the worker processes behind it (none for the local pool). */
+interface Side {
+  name: "local" | "one" | "two";
+  runner: () => Runner;
+  workers: ChildProcess[];
+  /** What the coordinator does with each finished job besides writing it (the queue: looks for its records). */
+  collect?: (outDir: string) => void;
+  timed: Timed[];
 }
 
 export async function benchQueue(): Promise<boolean> {
@@ -87,13 +103,22 @@ export async function benchQueue(): Promise<boolean> {
   const redis = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
     stdio: "ignore",
   });
-  const url = `redis://127.0.0.1:${port}`;
+  // A database per queued side: a side's jobs go only to its own workers.
+  const url = (db: number) => `redis://127.0.0.1:${port}/${db}`;
   const workers: ChildProcess[] = [];
-  const dir = benchDir("queue");
+  // Both sides write the same files into their runs (6 per job: the rollout's folder, its programs/ folder and 4
+  // files), in memory where the machine has a tmpfs for it: on this machine's disk a file's creation costs
+  // 0.02-0.6 ms depending on what was removed in the minutes before, which swung each side's CPU per job by ~2 ms
+  // between repetitions and the difference by ±6 ms per slot (bench/README.md).
+  const dir = benchDir("queue", memoryRoot());
   try {
     await new Promise((r) => setTimeout(r, 500));
-    workers.push(...(await Promise.all([startWorker(url), startWorker(url)])));
-    const pids = workers.map((w) => w.pid as number);
+    const [one, ...two] = await Promise.all([
+      startWorker(url(0), AT_ONCE, AT_ONCE / 2),
+      startWorker(url(1), AT_ONCE / 2, AT_ONCE / 4),
+      startWorker(url(1), AT_ONCE / 2, AT_ONCE / 4),
+    ]);
+    workers.push(one as ChildProcess, ...two);
     const task = loadTaskFolder(`${BUILTIN_TASKS_DIR}/circle-packing`, { id: "circle-packing" });
     const start = { valid: true, score: 0.9597642169962064, metrics: {}, artifacts: {}, seconds: 0 };
     const jobs = (tag: string, n = ROLLOUTS): RolloutJob[] =>
@@ -106,22 +131,29 @@ export async function benchQueue(): Promise<boolean> {
         maxEvals: 1,
         outDir: join(dir, tag, String(i)),
       }));
-    // Runs `n` jobs tagged `tag` to their end; `collect` is what the coordinator does with each finished job besides
-    // writing it (the queue: its records).
-    type Collect = (outDir: string) => void;
-    const drain = async (runner: Runner, tag: string, n: number, collect: Collect = () => {}) => {
+    // Runs `n` jobs tagged `tag` to their end.
+    const drain = async (side: Side, runner: Runner, tag: string, n: number) => {
       for await (const r of runner.run(jobs(tag, n))) {
         if (r.error) throw new Error(r.error);
-        collect(join(dir, tag, r.id.slice(tag.length + 1)));
+        side.collect?.(join(dir, tag, r.id.slice(tag.length + 1)));
       }
     };
-    const time = async (runner: Runner, tag: string, collect?: Collect) => {
-      await drain(runner, `${tag}-warm`, AT_ONCE);
+    const sides: Side[] = [];
+    // Only the side being timed has its workers running.
+    const only = (side: Side) => {
+      for (const s of sides) for (const w of s.workers) w.kill(s === side ? "SIGCONT" : "SIGSTOP");
+    };
+    const time = async (side: Side, r: number) => {
+      only(side);
+      const runner = side.runner();
+      const tag = `${side.name}-${r}`;
+      await drain(side, runner, `${tag}-warm`, AT_ONCE);
       if (!(await settle())) unsettled++;
       creates.push(fileCreateMs(dir));
+      const pids = side.workers.map((w) => w.pid as number);
       const cpu = cpuByRole(redis.pid as number, pids);
       const t = performance.now();
-      await drain(runner, tag, ROLLOUTS, collect);
+      await drain(side, runner, tag, ROLLOUTS);
       const seconds = (performance.now() - t) / 1000;
       const after = cpuByRole(redis.pid as number, pids);
       const perJob = (role: keyof typeof cpu) => (after[role] - cpu[role]) / ROLLOUTS;
@@ -132,87 +164,92 @@ export async function benchQueue(): Promise<boolean> {
         redis: perJob("redis"),
       };
       await runner.close();
-      return { seconds, cpuPerJob: roles.hone + roles.workers + roles.evaluators + roles.redis, roles };
+      side.timed.push({ seconds, cpuPerJob: roles.hone + roles.workers + roles.evaluators + roles.redis, roles });
     };
     // Timed sides that began before the machine was quiet (each waits up to 10 s for it, untimed).
     let unsettled = 0;
-    // What a file creation costs as each timed side begins (each job writes its rollout's files, twice when queued).
+    // What a file creation costs as each timed side begins (each job writes its rollout's files).
     const creates: number[] = [];
     const taskHash = contentHash(task.dir);
-    const pool = await EvaluatorPool.start(task, { size: 4 });
+    const pool = await EvaluatorPool.start(task, { size: AT_ONCE / 2 });
     // One run's records per side, kept across repetitions like the workers' models and pools.
-    const localRun = new Recording(mkdtempSync(join(dir, "local-run-")), { cache: { mode: "off" } });
-    const queuedRun = new Recording(mkdtempSync(join(dir, "queued-run-")), { cache: { mode: "off" } });
+    const run = (name: string) => new Recording(mkdtempSync(join(dir, `${name}-run-`)), { cache: { mode: "off" } });
+    const [localRun, oneRun, twoRun] = [run("local"), run("one"), run("two")];
     const model = await localRun.model({ model: "offline" });
     const evaluate = localRun.evaluator((p) => pool.evaluate(p), taskHash);
-    const local: Timed[] = [];
-    const queued: Timed[] = [];
-    const localRunner = () => new LocalRunner({ task, model: model.model, evaluate, concurrency: AT_ONCE });
-    const queuedRunner = (key: string) =>
-      new BullmqRunner({ url, runKey: `bench-${Date.now()}-${key}`, task, taskRef: task.dir, executor: { model: "offline" } });
-    const importRecords: Collect = (outDir) => queuedRun.import(readRecordsFile(outDir));
-    const timeLocal = (r: number) => time(localRunner(), `local-${r}`);
-    const timeQueued = (r: number) => time(queuedRunner(String(r)), `queued-${r}`, importRecords);
+    // As `hone optimize --queue` does: each job's records go into the run before its folder appears, then the
+    // folder is looked at for records a Slurm job would have left there (remoteRunner, optimize-rounds' record()).
+    const queued = (db: number, records: Recording) => () =>
+      new BullmqRunner({
+        url: url(db),
+        runKey: `bench-${Date.now()}`,
+        task,
+        taskRef: task.dir,
+        executor: { model: "offline" },
+        importRecords: (shipped) => records.import(shipped),
+      });
+    const lookForRecords = (records: Recording) => (outDir: string) => records.import(readRecordsFile(outDir));
+    sides.push(
+      {
+        name: "local",
+        runner: () => new LocalRunner({ task, model: model.model, evaluate, concurrency: AT_ONCE }),
+        workers: [],
+        timed: [],
+      },
+      { name: "one", runner: queued(0, oneRun), workers: [one as ChildProcess], collect: lookForRecords(oneRun), timed: [] },
+      { name: "two", runner: queued(1, twoRun), workers: two, collect: lookForRecords(twoRun), timed: [] },
+    );
     // Each rollout process first runs WARMUP jobs, untimed: a process's CPU per job falls over its first few hundred
-    // jobs as V8 optimizes its code, and the local runner's process would otherwise be twice as warm as each worker
-    // (it runs every local job; each worker half the queued ones).
-    for (const [runner, tag, n, collect] of [
-      [localRunner(), "local-warmup", WARMUP, undefined],
-      [queuedRunner("warmup"), "queued-warmup", WARMUP * workers.length, importRecords],
-    ] as const) {
-      await drain(runner, tag, n, collect);
+    // jobs as V8 optimizes its code.
+    for (const side of sides) {
+      only(side);
+      const runner = side.runner();
+      await drain(side, runner, `${side.name}-warmup`, WARMUP * Math.max(1, side.workers.length));
       await runner.close();
     }
-    // The two sides take turns going first, so neither always inherits what the other (or the bench before) left.
-    for (let r = 0; r < REPS; r++) {
-      if (r % 2 === 0) {
-        local.push(await timeLocal(r));
-        queued.push(await timeQueued(r));
-      } else {
-        queued.push(await timeQueued(r));
-        local.push(await timeLocal(r));
-      }
-    }
+    // The sides take turns going first, so none always inherits what another (or the bench before) left.
+    for (let r = 0; r < REPS; r++) for (let k = 0; k < sides.length; k++) await time(sides[(r + k) % sides.length] as Side, r);
+    for (const w of workers) w.kill("SIGCONT");
     pool.close();
     await model.close();
-    localRun.close();
-    queuedRun.close();
-    const overhead = queued.map((q, i) => (((q.seconds - (local[i]?.seconds as number)) * AT_ONCE) / ROLLOUTS) * 1000);
-    const [ls, qs] = [local.map((x) => x.seconds), queued.map((x) => x.seconds)];
+    for (const x of [localRun, oneRun, twoRun]) x.close();
+    const [local, oneSide, twoSide] = sides.map((x) => x.timed) as [Timed[], Timed[], Timed[]];
+    const overhead = (q: Timed[]) => q.map((x, i) => (((x.seconds - (local[i]?.seconds as number)) * AT_ONCE) / ROLLOUTS) * 1000);
+    const seconds = (t: Timed[]) => t.map((x) => x.seconds);
+    const cpu = (t: Timed[]) =>
+      spread(
+        t.map((x) => x.cpuPerJob),
+        " ms",
+        1,
+      );
+    const first = (t: Timed[]) => (ROLLOUTS / (t[0]?.seconds as number)).toFixed(1);
     return report(
       `queue (issue 9): ${ROLLOUTS} rollouts, offline model, 1 circle-packing evaluation each, ${AT_ONCE} at a time; ${REPS} repetitions`,
       [
-        ["local pool (concurrency 8, one pool of 4)", spread(ls, " s", 1)],
-        ["two BullMQ workers (concurrency 4, a pool of 2 each)", spread(qs, " s", 1)],
-        ["timed sides begun on a quiet machine (busy < 10% over 250 ms)", `${2 * REPS - unsettled} of ${2 * REPS}`],
+        ["local pool (concurrency 8, one pool of 4)", spread(seconds(local), " s", 1)],
+        ["one BullMQ worker of the same shape (concurrency 8, a pool of 4)", spread(seconds(oneSide), " s", 1)],
+        ["two BullMQ workers (concurrency 4, a pool of 2 each)", spread(seconds(twoSide), " s", 1)],
+        ["timed sides begun on a quiet machine (busy < 10% over 250 ms)", `${3 * REPS - unsettled} of ${3 * REPS}`],
         ["creating a file in the bench's folder as each timed side begins (not judged)", spread(creates, " ms", 3)],
-        [
-          "rollouts/s local / queued",
-          `${(ROLLOUTS / (ls[0] as number)).toFixed(1)} / ${(ROLLOUTS / (qs[0] as number)).toFixed(1)} (first repetition)`,
-        ],
-        [
-          "CPU per job, whole process tree: local",
-          spread(
-            local.map((x) => x.cpuPerJob),
-            " ms",
-            1,
-          ),
-        ],
-        [
-          "CPU per job, whole process tree: queued",
-          spread(
-            queued.map((x) => x.cpuPerJob),
-            " ms",
-            1,
-          ),
-        ],
+        ["rollouts/s local / one worker / two", `${first(local)} / ${first(oneSide)} / ${first(twoSide)} (first repetition)`],
+        ["CPU per job, whole process tree: local", cpu(local)],
+        ["CPU per job, whole process tree: one worker", cpu(oneSide)],
+        ["CPU per job, whole process tree: two workers", cpu(twoSide)],
         ["  of it, local: hone / evaluators", byRole(local, ["hone", "evaluators"])],
         [
-          "  of it, queued: coordinator / workers / evaluators / Redis",
-          byRole(queued, ["hone", "workers", "evaluators", "redis"]),
+          "  of it, one worker: coordinator / worker / evaluators / Redis",
+          byRole(oneSide, ["hone", "workers", "evaluators", "redis"]),
+        ],
+        [
+          "  of it, two workers: coordinator / workers / evaluators / Redis",
+          byRole(twoSide, ["hone", "workers", "evaluators", "redis"]),
+        ],
+        [
+          "two workers' overhead per job slot (not judged: a second hone process on 2 cores)",
+          spread(overhead(twoSide), " ms", 1),
         ],
       ],
-      [{ goal: { figure: "queue overhead per job", op: "<=", value: 5, unit: " ms" }, samples: overhead }],
+      [{ goal: { figure: "queue overhead per job (one worker)", op: "<=", value: 5, unit: " ms" }, samples: overhead(oneSide) }],
     );
   } finally {
     for (const w of workers) w.kill("SIGKILL");
