@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { asCompleted, runPool } from "../../src/loop/runner.ts";
 
-const after = <T>(ms: number, value: T) => new Promise<T>((resolve) => setTimeout(() => resolve(value), ms));
+const settleIn = <T>(ms: number, value: T) => new Promise<T>((resolve) => setTimeout(() => resolve(value), ms));
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
@@ -12,16 +12,16 @@ async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
 describe("results as they finish", () => {
   it("yields every value once, in the order the promises settle, however many settle at once", async () => {
     const already = Promise.resolve("now");
-    const got = await collect(asCompleted([after(30, "slow"), after(5, "fast"), already, after(15, "middle"), already]));
+    const got = await collect(asCompleted([settleIn(30, "slow"), settleIn(5, "fast"), already, settleIn(15, "middle"), already]));
     expect(got).toEqual(["now", "now", "fast", "middle", "slow"]);
   });
 
   it("throws a rejection where it falls among the settlements, after the values before it", async () => {
     const got: string[] = [];
-    const failing = after(10, "x").then(() => Promise.reject(new Error("the queue job failed")));
+    const failing = settleIn(10, "x").then(() => Promise.reject(new Error("the queue job failed")));
     await expect(
       (async () => {
-        for await (const x of asCompleted([after(1, "first"), failing, after(40, "late")])) got.push(x);
+        for await (const x of asCompleted([settleIn(1, "first"), failing, settleIn(40, "late")])) got.push(x);
       })(),
     ).rejects.toThrow("the queue job failed");
     expect(got).toEqual(["first"]);
@@ -30,7 +30,7 @@ describe("results as they finish", () => {
   it("ends at once for no promises, and keeps up with thousands without waiting on each other", async () => {
     expect(await collect(asCompleted([]))).toEqual([]);
     const n = 5000;
-    const values = await collect(asCompleted(Array.from({ length: n }, (_, i) => after(i % 7, i))));
+    const values = await collect(asCompleted(Array.from({ length: n }, (_, i) => settleIn(i % 7, i))));
     expect(values).toHaveLength(n);
     expect(new Set(values).size).toBe(n);
   });
@@ -42,7 +42,7 @@ describe("results as they finish", () => {
     const done = await collect(
       runPool(jobs, 3, async (j) => {
         most = Math.max(most, ++running);
-        await after(j.ms, undefined);
+        await settleIn(j.ms, undefined);
         running--;
         return { id: j.id };
       }),
