@@ -16,12 +16,14 @@
 // back), and the timing starts once the machine is quiet again after the warming batch. The sides take turns going
 // first in the repetitions. The CPU time per job of the whole process tree (this process, Redis, the workers, every
 // evaluator) is printed beside, and by role: on 2 cores the rollouts already keep both busy, so each ms of CPU a job
-// costs more shows as ~4 ms per slot.
+// costs more shows as ~4 ms per slot. Last, for scale, BullMQ alone: a sampled job of the judged side and its result
+// through a bare BullMQ worker (bullmqAlone).
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { type Job, Queue, QueueEvents } from "bullmq";
 import { contentHash } from "../src/harness/files.ts";
-import { BullmqRunner } from "../src/loop/distributed/bullmq.ts";
+import { BullmqRunner, connectionFrom, QUEUE_NAME } from "../src/loop/distributed/bullmq.ts";
 import { Recording, readRecordsFile } from "../src/loop/recording.ts";
 import { DEFAULT_HARNESS } from "../src/loop/run.ts";
 import { LocalRunner, type RolloutJob, type Runner } from "../src/loop/runner.ts";
@@ -90,6 +92,62 @@ interface Side {
   /** What the coordinator does with each finished job besides writing it (the queue: looks for its records). */
   collect?: (outDir: string) => void;
   timed: Timed[];
+}
+
+/** CPU ms so far of this process, of process `pid` (its own threads), and of Redis with its children. */
+function cpuOf(pid: number, redis: number): { here: number; there: number; redis: number } {
+  const table = processTable();
+  const usage = process.cpuUsage();
+  const own = (p: number) => ((table.get(p)?.own ?? 0) + (table.get(p)?.reaped ?? 0)) * 1000;
+  return { here: (usage.user + usage.system) / 1000, there: own(pid), redis: own(redis) };
+}
+
+/**
+ * BullMQ alone, for scale: one real queued job's data added `n` times to a queue of its own, each answered at once
+ * with that job's real result by a bare BullMQ worker in a process of its own (peers/bullmq-echo.ts), 8 at a time as
+ * the sides run, after 500 untimed; added and awaited as BullMQ's own API does (add, then waitUntilFinished). The CPU
+ * per job, in ms, of this process, the worker and Redis.
+ */
+async function bullmqAlone(url: string, redis: number, sample: Job, dir: string, n = 2000) {
+  const name = "bench-bullmq-alone";
+  const resultFile = join(dir, "sample-result.json");
+  writeFileSync(resultFile, JSON.stringify(sample.returnvalue));
+  const peer = join(import.meta.dirname, "peers", "bullmq-echo.ts");
+  const worker = spawn(process.execPath, [...process.execArgv, peer, url, name, resultFile, String(AT_ONCE)], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  await new Promise<void>((resolve, reject) => {
+    worker.stdout?.on("data", (d) => /ready/.test(String(d)) && resolve());
+    worker.once("exit", (code) => reject(new Error(`${peer} exited with ${code} before it was ready`)));
+  });
+  const connection = connectionFrom(url);
+  const queue = new Queue(name, { connection });
+  const events = new QueueEvents(name, { connection, lastEventId: "0-0" });
+  events.setMaxListeners(0);
+  await events.waitUntilReady();
+  const run = async (tag: string, jobs: number) => {
+    let next = 0;
+    const one = async () => {
+      while (next < jobs) {
+        const job = await queue.add(sample.name, sample.data, { jobId: `${tag}-${next++}`, removeOnComplete: false });
+        await job.waitUntilFinished(events);
+      }
+    };
+    await Promise.all(Array.from({ length: AT_ONCE }, one));
+  };
+  try {
+    await run("warm", 500);
+    const before = cpuOf(worker.pid as number, redis);
+    await run("timed", n);
+    const after = cpuOf(worker.pid as number, redis);
+    const per = (k: keyof typeof before) => (after[k] - before[k]) / n;
+    return { coordinator: per("here"), worker: per("there"), redis: per("redis") };
+  } finally {
+    worker.kill("SIGTERM");
+    await events.close();
+    await queue.obliterate({ force: true }).catch(() => undefined);
+    await queue.close();
+  }
 }
 
 export async function benchQueue(): Promise<boolean> {
@@ -209,6 +267,13 @@ export async function benchQueue(): Promise<boolean> {
     }
     // The sides take turns going first, so none always inherits what another (or the bench before) left.
     for (let r = 0; r < REPS; r++) for (let k = 0; k < sides.length; k++) await time(sides[(r + k) % sides.length] as Side, r);
+    // One finished job of the judged side, as it went through Redis, for BullMQ alone (every hone worker stopped).
+    only(sides[0] as Side);
+    const judged = new Queue(QUEUE_NAME, { connection: connectionFrom(url(0)) });
+    const [sample] = await judged.getCompleted(0, 0);
+    await judged.close();
+    if (!sample) throw new Error("no completed job of the judged side was found in Redis");
+    const alone = await bullmqAlone(url(2), redis.pid as number, sample, dir);
     for (const w of workers) w.kill("SIGCONT");
     pool.close();
     await model.close();
@@ -216,6 +281,7 @@ export async function benchQueue(): Promise<boolean> {
     const [local, oneSide, twoSide] = sides.map((x) => x.timed) as [Timed[], Timed[], Timed[]];
     const overhead = (q: Timed[]) => q.map((x, i) => (((x.seconds - (local[i]?.seconds as number)) * AT_ONCE) / ROLLOUTS) * 1000);
     const seconds = (t: Timed[]) => t.map((x) => x.seconds);
+    const kb = (text: string) => `${(text.length / 1024).toFixed(1)} KB`;
     const cpu = (t: Timed[]) =>
       spread(
         t.map((x) => x.cpuPerJob),
@@ -247,6 +313,10 @@ export async function benchQueue(): Promise<boolean> {
         [
           "two workers' overhead per job slot (not judged: a second hone process on 2 cores)",
           spread(overhead(twoSide), " ms", 1),
+        ],
+        [
+          `BullMQ alone, one sampled job (${kb(JSON.stringify(sample.data))} in, ${kb(JSON.stringify(sample.returnvalue))} back), CPU per job: coordinator / worker / Redis`,
+          `${alone.coordinator.toFixed(2)} / ${alone.worker.toFixed(2)} / ${alone.redis.toFixed(2)} ms (2000 jobs)`,
         ],
       ],
       [{ goal: { figure: "queue overhead per job (one worker)", op: "<=", value: 5, unit: " ms" }, samples: overhead(oneSide) }],
