@@ -47,19 +47,32 @@ export function shipRecords(responses: MemoryResponses, evaluations?: MemoryEval
  * else carries them back (a Slurm job writes its folder on a shared filesystem).
  */
 export function withRecordsFile(files: Record<string, string>, records: ShippedRecords | undefined): Record<string, string> {
-  return records ? { ...files, [RECORDS_FILE]: JSON.stringify(records) } : files;
+  return records ? { ...files, [RECORDS_FILE]: recordsJson(records) } : files;
 }
 
-const HEX64 = /^[0-9a-f]{64}$/;
+/** A job's records as RECORDS_FILE holds them. */
+export const recordsJson = (records: ShippedRecords): string => JSON.stringify(records);
 
-/** Reads records a job wrote, refusing anything that is not the expected shape (size-capped, keys checked). */
+const HEX64 = /^[0-9a-f]{64}$/;
+/** Records one job may ship: far above what a rollout makes (a model call per agent step, an evaluation per budget). */
+const MAX_SHIPPED_RECORDS = 100_000;
+
+/**
+ * Reads records a job made elsewhere, refusing anything that is not the expected shape (keys checked, each record's
+ * fields typed); a job that ships more than MAX_SHIPPED_RECORDS has all of them refused.
+ */
 export function readRecords(value: unknown): ShippedRecords {
   const v = value as Partial<ShippedRecords> | null;
   const responses = Array.isArray(v?.responses) ? v.responses : [];
   const evaluations = Array.isArray(v?.evaluations) ? v.evaluations : [];
+  if (responses.length + evaluations.length > MAX_SHIPPED_RECORDS) return { responses: [], evaluations: [] };
   return {
     responses: responses.filter(
-      (r) => typeof r?.key === "string" && HEX64.test(r.key) && Array.isArray(r.response?.message?.tool_calls),
+      (r) =>
+        typeof r?.key === "string" &&
+        HEX64.test(r.key) &&
+        typeof r.model === "string" &&
+        Array.isArray(r.response?.message?.tool_calls),
     ),
     evaluations: evaluations.filter(
       (e) => typeof e?.key === "string" && HEX64.test(e.key) && typeof e.result?.valid === "boolean",

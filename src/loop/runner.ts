@@ -149,19 +149,23 @@ const message = (err: unknown) => (err instanceof Error ? err.message : String(e
 /**
  * Runs one job in this process: load and gate the package, roll out, write its files under a .partial name, renamed
  * to `job.outDir` once whole. The trajectory is appended as it happens, so a killed rollout keeps it up to the kill.
+ * `finish` writes more files into the folder before it appears (a Slurm job's records).
  */
 export async function runJob(
   job: RolloutJob,
   o: Omit<LocalRunnerOptions, "concurrency">,
   cache = new HarnessCache(),
+  finish?: (files: RolloutFiles) => void,
 ): Promise<RolloutJobResult> {
   const partial = `${job.outDir}.partial`;
   rmSync(partial, { recursive: true, force: true });
   mkdirSync(partial, { recursive: true });
   const jsonl = new JsonlTrajectory(join(partial, "trajectory.jsonl"));
   try {
-    const outcome = await rollOut(job, o, cache, folderFiles(partial), jsonl);
+    const files = folderFiles(partial);
+    const outcome = await rollOut(job, o, cache, files, jsonl);
     jsonl.close();
+    finish?.(files);
     rmSync(job.outDir, { recursive: true, force: true });
     mkdirSync(dirname(job.outDir), { recursive: true });
     renameSync(partial, job.outDir);

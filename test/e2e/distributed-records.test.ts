@@ -2,10 +2,13 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import { Queue, QueueEvents } from "bullmq";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { BullmqQARunner, BullmqRunner } from "../../src/loop/distributed/bullmq.ts";
+import { contentHash } from "../../src/harness/files.ts";
+import { BullmqQARunner, BullmqRunner, connectionFrom, QUEUE_NAME } from "../../src/loop/distributed/bullmq.ts";
+import { queueJobId, type RolloutJobReturn, toJobData } from "../../src/loop/distributed/job-data.ts";
 import type { QAJobResult } from "../../src/loop/qa-runner.ts";
-import { readRecordsFile, type ShippedRecords } from "../../src/loop/recording.ts";
+import { readRecords, readRecordsFile, type ShippedRecords } from "../../src/loop/recording.ts";
 import type { RolloutJobResult } from "../../src/loop/runner.ts";
 import { loadTaskFolder } from "../../src/task/discovery-task.ts";
 import { hone, optimizeArgs } from "../helpers/cli.ts";
@@ -205,6 +208,40 @@ describe("queue job ids carry the work", () => {
     expect(left?.evaluations.length).toBeGreaterThan(0);
     expect(imported).toEqual([left]);
     expect(existsSync(join(second, "records.json"))).toBe(false);
+  });
+});
+
+describe("a worker and a coordinator of different versions", () => {
+  it("a job from a coordinator that does not take records apart gets them as records.json among its files", {
+    timeout: 120_000,
+  }, async () => {
+    const task = loadTaskFolder(join(ROOT, "tasks", "circle-packing"), { id: "circle-packing" });
+    const start = { valid: true, score: 0.9, metrics: {}, artifacts: {}, seconds: 0 };
+    const job = { id: "old-coordinator", harnessDir: join(ROOT, "harnesses", "initial"), seed: 5, maxEvals: 1 };
+    const opts = {
+      runKey: `old-${Date.now()}`,
+      taskRef: task.dir,
+      taskHash: contentHash(task.dir),
+      executor: { model: "offline" },
+    };
+    const data = toJobData({ ...job, startProgram: task.seedProgram, startEvaluation: start }, opts);
+    expect(data.recordsBeside).toBeUndefined();
+    // Added as an older coordinator added its jobs: no recordsBeside in the data.
+    const queue = new Queue(QUEUE_NAME, { connection: connectionFrom(url) });
+    const events = new QueueEvents(QUEUE_NAME, { connection: connectionFrom(url) });
+    try {
+      await events.waitUntilReady();
+      const added = await queue.add(job.id, data, { jobId: queueJobId(opts.runKey, data) });
+      const value = (await added.waitUntilFinished(events)) as RolloutJobReturn;
+      expect(value.error).toBeUndefined();
+      expect(value.records).toBeUndefined();
+      const records = readRecords(JSON.parse(value.files["records.json"] as string));
+      expect(records.responses.length).toBeGreaterThan(0);
+      expect(value.files["result.json"]).toBeDefined();
+    } finally {
+      await events.close();
+      await queue.close();
+    }
   });
 });
 

@@ -25,6 +25,19 @@ export function ciRedisUrl(db: number): string | undefined {
   return u.toString();
 }
 
+/**
+ * A Redis for one test file: the one .ci/run started, in database `db` (the file's own), or else a redis-server of
+ * the file's own on a free loopback port, ready when this resolves. `stop` ends the latter. Needs redis-server.
+ */
+export async function fileRedis(db: number): Promise<{ url: string; stop: () => Promise<void> }> {
+  const ci = ciRedisUrl(db);
+  if (ci) return { url: ci, stop: async () => {} };
+  const port = await freePort();
+  const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
+  const redis = await started("redis-server", args, /Ready to accept connections/);
+  return { url: `redis://127.0.0.1:${port}`, stop: () => stopped(redis) };
+}
+
 /** Starts a process and resolves once a line of its output matches `ready`. */
 export function started(cmd: string, args: string[], ready: RegExp): Promise<ChildProcess> {
   const child = spawn(cmd, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });

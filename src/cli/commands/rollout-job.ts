@@ -11,17 +11,15 @@ export function registerRolloutJob(program: Command): void {
     .description("run one rollout job file (written by the Slurm runner) into --out")
     .requiredOption("--out <dir>", "where the rollout is written")
     .action(async (file: string, opts) => {
-      const { executeJobData, WorkerCaches } = await import("../../loop/distributed/execute.ts");
-      const { placeRollout } = await import("../../loop/distributed/job-data.ts");
-      const { withRecordsFile } = await import("../../loop/recording.ts");
+      const { executeJobDataInto, WorkerCaches } = await import("../../loop/distributed/execute.ts");
       const caches = new WorkerCaches(1);
       try {
         const job = JSON.parse(readFileSync(file, "utf8")) as RolloutJobData;
-        const r = await executeJobData(job, caches, `slurm job on ${hostname()}`);
-        if (r.error) {
-          process.stderr.write(`hone: ${r.error}\n`);
+        const error = await executeJobDataInto(job, opts.out, caches, `slurm job on ${hostname()}`);
+        if (error) {
+          process.stderr.write(`hone: ${error}\n`);
           process.exitCode = ExitCode.runFailed;
-        } else placeRollout(withRecordsFile(r.files, r.records), opts.out);
+        }
       } finally {
         await caches.close();
       }

@@ -114,30 +114,41 @@ class JobQueue {
     }
   }
 
-  /** The return value of job `id` once it completes (rejected when it fails), listened for before `add` runs. */
+  /**
+   * The return value of job `id` once it completes (rejected when it fails, or when this queue closes first),
+   * listened for before `add` runs.
+   */
   private finished(events: QueueEvents, id: string, add: () => Promise<Job>): Promise<unknown> {
     // Per-job event names, which QueueEvents emits beside its typed ones.
     const bus = events as unknown as EventEmitter;
     return new Promise((resolve, reject) => {
       const names = [`completed:${id}`, `failed:${id}`, `duplicated:${id}`] as const;
-      const settle = (end: () => void) => {
-        bus.off(names[0], onCompleted).off(names[1], onFailed).off(names[2], onDuplicated);
+      let open = true;
+      const unlisten = () => bus.off(names[0], onCompleted).off(names[1], onFailed).off(names[2], onDuplicated);
+      const end = (settle: () => void) => {
+        if (!open) return;
+        open = false;
+        unlisten();
         this.waiting.delete(onClosing);
-        end();
+        settle();
       };
-      const onCompleted = (e: { returnvalue: unknown }) => settle(() => resolve(e.returnvalue));
-      const onFailed = (e: { failedReason?: string }) => settle(() => reject(new Error(e.failedReason)));
-      const onClosing = () => settle(() => reject(new Error("the coordinator closed its queue before the job ended")));
-      // Found, not added: it may have ended before these listeners; BullMQ's waiter asks Redis, then listens.
-      const onDuplicated = () =>
-        settle(() =>
-          Job.fromId(this.queue, id)
-            .then((job) => job?.waitUntilFinished(events) ?? Promise.reject(new Error("it was removed from the queue")))
-            .then(resolve, reject),
-        );
+      const onCompleted = (e: { returnvalue: unknown }) => end(() => resolve(e.returnvalue));
+      const onFailed = (e: { failedReason?: string }) => end(() => reject(new Error(e.failedReason)));
+      const onClosing = () => end(() => reject(new Error("the coordinator closed its queue before the job ended")));
+      // Found, not added: it may have ended before these listeners. BullMQ's waiter asks Redis, then listens; this
+      // one still ends when the queue closes (BullMQ's would wait on for an event that never comes).
+      const onDuplicated = () => {
+        unlisten();
+        Job.fromId(this.queue, id)
+          .then((job) => job?.waitUntilFinished(events) ?? Promise.reject(new Error("it was removed from the queue")))
+          .then(
+            (value) => end(() => resolve(value)),
+            (err: unknown) => end(() => reject(err)),
+          );
+      };
       bus.on(names[0], onCompleted).on(names[1], onFailed).on(names[2], onDuplicated);
       this.waiting.add(onClosing);
-      add().catch((err: unknown) => settle(() => reject(err)));
+      add().catch((err: unknown) => end(() => reject(err)));
     });
   }
 
@@ -148,7 +159,20 @@ class JobQueue {
   }
 }
 
-const failed = (v: unknown): v is { failed: string } => typeof (v as { failed?: unknown }).failed === "string";
+const failed = (v: unknown): v is { failed: string } => typeof (v as { failed?: unknown } | null)?.failed === "string";
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Whether a worker's return value has a QA task result's shape: a result, its trajectory's events, records if any. */
+const isQAReturn = (v: unknown): v is QAJobReturn =>
+  isObject(v) && isObject(v.result) && Array.isArray(v.events) && (v.records === undefined || isObject(v.records));
+
+/** Whether a worker's return value has a rollout result's shape: files as texts by path, records an object if any. */
+function isRolloutReturn(v: unknown): v is RolloutJobReturn {
+  if (!isObject(v) || !isObject(v.files) || (v.records !== undefined && !isObject(v.records))) return false;
+  if (v.error !== undefined && typeof v.error !== "string") return false;
+  return Object.values(v.files).every((text) => typeof text === "string");
+}
 
 export interface BullmqRunnerOptions {
   url: string;
@@ -197,16 +221,30 @@ export class BullmqRunner implements Runner {
         timeLimitSec: this.o.timeLimitSec,
         harnessFiles: this.packed(job.harnessDir),
       });
-      const value = await this.jobs.submit<RolloutJobReturn>(this.o.runKey, job.id, data, this.o.attempts ?? 3);
+      const value = await this.jobs.submit<unknown>(
+        this.o.runKey,
+        job.id,
+        { ...data, recordsBeside: true },
+        this.o.attempts ?? 3,
+      );
       if (failed(value)) return { id: job.id, error: value.failed };
+      if (!isRolloutReturn(value))
+        return { id: job.id, error: `the queue job for ${job.id} returned something that is not a rollout's result` };
       if (value.error) return { id: job.id, error: value.error };
-      this.place(value, job.outDir);
+      try {
+        this.place(value, job.outDir);
+      } catch (err) {
+        return {
+          id: job.id,
+          error: `the rollout ${job.id} that came back could not be taken into ${job.outDir}: ${(err as Error).message}`,
+        };
+      }
       return { id: job.id };
     });
     yield* asCompleted(pending);
   }
 
-  /** The job's records into the run (or beside its files), then its folder. */
+  /** The job's records into the run (or beside its files), then its folder; what a worker sent can be anything. */
   private place(value: RolloutJobReturn, outDir: string): void {
     const { files, records } = value;
     if (records && this.o.importRecords) this.o.importRecords(records);
@@ -251,12 +289,16 @@ export class BullmqQARunner implements QARunner {
         repeat: job.repeat,
         executor: publicSettings(this.o.executor),
       };
-      const value = await this.jobs.submit<QAJobReturn>(this.o.runKey, job.id, data, this.o.attempts ?? 3);
-      if (failed(value))
+      const value = await this.jobs.submit<unknown>(this.o.runKey, job.id, data, this.o.attempts ?? 3);
+      if (!isQAReturn(value)) {
+        const error = failed(value)
+          ? value.failed
+          : `the queue job for ${job.id} returned something that is not a QA task's result`;
         return {
           id: job.id,
-          result: { id: job.task.id, status: "failed", correct: false, score: 0, error: value.failed, modelCalls: 0, tokens: 0 },
+          result: { id: job.task.id, status: "failed", correct: false, score: 0, error, modelCalls: 0, tokens: 0 },
         };
+      }
       if (job.trajectoryPath) writeFileSync(job.trajectoryPath, value.events.map((e) => `${JSON.stringify(e)}\n`).join(""));
       return { id: job.id, result: value.result, events: value.events, records: value.records };
     });

@@ -1,14 +1,15 @@
 import { contentHash } from "../../harness/files.ts";
 import { MemoryResponses, withCache } from "../../model/cache.ts";
 import { type ModelSettings, type ResolvedModel, resolveModel } from "../../model/resolve.ts";
+import type { RolloutFiles } from "../../store/rollout-files.ts";
 import { resolveTask } from "../../task/builtin.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
 import { EvaluatorPool } from "../../task/evaluator-pool.ts";
 import { checkTaskNeedsAsync } from "../../task/needs.ts";
 import { MemoryEvaluations, recordingEvaluator } from "../../task/recorded-evaluations.ts";
 import { runQAJob } from "../qa-runner.ts";
-import { type ShippedRecords, shipRecords } from "../recording.ts";
-import { runJobInMemory } from "../runner.ts";
+import { RECORDS_FILE, recordsJson, type ShippedRecords, shipRecords, withRecordsFile } from "../recording.ts";
+import { type LocalRunnerOptions, runJob, runJobInMemory } from "../runner.ts";
 import type { QAJobData, QAJobReturn, RolloutJobData } from "./job-data.ts";
 import { WorkerFiles } from "./worker-files.ts";
 
@@ -82,38 +83,76 @@ export async function executeQAJobData(d: QAJobData, caches: WorkerCaches, who: 
   });
 }
 
+/** A rollout job set up on this machine: what its runner needs, with the records it makes kept here. */
+interface SetUp {
+  options: Omit<LocalRunnerOptions, "concurrency">;
+  /** The model responses and evaluations the job got, keyed as the coordinator keys its own records. */
+  records: () => ShippedRecords;
+}
+
 /**
- * Runs one queued or submitted rollout on this machine: resolves the task locally and refuses a content-hash
- * mismatch, builds the executor from the job's settings (keys from this environment), runs it. Its files come back
- * in memory, as they travel (the folder a local rollout would leave, by path), and its records beside them.
+ * Resolves the job's task locally and refuses a content-hash mismatch, builds the executor from the job's settings
+ * (keys from this environment). Model responses and evaluations are recorded here and travel back with the rollout,
+ * so a run on workers replays exactly like a local one.
+ */
+async function setUp(d: RolloutJobData, caches: WorkerCaches, who: string): Promise<SetUp | { refused: string }> {
+  const warm = await caches.task(d.task, who);
+  if ("refused" in warm) return warm;
+  const model = await caches.model(d.executor);
+  const responses = new MemoryResponses();
+  const evaluations = new MemoryEvaluations();
+  const evaluate = recordingEvaluator((p) => warm.pool.evaluate(p), d.task.contentHash, evaluations);
+  return {
+    options: { task: warm.task, model: recorded(model, responses), evaluate, timeLimitSec: d.timeLimitSec },
+    records: () => shipRecords(responses, evaluations),
+  };
+}
+
+const jobOf = (d: RolloutJobData, harnessDir: string) => ({
+  id: d.jobId,
+  harnessDir,
+  startProgram: d.startProgram,
+  startEvaluation: d.startEvaluation,
+  seed: d.seed,
+  maxEvals: d.maxEvals,
+});
+
+/**
+ * Runs one queued rollout on this machine (a `hone worker`'s job). Its files come back in memory, as they travel
+ * (the folder a local rollout would leave, by path), and its records beside them; for a coordinator that does not
+ * take records apart (`recordsBeside` unset: an older hone), they come back as records.json among the files.
  */
 export async function executeJobData(
   d: RolloutJobData,
   caches: WorkerCaches,
   who: string,
 ): Promise<{ error?: string; files: Record<string, string>; records?: ShippedRecords }> {
-  const warm = await caches.task(d.task, who);
-  if ("refused" in warm) return { error: warm.refused, files: {} };
-  const model = await caches.model(d.executor);
-  // Model responses and evaluations are recorded here, keyed as the coordinator would key them, and shipped beside
-  // the rollout's results, so a run on workers replays exactly like a local one.
-  const responses = new MemoryResponses();
-  const evaluations = new MemoryEvaluations();
+  const ready = await setUp(d, caches, who);
+  if ("refused" in ready) return { error: ready.refused, files: {} };
   return caches.files.withPackage(d.harnessFiles, async (harnessDir) => {
-    const evaluate = recordingEvaluator((p) => warm.pool.evaluate(p), d.task.contentHash, evaluations);
-    const r = await runJobInMemory(
-      {
-        id: d.jobId,
-        harnessDir,
-        startProgram: d.startProgram,
-        startEvaluation: d.startEvaluation,
-        seed: d.seed,
-        maxEvals: d.maxEvals,
-      },
-      { task: warm.task, model: recorded(model, responses), evaluate, timeLimitSec: d.timeLimitSec },
-      caches.files.harnesses,
-    );
+    const r = await runJobInMemory(jobOf(d, harnessDir), ready.options, caches.files.harnesses);
     if (r.error) return { error: r.error, files: {} };
-    return { files: r.files, records: shipRecords(responses, evaluations) };
+    const records = ready.records();
+    return d.recordsBeside ? { files: r.files, records } : { files: withRecordsFile(r.files, records) };
+  });
+}
+
+/**
+ * Runs one submitted rollout on this machine into `outDir` (a Slurm job, on the shared filesystem): the trajectory is
+ * appended as it happens, so a job that fails or is killed leaves it in `<outDir>.partial`; a finished one appears
+ * whole under `outDir`, its records beside its files as records.json (its only way back to the coordinator).
+ */
+export async function executeJobDataInto(
+  d: RolloutJobData,
+  outDir: string,
+  caches: WorkerCaches,
+  who: string,
+): Promise<string | undefined> {
+  const ready = await setUp(d, caches, who);
+  if ("refused" in ready) return ready.refused;
+  return caches.files.withPackage(d.harnessFiles, async (harnessDir) => {
+    const finish = (files: RolloutFiles) => files.write(RECORDS_FILE, recordsJson(ready.records()));
+    const r = await runJob({ ...jobOf(d, harnessDir), outDir }, ready.options, caches.files.harnesses, finish);
+    return r.error;
   });
 }

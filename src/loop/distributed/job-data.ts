@@ -25,6 +25,11 @@ export interface RolloutJobData {
   startProgram: string;
   startEvaluation: Evaluation;
   timeLimitSec?: number;
+  /**
+   * Set by a coordinator that takes the job's records as their own field of the result (RolloutJobReturn.records);
+   * without it (an older coordinator) a worker ships them as records.json among the files.
+   */
+  recordsBeside?: true;
 }
 
 /** One QA task (hone eval, hone train) as it travels: the package's files, the task itself, public settings. */
@@ -86,10 +91,15 @@ export function packDir(dir: string): Record<string, string> {
   return Object.fromEntries(listFiles(dir).map((f) => [f, readFileSync(join(dir, f), "utf8")]));
 }
 
+/** Writes `files` under `dir`; every path is checked before anything is written, and one that leaves it is refused. */
 export function unpackDir(files: Record<string, string>, dir: string): void {
+  // A path of named parts only: no "..", no absolute path, no "." or empty part (which would name the folder itself).
+  const bad = Object.keys(files).find(
+    (f) => f.includes("..") || f.startsWith("/") || f.split("/").some((part) => part === "" || part === "."),
+  );
+  if (bad !== undefined) throw new Error(`refusing a file path that leaves its folder: ${bad}`);
   const made = new Set<string>();
   for (const [f, text] of Object.entries(files)) {
-    if (f.includes("..") || f.startsWith("/")) throw new Error(`refusing a file path that leaves its folder: ${f}`);
     const parent = dirname(join(dir, f));
     // Each folder is made once, not once per file in it.
     if (!made.has(parent)) mkdirSync(parent, { recursive: true });
@@ -102,7 +112,12 @@ export function unpackDir(files: Record<string, string>, dir: string): void {
 export function placeRollout(files: Record<string, string>, outDir: string): void {
   const partial = `${outDir}.partial`;
   rmSync(partial, { recursive: true, force: true });
-  unpackDir(files, partial);
+  try {
+    unpackDir(files, partial);
+  } catch (err) {
+    rmSync(partial, { recursive: true, force: true });
+    throw err;
+  }
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(dirname(outDir), { recursive: true });
   renameSync(partial, outDir);
