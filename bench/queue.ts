@@ -77,10 +77,14 @@ const byRole = (timed: Timed[], roles: Role[]) =>
 /** Starts `hone worker` and resolves once it is ready; its output keeps being read so that it never blocks. */
 function startWorker(url: string, concurrency: number, poolSize: number): Promise<ChildProcess> {
   const args = ["worker", "--queue", url, "--concurrency", String(concurrency), "--pool-size", String(poolSize)];
-  const w = spawn(honeCli(), args, { stdio: ["ignore", "pipe", "ignore"] });
+  return ready(spawn(honeCli(), args, { stdio: ["ignore", "pipe", "ignore"] }), / ready on /);
+}
+
+/** Resolves with `child` once its output says it is ready; its output keeps being read so that it never blocks. */
+function ready(child: ChildProcess, line: RegExp): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    w.stdout?.on("data", (d) => / ready on /.test(String(d)) && resolve(w));
-    w.once("exit", (code) => reject(new Error(`hone worker exited with ${code} before it was ready`)));
+    child.stdout?.on("data", (d) => line.test(String(d)) && resolve(child));
+    child.once("exit", (code) => reject(new Error(`${child.spawnargs.join(" ")} exited with ${code} before it was ready`)));
   });
 }
 
@@ -94,14 +98,6 @@ interface Side {
   timed: Timed[];
 }
 
-/** CPU ms so far of this process, of process `pid` (its own threads), and of Redis with its children. */
-function cpuOf(pid: number, redis: number): { here: number; there: number; redis: number } {
-  const table = processTable();
-  const usage = process.cpuUsage();
-  const own = (p: number) => ((table.get(p)?.own ?? 0) + (table.get(p)?.reaped ?? 0)) * 1000;
-  return { here: (usage.user + usage.system) / 1000, there: own(pid), redis: own(redis) };
-}
-
 /**
  * BullMQ alone, for scale: one real queued job's data added `n` times to a queue of its own, each answered at once
  * with that job's real result by a bare BullMQ worker in a process of its own (peers/bullmq-echo.ts), 8 at a time as
@@ -113,13 +109,12 @@ async function bullmqAlone(url: string, redis: number, sample: Job, dir: string,
   const resultFile = join(dir, "sample-result.json");
   writeFileSync(resultFile, JSON.stringify(sample.returnvalue));
   const peer = join(import.meta.dirname, "peers", "bullmq-echo.ts");
-  const worker = spawn(process.execPath, [...process.execArgv, peer, url, name, resultFile, String(AT_ONCE)], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  await new Promise<void>((resolve, reject) => {
-    worker.stdout?.on("data", (d) => /ready/.test(String(d)) && resolve());
-    worker.once("exit", (code) => reject(new Error(`${peer} exited with ${code} before it was ready`)));
-  });
+  const worker = await ready(
+    spawn(process.execPath, [...process.execArgv, peer, url, name, resultFile, String(AT_ONCE)], {
+      stdio: ["ignore", "pipe", "inherit"],
+    }),
+    /^ready$/m,
+  );
   const connection = connectionFrom(url);
   const queue = new Queue(name, { connection });
   const events = new QueueEvents(name, { connection, lastEventId: "0-0" });
@@ -137,11 +132,11 @@ async function bullmqAlone(url: string, redis: number, sample: Job, dir: string,
   };
   try {
     await run("warm", 500);
-    const before = cpuOf(worker.pid as number, redis);
+    const before = cpuByRole(redis, [worker.pid as number]);
     await run("timed", n);
-    const after = cpuOf(worker.pid as number, redis);
+    const after = cpuByRole(redis, [worker.pid as number]);
     const per = (k: keyof typeof before) => (after[k] - before[k]) / n;
-    return { coordinator: per("here"), worker: per("there"), redis: per("redis") };
+    return { coordinator: per("hone"), worker: per("workers"), redis: per("redis") };
   } finally {
     worker.kill("SIGTERM");
     await events.close();

@@ -180,7 +180,7 @@ export async function runHarness(
       });
       jsonl.close();
     }
-    writeResult(partial, {
+    writeResult(folderFiles(partial), {
       status: outcome.status,
       stop_reason: outcome.stopReason,
       error: outcome.error,

@@ -4,7 +4,7 @@ import { loadHarness } from "../harness/package.ts";
 import type { Harness } from "../harness/types.ts";
 import { forScope } from "../model/cache.ts";
 import type { ChatModel } from "../model/types.ts";
-import { type RolloutOutcome, runRollout } from "../runtime/rollout.ts";
+import { type RolloutOutcome, runRollout, writeResult } from "../runtime/rollout.ts";
 import { gateGeneratedCode } from "../sandbox/check.ts";
 import { generatedCodeHost } from "../sandbox/generated-code.ts";
 import { taskInputs } from "../sandbox/tool-host.ts";
@@ -140,7 +140,7 @@ async function rollOut(
     timeLimitSec: o.timeLimitSec,
     generatedCode: (env, t) => generatedCodeHost(harness.tools, env, taskInputs(task), t, { seed: job.seed, python: { task } }),
   });
-  files.write("result.json", `${JSON.stringify({ job: job.id, seed: job.seed, ...outcome, bestProgram: undefined }, null, 2)}\n`);
+  writeResult(files, { job: job.id, seed: job.seed, ...outcome, bestProgram: undefined });
   return outcome;
 }
 

@@ -1,7 +1,6 @@
-import { join } from "node:path";
 import type { Harness } from "../harness/types.ts";
 import type { ChatModel, Usage } from "../model/types.ts";
-import { writeJsonAtomic } from "../store/atomic.ts";
+import { jsonText } from "../store/atomic.ts";
 import type { RolloutFiles } from "../store/rollout-files.ts";
 import type { TrajectorySink } from "../store/trajectory.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
@@ -84,8 +83,8 @@ function withGeneratedTools(env: DiscoveryEnvironment, generated: GeneratedCode 
 /** Writes each evaluated program under programs/ and its evaluation into the trajectory. */
 export function evaluationWriter(o: Pick<RolloutOptions, "files" | "task" | "trajectory">): (r: EvaluationRecord) => void {
   return (r: EvaluationRecord) => {
-    const file = o.files ? `programs/${String(r.index).padStart(4, "0")}${o.task.programExtension}` : undefined;
-    if (o.files && file) o.files.write(file, r.program);
+    const file = o.files && `programs/${String(r.index).padStart(4, "0")}${o.task.programExtension}`;
+    if (file) o.files?.write(file, r.program);
     const e = r.evaluation;
     o.trajectory.write({
       type: "evaluation",
@@ -180,6 +179,7 @@ export function endRollout(o: Pick<RolloutOptions, "files" | "task" | "trajector
   return outcome;
 }
 
-export function writeResult(outDir: string, value: unknown): void {
-  writeJsonAtomic(join(outDir, "result.json"), value);
+/** A rollout's result.json, into the folder (or memory) its files go to. */
+export function writeResult(files: RolloutFiles, value: unknown): void {
+  files.write("result.json", jsonText(value));
 }

@@ -9,8 +9,11 @@ export function writeFileAtomic(path: string, data: string | Uint8Array): void {
   renameSync(tmp, path);
 }
 
+/** A value as hone's JSON files hold it: indented, one newline at the end. */
+export const jsonText = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
+
 export function writeJsonAtomic(path: string, value: unknown): void {
-  writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`);
+  writeFileAtomic(path, jsonText(value));
 }
 
 /**

@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { listFiles } from "../../harness/files.ts";
 import type { ModelSettings } from "../../model/resolve.ts";
+import { folderFiles } from "../../store/rollout-files.ts";
 import type { TrajectoryEvent } from "../../store/trajectory.ts";
 import type { Evaluation } from "../../task/evaluation.ts";
 import type { QATask } from "../../task/qa/benchmarks.ts";
@@ -98,14 +99,8 @@ export function unpackDir(files: Record<string, string>, dir: string): void {
     (f) => f.includes("..") || f.startsWith("/") || f.split("/").some((part) => part === "" || part === "."),
   );
   if (bad !== undefined) throw new Error(`refusing a file path that leaves its folder: ${bad}`);
-  const made = new Set<string>();
-  for (const [f, text] of Object.entries(files)) {
-    const parent = dirname(join(dir, f));
-    // Each folder is made once, not once per file in it.
-    if (!made.has(parent)) mkdirSync(parent, { recursive: true });
-    made.add(parent);
-    writeFileSync(join(dir, f), text);
-  }
+  const into = folderFiles(dir);
+  for (const [f, text] of Object.entries(files)) into.write(f, text);
 }
 
 /** Writes a rollout's files that travelled back into `outDir`, which appears whole or not at all (a `.partial` renamed). */
