@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { WorkerCaches } from "../../src/loop/distributed/execute.ts";
-import { packDir } from "../../src/loop/distributed/job-data.ts";
-import { packageDigest, WorkerFiles } from "../../src/loop/distributed/worker-files.ts";
+import { inlineHarness, packageDigest, packDir } from "../../src/loop/distributed/job-data.ts";
+import { WorkerFiles } from "../../src/loop/distributed/worker-files.ts";
 import { DEFAULT_HARNESS } from "../../src/loop/run.ts";
 import { MEMORY_ROOT, memoryRoot, pidNamespace, privateMemoryDir } from "../../src/task/pool-dir.ts";
 
@@ -24,14 +24,42 @@ describe("a worker's packages and folders", () => {
   it("unpacks and loads a package once per content, and a different package in a folder of its own", async () => {
     const w = new WorkerFiles();
     try {
-      const a = await w.withPackage(files, async (dir) => ({ dir, harness: w.harnesses.get(dir) }));
-      const b = await w.withPackage({ ...files }, async (dir) => ({ dir, harness: w.harnesses.get(dir) }));
+      const a = await w.withPackage(inlineHarness(files), async (dir) => ({ dir, harness: w.harnesses.get(dir) }));
+      const b = await w.withPackage(inlineHarness({ ...files }), async (dir) => ({ dir, harness: w.harnesses.get(dir) }));
       expect(b.dir).toBe(a.dir);
       expect(b.harness).toBe(a.harness);
-      const c = await w.withPackage(edited, async (dir) => dir);
+      const c = await w.withPackage(inlineHarness(edited), async (dir) => dir);
       expect(c).not.toBe(a.dir);
       expect(readFileSync(join(c, "prompt.md"), "utf8")).toBe(edited["prompt.md"]);
       expect(readFileSync(join(a.dir, "prompt.md"), "utf8")).toBe(files["prompt.md"]);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it("fetches a package named by digest once for the jobs that bring it together, and again after a failed fetch", async () => {
+    const w = new WorkerFiles();
+    const { digest } = inlineHarness(files);
+    let fetches = 0;
+    let fail = true;
+    const fetch = async (d: string) => {
+      fetches++;
+      await new Promise((r) => setTimeout(r, 20));
+      if (fail) throw new Error(`no package ${d.slice(0, 12)} here`);
+      return files;
+    };
+    try {
+      const failed = [1, 2].map(() => w.withPackage({ digest }, async (d) => d, fetch));
+      for (const f of failed) await expect(f).rejects.toThrow(/no package/);
+      expect(fetches).toBe(1);
+      fail = false;
+      const dirs = await Promise.all([1, 2, 3].map(() => w.withPackage({ digest }, async (d) => d, fetch)));
+      expect(fetches).toBe(2);
+      expect(new Set(dirs).size).toBe(1);
+      expect(readFileSync(join(dirs[0] as string, "prompt.md"), "utf8")).toBe(files["prompt.md"]);
+      // Without a way to fetch, a digest alone is refused, saying so.
+      const unknown = { digest: packageDigest(edited) };
+      await expect(w.withPackage(unknown, async (d) => d)).rejects.toThrow(/nothing here can fetch it/);
     } finally {
       await w.close();
     }
@@ -42,22 +70,22 @@ describe("a worker's packages and folders", () => {
     try {
       let held = "";
       let later = "";
-      await w.withPackage(files, async (dir) => {
+      await w.withPackage(inlineHarness(files), async (dir) => {
         held = dir;
         // A second package arrives while the first is in use: both stay.
-        later = await w.withPackage(edited, async (d) => d);
+        later = await w.withPackage(inlineHarness(edited), async (d) => d);
         await w.removed();
         expect(existsSync(join(held, "agent.yaml"))).toBe(true);
         expect(existsSync(join(later, "agent.yaml"))).toBe(true);
       });
       // Both are free now: the next arrival removes them, least recently used first, and keeps itself.
-      const third = await w.withPackage({ ...files, "notes.md": "third\n" }, async (d) => d);
+      const third = await w.withPackage(inlineHarness({ ...files, "notes.md": "third\n" }), async (d) => d);
       await w.removed();
       expect(existsSync(held)).toBe(false);
       expect(existsSync(later)).toBe(false);
       expect(existsSync(join(third, "notes.md"))).toBe(true);
       // A removed package comes back on its next use.
-      const again = await w.withPackage(files, async (d) => readFileSync(join(d, "prompt.md"), "utf8"));
+      const again = await w.withPackage(inlineHarness(files), async (d) => readFileSync(join(d, "prompt.md"), "utf8"));
       expect(again).toBe(files["prompt.md"]);
     } finally {
       await w.close();
@@ -68,8 +96,8 @@ describe("a worker's packages and folders", () => {
     const w = new WorkerFiles();
     try {
       const bad = { "agent.yaml": "x", "../escape.md": "x" };
-      await expect(w.withPackage(bad, async () => undefined)).rejects.toThrow(/leaves its folder/);
-      const packages = join(await w.withPackage(files, async (d) => d), "..");
+      await expect(w.withPackage(inlineHarness(bad), async () => undefined)).rejects.toThrow(/leaves its folder/);
+      const packages = join(await w.withPackage(inlineHarness(files), async (d) => d), "..");
       expect(existsSync(join(packages, packageDigest(bad)))).toBe(false);
       expect(existsSync(join(packages, "escape.md"))).toBe(false);
     } finally {
@@ -79,8 +107,8 @@ describe("a worker's packages and folders", () => {
 
   it("keeps its packages inside the worker's own folder, which close removes", async () => {
     const w = new WorkerFiles();
-    const dir = await w.withPackage(files, async (d) => d);
-    const other = await w.withPackage(edited, async (d) => d);
+    const dir = await w.withPackage(inlineHarness(files), async (d) => d);
+    const other = await w.withPackage(inlineHarness(edited), async (d) => d);
     const root = join(dir, "..", "..");
     expect(join(other, "..", "..")).toBe(root);
     expect(readdirSync(root)).toEqual(["harness"]);
@@ -112,7 +140,7 @@ describe("a worker's folder after a kill -9", () => {
     const w = new WorkerFiles();
     try {
       const prefix = inMemory ? `worker-${process.pid}-ns${ns}-` : `worker-${process.pid}-`;
-      expect((await w.withPackage(files, async (d) => d)).startsWith(join(base, prefix))).toBe(true);
+      expect((await w.withPackage(inlineHarness(files), async (d) => d)).startsWith(join(base, prefix))).toBe(true);
       expect(existsSync(dead)).toBe(false);
       expect(existsSync(deadOnDisk)).toBe(false);
       expect(existsSync(live)).toBe(true);
@@ -127,9 +155,9 @@ describe("a worker's folder after a kill -9", () => {
   it("is made again, with its packages, when something removes it while the worker runs (logind at logout)", async () => {
     const w = new WorkerFiles();
     try {
-      const first = await w.withPackage(files, async (d) => d);
+      const first = await w.withPackage(inlineHarness(files), async (d) => d);
       rmSync(join(first, "..", ".."), { recursive: true, force: true });
-      const again = await w.withPackage(files, async (d) => readFileSync(join(d, "prompt.md"), "utf8"));
+      const again = await w.withPackage(inlineHarness(files), async (d) => readFileSync(join(d, "prompt.md"), "utf8"));
       expect(again).toBe(files["prompt.md"]);
     } finally {
       await w.close();
@@ -145,13 +173,13 @@ describe("where a worker's folder goes", () => {
     let room = true;
     const w = new WorkerFiles(32, () => (room ? root : undefined));
     try {
-      const first = await w.withPackage(files, async (d) => d);
+      const first = await w.withPackage(inlineHarness(files), async (d) => d);
       expect(first.startsWith(userBase(root))).toBe(true);
       room = false; // /dev/shm filled up meanwhile
-      const later = await w.withPackage(edited, async (d) => d);
+      const later = await w.withPackage(inlineHarness(edited), async (d) => d);
       expect(later.startsWith(join(userBase(tmpdir()), `worker-${process.pid}-`))).toBe(true);
       // The package unpacked in memory is still there and still used.
-      expect(await w.withPackage(files, async (d) => d)).toBe(first);
+      expect(await w.withPackage(inlineHarness(files), async (d) => d)).toBe(first);
       await w.close();
       expect(existsSync(join(first, "..", ".."))).toBe(false);
       expect(existsSync(join(later, "..", ".."))).toBe(false);

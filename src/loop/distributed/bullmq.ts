@@ -12,7 +12,10 @@ import { type ShippedRecords, withRecordsFile } from "../recording.ts";
 import { asCompleted, type RolloutJob, type RolloutJobResult, type Runner } from "../runner.ts";
 import { executeJobData, executeQAJobData, WorkerCaches } from "./execute.ts";
 import {
+  inlineHarness,
   isQAJob,
+  type JobHarness,
+  packageKey,
   packDir,
   placeRollout,
   publicSettings,
@@ -56,6 +59,8 @@ class JobQueue {
   private events?: Promise<QueueEvents>;
   /** What each job still waited for does when the queue closes. */
   private readonly waiting = new Set<() => void>();
+  /** Packages by folder, as jobs name them once their files are in Redis. */
+  private readonly packages = new Map<string, Promise<JobHarness>>();
 
   constructor(url: string) {
     this.connection = connectionFrom(url);
@@ -152,6 +157,29 @@ class JobQueue {
     });
   }
 
+  /**
+   * The package in `dir` as a job names it: by digest, its files put into Redis first, under `packageKey` (once per
+   * folder: a package's folder does not change while a run uses it, as HarnessCache assumes). They stay there while
+   * the queue's jobs do, since a worker started later may meet the digest again.
+   */
+  harness(dir: string): Promise<JobHarness> {
+    let harness = this.packages.get(dir);
+    if (!harness) {
+      harness = this.publish(packDir(dir));
+      this.packages.set(dir, harness);
+      harness.catch(() => this.packages.delete(dir));
+    }
+    return harness;
+  }
+
+  private async publish(files: Record<string, string>): Promise<JobHarness> {
+    const { digest } = inlineHarness(files);
+    const client = await this.queue.getBackend().client;
+    // Equal digests, equal files: writing one again changes nothing.
+    await client.set(this.queue.toKey(packageKey(digest)), JSON.stringify(files));
+    return { digest };
+  }
+
   async close(): Promise<void> {
     for (const stop of [...this.waiting]) stop();
     await (await this.events?.catch(() => undefined))?.close();
@@ -201,8 +229,6 @@ export interface BullmqRunnerOptions {
 export class BullmqRunner implements Runner {
   private readonly jobs: JobQueue;
   private readonly taskHash: string;
-  /** Package files by folder, read once: package directories do not change while a run uses them (HarnessCache). */
-  private readonly packages = new Map<string, Record<string, string>>();
 
   constructor(private readonly o: BullmqRunnerOptions) {
     this.jobs = new JobQueue(o.url);
@@ -219,7 +245,7 @@ export class BullmqRunner implements Runner {
         taskHash: this.taskHash,
         executor: this.o.executor,
         timeLimitSec: this.o.timeLimitSec,
-        harnessFiles: this.packed(job.harnessDir),
+        harness: await this.jobs.harness(job.harnessDir),
       });
       const value = await this.jobs.submit<unknown>(
         this.o.runKey,
@@ -251,15 +277,6 @@ export class BullmqRunner implements Runner {
     placeRollout(this.o.importRecords ? files : withRecordsFile(files, records), outDir);
   }
 
-  private packed(dir: string): Record<string, string> {
-    let files = this.packages.get(dir);
-    if (!files) {
-      files = packDir(dir);
-      this.packages.set(dir, files);
-    }
-    return files;
-  }
-
   close(): Promise<void> {
     return this.jobs.close();
   }
@@ -282,7 +299,7 @@ export class BullmqQARunner implements QARunner {
         kind: "qa",
         runKey: this.o.runKey,
         jobId: job.id,
-        harnessFiles: packDir(job.harnessDir),
+        harness: await this.jobs.harness(job.harnessDir),
         benchmark: job.benchmark,
         task: job.task,
         seed: job.seed,
@@ -320,13 +337,29 @@ export interface WorkerOptions {
   onEvent?: (text: string) => void;
 }
 
+/**
+ * A harness package's files, as a coordinator put them into the queue's Redis (JobQueue.harness); anything else found
+ * there is refused (WorkerFiles checks the files against the digest before it writes them).
+ */
+async function fetchPackageFrom(worker: Worker, digest: string): Promise<Record<string, string>> {
+  const text = await (await worker.getBackend().client).get(worker.toKey(packageKey(digest)));
+  if (text === null)
+    throw new Error(`the harness package ${digest.slice(0, 12)} is not in the queue's Redis (was the queue emptied?)`);
+  const files: unknown = JSON.parse(text);
+  if (!isObject(files) || !Object.values(files).every((t) => typeof t === "string"))
+    throw new Error(`the queue's Redis holds something other than a harness package under ${packageKey(digest)}`);
+  return files as Record<string, string>;
+}
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 /** `hone worker`: runs rollouts from the queue. API keys come only from this machine's environment. */
 export async function startWorker(o: WorkerOptions): Promise<{ close(graceMs?: number): Promise<void> }> {
   const connection = connectionFrom(o.url);
   const name = `${hostname()}:${process.pid}`;
-  const caches = new WorkerCaches(o.poolSize ?? Math.max(1, Math.min(4, o.concurrency)));
+  // A package a job names by digest is fetched from the queue's Redis (by `worker`, made below before any job runs).
+  const fetchPackage = (digest: string): Promise<Record<string, string>> => fetchPackageFrom(worker, digest);
+  const caches = new WorkerCaches(o.poolSize ?? Math.max(1, Math.min(4, o.concurrency)), fetchPackage);
   // Jobs in hand, so a stop knows whether there is anything to finish.
   let active = 0;
   const idle: (() => void)[] = [];

@@ -10,23 +10,31 @@ import { MemoryEvaluations, recordingEvaluator } from "../../task/recorded-evalu
 import { runQAJob } from "../qa-runner.ts";
 import { RECORDS_FILE, recordsJson, type ShippedRecords, shipRecords, withRecordsFile } from "../recording.ts";
 import { type LocalRunnerOptions, runJob, runJobInMemory } from "../runner.ts";
-import type { QAJobData, QAJobReturn, RolloutJobData } from "./job-data.ts";
-import { WorkerFiles } from "./worker-files.ts";
+import { jobHarness, type QAJobData, type QAJobReturn, type RolloutJobData } from "./job-data.ts";
+import { type FetchPackage, WorkerFiles } from "./worker-files.ts";
 
 /** A task's copy on this worker with its warm pool, or why the worker refuses the coordinator's task. */
 type WarmTask = { task: DiscoveryTask; pool: EvaluatorPool } | { refused: string };
 
 /**
  * Warm things a worker keeps between jobs, as the local pool keeps them for a run: an evaluator pool per task, a
- * model per settings, harness packages by content (unpacked, loaded and gated once), its own folder. Jobs that
- * arrive together share one of each (the promise is kept, not the value), so a worker never starts a second pool
- * or model that nothing would close.
+ * model per settings, harness packages by content (fetched, unpacked, loaded and gated once), its own folder. Jobs
+ * that arrive together share one of each (the promise is kept, not the value), so a worker never starts a second
+ * pool or model that nothing would close. `fetchPackage` gets a package a job names by digest alone (a queue's).
  */
 export class WorkerCaches {
   private readonly tasks = new Map<string, Promise<WarmTask>>();
   private readonly models = new Map<string, Promise<ResolvedModel>>();
   readonly files = new WorkerFiles();
-  constructor(readonly poolSize = 2) {}
+  constructor(
+    readonly poolSize = 2,
+    private readonly fetchPackage?: FetchPackage,
+  ) {}
+
+  /** Runs `use` with the job's harness package unpacked on this machine. */
+  withPackage<T>(d: RolloutJobData | QAJobData, use: (dir: string) => Promise<T>): Promise<T> {
+    return this.files.withPackage(jobHarness(d), use, this.fetchPackage);
+  }
 
   /** One value per key however many jobs ask at once; a start that failed is forgotten, so a later job tries again. */
   private static shared<T>(map: Map<string, Promise<T>>, key: string, make: () => Promise<T>): Promise<T> {
@@ -76,7 +84,7 @@ const recorded = (model: ResolvedModel, into: MemoryResponses) =>
 export async function executeQAJobData(d: QAJobData, caches: WorkerCaches, who: string): Promise<QAJobReturn> {
   const model = await caches.model(d.executor);
   const responses = new MemoryResponses();
-  return caches.files.withPackage(d.harnessFiles, async (harnessDir) => {
+  return caches.withPackage(d, async (harnessDir) => {
     const job = { id: d.jobId, harnessDir, benchmark: d.benchmark, task: d.task, seed: d.seed, repeat: d.repeat };
     const r = await runQAJob(job, recorded(model, responses), caches.files.harnesses);
     return { worker: who, result: r.result, events: r.events ?? [], records: shipRecords(responses) };
@@ -129,7 +137,7 @@ export async function executeJobData(
 ): Promise<{ error?: string; files: Record<string, string>; records?: ShippedRecords }> {
   const ready = await setUp(d, caches, who);
   if ("refused" in ready) return { error: ready.refused, files: {} };
-  return caches.files.withPackage(d.harnessFiles, async (harnessDir) => {
+  return caches.withPackage(d, async (harnessDir) => {
     const r = await runJobInMemory(jobOf(d, harnessDir), ready.options, caches.files.harnesses);
     if (r.error) return { error: r.error, files: {} };
     const records = ready.records();
@@ -150,7 +158,7 @@ export async function executeJobDataInto(
 ): Promise<string | undefined> {
   const ready = await setUp(d, caches, who);
   if ("refused" in ready) return ready.refused;
-  return caches.files.withPackage(d.harnessFiles, async (harnessDir) => {
+  return caches.withPackage(d, async (harnessDir) => {
     const finish = (files: RolloutFiles) => files.write(RECORDS_FILE, recordsJson(ready.records()));
     const r = await runJob({ ...jobOf(d, harnessDir), outDir }, ready.options, caches.files.harnesses, finish);
     return r.error;

@@ -11,14 +11,24 @@ import type { TaskResult } from "../qa-task.ts";
 import type { ShippedRecords } from "../recording.ts";
 
 /**
+ * A harness package as a job names it: its digest (`packageDigest`), and its files when they travel with the job (a
+ * Slurm job's data file). A queued job carries the digest alone: the coordinator puts each package into the queue's
+ * Redis once (`packageKey`), and a worker fetches it the first time it meets the digest.
+ */
+export interface JobHarness {
+  digest: string;
+  files?: Record<string, string>;
+}
+
+/**
  * One rollout as it travels through a queue: everything a worker needs to run it, nothing secret. The harness
- * travels as its files; the task as a reference the worker resolves locally plus the content hash it must match;
- * the executor's settings name the API key's environment variable, never the key.
+ * travels by digest (or as its files); the task as a reference the worker resolves locally plus the content hash it
+ * must match; the executor's settings name the API key's environment variable, never the key.
  */
 export interface RolloutJobData {
   runKey: string;
   jobId: string;
-  harnessFiles: Record<string, string>;
+  harness: JobHarness;
   task: { ref: string; tasksDir?: string; contentHash: string };
   executor: Partial<ModelSettings> & { model: string };
   seed: number;
@@ -33,12 +43,12 @@ export interface RolloutJobData {
   recordsBeside?: true;
 }
 
-/** One QA task (hone eval, hone train) as it travels: the package's files, the task itself, public settings. */
+/** One QA task (hone eval, hone train) as it travels: the package by digest, the task itself, public settings. */
 export interface QAJobData {
   kind: "qa";
   runKey: string;
   jobId: string;
-  harnessFiles: Record<string, string>;
+  harness: JobHarness;
   benchmark: string;
   task: QATask;
   seed: number;
@@ -53,6 +63,35 @@ export interface QAJobReturn {
   /** The model responses the job got, keyed as the coordinator keys its own records. */
   records?: ShippedRecords;
 }
+
+/** sha256 over a package as it travels (each file's name and text, by name): equal digests, equal packages. */
+export function packageDigest(files: Record<string, string>): string {
+  const h = createHash("sha256");
+  for (const name of Object.keys(files).sort())
+    h.update(name)
+      .update("\0")
+      .update(files[name] as string)
+      .update("\0");
+  return h.digest("hex");
+}
+
+/** A package's files with their digest, as a job carries them inline. */
+export const inlineHarness = (files: Record<string, string>): Required<JobHarness> => ({ digest: packageDigest(files), files });
+
+/**
+ * The harness a job names. A job from a coordinator older than `harness` carries `harnessFiles` instead, and is run
+ * as before.
+ */
+export function jobHarness(d: RolloutJobData | QAJobData): JobHarness {
+  const isObject = (v: unknown): v is object => typeof v === "object" && v !== null;
+  if (isObject(d.harness)) return d.harness;
+  const old = (d as { harnessFiles?: unknown }).harnessFiles;
+  if (isObject(old)) return inlineHarness(old as Record<string, string>);
+  throw new Error("the job names no harness package");
+}
+
+/** The Redis key (under the queue's prefix) that holds the package of `digest` as JSON, put there once by a coordinator. */
+export const packageKey = (digest: string) => `package:${digest}`;
 
 export const isQAJob = (d: RolloutJobData | QAJobData): d is QAJobData => (d as QAJobData).kind === "qa";
 
@@ -134,14 +173,14 @@ export function toJobData(
     taskHash: string;
     executor: Partial<ModelSettings> & { model: string };
     timeLimitSec?: number;
-    /** The package's files when the caller has them already (read from `job.harnessDir` otherwise). */
-    harnessFiles?: Record<string, string>;
+    /** The package as the job carries it (by default its files, read from `job.harnessDir`). */
+    harness?: JobHarness;
   },
 ): RolloutJobData {
   return {
     runKey: o.runKey,
     jobId: job.id,
-    harnessFiles: o.harnessFiles ?? packDir(job.harnessDir),
+    harness: o.harness ?? inlineHarness(packDir(job.harnessDir)),
     task: { ref: o.taskRef, tasksDir: o.tasksDir, contentHash: o.taskHash },
     executor: publicSettings(o.executor),
     seed: job.seed,

@@ -1,20 +1,24 @@
-import { createHash } from "node:crypto";
 import { existsSync, rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { memoryRoot, privateMemoryDir } from "../../task/pool-dir.ts";
 import { HarnessCache } from "../runner.ts";
-import { unpackDir } from "./job-data.ts";
+import { type JobHarness, packageDigest, unpackDir } from "./job-data.ts";
 
-/** sha256 over a package as it travels (each file's name and text, by name): equal digests, equal packages. */
-export function packageDigest(files: Record<string, string>): string {
-  const h = createHash("sha256");
-  for (const name of Object.keys(files).sort())
-    h.update(name)
-      .update("\0")
-      .update(files[name] as string)
-      .update("\0");
-  return h.digest("hex");
+/** Gets the files of a package a job names by digest alone (a worker's: from its queue's Redis). */
+export type FetchPackage = (digest: string) => Promise<Record<string, string>>;
+
+const noFetch: FetchPackage = async (digest) => {
+  throw new Error(`the job names its harness package by digest alone (${digest.slice(0, 12)}), and nothing here can fetch it`);
+};
+
+const DIGEST = /^[0-9a-f]{64}$/;
+
+/** A package's folder, the jobs using it, and when its files are there. */
+interface Unpacked {
+  dir: string;
+  users: number;
+  ready: Promise<void>;
 }
 
 /**
@@ -30,7 +34,7 @@ export class WorkerFiles {
   private inMemory = false;
   /** Every folder this worker made: one, unless it had to make another (see dir()). */
   private readonly roots: string[] = [];
-  private readonly packages = new Map<string, { dir: string; users: number }>();
+  private readonly packages = new Map<string, Unpacked>();
   private readonly removals = new Set<Promise<void>>();
 
   /**
@@ -57,9 +61,15 @@ export class WorkerFiles {
     return this.root;
   }
 
-  /** Runs `use` with the package unpacked in a folder that stays while `use` runs. */
-  async withPackage<T>(files: Record<string, string>, use: (dir: string) => Promise<T>): Promise<T> {
-    const digest = packageDigest(files);
+  /**
+   * Runs `use` with the package unpacked in a folder that stays while `use` runs. Jobs that bring a package this worker
+   * has not unpacked yet share one fetch and one unpacking; one that failed is forgotten, so a later job tries again.
+   */
+  async withPackage<T>(pkg: JobHarness, use: (dir: string) => Promise<T>, fetch: FetchPackage = noFetch): Promise<T> {
+    const { digest } = pkg;
+    // It names a folder: 64 hex digits, nothing else.
+    if (typeof digest !== "string" || !DIGEST.test(digest))
+      throw new Error(`a harness package's digest is 64 hex digits, not ${JSON.stringify(digest)?.slice(0, 80)}`);
     let entry = this.packages.get(digest);
     if (entry && entry.users === 0 && !existsSync(entry.dir)) {
       // Its folder went with the worker's (see dir()): unpacked again.
@@ -69,24 +79,33 @@ export class WorkerFiles {
     }
     if (entry)
       this.packages.delete(digest); // set again below: the most recently used is last
-    else {
-      const dir = join(this.dir(), "harness", digest);
-      try {
-        unpackDir(files, dir);
-      } catch (err) {
-        rmSync(dir, { recursive: true, force: true });
-        throw err;
-      }
-      entry = { dir, users: 0 };
-    }
+    else entry = this.unpack(digest, () => pkg.files ?? fetch(digest));
     this.packages.set(digest, entry);
     entry.users++;
     this.evict();
     try {
+      await entry.ready;
       return await use(entry.dir);
     } finally {
       entry.users--;
     }
+  }
+
+  /** The package's folder, named by its digest, ready once its files are here, match the digest and are written. */
+  private unpack(digest: string, files: () => Record<string, string> | Promise<Record<string, string>>): Unpacked {
+    const dir = join(this.dir(), "harness", digest);
+    const entry: Unpacked = { dir, users: 0, ready: Promise.resolve() };
+    entry.ready = (async () => {
+      const got = await files();
+      if (packageDigest(got) !== digest)
+        throw new Error(`the harness package's files do not match its digest ${digest.slice(0, 12)}`);
+      unpackDir(got, dir);
+    })().catch((err: unknown) => {
+      rmSync(dir, { recursive: true, force: true });
+      if (this.packages.get(digest) === entry) this.packages.delete(digest);
+      throw err;
+    });
+    return entry;
   }
 
   private evict(): void {
