@@ -19,7 +19,7 @@
 // costs more shows as ~4 ms per slot. Last, for scale, BullMQ alone: a sampled job of the judged side and its result
 // through a bare BullMQ worker (bullmqAlone).
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Job, Queue, QueueEvents } from "bullmq";
 import { contentHash } from "../src/harness/files.ts";
@@ -74,10 +74,21 @@ interface Timed {
 const byRole = (timed: Timed[], roles: Role[]) =>
   `${roles.map((r) => median(timed.map((t) => t.roles[r])).toFixed(1)).join(" / ")} ms (medians)`;
 
-/** Starts `hone worker` and resolves once it is ready; its output keeps being read so that it never blocks. */
-function startWorker(url: string, concurrency: number, poolSize: number): Promise<ChildProcess> {
+/**
+ * Starts `hone worker` with its output (a line per job) going into `log`, as a worker's log goes to its own terminal or
+ * journal: read by this process, which is the coordinator, it would cost the queued side a read per job that `hone
+ * optimize --queue` does not make. Resolves once the log says the worker is ready.
+ */
+async function startWorker(url: string, concurrency: number, poolSize: number, log: string): Promise<ChildProcess> {
   const args = ["worker", "--queue", url, "--concurrency", String(concurrency), "--pool-size", String(poolSize)];
-  return ready(spawn(honeCli(), args, { stdio: ["ignore", "pipe", "ignore"] }), / ready on /);
+  const out = openSync(log, "w");
+  const child = spawn(honeCli(), args, { stdio: ["ignore", out, out] });
+  closeSync(out);
+  while (!readFileSync(log, "utf8").includes(" ready on ")) {
+    if (child.exitCode !== null) throw new Error(`hone worker exited with ${child.exitCode} before it was ready: ${log}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return child;
 }
 
 /** Resolves with `child` once its output says it is ready; its output keeps being read so that it never blocks. */
@@ -167,9 +178,9 @@ export async function benchQueue(): Promise<boolean> {
   try {
     await new Promise((r) => setTimeout(r, 500));
     const [one, ...two] = await Promise.all([
-      startWorker(url(0), AT_ONCE, AT_ONCE / 2),
-      startWorker(url(1), AT_ONCE / 2, AT_ONCE / 4),
-      startWorker(url(1), AT_ONCE / 2, AT_ONCE / 4),
+      startWorker(url(0), AT_ONCE, AT_ONCE / 2, join(dir, "worker-one.log")),
+      startWorker(url(1), AT_ONCE / 2, AT_ONCE / 4, join(dir, "worker-two-a.log")),
+      startWorker(url(1), AT_ONCE / 2, AT_ONCE / 4, join(dir, "worker-two-b.log")),
     ]);
     workers.push(one as ChildProcess, ...two);
     const task = loadTaskFolder(`${BUILTIN_TASKS_DIR}/circle-packing`, { id: "circle-packing" });
