@@ -1,9 +1,10 @@
 import { mkdtempSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Queue, QueueEvents } from "bullmq";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { contentHash } from "../../src/harness/files.ts";
-import { BullmqRunner, connectionFrom, QUEUE_NAME, startWorker } from "../../src/loop/distributed/bullmq.ts";
+import { BullmqRunner, connectionFrom, PACKAGE_TTL_SEC, QUEUE_NAME, startWorker } from "../../src/loop/distributed/bullmq.ts";
 import {
   inlineHarness,
   packageDigest,
@@ -80,27 +81,28 @@ async function runOne(id: string, harness: Partial<RolloutJobData>): Promise<{ v
   }
 }
 
+/** Runs rollouts through BullmqRunner to a worker started for them; their results by id. */
+async function runAll(jobs: ReturnType<typeof rollout>[]): Promise<Map<string, RolloutJobResult>> {
+  const worker = await startWorker({ url, concurrency: 4, poolSize: 1 });
+  const runKey = `packages-${Date.now()}`;
+  const runner = new BullmqRunner({ url, runKey, task: task(), taskRef: CIRCLE_PACKING, executor: { model: "offline" } });
+  const results = new Map<string, RolloutJobResult>();
+  try {
+    for await (const r of runner.run(jobs)) results.set(r.id, r);
+  } finally {
+    await runner.close();
+    await worker.close();
+  }
+  return results;
+}
+
 describe("harness packages in the queue", () => {
   it("travel once: every job carries the digest alone, Redis holds the files, and the worker runs them", {
     timeout: 120_000,
   }, async () => {
-    const worker = await startWorker({ url, concurrency: 4, poolSize: 1 });
     const dir = mkdtempSync(join(tempDir(), "run-"));
-    const runner = new BullmqRunner({
-      url,
-      runKey: `packages-${Date.now()}`,
-      task: task(),
-      taskRef: CIRCLE_PACKING,
-      executor: { model: "offline" },
-    });
-    const results: RolloutJobResult[] = [];
-    try {
-      const jobs = [0, 1, 2, 3].map((seed) => rollout(`r01-k${seed}`, seed, join(dir, `r01-k${seed}`)));
-      for await (const r of runner.run(jobs)) results.push(r);
-    } finally {
-      await runner.close();
-      await worker.close();
-    }
+    const jobs = [0, 1, 2, 3].map((seed) => rollout(`r01-k${seed}`, seed, join(dir, `r01-k${seed}`)));
+    const results = [...(await runAll(jobs)).values()];
     expect(results.map((r) => r.error)).toEqual([undefined, undefined, undefined, undefined]);
     const files = packDir(DEFAULT_HARNESS);
     const digest = packageDigest(files);
@@ -112,8 +114,22 @@ describe("harness packages in the queue", () => {
       expect(JSON.stringify(job.data).length).toBeLessThan(JSON.stringify(files).length);
     }
     const client = await queue.getBackend().client;
-    expect(JSON.parse((await client.get(queue.toKey(packageKey(digest)))) as string)).toEqual(files);
+    const key = queue.toKey(packageKey(digest));
+    expect(JSON.parse((await client.get(key)) as string)).toEqual(files);
+    // It stays a week past the last batch that named it, not for ever.
+    const raw = new Redis(connectionFrom(url));
+    const ttl = await raw.ttl(key).finally(() => raw.quit());
+    expect(ttl).toBeGreaterThan(PACKAGE_TTL_SEC - 120);
+    expect(ttl).toBeLessThanOrEqual(PACKAGE_TTL_SEC);
     expect(readFileSync(join(dir, "r01-k2", "result.json"), "utf8")).toMatch(/"status": "completed"/);
+  });
+
+  it("make a job whose package cannot be read that job's error, and the other jobs still run", { timeout: 120_000 }, async () => {
+    const dir = mkdtempSync(join(tempDir(), "run-"));
+    const gone = { ...rollout("r01-k0", 0, join(dir, "r01-k0")), harnessDir: join(dir, "no-such-package") };
+    const results = await runAll([gone, rollout("r01-k1", 1, join(dir, "r01-k1"))]);
+    expect(results.get("r01-k0")?.error).toMatch(/harness package in .*no-such-package could not be put into the queue/);
+    expect(results.get("r01-k1")?.error).toBeUndefined();
   });
 
   it("are refused when Redis holds other files under the digest, or none, as that job's error; a later job fetches again", {
@@ -132,6 +148,8 @@ describe("harness packages in the queue", () => {
       await client.set(key, JSON.stringify({ "prompt.md": 5 }));
       expect((await runOne("not-files", { harness: { digest } })).failed).toMatch(/other than a harness package/);
       expect((await runOne("a-path", { harness: { digest: "../../etc" } })).failed).toMatch(/64 hex digits/);
+      await client.set(key, "x".repeat(64 * 1024 * 1024 + 1));
+      expect((await runOne("too-large", { harness: { digest } })).failed).toMatch(/67108865 bytes, over 67108864/);
       await client.set(key, JSON.stringify(files));
       const good = await runOne("genuine", { harness: { digest } });
       expect(good.failed).toBeUndefined();
@@ -142,6 +160,9 @@ describe("harness packages in the queue", () => {
   });
 
   it("still run from an older coordinator's job, which carries the files themselves", { timeout: 120_000 }, async () => {
+    // Nothing in Redis: the files the job carries are the ones run.
+    const client = await queue.getBackend().client;
+    await client.del(queue.toKey(packageKey(packageDigest(packDir(DEFAULT_HARNESS)))));
     const worker = await startWorker({ url, concurrency: 2, poolSize: 1 });
     try {
       const old = await runOne("older-coordinator", { harnessFiles: packDir(DEFAULT_HARNESS) } as Partial<RolloutJobData>);

@@ -37,6 +37,46 @@ describe("a worker's packages and folders", () => {
     }
   });
 
+  it("gives no two packages one digest: a text that spells out another file does not pass for it", async () => {
+    // With separators alone, prompt.md's text holding "\0<name>\0<text>" of a removed file hashed as the package.
+    const skill = "skills/discovery/SKILL.md";
+    const forged: Record<string, string> = { ...files, "prompt.md": `${files["prompt.md"]}\0${skill}\0${files[skill]}` };
+    delete forged[skill];
+    expect(packageDigest(forged)).not.toBe(packageDigest(files));
+    const w = new WorkerFiles();
+    try {
+      // Brought under the honest digest, it is refused, and the honest package is unpacked whole afterwards.
+      const digest = packageDigest(files);
+      await expect(w.withPackage({ digest, files: forged }, async (d) => d)).rejects.toThrow(/do not match its digest/);
+      const dir = await w.withPackage(
+        { digest },
+        async (d) => d,
+        async () => files,
+      );
+      expect(readFileSync(join(dir, skill), "utf8")).toBe(files[skill]);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it("unpacks a package evicted a moment ago only once its folder's removal has ended", async () => {
+    for (let round = 0; round < 20; round++) {
+      const w = new WorkerFiles(1);
+      try {
+        const other = { ...files, "notes.md": `other ${round}\n` };
+        await w.withPackage(inlineHarness(files), async (d) => d);
+        await w.withPackage(inlineHarness(other), async (d) => d); // evicts the first: removed in the background
+        const whole = await w.withPackage(inlineHarness(files), async (d) => {
+          await new Promise((r) => setTimeout(r, 5));
+          return Object.keys(files).every((f) => existsSync(join(d, f)));
+        });
+        expect(whole, `round ${round}`).toBe(true);
+      } finally {
+        await w.close();
+      }
+    }
+  });
+
   it("fetches a package named by digest once for the jobs that bring it together, and again after a failed fetch", async () => {
     const w = new WorkerFiles();
     const { digest } = inlineHarness(files);

@@ -12,9 +12,9 @@ import { type ShippedRecords, withRecordsFile } from "../recording.ts";
 import { asCompleted, type RolloutJob, type RolloutJobResult, type Runner } from "../runner.ts";
 import { executeJobData, executeQAJobData, WorkerCaches } from "./execute.ts";
 import {
-  inlineHarness,
   isQAJob,
   type JobHarness,
+  packageDigest,
   packageKey,
   packDir,
   placeRollout,
@@ -28,6 +28,12 @@ import {
 } from "./job-data.ts";
 
 export const QUEUE_NAME = "hone-rollouts";
+
+/** How long a harness package stays in the queue's Redis past the last batch of jobs that named it: a week. */
+export const PACKAGE_TTL_SEC = 7 * 24 * 3600;
+
+/** The largest harness package a worker takes from Redis, as JSON: a package's files are text of at most 1 MiB each. */
+const MAX_PACKAGE_JSON_BYTES = 64 * 1024 * 1024;
 
 export function connectionFrom(url: string): {
   host: string;
@@ -59,8 +65,8 @@ class JobQueue {
   private events?: Promise<QueueEvents>;
   /** What each job still waited for does when the queue closes. */
   private readonly waiting = new Set<() => void>();
-  /** Packages by folder, as jobs name them once their files are in Redis. */
-  private readonly packages = new Map<string, Promise<JobHarness>>();
+  /** Package folders read and digested, once each: a package's folder does not change while a run uses it (HarnessCache). */
+  private readonly packed = new Map<string, { digest: string; json: string }>();
 
   constructor(url: string) {
     this.connection = connectionFrom(url);
@@ -158,26 +164,35 @@ class JobQueue {
   }
 
   /**
-   * The package in `dir` as a job names it: by digest, its files put into Redis first, under `packageKey` (once per
-   * folder: a package's folder does not change while a run uses it, as HarnessCache assumes). They stay there while
-   * the queue's jobs do, since a worker started later may meet the digest again.
+   * Names the packages of one batch of jobs by digest: each folder's files are put into Redis under `packageKey` once
+   * per batch, where they stay PACKAGE_TTL_SEC past the last batch that named them (a job still queued when its
+   * coordinator restarts is named again by the restarted one's batch). A package that cannot be put there is the
+   * error of the jobs that name it.
    */
-  harness(dir: string): Promise<JobHarness> {
-    let harness = this.packages.get(dir);
-    if (!harness) {
-      harness = this.publish(packDir(dir));
-      this.packages.set(dir, harness);
-      harness.catch(() => this.packages.delete(dir));
-    }
-    return harness;
+  batch(): (dir: string) => Promise<JobHarness | { failed: string }> {
+    const put = new Map<string, Promise<JobHarness | { failed: string }>>();
+    return (dir) => {
+      let harness = put.get(dir);
+      if (!harness) {
+        harness = this.publish(dir).catch((err: unknown) => ({
+          failed: `the harness package in ${dir} could not be put into the queue: ${(err as Error).message}`,
+        }));
+        put.set(dir, harness);
+      }
+      return harness;
+    };
   }
 
-  private async publish(files: Record<string, string>): Promise<JobHarness> {
-    const { digest } = inlineHarness(files);
+  private async publish(dir: string): Promise<JobHarness> {
+    let pkg = this.packed.get(dir);
+    if (!pkg) {
+      const files = packDir(dir);
+      pkg = { digest: packageDigest(files), json: JSON.stringify(files) };
+      this.packed.set(dir, pkg);
+    }
     const client = await this.queue.getBackend().client;
-    // Equal digests, equal files: writing one again changes nothing.
-    await client.set(this.queue.toKey(packageKey(digest)), JSON.stringify(files));
-    return { digest };
+    await client.set(this.queue.toKey(packageKey(pkg.digest)), pkg.json, { EX: PACKAGE_TTL_SEC });
+    return { digest: pkg.digest };
   }
 
   async close(): Promise<void> {
@@ -237,7 +252,10 @@ export class BullmqRunner implements Runner {
 
   async *run(jobs: RolloutJob[]): AsyncIterable<RolloutJobResult> {
     await this.jobs.ready();
+    const named = this.jobs.batch();
     const pending = jobs.map(async (job): Promise<RolloutJobResult> => {
+      const harness = await named(job.harnessDir);
+      if (failed(harness)) return { id: job.id, error: harness.failed };
       const data = toJobData(job, {
         runKey: this.o.runKey,
         taskRef: this.o.taskRef,
@@ -245,7 +263,7 @@ export class BullmqRunner implements Runner {
         taskHash: this.taskHash,
         executor: this.o.executor,
         timeLimitSec: this.o.timeLimitSec,
-        harness: await this.jobs.harness(job.harnessDir),
+        harness,
       });
       const value = await this.jobs.submit<unknown>(
         this.o.runKey,
@@ -294,19 +312,23 @@ export class BullmqQARunner implements QARunner {
 
   async *run(jobs: QAJob[]): AsyncIterable<QAJobResult> {
     await this.jobs.ready();
+    const named = this.jobs.batch();
     const pending = jobs.map(async (job): Promise<QAJobResult> => {
-      const data: QAJobData = {
+      const harness = await named(job.harnessDir);
+      const data = (h: JobHarness): QAJobData => ({
         kind: "qa",
         runKey: this.o.runKey,
         jobId: job.id,
-        harness: await this.jobs.harness(job.harnessDir),
+        harness: h,
         benchmark: job.benchmark,
         task: job.task,
         seed: job.seed,
         repeat: job.repeat,
         executor: publicSettings(this.o.executor),
-      };
-      const value = await this.jobs.submit<unknown>(this.o.runKey, job.id, data, this.o.attempts ?? 3);
+      });
+      const value = failed(harness)
+        ? harness
+        : await this.jobs.submit<unknown>(this.o.runKey, job.id, data(harness), this.o.attempts ?? 3);
       if (!isQAReturn(value)) {
         const error = failed(value)
           ? value.failed
@@ -337,18 +359,38 @@ export interface WorkerOptions {
   onEvent?: (text: string) => void;
 }
 
+/** Returns the value at KEYS[1], or nil when there is none, or its length when that is over ARGV[1] bytes: one step. */
+const GET_AT_MOST = `local n = redis.call("STRLEN", KEYS[1])
+if n > tonumber(ARGV[1]) then return n end
+return redis.call("GET", KEYS[1])`;
+
 /**
- * A harness package's files, as a coordinator put them into the queue's Redis (JobQueue.harness); anything else found
- * there is refused (WorkerFiles checks the files against the digest before it writes them).
+ * A worker's way to the harness packages in the queue's Redis (JobQueue.batch put them there), on a connection of its
+ * own opened at the first fetch. What Redis holds is checked here for size and shape, and WorkerFiles checks the files
+ * against the digest before it writes them.
  */
-async function fetchPackageFrom(worker: Worker, digest: string): Promise<Record<string, string>> {
-  const text = await (await worker.getBackend().client).get(worker.toKey(packageKey(digest)));
-  if (text === null)
-    throw new Error(`the harness package ${digest.slice(0, 12)} is not in the queue's Redis (was the queue emptied?)`);
-  const files: unknown = JSON.parse(text);
-  if (!isObject(files) || !Object.values(files).every((t) => typeof t === "string"))
-    throw new Error(`the queue's Redis holds something other than a harness package under ${packageKey(digest)}`);
-  return files as Record<string, string>;
+class PackageFetcher {
+  private client?: Redis;
+  constructor(
+    private readonly connection: ReturnType<typeof connectionFrom>,
+    private readonly key: (digest: string) => string,
+  ) {}
+
+  async fetch(digest: string): Promise<Record<string, string>> {
+    this.client ??= new Redis(this.connection);
+    const got = (await this.client.eval(GET_AT_MOST, 1, this.key(digest), MAX_PACKAGE_JSON_BYTES)) as string | number | null;
+    const name = `the harness package ${digest.slice(0, 12)}`;
+    if (got === null) throw new Error(`${name} is not in the queue's Redis (was it emptied, or is it older than a week?)`);
+    if (typeof got === "number") throw new Error(`${name} in the queue's Redis is ${got} bytes, over ${MAX_PACKAGE_JSON_BYTES}`);
+    const files: unknown = JSON.parse(got);
+    if (!isObject(files) || !Object.values(files).every((t) => typeof t === "string"))
+      throw new Error(`the queue's Redis holds something other than a harness package under ${packageKey(digest)}`);
+    return files as Record<string, string>;
+  }
+
+  async close(): Promise<void> {
+    await this.client?.quit().catch(() => this.client?.disconnect());
+  }
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
@@ -357,9 +399,10 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 export async function startWorker(o: WorkerOptions): Promise<{ close(graceMs?: number): Promise<void> }> {
   const connection = connectionFrom(o.url);
   const name = `${hostname()}:${process.pid}`;
-  // A package a job names by digest is fetched from the queue's Redis (by `worker`, made below before any job runs).
-  const fetchPackage = (digest: string): Promise<Record<string, string>> => fetchPackageFrom(worker, digest);
-  const caches = new WorkerCaches(o.poolSize ?? Math.max(1, Math.min(4, o.concurrency)), fetchPackage);
+  // A package a job names by digest is fetched from the queue's Redis, under the queue's prefix (`worker` is made below,
+  // before any job runs).
+  const packages = new PackageFetcher(connection, (digest: string): string => worker.toKey(packageKey(digest)));
+  const caches = new WorkerCaches(o.poolSize ?? Math.max(1, Math.min(4, o.concurrency)), (digest) => packages.fetch(digest));
   // Jobs in hand, so a stop knows whether there is anything to finish.
   let active = 0;
   const idle: (() => void)[] = [];
@@ -424,6 +467,7 @@ export async function startWorker(o: WorkerOptions): Promise<{ close(graceMs?: n
         await Promise.race([worker.disconnect().catch(() => undefined), sleep(1000)]);
       }
       await caches.close();
+      await Promise.race([packages.close(), sleep(1000)]);
     },
   };
 }

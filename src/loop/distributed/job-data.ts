@@ -64,14 +64,20 @@ export interface QAJobReturn {
   records?: ShippedRecords;
 }
 
-/** sha256 over a package as it travels (each file's name and text, by name): equal digests, equal packages. */
+/**
+ * sha256 over a package as it travels: each file's name and text, by name, each preceded by its length in bytes, so
+ * that no two packages share a digest (with separators alone, a text holding "\0name\0text" would pass for two files).
+ * A value that is not a string throws.
+ */
 export function packageDigest(files: Record<string, string>): string {
   const h = createHash("sha256");
-  for (const name of Object.keys(files).sort())
-    h.update(name)
-      .update("\0")
-      .update(files[name] as string)
-      .update("\0");
+  const field = (text: string) => h.update(`${Buffer.byteLength(text)}:`).update(text);
+  for (const name of Object.keys(files).sort()) {
+    const text = files[name];
+    if (typeof text !== "string") throw new Error(`the harness package's file ${name} is not text`);
+    field(name);
+    field(text);
+  }
   return h.digest("hex");
 }
 

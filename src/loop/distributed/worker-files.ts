@@ -35,7 +35,8 @@ export class WorkerFiles {
   /** Every folder this worker made: one, unless it had to make another (see dir()). */
   private readonly roots: string[] = [];
   private readonly packages = new Map<string, Unpacked>();
-  private readonly removals = new Set<Promise<void>>();
+  /** Background removals under way, by folder. */
+  private readonly removals = new Map<string, Promise<void>>();
 
   /**
    * `keep`: packages kept unpacked; past that the least recently used one no job is using is removed. `memory`: where
@@ -97,6 +98,7 @@ export class WorkerFiles {
     const entry: Unpacked = { dir, users: 0, ready: Promise.resolve() };
     entry.ready = (async () => {
       const got = await files();
+      await this.removals.get(dir);
       if (packageDigest(got) !== digest)
         throw new Error(`the harness package's files do not match its digest ${digest.slice(0, 12)}`);
       unpackDir(got, dir);
@@ -118,17 +120,23 @@ export class WorkerFiles {
     }
   }
 
-  /** Removes a folder in the background; `close` waits for it. */
-  discard(dir: string): void {
-    const removal: Promise<void> = rm(dir, { recursive: true, force: true })
+  /**
+   * Removes a folder in the background; `close` waits for it, and so does a package unpacked into it again meanwhile
+   * (`unpack`), which would otherwise lose files to the removal still under way.
+   */
+  private discard(dir: string): void {
+    const removal: Promise<void> = (this.removals.get(dir) ?? Promise.resolve())
+      .then(() => rm(dir, { recursive: true, force: true }))
       .catch(() => undefined)
-      .finally(() => this.removals.delete(removal));
-    this.removals.add(removal);
+      .finally(() => {
+        if (this.removals.get(dir) === removal) this.removals.delete(dir);
+      });
+    this.removals.set(dir, removal);
   }
 
   /** Resolves once every background removal so far has finished. */
   async removed(): Promise<void> {
-    await Promise.all(this.removals);
+    await Promise.all(this.removals.values());
   }
 
   async close(): Promise<void> {
