@@ -147,6 +147,8 @@ describe("harness packages in the queue", () => {
       expect((await runOne("forged", { harness: { digest } })).failed).toMatch(/do not match its digest/);
       await client.set(key, JSON.stringify({ "prompt.md": 5 }));
       expect((await runOne("not-files", { harness: { digest } })).failed).toMatch(/other than a harness package/);
+      await client.set(key, "{ not json");
+      expect((await runOne("not-json", { harness: { digest } })).failed).toMatch(/other than a harness package/);
       expect((await runOne("a-path", { harness: { digest: "../../etc" } })).failed).toMatch(/64 hex digits/);
       await client.set(key, "x".repeat(64 * 1024 * 1024 + 1));
       expect((await runOne("too-large", { harness: { digest } })).failed).toMatch(/67108865 bytes, over 67108864/);

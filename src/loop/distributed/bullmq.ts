@@ -204,6 +204,15 @@ class JobQueue {
 
 const failed = (v: unknown): v is { failed: string } => typeof (v as { failed?: unknown } | null)?.failed === "string";
 
+/** JSON's value, or undefined for text that is not JSON. */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Whether a worker's return value has a QA task result's shape: a result, its trajectory's events, records if any. */
@@ -377,19 +386,24 @@ class PackageFetcher {
   ) {}
 
   async fetch(digest: string): Promise<Record<string, string>> {
-    this.client ??= new Redis(this.connection);
+    if (!this.client) {
+      this.client = new Redis(this.connection);
+      // A lost queue is the worker's to report (once); this connection retries on its own meanwhile.
+      this.client.on("error", () => undefined);
+    }
     const got = (await this.client.eval(GET_AT_MOST, 1, this.key(digest), MAX_PACKAGE_JSON_BYTES)) as string | number | null;
     const name = `the harness package ${digest.slice(0, 12)}`;
     if (got === null) throw new Error(`${name} is not in the queue's Redis (was it emptied, or is it older than a week?)`);
     if (typeof got === "number") throw new Error(`${name} in the queue's Redis is ${got} bytes, over ${MAX_PACKAGE_JSON_BYTES}`);
-    const files: unknown = JSON.parse(got);
+    const files = parseJson(got);
     if (!isObject(files) || !Object.values(files).every((t) => typeof t === "string"))
       throw new Error(`the queue's Redis holds something other than a harness package under ${packageKey(digest)}`);
     return files as Record<string, string>;
   }
 
-  async close(): Promise<void> {
-    await this.client?.quit().catch(() => this.client?.disconnect());
+  /** Drops the connection at once: nothing it could still be asked matters to a worker that stops. */
+  close(): void {
+    this.client?.disconnect();
   }
 }
 
@@ -467,7 +481,7 @@ export async function startWorker(o: WorkerOptions): Promise<{ close(graceMs?: n
         await Promise.race([worker.disconnect().catch(() => undefined), sleep(1000)]);
       }
       await caches.close();
-      await Promise.race([packages.close(), sleep(1000)]);
+      packages.close();
     },
   };
 }
