@@ -4,7 +4,8 @@ import { Queue, QueueEvents } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { contentHash } from "../../src/harness/files.ts";
-import { BullmqRunner, connectionFrom, PACKAGE_TTL_SEC, QUEUE_NAME, startWorker } from "../../src/loop/distributed/bullmq.ts";
+import { BullmqRunner, connectionFrom, PACKAGE_TTL_SEC, QUEUE_NAME } from "../../src/loop/distributed/bullmq.ts";
+import { startWorker } from "../../src/loop/distributed/bullmq-worker.ts";
 import {
   inlineHarness,
   packageDigest,

@@ -27,7 +27,7 @@ export function registerWorker(program: Command): void {
       if (!(opts.stopTimeout >= 0)) throw new HoneError("usage", "--stop-timeout takes a number of seconds");
       if (opts.poolSize !== undefined && !(Number.isInteger(opts.poolSize) && opts.poolSize >= 1))
         throw new HoneError("usage", "--pool-size takes a whole number of evaluator processes, at least 1");
-      const { startWorker } = await import("../../loop/distributed/bullmq.ts");
+      const { startWorker } = await import("../../loop/distributed/bullmq-worker.ts");
       const w = await startWorker({
         url: opts.queue,
         concurrency: opts.concurrency,

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { listFiles } from "../../harness/files.ts";
+import { isRecord } from "../../harness/formats/package-reader.ts";
 import type { ModelSettings } from "../../model/resolve.ts";
 import { folderFiles } from "../../store/rollout-files.ts";
 import type { TrajectoryEvent } from "../../store/trajectory.ts";
@@ -89,10 +90,9 @@ export const inlineHarness = (files: Record<string, string>): Required<JobHarnes
  * as before.
  */
 export function jobHarness(d: RolloutJobData | QAJobData): JobHarness {
-  const isObject = (v: unknown): v is object => typeof v === "object" && v !== null;
-  if (isObject(d.harness)) return d.harness;
+  if (isRecord(d.harness)) return d.harness;
   const old = (d as { harnessFiles?: unknown }).harnessFiles;
-  if (isObject(old)) return inlineHarness(old as Record<string, string>);
+  if (isRecord(old)) return inlineHarness(old as Record<string, string>);
   throw new Error("the job names no harness package");
 }
 
