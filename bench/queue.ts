@@ -16,14 +16,16 @@
 // back), and the timing starts once the machine is quiet again after the warming batch. The sides take turns going
 // first in the repetitions. The CPU time per job of the whole process tree (this process, Redis, the workers, every
 // evaluator) is printed beside, and by role: on 2 cores the rollouts already keep both busy, so each ms of CPU a job
-// costs more shows as ~4 ms per slot. Last, for scale, BullMQ alone: a sampled job of the judged side and its result
-// through a bare BullMQ worker (bullmqAlone).
+// costs more shows as ~4 ms per slot. Then, printed beside and not judged, the local pool and the judged worker with
+// the offline model slowed to 200 ms per call, as a real model is slow: 64 rollouts a side, and the queue's share of
+// the run's time. Last, for scale, BullMQ alone: a sampled job of the judged side and its result through a bare BullMQ
+// worker (bullmqAlone).
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Job, Queue, QueueEvents } from "bullmq";
 import { contentHash } from "../src/harness/files.ts";
-import { BullmqRunner, connectionFrom, QUEUE_NAME } from "../src/loop/distributed/bullmq.ts";
+import { BullmqRunner, type BullmqRunnerOptions, connectionFrom, QUEUE_NAME } from "../src/loop/distributed/bullmq.ts";
 import { Recording, readRecordsFile } from "../src/loop/recording.ts";
 import { DEFAULT_HARNESS } from "../src/loop/run.ts";
 import { LocalRunner, type RolloutJob, type Runner } from "../src/loop/runner.ts";
@@ -39,6 +41,9 @@ const REPS = Number(process.env.BENCH_REPS ?? 4);
 const AT_ONCE = 8;
 /** Untimed jobs each rollout process runs before the repetitions (the local one, and each worker). */
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 600);
+/** The latency per model call of the pair printed beside (not judged): a slow model, as a real one is. */
+const LATENCY_MS = 200;
+const LATENCY_ROLLOUTS = Number(process.env.BENCH_LATENCY_ROLLOUTS ?? 64);
 
 /**
  * CPU ms so far by role: this process (hone: the local runner or the coordinator, with its offline model thread),
@@ -101,7 +106,7 @@ function ready(child: ChildProcess, line: RegExp): Promise<ChildProcess> {
 
 /** A way to run the jobs: its runner, and the worker processes behind it (none for the local pool). */
 interface Side {
-  name: "local" | "one" | "two";
+  name: "local" | "one" | "two" | "local-slow" | "one-slow";
   runner: () => Runner;
   workers: ChildProcess[];
   /** What the coordinator does with each finished job besides writing it (the queue: looks for its records). */
@@ -205,22 +210,23 @@ export async function benchQueue(): Promise<boolean> {
     const sides: Side[] = [];
     // Only the side being timed has its workers running.
     const only = (side: Side) => {
-      for (const s of sides) for (const w of s.workers) w.kill(s === side ? "SIGCONT" : "SIGSTOP");
+      for (const w of workers) w.kill(side.workers.includes(w) ? "SIGCONT" : "SIGSTOP");
     };
-    const time = async (side: Side, r: number) => {
+    const time = async (side: Side, r: number, n = ROLLOUTS) => {
       only(side);
       const runner = side.runner();
       const tag = `${side.name}-${r}`;
       await drain(side, runner, `${tag}-warm`, AT_ONCE);
+      timedSides++;
       if (!(await settle())) unsettled++;
       creates.push(fileCreateMs(dir));
       const pids = side.workers.map((w) => w.pid as number);
       const cpu = cpuByRole(redis.pid as number, pids);
       const t = performance.now();
-      await drain(side, runner, tag, ROLLOUTS);
+      await drain(side, runner, tag, n);
       const seconds = (performance.now() - t) / 1000;
       const after = cpuByRole(redis.pid as number, pids);
-      const perJob = (role: keyof typeof cpu) => (after[role] - cpu[role]) / ROLLOUTS;
+      const perJob = (role: keyof typeof cpu) => (after[role] - cpu[role]) / n;
       const roles = {
         hone: perJob("hone"),
         workers: perJob("workers"),
@@ -232,6 +238,7 @@ export async function benchQueue(): Promise<boolean> {
     };
     // Timed sides that began before the machine was quiet (each waits up to 10 s for it, untimed).
     let unsettled = 0;
+    let timedSides = 0;
     // What a file creation costs as each timed side begins (each job writes its rollout's files).
     const creates: number[] = [];
     const taskHash = contentHash(task.dir);
@@ -243,15 +250,17 @@ export async function benchQueue(): Promise<boolean> {
     const evaluate = localRun.evaluator((p) => pool.evaluate(p), taskHash);
     // As `hone optimize --queue` does: each job's records go into the run before its folder appears, then the
     // folder is looked at for records a Slurm job would have left there (remoteRunner, optimize-rounds' record()).
-    const queued = (db: number, records: Recording) => () =>
-      new BullmqRunner({
-        url: url(db),
-        runKey: `bench-${Date.now()}`,
-        task,
-        taskRef: task.dir,
-        executor: { model: "offline" },
-        importRecords: (shipped) => records.import(shipped),
-      });
+    const queued =
+      (db: number, records: Recording, executor: BullmqRunnerOptions["executor"] = { model: "offline" }) =>
+      () =>
+        new BullmqRunner({
+          url: url(db),
+          runKey: `bench-${Date.now()}`,
+          task,
+          taskRef: task.dir,
+          executor,
+          importRecords: (shipped) => records.import(shipped),
+        });
     const lookForRecords = (records: Recording) => (outDir: string) => records.import(readRecordsFile(outDir));
     sides.push(
       {
@@ -273,6 +282,28 @@ export async function benchQueue(): Promise<boolean> {
     }
     // The sides take turns going first, so none always inherits what another (or the bench before) left.
     for (let r = 0; r < REPS; r++) for (let k = 0; k < sides.length; k++) await time(sides[(r + k) % sides.length] as Side, r);
+    // Beside, not judged: the local pool and the judged worker with a model as slow as a real one, for what the queue
+    // costs a run of such rollouts. The cores are idle for most of each rollout; but its 8 rollouts call the model in
+    // step (each call takes the same time), so their CPU still meets at the end of each call, and the queue's CPU per
+    // job still shows there.
+    const slowModel = await localRun.model({ model: "offline", offlineLatencyMs: LATENCY_MS });
+    const slow: Side[] = [
+      {
+        name: "local-slow",
+        runner: () => new LocalRunner({ task, model: slowModel.model, evaluate, concurrency: AT_ONCE }),
+        workers: [],
+        timed: [],
+      },
+      {
+        name: "one-slow",
+        runner: queued(0, oneRun, { model: "offline", offlineLatencyMs: LATENCY_MS }),
+        workers: [one as ChildProcess],
+        collect: lookForRecords(oneRun),
+        timed: [],
+      },
+    ];
+    for (let r = 0; r < REPS; r++) for (let k = 0; k < 2; k++) await time(slow[(r + k) % 2] as Side, r, LATENCY_ROLLOUTS);
+    await slowModel.close();
     // One finished job of the judged side, as it went through Redis, for BullMQ alone (every hone worker stopped).
     only(sides[0] as Side);
     const judged = new Queue(QUEUE_NAME, { connection: connectionFrom(url(0)) });
@@ -285,7 +316,9 @@ export async function benchQueue(): Promise<boolean> {
     await model.close();
     for (const x of [localRun, oneRun, twoRun]) x.close();
     const [local, oneSide, twoSide] = sides.map((x) => x.timed) as [Timed[], Timed[], Timed[]];
-    const overhead = (q: Timed[]) => q.map((x, i) => (((x.seconds - (local[i]?.seconds as number)) * AT_ONCE) / ROLLOUTS) * 1000);
+    const overhead = (q: Timed[], base = local, n = ROLLOUTS) =>
+      q.map((x, i) => (((x.seconds - (base[i]?.seconds as number)) * AT_ONCE) / n) * 1000);
+    const [localSlow, oneSlow] = slow.map((x) => x.timed) as [Timed[], Timed[]];
     const seconds = (t: Timed[]) => t.map((x) => x.seconds);
     const kb = (text: string) => `${(text.length / 1024).toFixed(1)} KB`;
     const cpu = (t: Timed[]) =>
@@ -301,7 +334,7 @@ export async function benchQueue(): Promise<boolean> {
         ["local pool (concurrency 8, one pool of 4)", spread(seconds(local), " s", 1)],
         ["one BullMQ worker of the same shape (concurrency 8, a pool of 4)", spread(seconds(oneSide), " s", 1)],
         ["two BullMQ workers (concurrency 4, a pool of 2 each)", spread(seconds(twoSide), " s", 1)],
-        ["timed sides begun on a quiet machine (busy < 10% over 250 ms)", `${3 * REPS - unsettled} of ${3 * REPS}`],
+        ["timed sides begun on a quiet machine (busy < 10% over 250 ms)", `${timedSides - unsettled} of ${timedSides}`],
         ["creating a file in the bench's folder as each timed side begins (not judged)", spread(creates, " ms", 3)],
         ["rollouts/s local / one worker / two", `${first(local)} / ${first(oneSide)} / ${first(twoSide)} (first repetition)`],
         ["CPU per job, whole process tree: local", cpu(local)],
@@ -319,6 +352,26 @@ export async function benchQueue(): Promise<boolean> {
         [
           "two workers' overhead per job slot (not judged: a second hone process on 2 cores)",
           spread(overhead(twoSide), " ms", 1),
+        ],
+        [
+          `with a model of +${LATENCY_MS} ms per call, ${LATENCY_ROLLOUTS} rollouts (not judged): local / one worker`,
+          `${spread(seconds(localSlow), " s", 2)} / ${spread(seconds(oneSlow), " s", 2)}`,
+        ],
+        [
+          "  CPU per job, whole process tree: local / one worker",
+          `${median(localSlow.map((x) => x.cpuPerJob)).toFixed(1)} / ${median(oneSlow.map((x) => x.cpuPerJob)).toFixed(1)} ms (medians)`,
+        ],
+        [
+          "  the queue's overhead per job slot with that model (not judged)",
+          spread(overhead(oneSlow, localSlow, LATENCY_ROLLOUTS), " ms", 1),
+        ],
+        [
+          "  the queue's share of the run's time with that model (not judged)",
+          spread(
+            oneSlow.map((x, i) => (x.seconds / (localSlow[i]?.seconds as number) - 1) * 100),
+            " %",
+            2,
+          ),
         ],
         [
           `BullMQ alone, one sampled job (${kb(JSON.stringify(sample.data))} in, ${kb(JSON.stringify(sample.returnvalue))} back), CPU per job: coordinator / worker / Redis`,
