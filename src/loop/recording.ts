@@ -13,6 +13,7 @@ import {
 import { OpenAICompatibleModel } from "../model/openai-compatible.ts";
 import { type ModelSettings, type ResolvedModel, resolveModel } from "../model/resolve.ts";
 import type { ChatResponse } from "../model/types.ts";
+import { type Db, openRecordDb } from "../store/db.ts";
 import type { Evaluation } from "../task/evaluation.ts";
 import {
   type Evaluate,
@@ -113,17 +114,35 @@ export class Recording {
   private readonly source?: ResponseStore;
   private readonly evaluations: EvaluationRecords;
   private readonly sourceEvaluations?: EvaluationRecords;
+  /**
+   * One connection per hone.db for both of its record tables: a write through one connection makes every other
+   * connection to the file read its pages again, and a job's records go in as one transaction.
+   */
+  private readonly dbs: Db[] = [];
+  private readonly importAll: (records: ShippedRecords) => void;
 
   constructor(runDir: string, s: RecordingSettings) {
     this.mode = s.cache?.mode ?? "read-write";
-    this.own = new ResponseStore(join(runDir, "hone.db"));
-    this.evaluations = new EvaluationRecords(join(runDir, "hone.db"));
+    const db = this.open(runDir);
+    this.own = new ResponseStore(db);
+    this.evaluations = new EvaluationRecords(db);
     const sharedWanted = this.mode === "read-write" || (this.mode === "replay" && !s.replayOf);
     if (sharedWanted) this.shared = new ResponseStore(s.cache?.dir ? join(s.cache.dir, "requests.db") : defaultCachePath());
     if (s.replayOf) {
-      this.source = new ResponseStore(join(resolve(s.replayOf), "hone.db"));
-      this.sourceEvaluations = new EvaluationRecords(join(resolve(s.replayOf), "hone.db"));
+      const source = this.open(resolve(s.replayOf));
+      this.source = new ResponseStore(source);
+      this.sourceEvaluations = new EvaluationRecords(source);
     }
+    this.importAll = db.transaction((records: ShippedRecords) => {
+      for (const r of records.responses) this.own.put(r.key, r.model, r.response);
+      for (const e of records.evaluations) this.evaluations.put(e.key, e.result);
+    });
+  }
+
+  private open(runDir: string): Db {
+    const db = openRecordDb(join(runDir, "hone.db"));
+    this.dbs.push(db);
+    return db;
   }
 
   /**
@@ -161,15 +180,11 @@ export class Recording {
 
   /** Records a worker or Slurm job made, into the run's own records. */
   import(shipped: unknown): void {
-    if (!shipped) return;
-    const records = readRecords(shipped);
-    for (const r of records.responses) this.own.put(r.key, r.model, r.response);
-    for (const e of records.evaluations) this.evaluations.put(e.key, e.result);
+    if (shipped) this.importAll(readRecords(shipped));
   }
 
   close(): void {
-    for (const s of [this.own, this.shared, this.source]) s?.close();
-    this.evaluations.close();
-    this.sourceEvaluations?.close();
+    this.shared?.close();
+    for (const db of this.dbs.splice(0)) db.close();
   }
 }

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { Statement } from "better-sqlite3";
 import { honeCacheDir } from "../store/cache-dir.ts";
-import { type Db, openRecordDb } from "../store/db.ts";
+import { addRecordTable, type Db, openRecordDb } from "../store/db.ts";
 import { ModelError } from "./errors.ts";
 import type { ChatModel, ChatRequest, ChatResponse } from "./types.ts";
 
@@ -12,17 +12,23 @@ import type { ChatModel, ChatRequest, ChatResponse } from "./types.ts";
  */
 export type CacheMode = "off" | "read-write" | "replay";
 
-/** One SQLite table of responses by key. First write wins; a corrupt entry reads as a miss. */
+const RESPONSES =
+  "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT, response TEXT NOT NULL, created_at TEXT NOT NULL)";
+
+/**
+ * One SQLite table of responses by key. First write wins; a corrupt entry reads as a miss. Opened on a file (closed
+ * with the store) or on a connection `openRecordDb` opened (its owner closes it).
+ */
 export class ResponseStore implements ResponseRecords {
   private readonly db: Db;
+  private readonly owned: boolean;
   private readonly select: Statement;
   private readonly insert: Statement;
   private readonly remove: Statement;
-  constructor(path: string) {
-    this.db = openRecordDb(
-      path,
-      "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT, response TEXT NOT NULL, created_at TEXT NOT NULL)",
-    );
+  constructor(at: string | Db) {
+    this.owned = typeof at === "string";
+    this.db = typeof at === "string" ? openRecordDb(at, RESPONSES) : at;
+    if (!this.owned) addRecordTable(this.db, RESPONSES);
     this.select = this.db.prepare("SELECT response FROM responses WHERE key = ?");
     this.insert = this.db.prepare("INSERT OR IGNORE INTO responses (key, model, response, created_at) VALUES (?, ?, ?, ?)");
     this.remove = this.db.prepare("DELETE FROM responses WHERE key = ?");
@@ -55,7 +61,7 @@ export class ResponseStore implements ResponseRecords {
       .changes;
   }
   close(): void {
-    this.db.close();
+    if (this.owned) this.db.close();
   }
 }
 

@@ -180,14 +180,19 @@ export function finishRun(db: Db, summary: unknown, status = "finished"): void {
  * evaluations. WAL with synchronous NORMAL: a record may be lost on power loss (never on a process crash) and the
  * file stays consistent, without an fsync per write on the hot path of every model call and evaluation.
  */
-export function openRecordDb(path: string, schema: string): Db {
+export function openRecordDb(path: string, schema = ""): Db {
   mkdirSync(dirname(path), { recursive: true });
   const db = Database(path);
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
   db.pragma("busy_timeout = 10000");
-  db.transaction(() => db.exec(schema))();
+  if (schema) addRecordTable(db, schema);
   return db;
+}
+
+/** Creates a table of records on a connection opened by `openRecordDb` (one connection can hold several). */
+export function addRecordTable(db: Db, schema: string): void {
+  db.transaction(() => db.exec(schema))();
 }
 
 const tables = new WeakMap<Db, Set<string>>();

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Statement } from "better-sqlite3";
 import { HoneError } from "../errors.ts";
-import { type Db, openRecordDb } from "../store/db.ts";
+import { addRecordTable, type Db, openRecordDb } from "../store/db.ts";
 import type { Evaluation } from "./evaluation.ts";
 
 /** Evaluations by key: a run's hone.db, or memory on a worker (shipped back with the job's result). */
@@ -10,6 +10,8 @@ export interface EvaluationSink {
   put(key: string, e: Evaluation): void;
 }
 
+const EVALUATION_RECORDS = "CREATE TABLE IF NOT EXISTS evaluation_records (key TEXT PRIMARY KEY, result TEXT NOT NULL)";
+
 /**
  * Every evaluation of a run, by (task content, program, scope, occurrence). Recorded always; read back only on
  * replay, so a live run never trusts an old result of an evaluator that may not be deterministic. A later result
@@ -17,10 +19,14 @@ export interface EvaluationSink {
  */
 export class EvaluationRecords implements EvaluationSink {
   private readonly db: Db;
+  /** Opened here on a file, so closed here; a connection given by its owner (a run's Recording) is closed by it. */
+  private readonly owned: boolean;
   private readonly select: Statement;
   private readonly insert: Statement;
-  constructor(path: string) {
-    this.db = openRecordDb(path, "CREATE TABLE IF NOT EXISTS evaluation_records (key TEXT PRIMARY KEY, result TEXT NOT NULL)");
+  constructor(at: string | Db) {
+    this.owned = typeof at === "string";
+    this.db = typeof at === "string" ? openRecordDb(at, EVALUATION_RECORDS) : at;
+    if (!this.owned) addRecordTable(this.db, EVALUATION_RECORDS);
     this.select = this.db.prepare("SELECT result FROM evaluation_records WHERE key = ?");
     this.insert = this.db.prepare("INSERT OR REPLACE INTO evaluation_records (key, result) VALUES (?, ?)");
   }
@@ -37,7 +43,7 @@ export class EvaluationRecords implements EvaluationSink {
     this.insert.run(key, JSON.stringify(e));
   }
   close(): void {
-    this.db.close();
+    if (this.owned) this.db.close();
   }
 }
 
