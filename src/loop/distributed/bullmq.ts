@@ -1,4 +1,3 @@
-import type { EventEmitter } from "node:events";
 import { writeFileSync } from "node:fs";
 import { Job, Queue, QueueEvents } from "bullmq";
 import { Redis } from "ioredis";
@@ -53,13 +52,24 @@ export function connectionFrom(url: string): {
   };
 }
 
+/** How a job's wait ends: with its return value or an error. */
+type Outcome = { value: unknown } | { error: Error };
+
+/** A wait for one job: ended by its events or the queue's closing; `found` when the job was in the queue already. */
+interface Wait {
+  end(o: Outcome): void;
+  found(): void;
+}
+
 /** The coordinator's side of the queue: deterministic job ids, one waiter per job, results as they finish. */
 class JobQueue {
   private readonly queue: Queue;
   private readonly connection: ReturnType<typeof connectionFrom>;
   private events?: Promise<QueueEvents>;
-  /** What each job still waited for does when the queue closes. */
-  private readonly waiting = new Set<() => void>();
+  /** The waits for jobs' events, by job id: one listener per kind of event serves them all (`ready`). */
+  private readonly waits = new Map<string, Set<Wait>>();
+  /** Every wait not ended yet (one found in the queue is no longer in `waits`), ended when the queue closes. */
+  private readonly open = new Set<Wait>();
   /** Package folders read and digested, once each: a package's folder does not change while a run uses it (HarnessCache). */
   private readonly packed = new Map<string, { digest: string; json: string }>();
 
@@ -84,6 +94,13 @@ class JobQueue {
         .finally(() => client.quit().catch(() => client.disconnect()));
       const events = new QueueEvents(QUEUE_NAME, { connection: this.connection, lastEventId: last[0]?.[0] ?? "0-0" });
       events.setMaxListeners(0);
+      // One listener per kind: the per-job event names would add and remove three listeners for every job.
+      const each = (jobId: string, act: (w: Wait) => void) => {
+        for (const w of this.waits.get(jobId) ?? []) act(w);
+      };
+      events.on("completed", (e) => each(e.jobId, (w) => w.end({ value: e.returnvalue })));
+      events.on("failed", (e) => each(e.jobId, (w) => w.end({ error: new Error(e.failedReason) })));
+      events.on("duplicated", (e) => each(e.jobId, (w) => w.found()));
       await events.waitUntilReady();
       return events;
     })();
@@ -125,37 +142,37 @@ class JobQueue {
    * listened for before `add` runs.
    */
   private finished(events: QueueEvents, id: string, add: () => Promise<Job>): Promise<unknown> {
-    // Per-job event names, which QueueEvents emits beside its typed ones.
-    const bus = events as unknown as EventEmitter;
     return new Promise((resolve, reject) => {
-      const names = [`completed:${id}`, `failed:${id}`, `duplicated:${id}`] as const;
-      let open = true;
-      const unlisten = () => bus.off(names[0], onCompleted).off(names[1], onFailed).off(names[2], onDuplicated);
-      const end = (settle: () => void) => {
-        if (!open) return;
-        open = false;
-        unlisten();
-        this.waiting.delete(onClosing);
-        settle();
+      const wait: Wait = {
+        end: (o) => {
+          if (!this.open.delete(wait)) return;
+          this.unlisten(id, wait);
+          if ("value" in o) resolve(o.value);
+          else reject(o.error);
+        },
+        // Found, not added: it may have ended before this wait began. BullMQ's waiter asks Redis, then listens; this
+        // one still ends when the queue closes (BullMQ's would wait on for an event that never comes).
+        found: () => {
+          this.unlisten(id, wait);
+          Job.fromId(this.queue, id)
+            .then((job) => job?.waitUntilFinished(events) ?? Promise.reject(new Error("it was removed from the queue")))
+            .then(
+              (value) => wait.end({ value }),
+              (error: Error) => wait.end({ error }),
+            );
+        },
       };
-      const onCompleted = (e: { returnvalue: unknown }) => end(() => resolve(e.returnvalue));
-      const onFailed = (e: { failedReason?: string }) => end(() => reject(new Error(e.failedReason)));
-      const onClosing = () => end(() => reject(new Error("the coordinator closed its queue before the job ended")));
-      // Found, not added: it may have ended before these listeners. BullMQ's waiter asks Redis, then listens; this
-      // one still ends when the queue closes (BullMQ's would wait on for an event that never comes).
-      const onDuplicated = () => {
-        unlisten();
-        Job.fromId(this.queue, id)
-          .then((job) => job?.waitUntilFinished(events) ?? Promise.reject(new Error("it was removed from the queue")))
-          .then(
-            (value) => end(() => resolve(value)),
-            (err: unknown) => end(() => reject(err)),
-          );
-      };
-      bus.on(names[0], onCompleted).on(names[1], onFailed).on(names[2], onDuplicated);
-      this.waiting.add(onClosing);
-      add().catch((err: unknown) => end(() => reject(err)));
+      this.open.add(wait);
+      const same = this.waits.get(id);
+      if (same) same.add(wait);
+      else this.waits.set(id, new Set([wait]));
+      add().catch((error: Error) => wait.end({ error }));
     });
+  }
+
+  private unlisten(id: string, wait: Wait): void {
+    const same = this.waits.get(id);
+    if (same?.delete(wait) && same.size === 0) this.waits.delete(id);
   }
 
   /**
@@ -191,7 +208,8 @@ class JobQueue {
   }
 
   async close(): Promise<void> {
-    for (const stop of [...this.waiting]) stop();
+    const closing = new Error("the coordinator closed its queue before the job ended");
+    for (const wait of [...this.open]) wait.end({ error: closing });
     await (await this.events?.catch(() => undefined))?.close();
     await this.queue.close();
   }
