@@ -9,6 +9,7 @@ import type { ModelSettings } from "../model/resolve.ts";
 import { checkHarness } from "../sandbox/check.ts";
 import { candidateOfCommit, lastFinishedRound, slotSummaries } from "../store/candidates.ts";
 import { type Db, finishRun, openDb, passwordRedacted, roundRows, runRow } from "../store/db.ts";
+import type { RunLock } from "../store/run-lock.ts";
 import { resolveTask } from "../task/builtin.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import { checkTaskNeedsAsync } from "../task/needs.ts";
@@ -27,6 +28,7 @@ import type { RunNoise } from "./optimize-noise.ts";
 import { gateMode, type TttParams } from "./optimize-proposals.ts";
 import { roundZero, runRound } from "./optimize-rounds.ts";
 import { defaultRunDir } from "./run-dir.ts";
+import { holdRunDir } from "./run-writer.ts";
 import type { Runner } from "./runner.ts";
 
 export { DEFAULT_PROPOSER_HARNESS, DEFAULT_QA_HARNESS, type OptimizeInput } from "./optimize-config.ts";
@@ -237,12 +239,20 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
   }
   const existed = existsSync(runDir);
   mkdirSync(runDir, { recursive: true });
+  let lock: RunLock;
+  try {
+    lock = holdRunDir(runDir, (text) => emit({ type: "notice", text }));
+  } catch (err) {
+    await closeEarly(early);
+    throw err; // another process's run: nothing here is this one's to remove
+  }
   let ctx: RunContext;
   try {
     ctx = await open(settings, runDir, Boolean(o.resume), emit, o.runner, early);
   } catch (err) {
     await closeEarly(early);
     if (!o.resume) removeRunDir(runDir, existed);
+    lock.release();
     throw err;
   }
   let failedAtStart = false;
@@ -264,6 +274,7 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
   } finally {
     await ctx.close();
     if (failedAtStart) removeRunDir(runDir, existed);
+    lock.release();
   }
 }
 
@@ -285,6 +296,7 @@ async function optimizeBenchmark(settings: OptimizeSettings, runDir: string, o: 
     );
   const existed = existsSync(runDir);
   mkdirSync(runDir, { recursive: true });
+  const lock = holdRunDir(runDir, (text) => o.onEvent?.({ type: "notice", text }));
   try {
     const resumed = Boolean(o.resume);
     // A QA search's modules (benchmarks, scorers) load only for one: a discovery run or its replay needs none of them.
@@ -297,6 +309,8 @@ async function optimizeBenchmark(settings: OptimizeSettings, runDir: string, o: 
     db?.close();
     if (!started) removeRunDir(runDir, existed);
     throw err;
+  } finally {
+    lock.release();
   }
 }
 

@@ -1,6 +1,6 @@
 // A train run from its configuration (train.yaml, or what hone.db stored): the panel, criterion, estimator and
 // models, through the run's recording, so `hone train`, `hone train --resume` and `hone replay` build it one way.
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
 import { loadHarness } from "../harness/package.ts";
@@ -21,6 +21,7 @@ import { DEFAULT_PROPOSER_HARNESS } from "./optimize-config.ts";
 import type { QARunner } from "./qa-runner.ts";
 import { Recording } from "./recording.ts";
 import { refuseNonEmpty } from "./run-dir.ts";
+import { holdRunDir } from "./run-writer.ts";
 import { GreedyMonotonic, Trainer, type TrainerOptions } from "./train.ts";
 import type { TrainConfig } from "./train-config.ts";
 import { epochId } from "./train-records.ts";
@@ -114,6 +115,28 @@ export async function openTrainRun(o: {
   } else if (o.config) c = storedConfig(o.config);
   else throw new HoneError("usage", "give --config train.yaml, or --resume a run directory");
   if (!o.resume) refuseNonEmpty(out, "choose another --out, or --resume it");
+  mkdirSync(out, { recursive: true });
+  const lock = holdRunDir(out);
+  try {
+    const run = await buildTrainRun(o, out, c);
+    return {
+      ...run,
+      close: async () => {
+        try {
+          await run.close();
+        } finally {
+          lock.release();
+        }
+      },
+    };
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+/** The train run in `out` (held by this process) from its stored configuration `c`. */
+async function buildTrainRun(o: Parameters<typeof openTrainRun>[0], out: string, c: StoredTrainConfig): Promise<TrainRun> {
   createRunDb(join(out, "hone.db"), "train", c);
   const replay = Boolean(o.replayOf);
   const recording = new Recording(out, { cache: { mode: replay ? "replay" : "off" }, replayOf: o.replayOf });

@@ -6,7 +6,8 @@ import { syncToDisk } from "./atomic.ts";
 
 // The native module loads with the first database opened, not with every command whose modules import this one.
 let sqlite: typeof BetterSqlite3 | undefined;
-const Database = (path: string, opts?: BetterSqlite3.Options): BetterSqlite3.Database => {
+/** A connection with SQLite's defaults (the store's modules set what they need). */
+export const Database = (path: string, opts?: BetterSqlite3.Options): BetterSqlite3.Database => {
   sqlite ??= createRequire(import.meta.url)("better-sqlite3") as typeof BetterSqlite3;
   return new sqlite(path, opts);
 };

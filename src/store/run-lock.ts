@@ -1,0 +1,105 @@
+// A run directory's one writer: a lock the kernel holds for the writing process and drops when it ends, however it ends.
+import { closeSync, openSync, readSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { Database, type Db } from "./db.ts";
+
+/** The file in a run directory whose lock marks the process writing the run. It stays when the run ends (see below). */
+export const RUN_LOCK_FILE = "hone.lock";
+
+export interface RunLock {
+  /** Lets the next writer in; the file stays, since a lock file removed by its holder can be locked twice at once. */
+  release(): void;
+  /** Set when the folder's file system takes no locks (the run is written unguarded): why. */
+  unguarded?: string;
+}
+
+/** The process that holds a run's lock, as this machine's kernel knows it (nothing is known of another machine's). */
+export interface LockHolder {
+  pid?: number;
+  command?: string;
+}
+
+/**
+ * Takes the writer lock of run directory `dir` (which must exist), or says who holds it. The lock is SQLite's
+ * exclusive lock on `hone.lock`, a POSIX record lock: the kernel drops it when its process exits, so a killed run
+ * leaves nothing stale to clear, and a second connection in the same process is refused as another process is.
+ */
+export function lockRunDir(dir: string): RunLock | { heldBy: LockHolder } {
+  const path = join(dir, RUN_LOCK_FILE);
+  const db = Database(path, { timeout: 0 });
+  try {
+    db.pragma("locking_mode = EXCLUSIVE");
+    db.exec("BEGIN EXCLUSIVE");
+  } catch (err) {
+    db.close();
+    if ((err as { code?: string }).code === "SQLITE_BUSY") return { heldBy: lockHolder(path) };
+    // A file system without record locks (some network and FUSE ones): a run there is not refused, only unguarded.
+    return { release: () => {}, unguarded: (err as Error).message };
+  }
+  held.add(db);
+  return {
+    release: () => {
+      if (!held.delete(db)) return;
+      db.exec("ROLLBACK");
+      db.close();
+    },
+  };
+}
+
+/**
+ * The connections holding locks, kept here until released: a connection nothing refers to is closed when it is
+ * collected, and its lock goes with it, whatever its holder still writes.
+ */
+const held = new Set<Db>();
+
+/** The most of /proc/locks and of a command line that is read: both are the kernel's, but a machine can hold many locks. */
+const MAX_LOCKS_BYTES = 4 * 1024 * 1024;
+const MAX_COMMAND_CHARS = 200;
+
+/** Who holds a POSIX lock on `path`, from /proc/locks (Linux); empty where that is not known. */
+function lockHolder(path: string): LockHolder {
+  try {
+    const { dev, ino } = statSync(path);
+    const device = `${hex2((dev >>> 8) & 0xfff)}:${hex2((dev & 0xff) | ((dev >>> 12) & 0xfff00))}`;
+    for (const line of readAtMost("/proc/locks", MAX_LOCKS_BYTES).split("\n")) {
+      const parts = line.trim().split(/\s+/);
+      // A line "N: -> POSIX ..." is a process waiting for the lock, not its holder.
+      if (parts[1] !== "POSIX" || parts[5] !== `${device}:${ino}`) continue;
+      const pid = Number(parts[4]);
+      if (Number.isInteger(pid) && pid > 0) return { pid, command: commandOf(pid) };
+    }
+  } catch {
+    // Not Linux, or /proc not mounted: the holder stays unnamed.
+  }
+  return {};
+}
+
+const hex2 = (n: number) => n.toString(16).padStart(2, "0");
+
+/** The first `max` bytes of a file (of /proc, whose size stat does not give), as Latin-1 text. */
+function readAtMost(path: string, max: number): string {
+  const fd = openSync(path, "r");
+  try {
+    const buf = Buffer.alloc(max);
+    let n = 0;
+    for (let got = 1; got > 0 && n < max; n += got) got = readSync(fd, buf, n, max - n, null);
+    return buf.toString("latin1", 0, n);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A process's command line as one line of printable text, shortened; undefined when it cannot be read. */
+function commandOf(pid: number): string | undefined {
+  try {
+    const raw = readAtMost(`/proc/${pid}/cmdline`, 4096);
+    const text = raw
+      .split("\0")
+      .filter(Boolean)
+      .join(" ")
+      .replace(/[^\x20-\x7e]/g, "?");
+    return text.length > MAX_COMMAND_CHARS ? `${text.slice(0, MAX_COMMAND_CHARS)}…` : text || undefined;
+  } catch {
+    return undefined;
+  }
+}
