@@ -27,7 +27,7 @@ import { closeEarly, type Incumbent, open, type RunContext, startEarly } from ".
 import type { RunNoise } from "./optimize-noise.ts";
 import { gateMode, type TttParams } from "./optimize-proposals.ts";
 import { roundZero, runRound } from "./optimize-rounds.ts";
-import { defaultRunDir } from "./run-dir.ts";
+import { defaultRunDir, refuseNonEmpty } from "./run-dir.ts";
 import { holdRunDir } from "./run-writer.ts";
 import type { Runner } from "./runner.ts";
 
@@ -172,7 +172,8 @@ export async function resolveSettings(input: OptimizeInput): Promise<OptimizeSet
 export function storedSettings(runDir: string, o: OptimizeOptions): OptimizeSettings {
   if (!existsSync(join(runDir, "hone.db")))
     throw new HoneError("usage", `${runDir} has no hone.db to resume; start a run with --out ${runDir}`);
-  const db = openDb(join(runDir, "hone.db"));
+  // Read only: a run still being written is refused by its lock afterwards, before this process writes anything.
+  const db = openDb(join(runDir, "hone.db"), { readonly: true });
   const row = runRow(db);
   db.close();
   if (!row) throw new HoneError("usage", `${runDir}: the run was never started; remove the folder and start again`);
@@ -206,8 +207,7 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
   const settings = o.resume ? storedSettings(resolve(o.outDir as string), o) : await resolveSettings(input);
   const name = settings.task ? basename(settings.task) : (settings.benchmark?.id ?? "task");
   const runDir = resolve(o.outDir ?? defaultRunDir(`opt-${name.replace(/[^A-Za-z0-9._-]+/g, "-")}`));
-  if (!o.resume && existsSync(runDir) && readdirSync(runDir).some((f) => !f.startsWith("hone.db.new")))
-    throw new HoneError("usage", `${runDir} already exists and is not empty; choose another --out, or --resume it`);
+  if (!o.resume) refuseNonEmpty(runDir, "choose another --out, or --resume it");
   if (settings.benchmark) return optimizeBenchmark(settings, runDir, o);
   // Check the method's parameters, the seed package and the task before creating anything. A replay runs no Python
   // (its evaluations come from the records), so it does not probe the interpreter for what the task needs.
@@ -251,8 +251,11 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
     ctx = await open(settings, runDir, Boolean(o.resume), emit, o.runner, early);
   } catch (err) {
     await closeEarly(early);
-    if (!o.resume) removeRunDir(runDir, existed);
-    lock.release();
+    try {
+      if (!o.resume) removeRunDir(runDir, existed);
+    } finally {
+      lock.release();
+    }
     throw err;
   }
   let failedAtStart = false;
@@ -272,9 +275,12 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
     failedAtStart = !o.resume && (ctx.db.prepare("SELECT COUNT(*) AS n FROM rounds").get() as { n: number }).n === 0;
     throw err;
   } finally {
-    await ctx.close();
-    if (failedAtStart) removeRunDir(runDir, existed);
-    lock.release();
+    try {
+      await ctx.close();
+      if (failedAtStart) removeRunDir(runDir, existed);
+    } finally {
+      lock.release();
+    }
   }
 }
 

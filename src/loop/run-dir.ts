@@ -10,8 +10,13 @@ export function refuseNonEmpty(dir: string, hint = "choose another --out"): void
   if (taken(dir)) throw new HoneError("usage", `${dir} already exists and is not empty; ${hint}`);
 }
 
-/** A folder holds something a run wrote (an interrupted start leaves only hone.db.new*, which a rerun may take). */
-const taken = (dir: string) => existsSync(dir) && readdirSync(dir).some((f) => !f.startsWith("hone.db.new"));
+/**
+ * A folder holds something a run wrote. A start cut short may leave only hone.db.new* (a hone.db being built) and the
+ * writer's lock file (`RUN_LOCK_FILE` of store/run-lock.ts, named here so that the CLI's start loads nothing of the
+ * store), which a rerun takes over.
+ */
+const taken = (dir: string) =>
+  existsSync(dir) && readdirSync(dir).some((f) => !f.startsWith("hone.db.new") && !f.startsWith("hone.lock"));
 
 /** The first of `base`, `base-2`, `base-3`, … that holds nothing yet: two runs started in the same second get two folders. */
 export function freeDir(base: string): string {

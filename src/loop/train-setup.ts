@@ -116,7 +116,7 @@ export async function openTrainRun(o: {
   else throw new HoneError("usage", "give --config train.yaml, or --resume a run directory");
   if (!o.resume) refuseNonEmpty(out, "choose another --out, or --resume it");
   mkdirSync(out, { recursive: true });
-  const lock = holdRunDir(out);
+  const lock = holdRunDir(out, (text) => o.onEvent?.({ type: "notice", epoch: 0, text }));
   try {
     const run = await buildTrainRun(o, out, c);
     return {

@@ -24,17 +24,24 @@ export interface LockHolder {
  * exclusive lock on `hone.lock`, a POSIX record lock: the kernel drops it when its process exits, so a killed run
  * leaves nothing stale to clear, and a second connection in the same process is refused as another process is.
  */
-export function lockRunDir(dir: string): RunLock | { heldBy: LockHolder } {
+export function lockRunDir(dir: string): RunLock | { heldBy: LockHolder } | { failed: string } {
   const path = join(dir, RUN_LOCK_FILE);
-  const db = Database(path, { timeout: 0 });
+  let db: Db | undefined;
   try {
+    db = Database(path, { timeout: 0 });
+    // The journal kept in memory: BEGIN on an empty file would otherwise write hone.lock-journal beside it.
+    db.pragma("journal_mode = MEMORY");
     db.pragma("locking_mode = EXCLUSIVE");
     db.exec("BEGIN EXCLUSIVE");
   } catch (err) {
-    db.close();
-    if ((err as { code?: string }).code === "SQLITE_BUSY") return { heldBy: lockHolder(path) };
-    // A file system without record locks (some network and FUSE ones): a run there is not refused, only unguarded.
-    return { release: () => {}, unguarded: (err as Error).message };
+    db?.close();
+    const code = (err as { code?: string }).code ?? "";
+    // SQLite reports a lock refused by a file system that cannot lock (ENOLCK) as busy too: lockHolder names nobody.
+    if (code === "SQLITE_BUSY") return { heldBy: lockHolder(path) };
+    // A file system without record locks (some FUSE ones): a run there is not refused, only unguarded.
+    if (code === "SQLITE_NOLFS" || (code.startsWith("SQLITE_IOERR") && code.includes("LOCK")))
+      return { release: () => {}, unguarded: code };
+    return { failed: (err as Error).message };
   }
   held.add(db);
   return {
@@ -61,13 +68,18 @@ function lockHolder(path: string): LockHolder {
   try {
     const { dev, ino } = statSync(path);
     const device = `${hex2((dev >>> 8) & 0xfff)}:${hex2((dev & 0xff) | ((dev >>> 12) & 0xfff00))}`;
+    // The holder's line: "N: POSIX ADVISORY WRITE <pid> <major>:<minor>:<inode> <start> <end>" (a line "N: -> POSIX"
+    // is a process waiting for it). Where stat's device is not the one the kernel prints there (btrfs subvolumes),
+    // a line with the inode alone names it.
+    let byInode: number | undefined;
     for (const line of readAtMost("/proc/locks", MAX_LOCKS_BYTES).split("\n")) {
       const parts = line.trim().split(/\s+/);
-      // A line "N: -> POSIX ..." is a process waiting for the lock, not its holder.
-      if (parts[1] !== "POSIX" || parts[5] !== `${device}:${ino}`) continue;
       const pid = Number(parts[4]);
-      if (Number.isInteger(pid) && pid > 0) return { pid, command: commandOf(pid) };
+      if (parts[1] !== "POSIX" || !Number.isInteger(pid) || pid <= 0) continue;
+      if (parts[5] === `${device}:${ino}`) return { pid, command: commandOf(pid) };
+      if (parts[5]?.endsWith(`:${ino}`)) byInode ??= pid;
     }
+    if (byInode !== undefined) return { pid: byInode, command: commandOf(byInode) };
   } catch {
     // Not Linux, or /proc not mounted: the holder stays unnamed.
   }

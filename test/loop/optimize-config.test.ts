@@ -2,30 +2,11 @@
 // bad values, each naming where the value came from, and fill the same defaults.
 import { describe, expect, it } from "vitest";
 import { numberish, optionsFromFlags } from "../../src/cli/optimize-flags.ts";
-import { HoneError } from "../../src/errors.ts";
 import { DEFAULT_PROPOSER_HARNESS, resolveSettings } from "../../src/loop/optimize.ts";
 import { optimizeConfigSchema, recordedSettings } from "../../src/loop/optimize-config.ts";
 import { DEFAULT_HARNESS } from "../../src/loop/run.ts";
 import { resolveTask } from "../../src/task/builtin.ts";
-
-const refusal = (f: () => unknown): HoneError => {
-  try {
-    f();
-  } catch (err) {
-    if (err instanceof HoneError) return err;
-    throw err;
-  }
-  throw new Error("not refused");
-};
-const asyncRefusal = async (f: () => Promise<unknown>): Promise<HoneError> => {
-  try {
-    await f();
-  } catch (err) {
-    if (err instanceof HoneError) return err;
-    throw err;
-  }
-  throw new Error("not refused");
-};
+import { asyncRefusal, refusal } from "../helpers/refusal.ts";
 
 describe("optimize's flags are options of the one schema", () => {
   it("reads numbers as numbers and keeps anything else as text for the schema to refuse", () => {

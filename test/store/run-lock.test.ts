@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { lockRunDir, type RunLock } from "../../src/store/run-lock.ts";
@@ -44,6 +45,7 @@ describe("lockRunDir", () => {
     const first = taken(lockRunDir(dir));
     const second = lockRunDir(dir);
     expect(second).toEqual({ heldBy: { pid: process.pid, command: expect.stringContaining("node") } });
+    expect(readdirSync(dir)).toEqual(["hone.lock"]); // its journal kept in memory, none beside it
     first.release();
     first.release(); // a second release changes nothing
     taken(lockRunDir(dir)).release();

@@ -31,6 +31,7 @@ export function registerTrain(program: Command): void {
         resume: Boolean(opts.resume),
         queue: opts.queue,
         onEvent: (e) => {
+          if (e.type === "notice") say(String(e.text));
           if (e.type === "skip") say(`epoch ${e.epoch}: skipped (${e.reason})`);
           if (e.type === "loss") say(`epoch ${e.epoch}: ${e.decision} (${e.reason})`);
         },

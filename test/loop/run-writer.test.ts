@@ -1,0 +1,76 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { refuseNonEmpty } from "../../src/loop/run-dir.ts";
+import { holdRunDir, NO_LOCK } from "../../src/loop/run-writer.ts";
+import { lockRunDir, RUN_LOCK_FILE } from "../../src/store/run-lock.ts";
+import { tempDir } from "../helpers/fixtures.ts";
+import { refusal } from "../helpers/refusal.ts";
+
+// What a second writer is told, for each answer the store's lock can give; and the way out for a file system whose
+// locks refuse everyone.
+
+vi.mock("../../src/store/run-lock.ts", async (actual) => {
+  const real = await actual<typeof import("../../src/store/run-lock.ts")>();
+  return { ...real, lockRunDir: vi.fn(real.lockRunDir) };
+});
+const lock = vi.mocked(lockRunDir);
+
+afterEach(() => {
+  lock.mockClear();
+  delete process.env[NO_LOCK];
+});
+
+describe("holdRunDir", () => {
+  it("names the process that writes the run", () => {
+    lock.mockReturnValueOnce({ heldBy: { pid: 4242, command: "node bin/hone.js optimize --out runs/x" } });
+    const err = refusal(() => holdRunDir("/runs/x"));
+    expect(err.exit).toBe("usage");
+    expect(err.message).toBe(
+      "/runs/x is being written by another hone process (pid 4242: node bin/hone.js optimize --out runs/x); wait for it to end, or stop it, before resuming the run (or choose another --out)",
+    );
+  });
+
+  it("says when the holder cannot be named, and how to go on where every lock is refused", () => {
+    lock.mockReturnValueOnce({ heldBy: {} });
+    const err = refusal(() => holdRunDir("/nfs/runs/x"));
+    expect(err.message).toMatch(/^\/nfs\/runs\/x is locked by a process this machine cannot name .*set HONE_RUN_LOCK=off$/);
+  });
+
+  it("refuses a lock file it cannot use, naming it", () => {
+    lock.mockReturnValueOnce({ failed: "file is not a database" });
+    expect(refusal(() => holdRunDir("/runs/x")).message).toBe(
+      "/runs/x: its lock file hone.lock cannot be locked (file is not a database); remove it if no hone process is writing the run",
+    );
+  });
+
+  it("writes unguarded where the file system takes no locks, and says so", () => {
+    lock.mockReturnValueOnce({ release: () => {}, unguarded: "SQLITE_IOERR_LOCK" });
+    const notices: string[] = [];
+    holdRunDir("/fuse/x", (t) => notices.push(t)).release();
+    expect(notices).toEqual(["/fuse/x is on a file system without locks (SQLITE_IOERR_LOCK): nothing refuses a second writer"]);
+  });
+
+  it("with HONE_RUN_LOCK=off takes no lock at all, and says so", () => {
+    const dir = tempDir("run-writer-");
+    const held = holdRunDir(dir);
+    process.env[NO_LOCK] = "off";
+    const notices: string[] = [];
+    const second = holdRunDir(dir, (t) => notices.push(t));
+    expect(second.unguarded).toBe("HONE_RUN_LOCK=off");
+    expect(notices[0]).toMatch(/HONE_RUN_LOCK=off: .* is written without its lock/);
+    second.release();
+    held.release();
+  });
+});
+
+describe("a start cut short", () => {
+  it("leaves a folder a new run may take: its lock file and a hone.db being built do not count", () => {
+    const dir = tempDir("run-writer-");
+    writeFileSync(join(dir, RUN_LOCK_FILE), "");
+    writeFileSync(join(dir, "hone.db.new"), "");
+    expect(() => refuseNonEmpty(dir)).not.toThrow();
+    writeFileSync(join(dir, "hone.db"), "");
+    expect(() => refuseNonEmpty(dir)).toThrow(/already exists and is not empty/);
+  });
+});
