@@ -1,8 +1,9 @@
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { applySpec, SpecError } from "../harness/compile.ts";
 import type { Harness } from "../harness/types.ts";
 import type { ChatModel } from "../model/types.ts";
+import { runProcess } from "../task/python-process.ts";
 import { type ProposerTask, proposeSample } from "./proposer.ts";
 
 /** What an estimator gets: the incumbent package, an empty folder to write the candidate into, and the epoch. */
@@ -95,16 +96,22 @@ export class AgentCliEstimator implements Estimator {
     private readonly timeoutSec = 3600,
   ) {}
   async propose(ctx: ProposeContext): Promise<string | undefined> {
-    const r = spawnSync("sh", ["-c", this.command], {
+    // In a process group of its own, awaited: a timeout kills the agent with every process it started, and hone
+    // answers a stop meanwhile (which kills its descendants).
+    const r = await runProcess("sh", ["-c", this.command], {
       cwd: ctx.candidateDir,
       env: { ...process.env, HONE_EPOCH: String(ctx.epoch), HONE_PANEL_DESCRIPTION: ctx.panelDescription },
-      encoding: "utf8",
-      timeout: this.timeoutSec * 1000,
+      timeoutMs: this.timeoutSec * 1000,
     });
-    if (r.status !== 0)
+    if (r.timedOut)
       throw new SpecError(
         "agent",
-        `the agent command failed (exit ${r.status}): ${(r.stderr || r.stdout || "").trim().slice(-400)}`,
+        `the agent command ran past its timeout (${this.timeoutSec} s); it was killed with every process it started`,
+      );
+    if (r.code !== 0)
+      throw new SpecError(
+        "agent",
+        `the agent command failed (${r.code === null ? `signal ${r.signal}` : `exit ${r.code}`}): ${(r.stderr || r.stdout || "").trim().slice(-400)}`,
       );
     return (r.stdout || "").trim().split("\n").slice(-1)[0] || "agent change";
   }

@@ -1,10 +1,10 @@
-import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
 import type { ModelSettings } from "../model/resolve.ts";
 import { removePartials } from "../store/atomic.ts";
 import type { Db } from "../store/db.ts";
+import { runProcess } from "../task/python-process.ts";
 
 export interface LoraSettings {
   /** Shell command that trains an adapter; it reads HONE_LORA_* variables (see below). */
@@ -94,7 +94,11 @@ export async function loraStep(
   removePartials(dir, `${name}.partial-`);
   const staging = `${output}.partial-${process.pid}`;
   const previous = round > 1 ? join(dir, adapterName(s, round - 1)) : "";
-  const r = spawnSync("sh", ["-c", s.trainerCommand], {
+  // In a process group of its own, awaited: a timeout kills the trainer with every process it started (not `sh`
+  // alone), hone answers a stop meanwhile (which kills its descendants), and the event loop is never held for an hour.
+  const timeoutSec = s.timeoutSec ?? 3600;
+  const r = await runProcess("sh", ["-c", s.trainerCommand], {
+    cwd: process.cwd(),
     env: {
       ...process.env,
       HONE_LORA_DATA: data,
@@ -103,13 +107,18 @@ export async function loraStep(
       HONE_LORA_ROUND: String(round),
       HONE_LORA_PREVIOUS_ADAPTER: existsSync(previous) ? previous : "",
     },
-    encoding: "utf8",
-    timeout: (s.timeoutSec ?? 3600) * 1000,
+    timeoutMs: timeoutSec * 1000,
+    maxOutputChars: 2000,
   });
-  if (r.status !== 0)
+  if (r.timedOut)
     throw new HoneError(
       "runFailed",
-      `the LoRA trainer command failed in round ${round} (exit ${r.status}): ${(r.stderr || r.stdout || "").trim().slice(-500)}`,
+      `the LoRA trainer command ran past its timeout (learning.lora.timeout: ${timeoutSec} s) in round ${round}; it was killed with every process it started`,
+    );
+  if (r.code !== 0)
+    throw new HoneError(
+      "runFailed",
+      `the LoRA trainer command failed in round ${round} (${r.code === null ? `signal ${r.signal}` : `exit ${r.code}`}): ${(r.stderr || r.stdout || "").trim().slice(-500)}`,
     );
   if (!existsSync(staging))
     throw new HoneError("runFailed", `the LoRA trainer did not write an adapter to ${staging} (HONE_LORA_OUTPUT_DIR)`);

@@ -7,6 +7,7 @@ import { AgentCliEstimator, PatchQueue } from "../../src/method/estimators.ts";
 import { HarnessRepo } from "../../src/store/git.ts";
 import type { QATask } from "../../src/task/qa/benchmarks.ts";
 import { ROOT, tempDir, write } from "../helpers/fixtures.ts";
+import { eventually, running } from "../helpers/processes.ts";
 
 // Three questions whose answer is the sum of their numbers: the offline solver's "sum" strategy solves them all,
 // its default "last" strategy none.
@@ -147,5 +148,17 @@ describe("Trainer / Loss / Optimizer contracts", () => {
     expect(new HarnessRepo(join(t.headDir(), "..", "..", "harnesses.git")).show(t.harness.data, "prompt.md")).toContain(
       "qa_strategy=sum",
     );
+  });
+
+  it("the agent-CLI estimator kills an agent past its timeout with every process it started", async () => {
+    const dir = tempDir();
+    const pidFile = join(dir, "helper.pid");
+    const estimator = new AgentCliEstimator(`sleep 60 & echo $! > ${pidFile}; sleep 60`, 1);
+    const ctx = { epoch: 1, incumbentDir: dir, candidateDir: dir, panelDescription: "4 gsm8k questions" };
+    await expect(estimator.propose(ctx)).rejects.toThrow(
+      "the agent command ran past its timeout (1 s); it was killed with every process it started",
+    );
+    const helper = Number(readFileSync(pidFile, "utf8"));
+    expect(await eventually(() => !running(helper), 5000)).toBe(true);
   });
 });

@@ -7,6 +7,7 @@ import { optimize } from "../../src/loop/optimize.ts";
 import { extractProposals } from "../../src/method/proposer.ts";
 import { startFakeVllm } from "../helpers/fake-vllm.ts";
 import { offlineOptimizeSettings, tempDir } from "../helpers/fixtures.ts";
+import { eventually, running } from "../helpers/processes.ts";
 
 let close: (() => Promise<void>) | undefined;
 afterEach(async () => close?.());
@@ -122,5 +123,27 @@ describe("lora proposer learning (fake vLLM, fake trainer)", () => {
         { outDir: join(tempDir(), "run") },
       ),
     ).rejects.toThrow(/LoRA trainer command failed in round 1 \(exit 3\): out of GPU memory/);
+  });
+
+  it("kills a trainer past its timeout with every process it started, and says so", async () => {
+    const vllm = await startFakeVllm("qwen-base");
+    close = vllm.close;
+    const dir = tempDir();
+    const pidFile = join(dir, "helper.pid");
+    // A trainer that starts a helper of its own (as a launcher does its workers), then runs on.
+    const trainerCommand = `sleep 60 & echo $! > ${pidFile}; sleep 60`;
+    const started = performance.now();
+    await expect(
+      optimize(
+        offlineOptimizeSettings({
+          proposer: { model: "qwen-base", baseUrl: vllm.url },
+          learning: { mode: "lora", digestTokens: 1000, lora: { trainerCommand, timeoutSec: 1 } },
+        }),
+        { outDir: join(dir, "run") },
+      ),
+    ).rejects.toThrow(/LoRA trainer command ran past its timeout \(learning\.lora\.timeout: 1 s\) in round 1; it was killed/);
+    expect(performance.now() - started).toBeLessThan(30_000);
+    const helper = Number(readFileSync(pidFile, "utf8"));
+    expect(await eventually(() => !running(helper), 5000)).toBe(true);
   });
 });
