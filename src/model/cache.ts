@@ -27,8 +27,8 @@ export class ResponseStore implements ResponseRecords {
   private readonly remove: Statement;
   constructor(at: string | Db) {
     this.owned = typeof at === "string";
-    this.db = typeof at === "string" ? openRecordDb(at, RESPONSES) : at;
-    if (!this.owned) addRecordTable(this.db, RESPONSES);
+    this.db = typeof at === "string" ? openRecordDb(at) : at;
+    addRecordTable(this.db, RESPONSES);
     this.select = this.db.prepare("SELECT response FROM responses WHERE key = ?");
     this.insert = this.db.prepare("INSERT OR IGNORE INTO responses (key, model, response, created_at) VALUES (?, ?, ?, ?)");
     this.remove = this.db.prepare("DELETE FROM responses WHERE key = ?");

@@ -177,21 +177,20 @@ export function finishRun(db: Db, summary: unknown, status = "finished"): void {
 }
 
 /**
- * Opens (creating if needed) a table of records by key shared between processes: the request cache and recorded
- * evaluations. WAL with synchronous NORMAL: a record may be lost on power loss (never on a process crash) and the
+ * Opens (creating if needed) a file of records by key shared between processes, whose tables `addRecordTable` makes:
+ * the request cache, a run's recorded responses and evaluations. WAL with synchronous NORMAL: a record may be lost on power loss (never on a process crash) and the
  * file stays consistent, without an fsync per write on the hot path of every model call and evaluation.
  */
-export function openRecordDb(path: string, schema = ""): Db {
+export function openRecordDb(path: string): Db {
   mkdirSync(dirname(path), { recursive: true });
   const db = Database(path);
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
   db.pragma("busy_timeout = 10000");
-  if (schema) addRecordTable(db, schema);
   return db;
 }
 
-/** Creates a table of records on a connection opened by `openRecordDb` (one connection can hold several). */
+/** Creates a table of records, if missing, on a connection `openRecordDb` opened (one connection can hold several). */
 export function addRecordTable(db: Db, schema: string): void {
   db.transaction(() => db.exec(schema))();
 }

@@ -25,8 +25,8 @@ export class EvaluationRecords implements EvaluationSink {
   private readonly insert: Statement;
   constructor(at: string | Db) {
     this.owned = typeof at === "string";
-    this.db = typeof at === "string" ? openRecordDb(at, EVALUATION_RECORDS) : at;
-    if (!this.owned) addRecordTable(this.db, EVALUATION_RECORDS);
+    this.db = typeof at === "string" ? openRecordDb(at) : at;
+    addRecordTable(this.db, EVALUATION_RECORDS);
     this.select = this.db.prepare("SELECT result FROM evaluation_records WHERE key = ?");
     this.insert = this.db.prepare("INSERT OR REPLACE INTO evaluation_records (key, result) VALUES (?, ?)");
   }

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { LineProcess } from "../../src/task/line-process.ts";
+import { eventually } from "../helpers/processes.ts";
 
 const alive = (pid: number) => {
   try {
@@ -15,16 +16,6 @@ const alive = (pid: number) => {
     return false;
   }
 };
-
-/** Waits until `check` holds, polling; false when it never did within `ms`. */
-async function eventually(check: () => boolean, ms = 10_000): Promise<boolean> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return check();
-}
 
 const left: number[] = [];
 afterEach(() => {

@@ -8,6 +8,7 @@ import { EvaluatorPool } from "../../src/task/evaluator-pool.ts";
 import { SURVIVOR_MARK, survivors } from "../helpers/attacks.ts";
 import { makeTask, tempDir } from "../helpers/fixtures.ts";
 import { withPool } from "../helpers/pool.ts";
+import { eventually } from "../helpers/processes.ts";
 import { requireTool, sealedMissing } from "../helpers/requires.ts";
 
 const task = (id: string) => loadTaskFolder(`${BUILTIN_TASKS_DIR}/${id}`, { id });
@@ -27,11 +28,6 @@ function evaluatorProcesses(): number {
   return n;
 }
 
-async function eventually(check: () => boolean, ms = 30_000): Promise<boolean> {
-  for (const until = Date.now() + ms; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) if (check()) return true;
-  return check();
-}
-
 describe("warm evaluator pool", () => {
   it("is ready with one evaluator and starts the others beside the first evaluation", async () => {
     const t = task("circle-packing");
@@ -39,7 +35,7 @@ describe("warm evaluator pool", () => {
     try {
       expect(evaluatorProcesses()).toBe(1); // set-up waited for one only, and spawned no other
       expect((await pool.evaluate(t.seedProgram)).valid).toBe(true);
-      expect(await eventually(() => evaluatorProcesses() === 3)).toBe(true);
+      expect(await eventually(() => evaluatorProcesses() === 3, 30_000)).toBe(true);
     } finally {
       pool.close();
     }
@@ -48,7 +44,7 @@ describe("warm evaluator pool", () => {
   it("starts the others on its own a little after it is ready, when no evaluation comes", async () => {
     const pool = await EvaluatorPool.start(task("circle-packing"), { size: 3 });
     try {
-      expect(await eventually(() => evaluatorProcesses() === 3)).toBe(true);
+      expect(await eventually(() => evaluatorProcesses() === 3, 30_000)).toBe(true);
     } finally {
       pool.close();
     }
