@@ -35,6 +35,24 @@ def _hone_daemon():
 `;
 
 /**
+ * Python: like PY_DAEMON, but the daemon is an interpreter that has written to 512 MB of memory before it sleeps, so
+ * that once killed it takes the kernel tens of milliseconds to be gone.
+ */
+export const PY_HEAVY_DAEMON = `
+def _hone_heavy_daemon():
+    import os, sys
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            try:
+                code = 'import time\\nb = bytearray(512 << 20)\\nfor i in range(0, len(b), 4096): b[i] = 1\\ntime.sleep(300)'
+                os.execv(sys.executable, [sys.executable, '-c', code, '${SURVIVOR_MARK}'])
+            finally:
+                os._exit(0)
+        os._exit(0)
+`;
+
+/**
  * Python run at a program's import: every forging and sabotage route the first sealed-evaluation report found,
  * tried at once. It forges result files wherever it can write, leaves a daemon that keeps forging, and kills
  * every process it can see. A sealed evaluation scores the program exactly as if none of this were there.

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { homedir } from "node:os";
 import { join } from "node:path";
@@ -7,7 +7,7 @@ import { type DiscoveryTask, loadTaskFolder } from "../../src/task/discovery-tas
 import type { Evaluation } from "../../src/task/evaluation.ts";
 import { evaluateProgram } from "../../src/task/evaluator.ts";
 import { EvaluatorPool } from "../../src/task/evaluator-pool.ts";
-import { PY_DAEMON, PY_FD_FORGER, PY_FORGER, SURVIVOR_MARK, survivors } from "../helpers/attacks.ts";
+import { PY_DAEMON, PY_FD_FORGER, PY_FORGER, PY_HEAVY_DAEMON, SURVIVOR_MARK, survivors } from "../helpers/attacks.ts";
 import { makeTask, ROOT, tempDir } from "../helpers/fixtures.ts";
 import { withPool } from "../helpers/pool.ts";
 import { requireTool, sealedMissing } from "../helpers/requires.ts";
@@ -220,6 +220,29 @@ describe("sealed evaluation: programs cannot forge, escape or outlive their call
     expect(e.valid).toBe(false);
     expect(String(e.metrics.error)).toMatch(/did not return within 2 s/);
     expect(survivors()).toEqual([]);
+  });
+
+  it.each(MODES)("[%s] a timed-out program's processes are all gone before its evaluation ends", async (mode) => {
+    // A daemon holding 512 MB takes the kernel tens of ms to tear down once killed: the evaluation must not end
+    // before it is gone (its pid free), as it does not for a program that returns (kill_others before the reply).
+    const t = probeTask(2);
+    const seenPids = new Set<number>();
+    const watch = setInterval(() => {
+      for (const pid of survivors()) seenPids.add(pid);
+    }, 20);
+    const body = "    import time\n    _hone_heavy_daemon()\n    time.sleep(300)";
+    try {
+      const e =
+        mode === "warm"
+          ? await withPool(t, (p) => p.evaluate(program(body, PY_HEAVY_DAEMON)))
+          : await evaluateProgram(t, program(body, PY_HEAVY_DAEMON));
+      clearInterval(watch);
+      expect(String(e.metrics.error)).toMatch(/did not return within 2 s/);
+      expect(seenPids.size).toBe(1);
+      expect([...seenPids].filter((pid) => existsSync(`/proc/${pid}`))).toEqual([]);
+    } finally {
+      clearInterval(watch);
+    }
   });
 
   it.each(MODES)("[%s] run_program reads a program of many chunks whole, and refuses one past 4 MB or endless", async (mode) => {

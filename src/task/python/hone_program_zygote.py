@@ -43,6 +43,8 @@ SETUP_FAILED = 70  # a call's exit code when it could not be made (its containme
 MAX_SAMPLE = 256 << 10  # the most of the task's seed program a call compiles to rehearse
 WITHOUT_SEED = 75  # the zygote proper's exit code when the seed's modules started a thread
 MAX_AHEAD = 64  # the most calls made ahead (each holds a few MB of its own)
+# A killed call is answered when it has ended (its namespace's processes with it); past this, at once regardless.
+KILL_WAIT = 5.0
 
 
 def read_request(conn):
@@ -182,6 +184,7 @@ class Call:
         self.taken = False
         self.conn = None  # a program call's connection (its evaluator's), duplicated to this process
         self.deadline = None
+        self.killed_at = None  # when it was killed at its deadline; it is answered for once it has ended
         self.answered = False  # its reply went (the call's own exit 0), or none is owed (killed, answered for)
         self.timeout = 0.0
 
@@ -217,6 +220,10 @@ class Call:
 
     def running_program(self):
         return self.taken and self.conn is not None
+
+    def wake(self):
+        """When the serving loop must next look at this call: its deadline, or the end of its wait once killed."""
+        return self.deadline if self.killed_at is None else self.killed_at + KILL_WAIT
 
     def kill(self):
         try:
@@ -295,7 +302,7 @@ class Zygote:
             more = self._fill()
             watched = self._watch(poller)
             now = time.monotonic()
-            wakes = [c.deadline for c in self.calls if c.deadline is not None and not c.answered]
+            wakes = [c.wake() for c in self.calls if c.deadline is not None and not c.answered]
             if now < self.failing_until:
                 wakes.append(self.failing_until)
             wait = 0 if more else None if not wakes else max(0, int((min(wakes) - now) * 1000) + 1)
@@ -344,9 +351,13 @@ class Zygote:
                 self._end(c)
         now = time.monotonic()
         for c in self.calls:
-            if c.deadline is not None and not c.answered and now >= c.deadline:
-                c.kill()
-                c.answer(timed_out(c.timeout))
+            if c.deadline is None or c.answered or now < c.wake():
+                continue
+            if c.killed_at is None:
+                c.kill()  # answered once it has ended (_end), so that nothing it started outlives its reply
+                c.killed_at = now
+            else:
+                c.answer(timed_out(c.timeout))  # it has not ended within KILL_WAIT of its kill
 
     def _end(self, c):
         """The call's process ended: answers for it if it owed a reply, and reaps it."""
@@ -358,6 +369,8 @@ class Zygote:
             except OSError:
                 pass
         ok = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+        if c.killed_at is not None:
+            c.answer(timed_out(c.timeout))
         if not ok:
             c.answer(_error(NO_RESULT))
         if c.conn is not None:
