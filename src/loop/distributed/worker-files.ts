@@ -14,12 +14,15 @@ const noFetch: FetchPackage = async (digest) => {
 
 const DIGEST = /^[0-9a-f]{64}$/;
 
-/** A package's folder, the jobs using it, and when its files are there. */
+/** A package's folder, the jobs using it, when its files are there, and where they come from (a job's, or a fetch). */
 interface Unpacked {
   dir: string;
   users: number;
   ready: Promise<void>;
+  from: Record<string, string> | (() => Promise<Record<string, string>>);
 }
+
+const mismatch = (digest: string) => new Error(`the harness package's files do not match its digest ${digest.slice(0, 12)}`);
 
 /**
  * A worker's own folder, removed when it closes: the harness packages it was sent, each unpacked and loaded (and its
@@ -65,12 +68,35 @@ export class WorkerFiles {
   /**
    * Runs `use` with the package unpacked in a folder that stays while `use` runs. Jobs that bring a package this worker
    * has not unpacked yet share one fetch and one unpacking; one that failed is forgotten, so a later job tries again.
+   * Files a job brings are checked against its digest before anything is shared: a job whose files do not match
+   * (anyone who can add a job can name any digest) fails alone, and a job with files of its own that joined an
+   * unpacking from another source that failed unpacks its own.
    */
   async withPackage<T>(pkg: JobHarness, use: (dir: string) => Promise<T>, fetch: FetchPackage = noFetch): Promise<T> {
-    const { digest } = pkg;
+    const { digest, files } = pkg;
     // It names a folder: 64 hex digits, nothing else.
     if (typeof digest !== "string" || !DIGEST.test(digest))
       throw new Error(`a harness package's digest is 64 hex digits, not ${JSON.stringify(digest)?.slice(0, 80)}`);
+    if (files && packageDigest(files) !== digest) throw mismatch(digest);
+    for (let tries = files ? 2 : 1; ; tries--) {
+      const entry = this.take(digest, files ?? (() => fetch(digest)));
+      try {
+        await entry.ready;
+      } catch (err) {
+        entry.users--;
+        if (tries > 1 && entry.from !== files) continue;
+        throw err;
+      }
+      try {
+        return await use(entry.dir);
+      } finally {
+        entry.users--;
+      }
+    }
+  }
+
+  /** The package's entry, made now (from `from`) unless there is one, marked as used by one more job. */
+  private take(digest: string, from: Unpacked["from"]): Unpacked {
     let entry = this.packages.get(digest);
     if (entry && entry.users === 0 && !existsSync(entry.dir)) {
       // Its folder went with the worker's (see dir()): unpacked again.
@@ -80,27 +106,21 @@ export class WorkerFiles {
     }
     if (entry)
       this.packages.delete(digest); // set again below: the most recently used is last
-    else entry = this.unpack(digest, () => pkg.files ?? fetch(digest));
+    else entry = this.unpack(digest, from);
     this.packages.set(digest, entry);
     entry.users++;
     this.evict();
-    try {
-      await entry.ready;
-      return await use(entry.dir);
-    } finally {
-      entry.users--;
-    }
+    return entry;
   }
 
   /** The package's folder, named by its digest, ready once its files are here, match the digest and are written. */
-  private unpack(digest: string, files: () => Record<string, string> | Promise<Record<string, string>>): Unpacked {
+  private unpack(digest: string, from: Unpacked["from"]): Unpacked {
     const dir = join(this.dir(), "harness", digest);
-    const entry: Unpacked = { dir, users: 0, ready: Promise.resolve() };
+    const entry: Unpacked = { dir, users: 0, ready: Promise.resolve(), from };
     entry.ready = (async () => {
-      const got = await files();
+      const got = typeof from === "function" ? await from() : from;
       await this.removals.get(dir);
-      if (packageDigest(got) !== digest)
-        throw new Error(`the harness package's files do not match its digest ${digest.slice(0, 12)}`);
+      if (packageDigest(got) !== digest) throw mismatch(digest);
       unpackDir(got, dir);
     })().catch((err: unknown) => {
       rmSync(dir, { recursive: true, force: true });
