@@ -96,12 +96,13 @@ export class AgentCliEstimator implements Estimator {
     private readonly timeoutSec = 3600,
   ) {}
   async propose(ctx: ProposeContext): Promise<string | undefined> {
-    // In a process group of its own, awaited: a timeout kills the agent with every process it started, and hone
-    // answers a stop meanwhile (which kills its descendants).
+    // In a process group of its own, awaited: a timeout kills the agent with every process it started, hone answers a
+    // stop meanwhile (which kills its descendants), and its lifeline kills them when hone itself is killed.
     const r = await runProcess("sh", ["-c", this.command], {
       cwd: ctx.candidateDir,
       env: { ...process.env, HONE_EPOCH: String(ctx.epoch), HONE_PANEL_DESCRIPTION: ctx.panelDescription },
       timeoutMs: this.timeoutSec * 1000,
+      lifeline: true,
     });
     if (r.timedOut)
       throw new SpecError(

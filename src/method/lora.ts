@@ -95,7 +95,8 @@ export async function loraStep(
   const staging = `${output}.partial-${process.pid}`;
   const previous = round > 1 ? join(dir, adapterName(s, round - 1)) : "";
   // In a process group of its own, awaited: a timeout kills the trainer with every process it started (not `sh`
-  // alone), hone answers a stop meanwhile (which kills its descendants), and the event loop is never held for an hour.
+  // alone), hone answers a stop meanwhile (which kills its descendants), and the event loop is never held for an hour;
+  // its lifeline kills them too when hone itself is killed (SIGKILL, the OOM killer), so no trainer holds a GPU after.
   const timeoutSec = s.timeoutSec ?? 3600;
   const r = await runProcess("sh", ["-c", s.trainerCommand], {
     cwd: process.cwd(),
@@ -109,6 +110,7 @@ export async function loraStep(
     },
     timeoutMs: timeoutSec * 1000,
     maxOutputChars: 2000,
+    lifeline: true,
   });
   if (r.timedOut)
     throw new HoneError(

@@ -21,6 +21,21 @@ export interface ProcessOptions {
   input?: string;
   /** Open file descriptor 3 as a pipe and keep what arrives on it, up to this many bytes (more: no result). */
   resultBytes?: number;
+  /**
+   * Kill the process group when this process ends, however it ends (SIGKILL and the OOM killer included), for commands
+   * that may run for hours (a trainer, an agent): see `withLifeline`.
+   */
+  lifeline?: boolean;
+}
+
+/**
+ * The command run under a watcher in its process group: the watcher reads a pipe whose other end only this process
+ * holds (node opens it close-on-exec), so its read ends when this process does, and it kills the whole group. The
+ * command replaces the shell (its exit status is the leader's) and does not get the pipe. Killing the group at the command's
+ * end (as runProcess does) ends the watcher.
+ */
+function withLifeline(command: string, args: string[], fd: number): [string, string[]] {
+  return ["sh", ["-c", `(read _ <&${fd}; kill -KILL 0) & exec "$@" ${fd}<&-`, "hone-lifeline", command, ...args]];
 }
 
 /** Keeps the head and the tail of a stream that may flood, so a chatty program cannot exhaust memory. */
@@ -57,7 +72,9 @@ export function runProcess(command: string, args: string[], opts: ProcessOptions
   return new Promise((resolve) => {
     const stdio: ("ignore" | "pipe")[] = [opts.input === undefined ? "ignore" : "pipe", "pipe", "pipe"];
     if (opts.resultBytes) stdio.push("pipe");
-    const child = spawn(command, args, { cwd: opts.cwd, env: opts.env, detached: true, stdio });
+    if (opts.lifeline) stdio.push("pipe");
+    const [file, argv] = opts.lifeline ? withLifeline(command, args, stdio.length - 1) : [command, args];
+    const child = spawn(file, argv, { cwd: opts.cwd, env: opts.env, detached: true, stdio });
     const result = opts.resultBytes ? collectBytes(child.stdio[3] as NodeJS.ReadableStream, opts.resultBytes) : undefined;
     if (opts.input !== undefined) child.stdin?.on("error", () => {}).end(opts.input);
     const limit = opts.maxOutputChars ?? 20_000;

@@ -1,0 +1,95 @@
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { runProcess } from "../../src/task/python-process.ts";
+import { SURVIVOR_MARK, survivors } from "../helpers/attacks.ts";
+import { startFakeVllm } from "../helpers/fake-vllm.ts";
+import { ROOT, tempDir, write } from "../helpers/fixtures.ts";
+import { eventually } from "../helpers/processes.ts";
+
+// A LoRA trainer or an agent CLI may run for hours: when hone is killed outright (SIGKILL, the OOM killer), which no
+// handler of hone's sees, they and everything they started must end with it, not hold a GPU on.
+
+/** A command that starts two helpers of its own and waits on them, as a launcher does its workers. */
+const LAUNCHER = `sleep 300 ${SURVIVOR_MARK} & sleep 300 ${SURVIVOR_MARK}; wait`;
+
+let close: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await close?.();
+  close = undefined;
+  for (const pid of survivors()) process.kill(pid, "SIGKILL");
+});
+
+/** Runs `hone args` until the launcher's two helpers are up, kills hone with SIGKILL, and says whether they went too. */
+async function killHoneMidCommand(args: string[]): Promise<{ started: boolean; gone: boolean; output: string }> {
+  const child = spawn(process.execPath, [join(ROOT, "bin", "hone.js"), ...args], {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.on("data", (c) => (output += c));
+  child.stderr.on("data", (c) => (output += c));
+  const started = await eventually(() => survivors().length === 2 || child.exitCode !== null, 120_000);
+  const up = survivors().length === 2;
+  child.kill("SIGKILL");
+  await new Promise((r) => child.once("close", r));
+  return { started: started && up, gone: await eventually(() => survivors().length === 0, 5000), output };
+}
+
+describe("a long command's lifeline", () => {
+  it("passes the command's exit status, code or signal, and keeps the lifeline from it", async () => {
+    const opts = { cwd: tempDir(), env: process.env, timeoutMs: 10_000, lifeline: true };
+    expect(await runProcess("sh", ["-c", "echo hi; exit 7"], opts)).toMatchObject({ code: 7, signal: null, stdout: "hi\n" });
+    expect(await runProcess("sh", ["-c", "kill -TERM $$"], opts)).toMatchObject({ code: null, signal: "SIGTERM" });
+    // The command's own descriptors are its three streams (and what the test runner left open), never a socket more.
+    const fds = await runProcess("sh", ["-c", "ls -l /proc/$$/fd"], opts);
+    expect(fds.stdout.match(/socket:/g)).toHaveLength(2);
+  });
+
+  it("an agent CLI of hone train ends with hone killed by SIGKILL, with every process it started", {
+    timeout: 180_000,
+  }, async () => {
+    const dir = tempDir();
+    const data = join(ROOT, "test", "fixtures", "datasets");
+    write(
+      join(dir, "train.yaml"),
+      `harness: ${join(ROOT, "harnesses", "qa")}\npanel: {benchmark: gsm8k, split: validation, limit: 2, data_dir: ${data}}\nestimator: {kind: agent_cli, command: "${LAUNCHER}"}\ncriterion: {kind: strict_pareto}\n`,
+    );
+    const r = await killHoneMidCommand([
+      "train",
+      "--config",
+      join(dir, "train.yaml"),
+      "--epochs",
+      "1",
+      "--out",
+      join(dir, "run"),
+    ]);
+    expect(r.started, r.output).toBe(true);
+    expect(r.gone).toBe(true);
+  });
+
+  it("a LoRA trainer of hone optimize ends with hone killed by SIGKILL, with every process it started", {
+    timeout: 180_000,
+  }, async () => {
+    const vllm = await startFakeVllm("qwen-base");
+    close = vllm.close;
+    const dir = tempDir();
+    write(
+      join(dir, "hone.yaml"),
+      [
+        "task: circle-packing",
+        "rounds: 1",
+        "proposals: 2",
+        "max_evals: 1",
+        "concurrency: 2",
+        `proposer: {model: qwen-base, base_url: "${vllm.url}"}`,
+        `learning: {mode: lora, lora: {trainer_command: "${LAUNCHER}"}}`,
+        'cache: {mode: "off"}',
+        "",
+      ].join("\n"),
+    );
+    const r = await killHoneMidCommand(["optimize", "--config", join(dir, "hone.yaml"), "--out", join(dir, "run")]);
+    expect(r.started, r.output).toBe(true);
+    expect(r.gone).toBe(true);
+  });
+});
