@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -42,7 +42,54 @@ function call(socket: string, program: string, timeout: number): Promise<unknown
   });
 }
 
+/**
+ * The zygote's rule for a call past its deadline, on a call whose process never ends (a kill that cannot land, as
+ * for a process stuck in the kernel): killed at its deadline, answered at its end, or KILL_WAIT after the kill.
+ */
+const STUCK_CALL = `
+import os, socket, sys, time
+sys.path.insert(0, sys.argv[1])
+import hone_program_zygote as z
+
+class Stuck(z.Call):
+    def __init__(self):
+        self.pid, self.channel, self.pidfd = -1, None, os.pipe()[0]
+        self.taken, self.deadline, self.killed_at, self.answered, self.timeout = True, None, None, False, 1.0
+        ours, self.conn = socket.socketpair()
+        self.ours, self.kills = ours, 0
+    def kill(self):
+        self.kills += 1
+
+def said(c):
+    c.ours.setblocking(False)
+    try:
+        return c.ours.recv(1 << 16).decode()
+    except BlockingIOError:
+        return ""
+
+zy = z.Zygote.__new__(z.Zygote)
+c = Stuck()
+zy.calls = [c]
+c.deadline = time.monotonic() - 0.01
+zy._handle({}, {})
+print("killed", c.kills, "answered", c.answered, repr(said(c)), "wake", round(c.wake() - time.monotonic()))
+zy._handle({}, {})
+print("killed", c.kills, "answered", c.answered, repr(said(c)))
+c.killed_at -= z.KILL_WAIT
+zy._handle({}, {})
+print("killed", c.kills, "answered", c.answered, said(c).split("\\n", 1)[1])
+`;
+
 describe("the program zygote", () => {
+  it("answers a call killed at its deadline only once it has ended, or KILL_WAIT after the kill if it never does", () => {
+    const out = execFileSync("python3", ["-c", STUCK_CALL, PYTHON_DIR], { encoding: "utf8" }).trim().split("\n");
+    expect(out).toEqual([
+      "killed 1 answered False '' wake 5",
+      "killed 1 answered False ''",
+      `killed 1 answered True {"ok": false, "error": "the program did not return within 1 s"}`,
+    ]);
+  });
+
   it("times out each of several calls taken at once, each at its own timeout", async () => {
     const socket = await startZygote(6);
     await new Promise((r) => setTimeout(r, 1000)); // its calls made ahead are waiting
