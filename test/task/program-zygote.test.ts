@@ -47,7 +47,7 @@ function call(socket: string, program: string, timeout: number): Promise<unknown
  * for a process stuck in the kernel): killed at its deadline, answered at its end, or KILL_WAIT after the kill.
  */
 const STUCK_CALL = `
-import os, socket, sys, time
+import os, socket, sys, time, types
 sys.path.insert(0, sys.argv[1])
 import hone_program_zygote as z
 
@@ -57,7 +57,7 @@ class Stuck(z.Call):
         self.taken, self.deadline, self.killed_at, self.answered, self.timeout = True, None, None, False, 1.0
         ours, self.conn = socket.socketpair()
         self.ours, self.kills = ours, 0
-    def kill(self):
+    def kill(self, group=False):
         self.kills += 1
 
 def said(c):
@@ -68,11 +68,12 @@ def said(c):
         return ""
 
 zy = z.Zygote.__new__(z.Zygote)
+zy.host = types.SimpleNamespace(contained=True)
 c = Stuck()
 zy.calls = [c]
 c.deadline = time.monotonic() - 0.01
 zy._handle({}, {})
-print("killed", c.kills, "answered", c.answered, repr(said(c)), "wake", round(c.wake() - time.monotonic()))
+print("killed", c.kills, "answered", c.answered, repr(said(c)), "wake", c.wake() - c.killed_at)
 zy._handle({}, {})
 print("killed", c.kills, "answered", c.answered, repr(said(c)))
 c.killed_at -= z.KILL_WAIT
@@ -84,7 +85,7 @@ describe("the program zygote", () => {
   it("answers a call killed at its deadline only once it has ended, or KILL_WAIT after the kill if it never does", () => {
     const out = execFileSync("python3", ["-c", STUCK_CALL, PYTHON_DIR], { encoding: "utf8" }).trim().split("\n");
     expect(out).toEqual([
-      "killed 1 answered False '' wake 5",
+      "killed 1 answered False '' wake 5.0",
       "killed 1 answered False ''",
       `killed 1 answered True {"ok": false, "error": "the program did not return within 1 s"}`,
     ]);

@@ -14,12 +14,15 @@ const noFetch: FetchPackage = async (digest) => {
 
 const DIGEST = /^[0-9a-f]{64}$/;
 
-/** A package's folder, the jobs using it, when its files are there, and where they come from (a job's, or a fetch). */
+/** Where a package's files come from: a job's own (checked against its digest already), or a fetch. */
+type Source = Record<string, string> | (() => Promise<Record<string, string>>);
+
+/** A package's folder, the jobs using it, when its files are there, and their source while they are not. */
 interface Unpacked {
   dir: string;
   users: number;
   ready: Promise<void>;
-  from: Record<string, string> | (() => Promise<Record<string, string>>);
+  from?: Source;
 }
 
 const mismatch = (digest: string) => new Error(`the harness package's files do not match its digest ${digest.slice(0, 12)}`);
@@ -96,7 +99,7 @@ export class WorkerFiles {
   }
 
   /** The package's entry, made now (from `from`) unless there is one, marked as used by one more job. */
-  private take(digest: string, from: Unpacked["from"]): Unpacked {
+  private take(digest: string, from: Source): Unpacked {
     let entry = this.packages.get(digest);
     if (entry && entry.users === 0 && !existsSync(entry.dir)) {
       // Its folder went with the worker's (see dir()): unpacked again.
@@ -114,14 +117,16 @@ export class WorkerFiles {
   }
 
   /** The package's folder, named by its digest, ready once its files are here, match the digest and are written. */
-  private unpack(digest: string, from: Unpacked["from"]): Unpacked {
+  private unpack(digest: string, from: Source): Unpacked {
     const dir = join(this.dir(), "harness", digest);
     const entry: Unpacked = { dir, users: 0, ready: Promise.resolve(), from };
     entry.ready = (async () => {
+      // A job's own files were checked before they came here; fetched ones are checked now.
       const got = typeof from === "function" ? await from() : from;
       await this.removals.get(dir);
-      if (packageDigest(got) !== digest) throw mismatch(digest);
+      if (typeof from === "function" && packageDigest(got) !== digest) throw mismatch(digest);
       unpackDir(got, dir);
+      entry.from = undefined; // its files are on disk: not held in memory while the package stays
     })().catch((err: unknown) => {
       rmSync(dir, { recursive: true, force: true });
       if (this.packages.get(digest) === entry) this.packages.delete(digest);

@@ -185,7 +185,7 @@ class Call:
         self.conn = None  # a program call's connection (its evaluator's), duplicated to this process
         self.deadline = None
         self.killed_at = None  # when it was killed at its deadline; it is answered for once it has ended
-        self.answered = False  # its reply went (the call's own exit 0), or none is owed (killed, answered for)
+        self.answered = False  # its reply went (the call's own exit 0), or none is owed (its evaluator left), or sent
         self.timeout = 0.0
 
     def note(self):
@@ -225,9 +225,11 @@ class Call:
         """When the serving loop must next look at this call: its deadline, or the end of its wait once killed."""
         return self.deadline if self.killed_at is None else self.killed_at + KILL_WAIT
 
-    def kill(self):
+    def kill(self, group=False):
+        """Kills the call's first process: PID 1 of its namespace, where everything of the call dies with it; without
+        namespaces (`group`), its process group, what it left in its session being killed once it has ended."""
         try:
-            os.kill(self.pid, signal.SIGKILL)  # PID 1 of its namespace: everything of the call dies with it
+            (os.killpg if group else os.kill)(self.pid, signal.SIGKILL)
         except OSError:
             pass
 
@@ -354,7 +356,7 @@ class Zygote:
             if c.deadline is None or c.answered or now < c.wake():
                 continue
             if c.killed_at is None:
-                c.kill()  # answered once it has ended (_end), so that nothing it started outlives its reply
+                c.kill(group=not self.host.contained)  # answered once it has ended (_end), not before its processes
                 c.killed_at = now
             else:
                 c.answer(timed_out(c.timeout))  # it has not ended within KILL_WAIT of its kill
@@ -369,7 +371,7 @@ class Zygote:
             except OSError:
                 pass
         ok = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
-        if c.killed_at is not None:
+        if c.killed_at is not None and not ok:  # an exit 0 sent its reply just as its deadline passed
             c.answer(timed_out(c.timeout))
         if not ok:
             c.answer(_error(NO_RESULT))
