@@ -96,7 +96,8 @@ export async function loraStep(
   const previous = round > 1 ? join(dir, adapterName(s, round - 1)) : "";
   // In a process group of its own, awaited: a timeout kills the trainer with every process it started (not `sh`
   // alone), hone answers a stop meanwhile (which kills its descendants), and the event loop is never held for an hour;
-  // its lifeline kills them too when hone itself is killed (SIGKILL, the OOM killer), so no trainer holds a GPU after.
+  // its lifeline ends the group too when hone itself is killed (SIGKILL, the OOM killer). At the timeout and then, the
+  // group gets SIGTERM first, so a launcher such as torchrun ends the workers it started in sessions of their own.
   const timeoutSec = s.timeoutSec ?? 3600;
   const r = await runProcess("sh", ["-c", s.trainerCommand], {
     cwd: process.cwd(),

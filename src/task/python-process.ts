@@ -22,20 +22,32 @@ export interface ProcessOptions {
   /** Open file descriptor 3 as a pipe and keep what arrives on it, up to this many bytes (more: no result). */
   resultBytes?: number;
   /**
-   * Kill the process group when this process ends, however it ends (SIGKILL and the OOM killer included), for commands
-   * that may run for hours (a trainer, an agent): see `withLifeline`.
+   * For commands that may run for hours (a trainer, an agent): the process group is ended when this process ends,
+   * however it ends (SIGKILL and the OOM killer included; see `withLifeline`), and at the timeout, as there, with
+   * SIGTERM first and SIGKILL LIFELINE_GRACE_SEC later.
    */
   lifeline?: boolean;
 }
 
 /**
- * The command run under a watcher in its process group: the watcher reads a pipe whose other end only this process
- * holds (node opens it close-on-exec), so its read ends when this process does, and it kills the whole group. The
- * command replaces the shell (its exit status is the leader's) and does not get the pipe. Killing the group at the command's
- * end (as runProcess does) ends the watcher.
+ * How long a command with a lifeline has after SIGTERM to end what it started before its group is killed: torchrun,
+ * for one, ends its workers on SIGTERM, and they run in sessions of their own, outside its group.
+ */
+export const LIFELINE_GRACE_SEC = 10;
+
+/**
+ * The command run beside a watcher in its process group. The watcher blocks reading a socket whose other end only this
+ * process holds (node opens it close-on-exec), so the read ends when this process does, however it ends; then it
+ * sends the group SIGTERM and, LIFELINE_GRACE_SEC later, SIGKILL. It is orphaned (so a stop, which kills this
+ * process's descendants, leaves it to do its work once this process has exited, and the command never has it as a
+ * child to wait for), ignores the signals a command may send its own group, and holds none of the command's streams.
+ * The command replaces the shell (its exit status is the leader's) and does not get the socket. Killing the group at
+ * the command's end (as runProcess does) ends the watcher.
  */
 function withLifeline(command: string, args: string[], fd: number): [string, string[]] {
-  return ["sh", ["-c", `(read _ <&${fd}; kill -KILL 0) & exec "$@" ${fd}<&-`, "hone-lifeline", command, ...args]];
+  const watcher = `trap '' TERM INT HUP; read _ <&${fd}; kill -TERM 0; sleep ${LIFELINE_GRACE_SEC}; kill -KILL 0`;
+  const script = `( (${watcher}) </dev/null >/dev/null 2>&1 & ); exec "$@" ${fd}<&-`;
+  return ["sh", ["-c", script, "hone-lifeline", command, ...args]];
 }
 
 /** Keeps the head and the tail of a stream that may flood, so a chatty program cannot exhaust memory. */
@@ -83,22 +95,26 @@ export function runProcess(command: string, args: string[], opts: ProcessOptions
     child.stdout?.setEncoding("utf8").on("data", (c: string) => stdout.push(c));
     child.stderr?.setEncoding("utf8").on("data", (c: string) => stderr.push(c));
     let timedOut = false;
-    const killGroup = () => {
+    const killGroup = (signal: NodeJS.Signals = "SIGKILL") => {
       try {
-        if (child.pid) process.kill(-child.pid, "SIGKILL");
+        if (child.pid) process.kill(-child.pid, signal);
       } catch {
         // already gone
       }
     };
+    let hard: NodeJS.Timeout | undefined;
     const timer = setTimeout(() => {
       timedOut = true;
-      killGroup();
+      if (!opts.lifeline) return killGroup();
+      killGroup("SIGTERM");
+      hard = setTimeout(killGroup, LIFELINE_GRACE_SEC * 1000);
     }, opts.timeoutMs);
     let done = false;
     const finish = (code: number | null, signal: NodeJS.Signals | null) => {
       if (done) return;
       done = true;
       clearTimeout(timer);
+      clearTimeout(hard);
       // Reap anything the program left behind in its group.
       killGroup();
       for (const s of child.stdio) s?.destroy();

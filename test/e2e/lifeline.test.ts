@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { AgentCliEstimator } from "../../src/method/estimators.ts";
 import { runProcess } from "../../src/task/python-process.ts";
 import { SURVIVOR_MARK, survivors } from "../helpers/attacks.ts";
 import { startFakeVllm } from "../helpers/fake-vllm.ts";
@@ -8,7 +9,7 @@ import { ROOT, tempDir, write } from "../helpers/fixtures.ts";
 import { eventually } from "../helpers/processes.ts";
 
 // A LoRA trainer or an agent CLI may run for hours: when hone is killed outright (SIGKILL, the OOM killer), which no
-// handler of hone's sees, they and everything they started must end with it, not hold a GPU on.
+// handler of hone's sees, or stopped, they and everything they started must end with it, not hold a GPU on.
 
 /** A command that starts two helpers of its own and waits on them, as a launcher does its workers. */
 const LAUNCHER = `sleep 300 ${SURVIVOR_MARK} & sleep 300 ${SURVIVOR_MARK}; wait`;
@@ -17,11 +18,20 @@ let close: (() => Promise<void>) | undefined;
 afterEach(async () => {
   await close?.();
   close = undefined;
-  for (const pid of survivors()) process.kill(pid, "SIGKILL");
+  for (const pid of survivors()) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // gone meanwhile
+    }
+  }
 });
 
-/** Runs `hone args` until the launcher's two helpers are up, kills hone with SIGKILL, and says whether they went too. */
-async function killHoneMidCommand(args: string[]): Promise<{ started: boolean; gone: boolean; output: string }> {
+/** Runs `hone args` until the launcher's two helpers are up, sends hone `signal`, and says whether they went too. */
+async function killHoneMidCommand(
+  args: string[],
+  signal: NodeJS.Signals = "SIGKILL",
+): Promise<{ started: boolean; gone: boolean; output: string }> {
   const child = spawn(process.execPath, [join(ROOT, "bin", "hone.js"), ...args], {
     cwd: ROOT,
     stdio: ["ignore", "pipe", "pipe"],
@@ -31,7 +41,7 @@ async function killHoneMidCommand(args: string[]): Promise<{ started: boolean; g
   child.stderr.on("data", (c) => (output += c));
   const started = await eventually(() => survivors().length === 2 || child.exitCode !== null, 120_000);
   const up = survivors().length === 2;
-  child.kill("SIGKILL");
+  child.kill(signal);
   await new Promise((r) => child.once("close", r));
   return { started: started && up, gone: await eventually(() => survivors().length === 0, 5000), output };
 }
@@ -41,9 +51,34 @@ describe("a long command's lifeline", () => {
     const opts = { cwd: tempDir(), env: process.env, timeoutMs: 10_000, lifeline: true };
     expect(await runProcess("sh", ["-c", "echo hi; exit 7"], opts)).toMatchObject({ code: 7, signal: null, stdout: "hi\n" });
     expect(await runProcess("sh", ["-c", "kill -TERM $$"], opts)).toMatchObject({ code: null, signal: "SIGTERM" });
-    // The command's own descriptors are its three streams (and what the test runner left open), never a socket more.
-    const fds = await runProcess("sh", ["-c", "ls -l /proc/$$/fd"], opts);
-    expect(fds.stdout.match(/socket:/g)).toHaveLength(2);
+    // The lifeline is descriptor 3 of the shell that runs the command, closed for the command itself.
+    const fds = await runProcess("sh", ["-c", "[ -e /proc/$$/fd/3 ] && echo leaked || echo closed"], opts);
+    expect(fds.stdout).toBe("closed\n");
+  });
+
+  it("at its timeout a command gets SIGTERM first: a launcher ends the workers it started in sessions of their own", async () => {
+    // As torchrun does: its workers run in sessions of their own, outside its group, and it ends them on SIGTERM.
+    const launcher = `setsid sleep 300 ${SURVIVOR_MARK} & W=$!; trap 'kill $W; exit 0' TERM; sleep 300 & wait $!`;
+    const ctx = { epoch: 1, incumbentDir: tempDir(), candidateDir: tempDir(), panelDescription: "2 gsm8k questions" };
+    await expect(new AgentCliEstimator(launcher, 1).propose(ctx)).rejects.toThrow(/ran past its timeout \(1 s\)/);
+    expect(await eventually(() => survivors().length === 0, 5000)).toBe(true);
+  });
+
+  it("an agent CLI of hone train ends when hone is stopped, with what it started that left hone's tree of processes", {
+    timeout: 180_000,
+  }, async () => {
+    // A stop kills hone's descendants; a helper started in a subshell that ended is not one, but is in the group.
+    const dir = tempDir();
+    const data = join(ROOT, "test", "fixtures", "datasets");
+    const orphaning = `(sleep 300 ${SURVIVOR_MARK} &); sleep 300 ${SURVIVOR_MARK}`;
+    write(
+      join(dir, "train.yaml"),
+      `harness: ${join(ROOT, "harnesses", "qa")}\npanel: {benchmark: gsm8k, split: validation, limit: 2, data_dir: ${data}}\nestimator: {kind: agent_cli, command: "${orphaning}"}\ncriterion: {kind: strict_pareto}\n`,
+    );
+    const args = ["train", "--config", join(dir, "train.yaml"), "--epochs", "1", "--out", join(dir, "run")];
+    const r = await killHoneMidCommand(args, "SIGTERM");
+    expect(r.started, r.output).toBe(true);
+    expect(r.gone).toBe(true);
   });
 
   it("an agent CLI of hone train ends with hone killed by SIGKILL, with every process it started", {
