@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { applySpec, SpecError } from "../harness/compile.ts";
 import type { Harness } from "../harness/types.ts";
 import type { ChatModel } from "../model/types.ts";
-import { runProcess } from "../task/python-process.ts";
+import { LIFELINE_GRACE_SEC, runProcess } from "../task/python-process.ts";
 import { type ProposerTask, proposeSample } from "./proposer.ts";
 
 /** What an estimator gets: the incumbent package, an empty folder to write the candidate into, and the epoch. */
@@ -102,7 +102,7 @@ export class AgentCliEstimator implements Estimator {
       cwd: ctx.candidateDir,
       env: { ...process.env, HONE_EPOCH: String(ctx.epoch), HONE_PANEL_DESCRIPTION: ctx.panelDescription },
       timeoutMs: this.timeoutSec * 1000,
-      lifeline: true,
+      lifeline: { graceSec: LIFELINE_GRACE_SEC },
     });
     if (r.timedOut)
       throw new SpecError(

@@ -4,7 +4,7 @@ import { HoneError } from "../errors.ts";
 import type { ModelSettings } from "../model/resolve.ts";
 import { removePartials } from "../store/atomic.ts";
 import type { Db } from "../store/db.ts";
-import { runProcess } from "../task/python-process.ts";
+import { LIFELINE_GRACE_SEC, runProcess } from "../task/python-process.ts";
 
 export interface LoraSettings {
   /** Shell command that trains an adapter; it reads HONE_LORA_* variables (see below). */
@@ -111,7 +111,7 @@ export async function loraStep(
     },
     timeoutMs: timeoutSec * 1000,
     maxOutputChars: 2000,
-    lifeline: true,
+    lifeline: { graceSec: LIFELINE_GRACE_SEC },
   });
   if (r.timedOut)
     throw new HoneError(

@@ -22,30 +22,31 @@ export interface ProcessOptions {
   /** Open file descriptor 3 as a pipe and keep what arrives on it, up to this many bytes (more: no result). */
   resultBytes?: number;
   /**
-   * For commands that may run for hours (a trainer, an agent): the process group is ended when this process ends,
-   * however it ends (SIGKILL and the OOM killer included; see `withLifeline`), and at the timeout, as there, with
-   * SIGTERM first and SIGKILL LIFELINE_GRACE_SEC later.
+   * For commands that may run long: the process group is ended when this process ends, however it ends (SIGKILL and
+   * the OOM killer included; see `withLifeline`). With a `graceSec` (a trainer, an agent), that end and the timeout's
+   * are SIGTERM first and SIGKILL `graceSec` later; without one (a program hone does not trust), SIGKILL at once.
    */
-  lifeline?: boolean;
+  lifeline?: { graceSec: number };
 }
 
 /**
- * How long a command with a lifeline has after SIGTERM to end what it started before its group is killed: torchrun,
- * for one, ends its workers on SIGTERM, and they run in sessions of their own, outside its group.
+ * How long a trainer or an agent has after SIGTERM to end what it started before its group is killed: torchrun, for
+ * one, ends its workers on SIGTERM, and they run in sessions of their own, outside its group.
  */
 export const LIFELINE_GRACE_SEC = 10;
 
 /**
  * The command run beside a watcher in its process group. The watcher blocks reading a socket whose other end only this
  * process holds (node opens it close-on-exec), so the read ends when this process does, however it ends; then it
- * sends the group SIGTERM and, LIFELINE_GRACE_SEC later, SIGKILL. It is orphaned (so a stop, which kills this
+ * ends the group (SIGTERM and, `graceSec` later, SIGKILL; or SIGKILL at once). It is orphaned (so a stop, which kills this
  * process's descendants, leaves it to do its work once this process has exited, and the command never has it as a
  * child to wait for), ignores the signals a command may send its own group, and holds none of the command's streams.
  * The command replaces the shell (its exit status is the leader's) and does not get the socket. Killing the group at
  * the command's end (as runProcess does) ends the watcher.
  */
-function withLifeline(command: string, args: string[], fd: number): [string, string[]] {
-  const watcher = `trap '' TERM INT HUP; read _ <&${fd}; kill -TERM 0; sleep ${LIFELINE_GRACE_SEC}; kill -KILL 0`;
+function withLifeline(command: string, args: string[], fd: number, graceSec: number): [string, string[]] {
+  const end = graceSec > 0 ? `kill -TERM 0; sleep ${graceSec}; kill -KILL 0` : "kill -KILL 0";
+  const watcher = `trap '' TERM INT HUP; read _ <&${fd}; ${end}`;
   const script = `( (${watcher}) </dev/null >/dev/null 2>&1 & ); exec "$@" ${fd}<&-`;
   return ["sh", ["-c", script, "hone-lifeline", command, ...args]];
 }
@@ -85,7 +86,8 @@ export function runProcess(command: string, args: string[], opts: ProcessOptions
     const stdio: ("ignore" | "pipe")[] = [opts.input === undefined ? "ignore" : "pipe", "pipe", "pipe"];
     if (opts.resultBytes) stdio.push("pipe");
     if (opts.lifeline) stdio.push("pipe");
-    const [file, argv] = opts.lifeline ? withLifeline(command, args, stdio.length - 1) : [command, args];
+    const grace = opts.lifeline?.graceSec ?? 0;
+    const [file, argv] = opts.lifeline ? withLifeline(command, args, stdio.length - 1, grace) : [command, args];
     const child = spawn(file, argv, { cwd: opts.cwd, env: opts.env, detached: true, stdio });
     const result = opts.resultBytes ? collectBytes(child.stdio[3] as NodeJS.ReadableStream, opts.resultBytes) : undefined;
     if (opts.input !== undefined) child.stdin?.on("error", () => {}).end(opts.input);
@@ -105,9 +107,9 @@ export function runProcess(command: string, args: string[], opts: ProcessOptions
     let hard: NodeJS.Timeout | undefined;
     const timer = setTimeout(() => {
       timedOut = true;
-      if (!opts.lifeline) return killGroup();
+      if (grace <= 0) return killGroup();
       killGroup("SIGTERM");
-      hard = setTimeout(killGroup, LIFELINE_GRACE_SEC * 1000);
+      hard = setTimeout(killGroup, grace * 1000);
     }, opts.timeoutMs);
     let done = false;
     const finish = (code: number | null, signal: NodeJS.Signals | null) => {

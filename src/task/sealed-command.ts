@@ -70,7 +70,9 @@ export function runSealed(cmd: SealedCommand): Promise<ProcessResult> {
       ]
     : cmd.argv;
   const io = { timeoutMs: cmd.timeoutMs, input: cmd.input };
-  if (!isolationSupport().bwrap) return runProcess(argv[0] as string, argv.slice(1), { cwd: cmd.cwd, env, ...io });
+  // Without bubblewrap (whose --die-with-parent ends the sandbox with hone) its lifeline does: killed at once.
+  if (!isolationSupport().bwrap)
+    return runProcess(argv[0] as string, argv.slice(1), { cwd: cmd.cwd, env, ...io, lifeline: { graceSec: 0 } });
   const binds: [string, string, boolean][] = cmd.writable.map((p) => [p, p, true]);
   if (cmd.modelSocketDir) binds.push([cmd.modelSocketDir, MODEL_DIR_INSIDE, false]);
   const args = bwrapArgs({ python, readOnly: [PYTHON_DIR, ...cmd.readOnly], binds, env }, ["--chdir", cmd.cwd, ...argv]);

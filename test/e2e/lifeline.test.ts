@@ -48,12 +48,34 @@ async function killHoneMidCommand(
 
 describe("a long command's lifeline", () => {
   it("passes the command's exit status, code or signal, and keeps the lifeline from it", async () => {
-    const opts = { cwd: tempDir(), env: process.env, timeoutMs: 10_000, lifeline: true };
+    const opts = { cwd: tempDir(), env: process.env, timeoutMs: 10_000, lifeline: { graceSec: 10 } };
     expect(await runProcess("sh", ["-c", "echo hi; exit 7"], opts)).toMatchObject({ code: 7, signal: null, stdout: "hi\n" });
     expect(await runProcess("sh", ["-c", "kill -TERM $$"], opts)).toMatchObject({ code: null, signal: "SIGTERM" });
     // The lifeline is descriptor 3 of the shell that runs the command, closed for the command itself.
     const fds = await runProcess("sh", ["-c", "[ -e /proc/$$/fd/3 ] && echo leaked || echo closed"], opts);
     expect(fds.stdout).toBe("closed\n");
+  });
+
+  it("a program run sealed without bubblewrap ends at once with the process that ran it, killed by SIGKILL", async () => {
+    // bubblewrap's --die-with-parent ends a sandbox with hone; without it (HONE_NO_BWRAP=1) the lifeline does, with
+    // no grace for a program hone does not trust (this one ignores SIGTERM).
+    const dir = tempDir();
+    const program = `trap '' TERM; sleep 300 ${SURVIVOR_MARK} & sleep 300 ${SURVIVOR_MARK}; wait`;
+    const script = `
+      const { runSealed } = await import(${JSON.stringify(join(ROOT, "src", "task", "sealed-command.ts"))});
+      console.log("running");
+      await runSealed({ argv: ["sh", "-c", ${JSON.stringify(program)}], readOnly: [], writable: [${JSON.stringify(dir)}],
+        cwd: ${JSON.stringify(dir)}, env: {}, timeoutMs: 600000 });
+    `;
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      cwd: ROOT,
+      env: { ...process.env, HONE_NO_BWRAP: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    expect(await eventually(() => survivors().length === 2, 30_000)).toBe(true);
+    child.kill("SIGKILL");
+    await new Promise((r) => child.once("close", r));
+    expect(await eventually(() => survivors().length === 0, 2000)).toBe(true);
   });
 
   it("at its timeout a command gets SIGTERM first: a launcher ends the workers it started in sessions of their own", async () => {
