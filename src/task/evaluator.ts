@@ -150,6 +150,8 @@ export async function evaluateProgram(task: DiscoveryTask, program: string, opts
       timeoutMs: timeoutSec * 1000,
       input,
       resultBytes: MAX_RESULT_BYTES,
+      // bubblewrap's --die-with-parent ends a sealed evaluator with hone; without it, its lifeline does, at once.
+      ...(sealed(task) ? {} : { lifeline: { graceSec: 0 } }),
     });
     return judgeExit(task, proc, timeoutSec);
   } finally {

@@ -5,7 +5,7 @@ import { AgentCliEstimator } from "../../src/method/estimators.ts";
 import { runProcess } from "../../src/task/python-process.ts";
 import { SURVIVOR_MARK, survivors } from "../helpers/attacks.ts";
 import { startFakeVllm } from "../helpers/fake-vllm.ts";
-import { ROOT, tempDir, write } from "../helpers/fixtures.ts";
+import { makeTask, ROOT, tempDir, write } from "../helpers/fixtures.ts";
 import { eventually } from "../helpers/processes.ts";
 
 // A LoRA trainer or an agent CLI may run for hours: when hone is killed outright (SIGKILL, the OOM killer), which no
@@ -46,6 +46,24 @@ async function killHoneMidCommand(
   return { started: started && up, gone: await eventually(() => survivors().length === 0, 5000), output };
 }
 
+/**
+ * Runs `script` in a node process of its own without bubblewrap (HONE_NO_BWRAP=1) until two marked helpers run, kills
+ * that process with SIGKILL, and expects the helpers gone at once (no grace).
+ */
+async function killNodeMidWork(script: string): Promise<void> {
+  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+    cwd: ROOT,
+    env: { ...process.env, HONE_NO_BWRAP: "1" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stderr.on("data", (c) => (output += c));
+  expect(await eventually(() => survivors().length === 2, 30_000), output).toBe(true);
+  child.kill("SIGKILL");
+  await new Promise((r) => child.once("close", r));
+  expect(await eventually(() => survivors().length === 0, 2000)).toBe(true);
+}
+
 describe("a long command's lifeline", () => {
   it("passes the command's exit status, code or signal, and keeps the lifeline from it", async () => {
     const opts = { cwd: tempDir(), env: process.env, timeoutMs: 10_000, lifeline: { graceSec: 10 } };
@@ -67,15 +85,22 @@ describe("a long command's lifeline", () => {
       await runSealed({ argv: ["sh", "-c", ${JSON.stringify(program)}], readOnly: [], writable: [${JSON.stringify(dir)}],
         cwd: ${JSON.stringify(dir)}, env: {}, timeoutMs: 600000 });
     `;
-    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
-      cwd: ROOT,
-      env: { ...process.env, HONE_NO_BWRAP: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    expect(await eventually(() => survivors().length === 2, 30_000)).toBe(true);
-    child.kill("SIGKILL");
-    await new Promise((r) => child.once("close", r));
-    expect(await eventually(() => survivors().length === 0, 2000)).toBe(true);
+    await killNodeMidWork(script);
+  });
+
+  it("a cold evaluation without bubblewrap ends at once with the process that ran it, killed by SIGKILL", async () => {
+    // An evaluator that never returns (an upstream one that runs the program in its own process, say) and a process
+    // it started: without bubblewrap's --die-with-parent, the lifeline ends both with hone.
+    const task = makeTask(
+      `import subprocess\ndef evaluate(program_path):\n    subprocess.Popen(['sleep', '300', '${SURVIVOR_MARK}'])\n    subprocess.run(['sleep', '300', '${SURVIVOR_MARK}'])\n`,
+      { timeout: 600 },
+    );
+    const script = `
+      const { loadTaskFolder } = await import(${JSON.stringify(join(ROOT, "src", "task", "discovery-task.ts"))});
+      const { evaluateProgram } = await import(${JSON.stringify(join(ROOT, "src", "task", "evaluator.ts"))});
+      await evaluateProgram(loadTaskFolder(${JSON.stringify(task)}), "X = 1\\n");
+    `;
+    await killNodeMidWork(script);
   });
 
   it("at its timeout a command gets SIGTERM first: a launcher ends the workers it started in sessions of their own", async () => {
