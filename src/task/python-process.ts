@@ -37,8 +37,8 @@ export const LIFELINE_GRACE_SEC = 10;
 
 /**
  * The command run beside a watcher in its process group. The watcher blocks reading a socket whose other end only this
- * process holds (node opens it close-on-exec), so the read ends when this process does, however it ends; then it
- * ends the group (SIGTERM and, `graceSec` later, SIGKILL; or SIGKILL at once). It is orphaned (so a stop, which kills this
+ * process holds (node opens it close-on-exec), so the read ends when this process does, however it ends; then it ends
+ * the group (SIGTERM and, `graceSec` later, SIGKILL; or SIGKILL at once). It is orphaned (so a stop, which kills this
  * process's descendants, leaves it to do its work once this process has exited, and the command never has it as a
  * child to wait for), ignores the signals a command may send its own group, and holds none of the command's streams.
  * The command replaces the shell (its exit status is the leader's) and does not get the socket. Killing the group at
