@@ -8,8 +8,9 @@ import { startFakeVllm } from "../helpers/fake-vllm.ts";
 import { makeTask, ROOT, tempDir, write } from "../helpers/fixtures.ts";
 import { eventually } from "../helpers/processes.ts";
 
-// A LoRA trainer or an agent CLI may run for hours: when hone is killed outright (SIGKILL, the OOM killer), which no
-// handler of hone's sees, or stopped, they and everything they started must end with it, not hold a GPU on.
+// A LoRA trainer or an agent CLI may run for hours, and without bubblewrap nothing else ends a cold evaluation or a
+// program run sealed: when hone is killed outright (SIGKILL, the OOM killer), which no handler of hone's sees, or
+// stopped, they and everything they started must end with it, not hold a GPU or a core on.
 
 /** A command that starts two helpers of its own and waits on them, as a launcher does its workers. */
 const LAUNCHER = `sleep 300 ${SURVIVOR_MARK} & sleep 300 ${SURVIVOR_MARK}; wait`;
@@ -54,7 +55,7 @@ async function killNodeMidWork(script: string): Promise<void> {
   const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
     cwd: ROOT,
     env: { ...process.env, HONE_NO_BWRAP: "1" },
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ["ignore", "ignore", "pipe"],
   });
   let output = "";
   child.stderr.on("data", (c) => (output += c));
@@ -81,7 +82,6 @@ describe("a long command's lifeline", () => {
     const program = `trap '' TERM; sleep 300 ${SURVIVOR_MARK} & sleep 300 ${SURVIVOR_MARK}; wait`;
     const script = `
       const { runSealed } = await import(${JSON.stringify(join(ROOT, "src", "task", "sealed-command.ts"))});
-      console.log("running");
       await runSealed({ argv: ["sh", "-c", ${JSON.stringify(program)}], readOnly: [], writable: [${JSON.stringify(dir)}],
         cwd: ${JSON.stringify(dir)}, env: {}, timeoutMs: 600000 });
     `;
