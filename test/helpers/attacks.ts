@@ -20,37 +20,36 @@ export function survivors(): number[] {
   return pids;
 }
 
-/** Python: start a process that leaves the session and outlives its parent unless its namespace dies. */
-export const PY_DAEMON = `
-def _hone_daemon():
-    import os
-    if os.fork() == 0:
-        os.setsid()
-        if os.fork() == 0:
-            try:
-                os.execv('/bin/sleep', ['sleep', '${SURVIVOR_MARK}'])
-            finally:
-                os._exit(0)
-        os._exit(0)
-`;
-
 /**
- * Python: like PY_DAEMON, but the daemon is an interpreter that has written to 512 MB of memory before it sleeps, so
- * that once killed it takes the kernel tens of milliseconds to be gone.
+ * Python: a function `name()` that starts a process which leaves the session, execs `file` with `argv` (Python
+ * expressions) and outlives its parent unless its namespace dies.
  */
-export const PY_HEAVY_DAEMON = `
-def _hone_heavy_daemon():
+const pyDaemon = (name: string, file: string, argv: string) => `
+def ${name}():
     import os, sys
     if os.fork() == 0:
         os.setsid()
         if os.fork() == 0:
             try:
-                code = 'import time\\nb = bytearray(512 << 20)\\nfor i in range(0, len(b), 4096): b[i] = 1\\ntime.sleep(300)'
-                os.execv(sys.executable, [sys.executable, '-c', code, '${SURVIVOR_MARK}'])
+                os.execv(${file}, ${argv})
             finally:
                 os._exit(0)
         os._exit(0)
 `;
+
+/** Python: `_hone_daemon()` starts `sleep SURVIVOR_MARK` as a daemon. */
+export const PY_DAEMON = pyDaemon("_hone_daemon", "'/bin/sleep'", `['sleep', '${SURVIVOR_MARK}']`);
+
+/**
+ * Python: `_hone_heavy_daemon()` starts a daemon that is an interpreter which has written to 512 MB of memory before
+ * it sleeps, so that once killed it takes the kernel tens of milliseconds to be gone.
+ */
+const HEAVY = "import time\\nb = bytearray(512 << 20)\\nfor i in range(0, len(b), 4096): b[i] = 1\\ntime.sleep(300)";
+export const PY_HEAVY_DAEMON = pyDaemon(
+  "_hone_heavy_daemon",
+  "sys.executable",
+  `[sys.executable, '-c', '${HEAVY}', '${SURVIVOR_MARK}']`,
+);
 
 /**
  * Python run at a program's import: every forging and sabotage route the first sealed-evaluation report found,
