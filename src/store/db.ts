@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
@@ -85,16 +85,41 @@ export const SCHEMA_VERSION = "2";
 
 export type Db = BetterSqlite3.Database;
 
-/** Opens (creating if needed) a run's hone.db: SQLite in WAL mode, synchronous FULL so a kill never loses a commit. */
+/**
+ * Opens (creating if needed) a run's hone.db: SQLite in WAL mode, synchronous FULL so a kill never loses a commit.
+ * `readonly` opens an existing one to read (`openReader`).
+ */
 export function openDb(path: string, opts: { readonly?: boolean } = {}): Db {
-  const db = Database(path, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false });
-  if (!opts.readonly) {
-    db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = FULL");
-    db.pragma("busy_timeout = 5000");
-    applySchema(db);
-  }
+  if (opts.readonly) return openReader(path);
+  const db = Database(path);
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = FULL");
+  db.pragma("busy_timeout = 5000");
+  applySchema(db);
   return db;
+}
+
+/**
+ * A connection that reads an existing hone.db and refuses every write (query_only). Where this process may write
+ * the file and its folder, it is opened for writing all the same: the last connection to close a WAL database then
+ * removes the -wal and -shm files its readers made, which SQLite's read-only connections leave behind (every
+ * finished run kept them, from the reads after its end). A read-only mount or file is opened read-only.
+ */
+function openReader(path: string): Db {
+  if (!writable(path)) return Database(path, { readonly: true, fileMustExist: true });
+  const db = Database(path, { fileMustExist: true });
+  db.pragma("query_only = ON");
+  return db;
+}
+
+function writable(path: string): boolean {
+  try {
+    accessSync(path, constants.W_OK);
+    accessSync(dirname(path), constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The tables and the schema's version, in one transaction: with synchronous FULL each statement on its own was a

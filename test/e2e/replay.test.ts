@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { hone, optimizeArgs } from "../helpers/cli.ts";
@@ -33,6 +33,9 @@ describe("replay, receipts and the request cache (CLI)", () => {
       expect(again.code, again.stderr).toBe(0);
       expect(JSON.parse(again.stdout)).toMatchObject({ replay: join(dir, name), matches: true });
     }
+    // Read by four replays and a receipt, neither run keeps a -wal or -shm beside its hone.db.
+    for (const folder of [run, join(dir, "replayed")])
+      expect(readdirSync(folder).filter((f) => f.startsWith("hone.db"))).toEqual(["hone.db"]);
   });
 
   it("--cache replay with nothing recorded fails with a clear error instead of calling anything", async () => {

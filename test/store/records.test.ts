@@ -44,6 +44,28 @@ describe("hone.db", () => {
     db.close();
   });
 
+  it("is read without a write, and a finished run's folder keeps no -wal or -shm after its readers close", () => {
+    const dir = join(tempDir(), "run");
+    const path = join(dir, "hone.db");
+    createRunDb(path, "optimize", {});
+    const writer = openDb(path);
+    writer.prepare("UPDATE runs SET status = 'finished'").run();
+    const reader = openDb(path, { readonly: true });
+    expect(() => reader.prepare("UPDATE runs SET status = 'forged'").run()).toThrow(/readonly/i);
+    expect(readdirSync(dir).sort()).toEqual(["hone.db", "hone.db-shm", "hone.db-wal"]);
+    reader.close(); // the writer is still open: its files stay
+    expect(readdirSync(dir).sort()).toEqual(["hone.db", "hone.db-shm", "hone.db-wal"]);
+    writer.close();
+    const bytes = readFileSync(path);
+    for (let i = 0; i < 2; i++) {
+      const later = openDb(path, { readonly: true });
+      expect(runRow(later)?.status).toBe("finished");
+      later.close();
+    }
+    expect(readdirSync(dir)).toEqual(["hone.db"]);
+    expect(readFileSync(path).equals(bytes)).toBe(true); // reading changed nothing in the file
+  });
+
   it("a proposer round's calls recorded again replace the first attempt's, and no other round's or rollout's", () => {
     const path = join(tempDir(), "run", "hone.db");
     createRunDb(path, "optimize", {});
