@@ -52,17 +52,32 @@ export function connectionFrom(url: string): {
   };
 }
 
+/**
+ * How long a finished job (its result or its failure) stays in the queue's Redis, for a coordinator restarted with
+ * --resume to collect: a week, as a package does. BullMQ removes older ones as later jobs finish.
+ */
+export const JOB_TTL_SEC = PACKAGE_TTL_SEC;
+
+/** How long a job's wait goes without its end before the queue is asked about the job (`sweep`), and how often. */
+export const SWEEP_SEC = 60;
+
 /** How a job's wait ends: with its return value or an error. */
 type Outcome = { value: unknown } | { error: Error };
 
-/** A wait for one job: ended by its events or the queue's closing; `found` when the job was in the queue already. */
+/**
+ * A wait for job `id`: ended by its events, by a look at the job (`sweep`) or by the queue's closing; `found` when the
+ * job was in the queue already. `added` once the job is in the queue, `since` when the wait began.
+ */
 interface Wait {
+  readonly id: string;
+  readonly since: number;
+  added: boolean;
   end(o: Outcome): void;
   found(): void;
 }
 
 /** The coordinator's side of the queue: deterministic job ids, one waiter per job, results as they finish. */
-class JobQueue {
+export class JobQueue {
   private readonly queue: Queue;
   private readonly connection: ReturnType<typeof connectionFrom>;
   private events?: Promise<QueueEvents>;
@@ -72,8 +87,13 @@ class JobQueue {
   private readonly open = new Set<Wait>();
   /** Package folders read and digested, once each: a package's folder does not change while a run uses it (HarnessCache). */
   private readonly packed = new Map<string, { digest: string; json: string }>();
+  private sweeper?: NodeJS.Timeout;
+  private sweeping = false;
 
-  constructor(url: string) {
+  constructor(
+    url: string,
+    private readonly sweepSec = SWEEP_SEC,
+  ) {
     this.connection = connectionFrom(url);
     this.queue = new Queue(QUEUE_NAME, { connection: this.connection });
     // One waiter per job in flight listens on these emitters.
@@ -102,6 +122,7 @@ class JobQueue {
       events.on("failed", (e) => each(e.jobId, (w) => w.end({ error: new Error(e.failedReason) })));
       events.on("duplicated", (e) => each(e.jobId, (w) => w.found()));
       await events.waitUntilReady();
+      this.sweeper = setInterval(() => void this.sweep(), this.sweepSec * 1000).unref();
       return events;
     })();
     return this.events;
@@ -128,8 +149,8 @@ class JobQueue {
           jobId: id,
           attempts,
           backoff: { type: "fixed", delay: 500 },
-          removeOnComplete: false,
-          removeOnFail: false,
+          removeOnComplete: { age: JOB_TTL_SEC },
+          removeOnFail: { age: JOB_TTL_SEC },
         }),
       )) as T;
     } catch (err) {
@@ -144,6 +165,9 @@ class JobQueue {
   private finished(events: QueueEvents, id: string, add: () => Promise<Job>): Promise<unknown> {
     return new Promise((resolve, reject) => {
       const wait: Wait = {
+        id,
+        since: Date.now(),
+        added: false,
         end: (o) => {
           if (!this.open.delete(wait)) return;
           this.unlisten(id, wait);
@@ -166,8 +190,44 @@ class JobQueue {
       const same = this.waits.get(id);
       if (same) same.add(wait);
       else this.waits.set(id, new Set([wait]));
-      add().catch((error: Error) => wait.end({ error }));
+      add().then(
+        () => {
+          wait.added = true;
+        },
+        (error: Error) => wait.end({ error }),
+      );
     });
+  }
+
+  /**
+   * Ends the waits whose jobs ended without their event reaching this queue. The queue's stream keeps its last 10,000
+   * events, so a coordinator paused for longer (a suspended machine, a long partition) misses some; a Redis restarted
+   * without its data has lost the jobs themselves. Without this such a wait never ended, and the run with it.
+   */
+  private async sweep(): Promise<void> {
+    if (this.sweeping) return;
+    this.sweeping = true;
+    try {
+      const before = Date.now() - this.sweepSec * 1000;
+      const due = [...this.open].filter((w) => w.added && w.since <= before);
+      for (let i = 0; i < due.length; i += 100) await Promise.all(due.slice(i, i + 100).map((w) => this.lookUp(w)));
+    } finally {
+      this.sweeping = false;
+    }
+  }
+
+  /** Ends `wait` as its job ended, or with an error when the queue no longer has it; a job still going is left. */
+  private async lookUp(wait: Wait): Promise<void> {
+    try {
+      const state = await this.queue.getJobState(wait.id);
+      if (state === "unknown")
+        wait.end({ error: new Error("it is no longer in the queue (was the queue's Redis emptied or restarted?)") });
+      if (state !== "completed" && state !== "failed") return;
+      const job = await Job.fromId(this.queue, wait.id);
+      if (job) wait.end(state === "completed" ? { value: job.returnvalue } : { error: new Error(job.failedReason) });
+    } catch {
+      // Redis unreachable for now: the next sweep asks again.
+    }
   }
 
   private unlisten(id: string, wait: Wait): void {
@@ -208,6 +268,7 @@ class JobQueue {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.sweeper);
     const closing = new Error("the coordinator closed its queue before the job ended");
     for (const wait of [...this.open]) wait.end({ error: closing });
     await (await this.events?.catch(() => undefined))?.close();

@@ -1,0 +1,93 @@
+import { type Job, Queue, Worker } from "bullmq";
+import { Redis } from "ioredis";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { connectionFrom, JOB_TTL_SEC, JobQueue, QUEUE_NAME } from "../../src/loop/distributed/bullmq.ts";
+import type { QAJobData } from "../../src/loop/distributed/job-data.ts";
+import { fileRedis } from "../helpers/queue.ts";
+import { missing, requireTool } from "../helpers/requires.ts";
+
+// The coordinator's wait for a queued job ends even when the job's end never reaches it as an event: a look at the
+// queue (the sweep) finds the job finished, failed, or gone with the Redis that held it. Without it the wait, and the
+// run waiting on it, never ended.
+
+let url = "";
+let stopRedis = async () => {};
+const open: { close(): Promise<unknown> }[] = [];
+
+beforeAll(async () => {
+  if (missing("redis-server")) return;
+  ({ url, stop: stopRedis } = await fileRedis(5)); // a database of this file's own
+});
+
+beforeEach((ctx) => requireTool(ctx, "redis-server"));
+
+afterEach(async () => {
+  for (const x of open.splice(0).reverse()) await x.close();
+  const raw = new Redis(connectionFrom(url));
+  await raw.flushdb(); // nothing of this file's stays queued for a later test or run against the same Redis
+  raw.disconnect();
+});
+
+afterAll(() => stopRedis());
+
+/** A queue that looks at waits older than 0.2 s every 0.2 s. */
+const jobQueue = () => {
+  const q = new JobQueue(url, 0.2);
+  open.push(q);
+  return q;
+};
+
+/** A bare BullMQ worker on the coordinator's queue: it answers a job's number, and fails number 2. */
+const worker = () => {
+  const w = new Worker(
+    QUEUE_NAME,
+    async (job: Job) => {
+      if (job.data.seed === 2) throw new Error("boom");
+      return { seed: job.data.seed };
+    },
+    { connection: connectionFrom(url) },
+  );
+  open.push(w);
+  return w;
+};
+
+const data = (seed: number) => ({ kind: "qa", jobId: `job-${seed}`, seed }) as unknown as QAJobData;
+
+describe("a queued job's wait (JobQueue)", () => {
+  it("ends with the job's result or failure when its event never reaches the coordinator", { timeout: 20_000 }, async () => {
+    const q = jobQueue();
+    // The coordinator hears nothing of the queue from here on, as one that was paused past the stream's length.
+    await (await q.ready()).close();
+    worker();
+    expect(await q.submit("run-a", "job-1", data(1), 1)).toEqual({ seed: 1 });
+    expect(await q.submit("run-a", "job-2", data(2), 1)).toEqual({ failed: expect.stringMatching(/failed: boom$/) });
+    // Finished jobs stay in Redis for a coordinator's --resume, a week: BullMQ removes them after that.
+    const queue = new Queue(QUEUE_NAME, { connection: connectionFrom(url) });
+    open.push(queue);
+    const [done] = await queue.getCompleted(0, 0);
+    expect(done?.opts).toMatchObject({ removeOnComplete: { age: JOB_TTL_SEC }, removeOnFail: { age: JOB_TTL_SEC } });
+  });
+
+  it("ends with an error naming the cause when the queue's Redis loses the job", { timeout: 20_000 }, async () => {
+    const q = jobQueue();
+    const waiting = q.submit("run-b", "job-3", data(3), 1);
+    const raw = new Redis(connectionFrom(url));
+    while ((await raw.keys("bull:*:wait")).length === 0) await new Promise((r) => setTimeout(r, 20));
+    await raw.flushdb(); // as a Redis restarted without its data
+    raw.disconnect();
+    expect(await waiting).toEqual({ failed: expect.stringMatching(/is no longer in the queue \(was the queue's Redis/) });
+  });
+
+  it("leaves a job that is still waiting for a worker alone", { timeout: 20_000 }, async () => {
+    const q = jobQueue();
+    const waiting = q.submit("run-c", "job-4", data(4), 1);
+    let ended = false;
+    void waiting.then(() => {
+      ended = true;
+    });
+    await new Promise((r) => setTimeout(r, 1000)); // five looks at the queue
+    expect(ended).toBe(false);
+    worker();
+    expect(await waiting).toEqual({ seed: 4 });
+  });
+});
