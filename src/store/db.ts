@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, realpathSync, renameSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
@@ -99,23 +99,30 @@ export function openDb(path: string, opts: { readonly?: boolean } = {}): Db {
   return db;
 }
 
+/** The connections `openReader` made: the ones that never change the schema (`hasTable` keeps what it found). */
+const readers = new WeakSet<Db>();
+
 /**
- * A connection that reads an existing hone.db and refuses every write (query_only). Where this process may write
- * the file and its folder, it is opened for writing all the same: the last connection to close a WAL database then
- * removes the -wal and -shm files its readers made, which SQLite's read-only connections leave behind (every
- * finished run kept them, from the reads after its end). A read-only mount or file is opened read-only.
+ * A connection that reads an existing hone.db and refuses every SQL statement that would write (query_only). Where
+ * this process may write the file and its folder, it is opened for writing all the same: the last connection to
+ * close a WAL database then removes the -wal and -shm files its readers made, which SQLite's read-only connections
+ * leave behind (every finished run kept them, from the reads after its end). Closing last, it also folds into
+ * hone.db what a killed writer left committed in the -wal, as the next writer would: the records read the same. A
+ * read-only mount or file is opened read-only.
  */
 function openReader(path: string): Db {
-  if (!writable(path)) return Database(path, { readonly: true, fileMustExist: true });
-  const db = Database(path, { fileMustExist: true });
-  db.pragma("query_only = ON");
+  const db = Database(path, { readonly: !writable(path), fileMustExist: true });
+  if (!db.readonly) db.pragma("query_only = ON");
+  readers.add(db);
   return db;
 }
 
+/** Whether this process may write the file and the folder where SQLite puts its -wal and -shm (a link's target's). */
 function writable(path: string): boolean {
   try {
-    accessSync(path, constants.W_OK);
-    accessSync(dirname(path), constants.W_OK);
+    const real = realpathSync(path);
+    accessSync(real, constants.W_OK);
+    accessSync(dirname(real), constants.W_OK);
     return true;
   } catch {
     return false;
@@ -232,7 +239,7 @@ export function hasTable(db: Db, name: string): boolean {
     known = new Set(
       (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((r) => r.name),
     );
-    if (db.readonly) tables.set(db, known);
+    if (readers.has(db)) tables.set(db, known);
   }
   return known.has(name);
 }

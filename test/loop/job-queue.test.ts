@@ -30,19 +30,19 @@ afterEach(async () => {
 
 afterAll(() => stopRedis());
 
-/** A queue that looks at waits older than 0.2 s every 0.2 s. */
-const jobQueue = () => {
-  const q = new JobQueue(url, 0.2);
+/** A queue that looks at waits older than `sweepSec` (0.2 s) every `sweepSec`. */
+const jobQueue = (sweepSec = 0.2) => {
+  const q = new JobQueue(url, sweepSec);
   open.push(q);
   return q;
 };
 
-/** A bare BullMQ worker on the coordinator's queue: it answers a job's number, and fails number 2. */
+/** A bare BullMQ worker on the coordinator's queue: it answers a job's seed; seed 2 fails, seed 5 fails its first try. */
 const worker = () => {
   const w = new Worker(
     QUEUE_NAME,
     async (job: Job) => {
-      if (job.data.seed === 2) throw new Error("boom");
+      if (job.data.seed === 2 || (job.data.seed === 5 && job.attemptsMade === 0)) throw new Error("boom");
       return { seed: job.data.seed };
     },
     { connection: connectionFrom(url) },
@@ -61,6 +61,8 @@ describe("a queued job's wait (JobQueue)", () => {
     worker();
     expect(await q.submit("run-a", "job-1", data(1), 1)).toEqual({ seed: 1 });
     expect(await q.submit("run-a", "job-2", data(2), 1)).toEqual({ failed: expect.stringMatching(/failed: boom$/) });
+    // Failed once with an attempt left, it waits 0.5 s to be tried again: the looks meanwhile leave it be.
+    expect(await q.submit("run-a", "job-5", data(5), 2)).toEqual({ seed: 5 });
     // Finished jobs stay in Redis for a coordinator's --resume, a week: BullMQ removes them after that.
     const queue = new Queue(QUEUE_NAME, { connection: connectionFrom(url) });
     open.push(queue);
@@ -76,6 +78,13 @@ describe("a queued job's wait (JobQueue)", () => {
     await raw.flushdb(); // as a Redis restarted without its data
     raw.disconnect();
     expect(await waiting).toEqual({ failed: expect.stringMatching(/is no longer in the queue \(was the queue's Redis/) });
+  });
+
+  it("a job found in the queue, finished before anyone listened, ends with its result at once", { timeout: 20_000 }, async () => {
+    worker();
+    expect(await jobQueue().submit("run-d", "job-6", data(6), 1)).toEqual({ seed: 6 });
+    // A restarted coordinator (no look at the queue for 1000 s) adds the same job: BullMQ finds it there, finished.
+    expect(await jobQueue(1000).submit("run-d", "job-6", data(6), 1)).toEqual({ seed: 6 });
   });
 
   it("leaves a job that is still waiting for a worker alone", { timeout: 20_000 }, async () => {

@@ -66,6 +66,25 @@ describe("hone.db", () => {
     expect(readFileSync(path).equals(bytes)).toBe(true); // reading changed nothing in the file
   });
 
+  it("a reader closing last folds in what a killed writer left in the -wal, and the records read the same", () => {
+    const dir = join(tempDir(), "run");
+    const path = join(dir, "hone.db");
+    createRunDb(path, "optimize", {});
+    const writer = openDb(path);
+    writer.prepare("UPDATE runs SET status = 'finished'").run();
+    // The folder as a kill would leave it: that commit is in the -wal alone.
+    const killed = join(tempDir(), "killed");
+    mkdirSync(killed);
+    for (const f of ["hone.db", "hone.db-wal"]) copyFileSync(join(dir, f), join(killed, f));
+    writer.close();
+    for (let i = 0; i < 2; i++) {
+      const reader = openDb(join(killed, "hone.db"), { readonly: true });
+      expect(runRow(reader)?.status).toBe("finished");
+      reader.close();
+      expect(readdirSync(killed)).toEqual(["hone.db"]);
+    }
+  });
+
   it("a proposer round's calls recorded again replace the first attempt's, and no other round's or rollout's", () => {
     const path = join(tempDir(), "run", "hone.db");
     createRunDb(path, "optimize", {});

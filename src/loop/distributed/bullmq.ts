@@ -1,5 +1,5 @@
 import { writeFileSync } from "node:fs";
-import { Job, Queue, QueueEvents } from "bullmq";
+import { type Job, Queue, QueueEvents } from "bullmq";
 import { Redis } from "ioredis";
 import { HoneError } from "../../errors.ts";
 import { contentHash } from "../../harness/files.ts";
@@ -54,7 +54,8 @@ export function connectionFrom(url: string): {
 
 /**
  * How long a finished job (its result or its failure) stays in the queue's Redis, for a coordinator restarted with
- * --resume to collect: a week, as a package does. BullMQ removes older ones as later jobs finish.
+ * --resume to collect: a week, as a package does. BullMQ removes older ones as later jobs end the same way (an
+ * expired result as a later job completes, an expired failure as a later job fails).
  */
 export const JOB_TTL_SEC = PACKAGE_TTL_SEC;
 
@@ -83,12 +84,13 @@ export class JobQueue {
   private events?: Promise<QueueEvents>;
   /** The waits for jobs' events, by job id: one listener per kind of event serves them all (`ready`). */
   private readonly waits = new Map<string, Set<Wait>>();
-  /** Every wait not ended yet (one found in the queue is no longer in `waits`), ended when the queue closes. */
+  /** Every wait not ended yet, ended when the queue closes. */
   private readonly open = new Set<Wait>();
   /** Package folders read and digested, once each: a package's folder does not change while a run uses it (HarnessCache). */
   private readonly packed = new Map<string, { digest: string; json: string }>();
   private sweeper?: NodeJS.Timeout;
   private sweeping = false;
+  private closed = false;
 
   constructor(
     url: string,
@@ -122,7 +124,7 @@ export class JobQueue {
       events.on("failed", (e) => each(e.jobId, (w) => w.end({ error: new Error(e.failedReason) })));
       events.on("duplicated", (e) => each(e.jobId, (w) => w.found()));
       await events.waitUntilReady();
-      this.sweeper = setInterval(() => void this.sweep(), this.sweepSec * 1000).unref();
+      if (!this.closed) this.sweeper = setInterval(() => void this.sweep(), this.sweepSec * 1000).unref();
       return events;
     })();
     return this.events;
@@ -133,7 +135,7 @@ export class JobQueue {
    * carries a digest of the work (queueJobId), so only the very same work is ever found instead of run. The job's
    * end is listened for before it is added, so a new job costs one round trip (BullMQ's own waiter asks Redis once
    * more whether the job has finished, for every job); only a job that was there already (BullMQ says so with a
-   * `duplicated` event) is asked, since it may have finished before anyone listened.
+   * `duplicated` event) is looked up at once (`lookUp`), since it may have finished before anyone listened.
    */
   async submit<T>(
     runKey: string,
@@ -142,9 +144,9 @@ export class JobQueue {
     attempts: number,
   ): Promise<T | { failed: string }> {
     const id = queueJobId(runKey, data);
-    const events = await this.ready();
+    await this.ready();
     try {
-      return (await this.finished(events, id, () =>
+      return (await this.finished(id, () =>
         this.queue.add(jobId, data, {
           jobId: id,
           attempts,
@@ -162,7 +164,7 @@ export class JobQueue {
    * The return value of job `id` once it completes (rejected when it fails, or when this queue closes first),
    * listened for before `add` runs.
    */
-  private finished(events: QueueEvents, id: string, add: () => Promise<Job>): Promise<unknown> {
+  private finished(id: string, add: () => Promise<Job>): Promise<unknown> {
     return new Promise((resolve, reject) => {
       const wait: Wait = {
         id,
@@ -174,17 +176,9 @@ export class JobQueue {
           if ("value" in o) resolve(o.value);
           else reject(o.error);
         },
-        // Found, not added: it may have ended before this wait began. BullMQ's waiter asks Redis, then listens; this
-        // one still ends when the queue closes (BullMQ's would wait on for an event that never comes).
-        found: () => {
-          this.unlisten(id, wait);
-          Job.fromId(this.queue, id)
-            .then((job) => job?.waitUntilFinished(events) ?? Promise.reject(new Error("it was removed from the queue")))
-            .then(
-              (value) => wait.end({ value }),
-              (error: Error) => wait.end({ error }),
-            );
-        },
+        // Found, not added: it may have ended before this wait began, and then no event comes. It was listened for
+        // before the add, so one look settles it: a job still going ends with its event.
+        found: () => void this.lookUp(wait),
       };
       this.open.add(wait);
       const same = this.waits.get(id);
@@ -216,18 +210,23 @@ export class JobQueue {
     }
   }
 
-  /** Ends `wait` as its job ended, or with an error when the queue no longer has it; a job still going is left. */
+  /**
+   * Ends `wait` as its job ended, or with an error when the queue no longer has it; a job still going (or failed
+   * with attempts left) is left. One script whatever the queue's length (BullMQ's `isFinished`: the job's key, its
+   * score in the completed and failed sets, its return value or failure).
+   */
   private async lookUp(wait: Wait): Promise<void> {
+    let answer: number | [number, string | null];
     try {
-      const state = await this.queue.getJobState(wait.id);
-      if (state === "unknown")
-        wait.end({ error: new Error("it is no longer in the queue (was the queue's Redis emptied or restarted?)") });
-      if (state !== "completed" && state !== "failed") return;
-      const job = await Job.fromId(this.queue, wait.id);
-      if (job) wait.end(state === "completed" ? { value: job.returnvalue } : { error: new Error(job.failedReason) });
+      answer = await this.queue.getBackend().isFinished(wait.id, true);
     } catch {
-      // Redis unreachable for now: the next sweep asks again.
+      return; // Redis unreachable for now: the next sweep asks again
     }
+    const [status, text] = Array.isArray(answer) ? answer : [answer, null];
+    if (status === 1) wait.end({ value: parseReturn(text) });
+    else if (status === 2) wait.end({ error: new Error(text ?? "it failed") });
+    else if (status === -1)
+      wait.end({ error: new Error("it is no longer in the queue (was the queue's Redis emptied or restarted?)") });
   }
 
   private unlisten(id: string, wait: Wait): void {
@@ -268,11 +267,21 @@ export class JobQueue {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     clearInterval(this.sweeper);
     const closing = new Error("the coordinator closed its queue before the job ended");
     for (const wait of [...this.open]) wait.end({ error: closing });
     await (await this.events?.catch(() => undefined))?.close();
     await this.queue.close();
+  }
+}
+
+/** A job's return value as Redis holds it (JSON); what does not parse is no result (the runners say so). */
+function parseReturn(text: string | null): unknown {
+  try {
+    return text === null ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }
 
