@@ -43,14 +43,32 @@ function sh(cmd: string, args: string[]): string {
   return execFileSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
 }
 
-/** The state of a Slurm job: squeue while it is known there, then scontrol, then sacct (with accounting). */
-export function slurmState(id: string): string | undefined {
+/**
+ * The states of Slurm jobs by id: one squeue for all of them while they are queued or running (a poll costs one
+ * process, not one a job: each is a blocking call on the coordinator), then scontrol and sacct for each it no longer
+ * lists. A job none of them knows is absent from the map.
+ */
+export function slurmStates(ids: string[]): Map<string, string> {
+  const states = new Map<string, string>();
+  const wanted = new Set(ids);
   try {
-    const q = sh("squeue", ["-h", "-j", id, "-o", "%T"]);
-    if (q) return q.split("\n")[0];
+    for (const line of sh("squeue", ["-h", "-j", ids.join(","), "-o", "%i %T"]).split("\n")) {
+      const [id, state] = line.trim().split(/\s+/);
+      if (id && state && wanted.has(id)) states.set(id, state);
+    }
   } catch {
-    // not in the queue any more
+    // none of them in the queue any more (squeue refuses a lone job id it does not know)
   }
+  for (const id of ids) {
+    if (states.has(id)) continue;
+    const state = endedState(id);
+    if (state) states.set(id, state);
+  }
+  return states;
+}
+
+/** The state of a Slurm job no longer queued: scontrol while the controller remembers it, then sacct (with accounting). */
+function endedState(id: string): string | undefined {
   try {
     const m = /JobState=([A-Z_]+)/.exec(sh("scontrol", ["show", "job", id]));
     if (m) return m[1];
@@ -133,8 +151,9 @@ export class SlurmRunner implements Runner {
     const active = new Map(jobs.map((j) => [this.submit(j), j]));
     while (active.size > 0) {
       await new Promise((r) => setTimeout(r, this.o.pollMs ?? 1000));
+      const states = slurmStates([...active.keys()]);
       for (const [id, job] of [...active]) {
-        const state = slurmState(id);
+        const state = states.get(id);
         if (state === undefined || mapSlurmState(state) === "active") continue;
         active.delete(id);
         if (mapSlurmState(state) === "completed" && existsSync(join(job.outDir, "result.json"))) {
