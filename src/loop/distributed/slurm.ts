@@ -39,6 +39,12 @@ export function mapSlurmState(state: string): "active" | "completed" | "failed" 
   return "failed";
 }
 
+/**
+ * What `slurmStates` says of a job the controller answered it does not know and accounting has nothing on: it ended
+ * long enough ago to be forgotten (MinJobAge) while no one asked, with no accounting to say how.
+ */
+export const FORGOTTEN = "FORGOTTEN";
+
 function sh(cmd: string, args: string[]): string {
   return execFileSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
 }
@@ -67,13 +73,18 @@ export function slurmStates(ids: string[]): Map<string, string> {
   return states;
 }
 
-/** The state of a Slurm job no longer queued: scontrol while the controller remembers it, then sacct (with accounting). */
+/**
+ * The state of a Slurm job no longer queued: scontrol while the controller remembers it, then sacct (with
+ * accounting), else FORGOTTEN when the controller said it does not know the job. A controller that did not answer
+ * says nothing of the job (undefined), so a run waits out an outage instead of failing its jobs.
+ */
 function endedState(id: string): string | undefined {
+  let forgotten = false;
   try {
     const m = /JobState=([A-Z_]+)/.exec(sh("scontrol", ["show", "job", id]));
     if (m) return m[1];
-  } catch {
-    // purged from the controller
+  } catch (err) {
+    forgotten = /invalid job id/i.test(String((err as { stderr?: unknown }).stderr ?? ""));
   }
   try {
     const a = sh("sacct", ["-n", "-X", "-P", "-j", id, "-o", "State"]);
@@ -81,7 +92,7 @@ function endedState(id: string): string | undefined {
   } catch {
     // no accounting
   }
-  return undefined;
+  return forgotten ? FORGOTTEN : undefined;
 }
 
 export interface SlurmRunnerOptions extends SlurmSettings {
@@ -156,12 +167,18 @@ export class SlurmRunner implements Runner {
         const state = states.get(id);
         if (state === undefined || mapSlurmState(state) === "active") continue;
         active.delete(id);
-        if (mapSlurmState(state) === "completed" && existsSync(join(job.outDir, "result.json"))) {
+        // A rollout's folder appears whole at its end, so its result says it finished, also of a job Slurm forgot.
+        const finished = existsSync(join(job.outDir, "result.json"));
+        if (finished && (mapSlurmState(state) === "completed" || state === FORGOTTEN)) {
           yield { id: job.id };
         } else {
           const log = join(this.o.runDir, "slurm", job.id, "slurm.out");
           const tail = existsSync(log) ? readFileSync(log, "utf8").trim().split("\n").slice(-3).join(" | ") : "";
-          yield { id: job.id, error: `Slurm job ${id} ended ${state}${tail ? `: ${tail}` : ""}` };
+          const how =
+            state === FORGOTTEN
+              ? "is no longer known to Slurm (its controller forgot it, and there is no accounting) and left no result"
+              : `ended ${state}`;
+          yield { id: job.id, error: `Slurm job ${id} ${how}${tail ? `: ${tail}` : ""}` };
         }
       }
     }
