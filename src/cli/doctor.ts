@@ -4,6 +4,7 @@ import { connect } from "node:net";
 import { join } from "node:path";
 import { CONSOLE_DIST } from "../console/server.ts";
 import { checkEndpoint } from "../model/check.ts";
+import { withoutPassword } from "../secret-url.ts";
 import { isolationSupport } from "../task/python-env.ts";
 import { findExecutable } from "../which.ts";
 
@@ -168,7 +169,7 @@ export async function doctor(o: DoctorOptions = {}): Promise<DoctorCheck[]> {
       id: "queue",
       ok: why === undefined,
       required: true,
-      found: why === undefined ? `${o.queue} answers` : `${o.queue}: ${why}`,
+      found: why === undefined ? `${withoutPassword(o.queue)} answers` : `${withoutPassword(o.queue)}: ${why}`,
       enables: "rollouts and QA tasks on the hone workers of that queue",
     });
   }

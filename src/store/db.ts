@@ -2,6 +2,7 @@ import { accessSync, constants, existsSync, mkdirSync, realpathSync, renameSync,
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
+import { withoutPassword } from "../secret-url.ts";
 import { syncToDisk } from "./atomic.ts";
 
 // The native module loads with the first database opened, not with every command whose modules import this one.
@@ -142,16 +143,8 @@ export const now = () => new Date().toISOString();
 
 export type RunKind = "run" | "eval" | "train" | "optimize";
 
-/** A URL's password as it is stored: never the password itself (`redis://:***@host`). */
-export const REDACTED = "***";
-const URL_PASSWORD = /^([a-z][a-z0-9+.-]{0,20}:\/\/[^/@:\s]*:)[^/@\s]+@/i;
-
-/** Every string in a run's settings that is a URL with a password, the password replaced by REDACTED. */
-const redactPasswords = (_key: string, value: unknown) =>
-  typeof value === "string" ? value.replace(URL_PASSWORD, `$1${REDACTED}@`) : value;
-
-/** Whether a stored URL had its password taken out (a resumed run needs it given again). */
-export const passwordRedacted = (url: string | undefined) => url?.includes(`:${REDACTED}@`) === true;
+/** Every string in a run's settings that is a URL with a password, the password replaced (`withoutPassword`). */
+const redactPasswords = (_key: string, value: unknown) => (typeof value === "string" ? withoutPassword(value) : value);
 
 /**
  * Creates a run directory's hone.db with its run row already in it (built under another name, then renamed), so

@@ -80,13 +80,14 @@ describe("hone doctor", () => {
       "--model",
       "m",
       "--queue",
-      "redis://127.0.0.1:9",
+      "redis://:s3cret@127.0.0.1:9",
     ]);
     expect(code).toBe(6);
     const by = Object.fromEntries(report.checks.map((c) => [c.id, c]));
     expect(by.endpoint).toMatchObject({ ok: false, required: true });
     expect(by.endpoint?.found).toMatch(/cannot reach http:\/\/127.0.0.1:9\/v1/);
-    expect(by.queue?.found).toMatch(/redis:\/\/127.0.0.1:9: cannot connect \(ECONNREFUSED\)/);
+    expect(by.queue?.found).toMatch(/redis:\/\/:\*\*\*@127.0.0.1:9: cannot connect \(ECONNREFUSED\)/);
+    expect(JSON.stringify(report)).not.toContain("s3cret"); // a queue URL's password is never printed
   });
 });
 

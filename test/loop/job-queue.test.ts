@@ -1,9 +1,9 @@
 import { type Job, Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { connectionFrom, JOB_TTL_SEC, JobQueue, QUEUE_NAME } from "../../src/loop/distributed/bullmq.ts";
 import type { QAJobData } from "../../src/loop/distributed/job-data.ts";
-import { fileRedis } from "../helpers/queue.ts";
+import { fileRedis, freePort, started } from "../helpers/queue.ts";
 import { missing, requireTool } from "../helpers/requires.ts";
 
 // The coordinator's wait for a queued job ends even when the job's end never reaches it as an event: a look at the
@@ -85,6 +85,34 @@ describe("a queued job's wait (JobQueue)", () => {
     expect(await jobQueue().submit("run-d", "job-6", data(6), 1)).toEqual({ seed: 6 });
     // A restarted coordinator (no look at the queue for 1000 s) adds the same job: BullMQ finds it there, finished.
     expect(await jobQueue(1000).submit("run-d", "job-6", data(6), 1)).toEqual({ seed: 6 });
+  });
+
+  it("says a Redis that stops answering once, without its password, and closes without waiting for it", {
+    timeout: 20_000,
+  }, async () => {
+    const port = await freePort();
+    const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
+    const redis = await started("redis-server", args, /Ready to accept connections/);
+    const said: string[] = [];
+    const stacks = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      const q = new JobQueue(`redis://:s3cret@127.0.0.1:${port}`, 0.2, (text) => said.push(text));
+      const waiting = q.submit("run-e", "job-7", data(7), 1);
+      await new Promise((r) => setTimeout(r, 300));
+      redis.kill("SIGKILL");
+      await new Promise((r) => setTimeout(r, 1500)); // the connections retry meanwhile
+      const t = Date.now();
+      await q.close();
+      expect(Date.now() - t).toBeLessThan(5000);
+      expect(await waiting).toEqual({ failed: expect.stringMatching(/closed its queue before the job ended/) });
+      expect(said).toEqual([
+        `the queue at redis://:***@127.0.0.1:${port} is not answering (ECONNREFUSED); waiting for it, the connection retries`,
+      ]);
+      expect(stacks).not.toHaveBeenCalled();
+    } finally {
+      stacks.mockRestore();
+      redis.kill("SIGKILL");
+    }
   });
 
   it("leaves a job that is still waiting for a worker alone", { timeout: 20_000 }, async () => {

@@ -2,6 +2,7 @@ import { hostname } from "node:os";
 import { Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { isRecord } from "../../harness/formats/package-reader.ts";
+import { withoutPassword } from "../../secret-url.ts";
 import { connectionFrom, QUEUE_NAME } from "./bullmq.ts";
 import { executeJobData, executeQAJobData, WorkerCaches } from "./execute.ts";
 import { isQAJob, packageKey, type QAJobData, type QAJobReturn, type RolloutJobData, type RolloutJobReturn } from "./job-data.ts";
@@ -116,10 +117,10 @@ export async function startWorker(o: WorkerOptions): Promise<{ close(graceMs?: n
     const text = (err as NodeJS.ErrnoException).code ?? err.message;
     if (closing || text === lastError) return;
     lastError = text;
-    o.onEvent?.(`worker ${name}: the queue at ${o.url} is not answering (${text}); retrying`);
+    o.onEvent?.(`worker ${name}: the queue at ${withoutPassword(o.url)} is not answering (${text}); retrying`);
   });
   await worker.waitUntilReady();
-  o.onEvent?.(`worker ${name} ready on ${o.url} (concurrency ${o.concurrency})`);
+  o.onEvent?.(`worker ${name} ready on ${withoutPassword(o.url)} (concurrency ${o.concurrency})`);
   return {
     /**
      * Stops taking jobs and finishes the ones in hand for up to `graceMs`; past that (or at once when nothing is in

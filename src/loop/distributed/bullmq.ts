@@ -5,6 +5,7 @@ import { HoneError } from "../../errors.ts";
 import { contentHash } from "../../harness/files.ts";
 import { isRecord } from "../../harness/formats/package-reader.ts";
 import type { ModelSettings } from "../../model/resolve.ts";
+import { withoutPassword } from "../../secret-url.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
 import type { QAJob, QAJobResult, QARunner } from "../qa-runner.ts";
 import { type ShippedRecords, withRecordsFile } from "../recording.ts";
@@ -62,6 +63,9 @@ export const JOB_TTL_SEC = PACKAGE_TTL_SEC;
 /** How long a job's wait goes without its end before the queue is asked about the job (`sweep`), and how often. */
 export const SWEEP_SEC = 60;
 
+/** How long closing waits for Redis to take its connections' QUIT before it drops them (a Redis that is down). */
+const CLOSE_WAIT_MS = 2000;
+
 /** How a job's wait ends: with its return value or an error. */
 type Outcome = { value: unknown } | { error: Error };
 
@@ -91,15 +95,30 @@ export class JobQueue {
   private sweeper?: NodeJS.Timeout;
   private sweeping = false;
   private closed = false;
+  /** The connection that reads where the event stream ends, while it does (`ready`); then the stream's reader. */
+  private starting?: Redis;
+  private listening?: QueueEvents;
+
+  /** Says a lost connection, once per kind of error: BullMQ would print a stack for every retry. */
+  private readonly lost: (err: Error) => void;
 
   constructor(
     url: string,
     private readonly sweepSec = SWEEP_SEC,
+    say: (text: string) => void = (text) => process.stderr.write(`hone: ${text}\n`),
   ) {
     this.connection = connectionFrom(url);
     this.queue = new Queue(QUEUE_NAME, { connection: this.connection });
     // One waiter per job in flight listens on these emitters.
     this.queue.setMaxListeners(0);
+    const said = new Set<string>();
+    this.lost = (err) => {
+      const kind = (err as NodeJS.ErrnoException).code ?? err.message;
+      if (this.closed || said.has(kind)) return;
+      said.add(kind);
+      say(`the queue at ${withoutPassword(url)} is not answering (${kind}); waiting for it, the connection retries`);
+    };
+    this.queue.on("error", this.lost);
   }
 
   /**
@@ -111,11 +130,16 @@ export class JobQueue {
   ready(): Promise<QueueEvents> {
     this.events ??= (async () => {
       const client = new Redis({ ...this.connection, lazyConnect: true });
-      const last = await client
-        .xrevrange(this.queue.toKey("events"), "+", "-", "COUNT", 1)
-        .finally(() => client.quit().catch(() => client.disconnect()));
+      client.on("error", this.lost);
+      this.starting = client;
+      const last = await client.xrevrange(this.queue.toKey("events"), "+", "-", "COUNT", 1).finally(() => {
+        this.starting = undefined;
+        client.quit().catch(() => client.disconnect());
+      });
       const events = new QueueEvents(QUEUE_NAME, { connection: this.connection, lastEventId: last[0]?.[0] ?? "0-0" });
+      this.listening = events;
       events.setMaxListeners(0);
+      events.on("error", this.lost);
       // One listener per kind: the per-job event names would add and remove three listeners for every job.
       const each = (jobId: string, act: (w: Wait) => void) => {
         for (const w of this.waits.get(jobId) ?? []) act(w);
@@ -144,8 +168,8 @@ export class JobQueue {
     attempts: number,
   ): Promise<T | { failed: string }> {
     const id = queueJobId(runKey, data);
-    await this.ready();
     try {
+      await this.ready();
       return (await this.finished(id, () =>
         this.queue.add(jobId, data, {
           jobId: id,
@@ -271,8 +295,20 @@ export class JobQueue {
     clearInterval(this.sweeper);
     const closing = new Error("the coordinator closed its queue before the job ended");
     for (const wait of [...this.open]) wait.end({ error: closing });
-    await (await this.events?.catch(() => undefined))?.close();
-    await this.queue.close();
+    this.starting?.disconnect();
+    const graceful = (async () => {
+      await this.listening?.close();
+      await this.queue.close();
+    })().then(
+      () => true,
+      () => true,
+    );
+    // A Redis that does not answer would hold their QUIT for ever (and BullMQ's disconnect waits for an end that a
+    // connection still retrying may never reach): past a bound they are dropped, not waited for.
+    const wait = new Promise<boolean>((r) => setTimeout(() => r(false), CLOSE_WAIT_MS).unref());
+    if (!(await Promise.race([graceful, wait]))) {
+      for (const c of [this.listening, this.queue]) c?.disconnect().catch(() => undefined);
+    }
   }
 }
 
