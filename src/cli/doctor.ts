@@ -180,7 +180,7 @@ export async function doctor(o: DoctorOptions = {}): Promise<DoctorCheck[]> {
       id: "endpoint",
       ok: r.ok,
       required: true,
-      found: `${o.endpoint.baseUrl} · ${o.endpoint.model}: ${failed ? `${failed.step}: ${failed.detail}` : r.steps.map((s) => s.detail).join("; ")}`,
+      found: `${withoutPassword(o.endpoint.baseUrl)} · ${o.endpoint.model}: ${failed ? `${failed.step}: ${failed.detail}` : r.steps.map((s) => s.detail).join("; ")}`,
       enables: "runs on that model (--base-url, --model)",
     });
   }

@@ -1,3 +1,4 @@
+import { withoutPassword } from "../secret-url.ts";
 import { ModelError } from "./errors.ts";
 import { type EndpointOptions, OpenAICompatibleModel } from "./openai-compatible.ts";
 import type { ChatRequest, ChatResponse } from "./types.ts";
@@ -107,8 +108,8 @@ export async function preflight(opts: EndpointOptions, env: NodeJS.ProcessEnv = 
     if (models.length > 0 && !models.includes(opts.model)) {
       return new ModelError(
         "unknown_model",
-        `${opts.baseUrl} does not serve model "${opts.model}"; it serves ${models.slice(0, 10).join(", ")}`,
-        { url: opts.baseUrl },
+        `${withoutPassword(opts.baseUrl)} does not serve model "${opts.model}"; it serves ${models.slice(0, 10).join(", ")}`,
+        { url: withoutPassword(opts.baseUrl) },
       );
     }
   } catch (err) {

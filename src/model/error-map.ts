@@ -94,10 +94,18 @@ function statusError(err: InstanceType<typeof OpenAI.APIError>, url: string, mod
   return new ModelError("bad_request", `${url} rejected the request (HTTP ${status}): ${detail}`, opts);
 }
 
-/** Maps SDK and network errors to a ModelError whose message says what to do; never includes the key. */
-export function toModelError(err: unknown, url: string, model: string, apiKey?: string): ModelError {
+/**
+ * Maps SDK and network errors to a ModelError whose message says what to do; never includes a secret (the API key,
+ * a password in the base URL: `secrets`).
+ */
+export function toModelError(
+  err: unknown,
+  url: string,
+  model: string,
+  secrets: readonly (string | undefined)[] = [],
+): ModelError {
   if (err instanceof ModelError) return err;
-  const clean = (s: string) => redact(s, [apiKey]);
+  const clean = (s: string) => redact(s, secrets);
   const cause = err instanceof Error ? err.cause : undefined;
   const timer = err instanceof ClientTimeout ? err : cause instanceof ClientTimeout ? cause : undefined;
   if (timer) return new ModelError("timeout", `request to ${url} failed: ${timer.what}`, { url });

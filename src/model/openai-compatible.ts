@@ -1,4 +1,5 @@
 import type OpenAI from "openai";
+import { urlPassword, withoutPassword } from "../secret-url.ts";
 import { ClientTimeout } from "./client-timeout.ts";
 import { parseCompletion, type RawChunk, type RawCompletion, StreamAccumulator } from "./completion-parse.ts";
 import { buildRequestBody, type Dialect } from "./dialect.ts";
@@ -53,13 +54,19 @@ export class OpenAICompatibleModel implements ChatModel {
   private client?: Promise<Session>;
   private readonly apiKey: string | undefined;
   private readonly opts: EndpointOptions;
+  private readonly shown: string;
+  /** What an error message may never repeat: the API key, and a password in the base URL. */
+  private readonly secrets: readonly (string | undefined)[];
   private readonly timeouts: Timeouts;
   private window: Promise<number | undefined> | undefined;
 
   constructor(opts: EndpointOptions, env: NodeJS.ProcessEnv = process.env) {
     this.opts = opts;
-    this.id = `${opts.baseUrl}#${opts.model}`;
+    // The endpoint as hone writes it (records, trajectories, messages): a password in the base URL never is.
+    this.shown = withoutPassword(opts.baseUrl).replace(/\/$/, "");
+    this.id = `${withoutPassword(opts.baseUrl)}#${opts.model}`;
     this.apiKey = apiKeyFrom(env, opts.apiKeyEnv);
+    this.secrets = [this.apiKey, urlPassword(opts.baseUrl)];
     this.timeouts = resolveTimeouts(opts.timeouts);
   }
 
@@ -106,7 +113,7 @@ export class OpenAICompatibleModel implements ChatModel {
         : await this.whole(sdk, body, started, signal);
       return window === undefined ? res : { ...res, context_window: window };
     } catch (err) {
-      throw sdk.toModelError(err, this.chatUrl, this.opts.model, this.apiKey);
+      throw sdk.toModelError(err, this.chatUrl, this.opts.model, this.secrets);
     }
   }
 
@@ -202,11 +209,11 @@ export class OpenAICompatibleModel implements ChatModel {
       for await (const m of page) cards.push(m as { id: string; max_model_len?: unknown });
       return cards;
     } catch (err) {
-      throw toModelError(err, `${this.opts.baseUrl.replace(/\/$/, "")}/models`, this.opts.model, this.apiKey);
+      throw toModelError(err, `${this.shown}/models`, this.opts.model, this.secrets);
     }
   }
 
   private get chatUrl(): string {
-    return `${this.opts.baseUrl.replace(/\/$/, "")}/chat/completions`;
+    return `${this.shown}/chat/completions`;
   }
 }

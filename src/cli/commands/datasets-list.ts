@@ -1,4 +1,5 @@
 import { HoneError } from "../../errors.ts";
+import { withoutPassword } from "../../secret-url.ts";
 import { BENCHMARKS, dataDir, fetchDataset, isFetched, splitsOf } from "../../task/qa/benchmarks.ts";
 
 /** What `hone datasets` shows and says, with the benchmark registry: loaded by datasets.ts's actions only. */
@@ -27,7 +28,7 @@ export function explainFetchFailure(err: unknown, id: string, baseUrl: string | 
   if (!(err instanceof HoneError) || err.exit !== "endpoint") return err;
   const files = (BENCHMARKS[id]?.files ?? []).map((f) => f.name).join(", ");
   const hint = baseUrl
-    ? `is the mirror ${baseUrl} up, and does it serve ${files}?`
+    ? `is the mirror ${withoutPassword(baseUrl)} up, and does it serve ${files}?`
     : `without a network here, put ${files} on a server you can reach and pass --base-url <its URL> (the sha256 is still checked)`;
   return new HoneError("endpoint", `${err.message}; ${hint}`);
 }

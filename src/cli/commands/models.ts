@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
+import { withoutPassword } from "../../secret-url.ts";
 import { addModelOptions, modelSettingsFrom } from "../model-options.ts";
 import { printJson } from "../output.ts";
 
@@ -33,7 +34,7 @@ export function registerModels(program: Command): void {
       });
       if (opts.json) printJson(report);
       else {
-        process.stdout.write(`${baseUrl} · ${s.model}\n`);
+        process.stdout.write(`${withoutPassword(baseUrl)} · ${s.model}\n`);
         for (const step of report.steps) process.stdout.write(`  ${step.ok ? "ok  " : "FAIL"}  ${step.step}: ${step.detail}\n`);
         process.stdout.write(report.ok ? "ready\n" : "not ready\n");
       }

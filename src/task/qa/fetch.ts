@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { HoneError } from "../../errors.ts";
+import { withoutPassword } from "../../secret-url.ts";
 import type { BenchmarkDef, DatasetFile } from "./benchmark.ts";
 
 /** A download larger than this, or silent for this long, is abandoned. */
@@ -42,7 +43,7 @@ async function download(url: string, to: string, f: DatasetFile): Promise<string
   } catch (err) {
     throw new HoneError(
       "endpoint",
-      `cannot download ${url}: ${abort.signal.aborted ? `no data for ${STALL_MS / 1000} s` : (err as Error).message}`,
+      `cannot download ${withoutPassword(url)}: ${abort.signal.aborted ? `no data for ${STALL_MS / 1000} s` : (err as Error).message}`,
     );
   } finally {
     clearTimeout(timer);
@@ -91,7 +92,10 @@ export async function fetchBenchmark(
       const sha = await downloadRetrying(url, to, f);
       const expected = f.sha256 ?? recorded(dest, f.name);
       if (expected && sha !== expected)
-        throw new HoneError("badTask", `${url}: sha256 ${sha} does not match the expected ${expected}; nothing was saved`);
+        throw new HoneError(
+          "badTask",
+          `${withoutPassword(url)}: sha256 ${sha} does not match the expected ${expected}; nothing was saved`,
+        );
       sums.push(`${sha}  ${f.name}`);
     }
     mkdirSync(dest, { recursive: true });
