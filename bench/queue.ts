@@ -25,7 +25,8 @@ import { closeSync, mkdtempSync, openSync, readFileSync, writeFileSync } from "n
 import { join } from "node:path";
 import { type Job, Queue, QueueEvents } from "bullmq";
 import { contentHash } from "../src/harness/files.ts";
-import { BullmqRunner, type BullmqRunnerOptions, connectionFrom, QUEUE_NAME } from "../src/loop/distributed/bullmq.ts";
+import { BullmqRunner, type BullmqRunnerOptions } from "../src/loop/distributed/bullmq.ts";
+import { connectionFrom, QUEUE_NAME } from "../src/loop/distributed/job-queue.ts";
 import { Recording, readRecordsFile } from "../src/loop/recording.ts";
 import { DEFAULT_HARNESS } from "../src/loop/run.ts";
 import { LocalRunner, type RolloutJob, type Runner } from "../src/loop/runner.ts";

@@ -11,7 +11,6 @@ export async function queueQARunner(
   kind: "eval" | "train",
 ): Promise<QARunner | undefined> {
   if (!url) return undefined;
-  const { BullmqQARunner, connectionFrom } = await import("../loop/distributed/bullmq.ts");
-  connectionFrom(url);
+  const { BullmqQARunner } = await import("../loop/distributed/bullmq.ts");
   return new BullmqQARunner({ url, runKey: `${kind}-${randomUUID()}`, executor });
 }

@@ -190,8 +190,7 @@ async function buildTrainRun(o: Parameters<typeof openTrainRun>[0], out: string,
     onEvent: o.onEvent,
   });
   if (o.queue && !replay) {
-    const { BullmqQARunner, connectionFrom } = await import("./distributed/bullmq.ts");
-    connectionFrom(o.queue);
+    const { BullmqQARunner } = await import("./distributed/bullmq.ts");
     const runner: QARunner = new BullmqQARunner({ url: o.queue, runKey: trainer.runKey, executor: toModel(c.model) });
     trainer.useRunner(runner);
     closers.push(() => runner.close());

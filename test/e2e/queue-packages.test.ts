@@ -4,7 +4,7 @@ import { Queue, QueueEvents } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { contentHash } from "../../src/harness/files.ts";
-import { BullmqRunner, connectionFrom, PACKAGE_TTL_SEC, QUEUE_NAME } from "../../src/loop/distributed/bullmq.ts";
+import { BullmqRunner } from "../../src/loop/distributed/bullmq.ts";
 import { startWorker } from "../../src/loop/distributed/bullmq-worker.ts";
 import {
   inlineHarness,
@@ -14,6 +14,7 @@ import {
   type RolloutJobData,
   toJobData,
 } from "../../src/loop/distributed/job-data.ts";
+import { connectionFrom, PACKAGE_TTL_SEC, QUEUE_NAME } from "../../src/loop/distributed/job-queue.ts";
 import { DEFAULT_HARNESS } from "../../src/loop/run.ts";
 import type { RolloutJobResult } from "../../src/loop/runner.ts";
 import { loadTaskFolder } from "../../src/task/discovery-task.ts";

@@ -1,8 +1,8 @@
 import { type Job, Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { connectionFrom, JOB_TTL_SEC, JobQueue, QUEUE_NAME } from "../../src/loop/distributed/bullmq.ts";
 import type { QAJobData } from "../../src/loop/distributed/job-data.ts";
+import { connectionFrom, JOB_TTL_SEC, JobQueue, QUEUE_NAME } from "../../src/loop/distributed/job-queue.ts";
 import { fileRedis, freePort, started } from "../helpers/queue.ts";
 import { missing, requireTool } from "../helpers/requires.ts";
 

@@ -3,9 +3,9 @@ import { Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { isRecord } from "../../harness/formats/package-reader.ts";
 import { withoutPassword } from "../../secret-url.ts";
-import { connectionFrom, QUEUE_NAME } from "./bullmq.ts";
 import { executeJobData, executeQAJobData, WorkerCaches } from "./execute.ts";
 import { isQAJob, packageKey, type QAJobData, type QAJobReturn, type RolloutJobData, type RolloutJobReturn } from "./job-data.ts";
+import { connectionFrom, QUEUE_NAME } from "./job-queue.ts";
 
 /** The largest harness package a worker takes from Redis, as JSON: a package's files are text of at most 1 MiB each. */
 const MAX_PACKAGE_JSON_BYTES = 64 * 1024 * 1024;

@@ -1,0 +1,315 @@
+import { type Job, Queue, QueueEvents } from "bullmq";
+import { Redis } from "ioredis";
+import { HoneError } from "../../errors.ts";
+import { withoutPassword } from "../../secret-url.ts";
+import {
+  type JobHarness,
+  packageDigest,
+  packageKey,
+  packDir,
+  type QAJobData,
+  queueJobId,
+  type RolloutJobData,
+} from "./job-data.ts";
+
+// The coordinator's side of the BullMQ queue: its name and connection, and JobQueue, which adds jobs, puts their
+// packages into Redis and waits for each job's end (an event, or a look at the queue); the runners of bullmq.ts use it.
+
+export const QUEUE_NAME = "hone-rollouts";
+
+/** How long a harness package stays in the queue's Redis past the last batch of jobs that named it: a week. */
+export const PACKAGE_TTL_SEC = 7 * 24 * 3600;
+
+export function connectionFrom(url: string): {
+  host: string;
+  port: number;
+  password?: string;
+  db?: number;
+  maxRetriesPerRequest: null;
+} {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new HoneError("usage", `--queue takes a Redis URL like redis://127.0.0.1:6379, not "${url}"`);
+  }
+  if (u.protocol !== "redis:") throw new HoneError("usage", `--queue takes a redis:// URL, not ${u.protocol}`);
+  return {
+    host: u.hostname || "127.0.0.1",
+    port: Number(u.port || 6379),
+    password: u.password ? decodeURIComponent(u.password) : undefined,
+    db: u.pathname.length > 1 ? Number(u.pathname.slice(1)) : undefined,
+    maxRetriesPerRequest: null,
+  };
+}
+
+/**
+ * How long a finished job (its result or its failure) stays in the queue's Redis, for a coordinator restarted with
+ * --resume to collect: a week, as a package does. BullMQ removes older ones as later jobs end the same way (an
+ * expired result as a later job completes, an expired failure as a later job fails).
+ */
+export const JOB_TTL_SEC = PACKAGE_TTL_SEC;
+
+/** How long a job's wait goes without its end before the queue is asked about the job (`sweep`), and how often. */
+export const SWEEP_SEC = 60;
+
+/** How long closing waits for Redis to take its connections' QUIT before it drops them (a Redis that is down). */
+const CLOSE_WAIT_MS = 2000;
+
+/** How a job's wait ends: with its return value or an error. */
+type Outcome = { value: unknown } | { error: Error };
+
+/**
+ * A wait for job `id`: ended by its events, by a look at the job (`sweep`) or by the queue's closing; `found` when the
+ * job was in the queue already. `added` once the job is in the queue, `since` when the wait began.
+ */
+interface Wait {
+  readonly id: string;
+  readonly since: number;
+  added: boolean;
+  end(o: Outcome): void;
+  found(): void;
+}
+
+/** The coordinator's side of the queue: deterministic job ids, one waiter per job, results as they finish. */
+export class JobQueue {
+  private readonly queue: Queue;
+  private readonly connection: ReturnType<typeof connectionFrom>;
+  private events?: Promise<QueueEvents>;
+  /** Every wait not ended yet, by job id: one listener per kind of event serves them all (`ready`). */
+  private readonly waits = new Map<string, Set<Wait>>();
+  /** Package folders read and digested, once each: a package's folder does not change while a run uses it (HarnessCache). */
+  private readonly packed = new Map<string, { digest: string; json: string }>();
+  private sweeper?: NodeJS.Timeout;
+  private sweeping = false;
+  private closed = false;
+  /** The connection that reads where the event stream ends, while it does (`ready`); then the stream's reader. */
+  private starting?: Redis;
+  private listening?: QueueEvents;
+
+  /** Says a lost connection, once per kind of error: BullMQ would print a stack for every retry. */
+  private readonly lost: (err: Error) => void;
+
+  constructor(
+    url: string,
+    private readonly sweepSec = SWEEP_SEC,
+    say: (text: string) => void = (text) => process.stderr.write(`hone: ${text}\n`),
+  ) {
+    this.connection = connectionFrom(url);
+    this.queue = new Queue(QUEUE_NAME, { connection: this.connection });
+    // One waiter per job in flight listens on these emitters.
+    this.queue.setMaxListeners(0);
+    const said = new Set<string>();
+    this.lost = (err) => {
+      const kind = (err as NodeJS.ErrnoException).code ?? err.message;
+      if (this.closed || said.has(kind)) return;
+      said.add(kind);
+      say(`the queue at ${withoutPassword(url)} is not answering (${kind}); waiting for it, the connection retries`);
+    };
+    this.queue.on("error", this.lost);
+  }
+
+  /**
+   * The queue's events from the stream's last entry as it is now. A QueueEvents left to start from "$" reads from
+   * wherever the stream is when its first XREAD reaches Redis, which can be after a job added meanwhile has
+   * finished: its completion was never seen, and the job's waiter (which had checked before it finished) waited
+   * forever. Seen with workers that finish a job within 30 ms of its being added.
+   */
+  ready(): Promise<QueueEvents> {
+    this.events ??= (async () => {
+      const client = new Redis({ ...this.connection, lazyConnect: true });
+      client.on("error", this.lost);
+      this.starting = client;
+      const last = await client.xrevrange(this.queue.toKey("events"), "+", "-", "COUNT", 1).finally(() => {
+        this.starting = undefined;
+        client.quit().catch(() => client.disconnect());
+      });
+      const events = new QueueEvents(QUEUE_NAME, { connection: this.connection, lastEventId: last[0]?.[0] ?? "0-0" });
+      this.listening = events;
+      events.setMaxListeners(0);
+      events.on("error", this.lost);
+      // One listener per kind: the per-job event names would add and remove three listeners for every job.
+      const each = (jobId: string, act: (w: Wait) => void) => {
+        for (const w of this.waits.get(jobId) ?? []) act(w);
+      };
+      events.on("completed", (e) => each(e.jobId, (w) => w.end({ value: e.returnvalue })));
+      events.on("failed", (e) => each(e.jobId, (w) => w.end({ error: new Error(e.failedReason) })));
+      events.on("duplicated", (e) => each(e.jobId, (w) => w.found()));
+      await events.waitUntilReady();
+      if (!this.closed) this.sweeper = setInterval(() => void this.sweep(), this.sweepSec * 1000).unref();
+      return events;
+    })();
+    return this.events;
+  }
+
+  /**
+   * Adds the job unless a job with its id exists (a restarted coordinator), then waits for its return value. The id
+   * carries a digest of the work (queueJobId), so only the very same work is ever found instead of run. The job's
+   * end is listened for before it is added, so a new job costs one round trip (BullMQ's own waiter asks Redis once
+   * more whether the job has finished, for every job); only a job that was there already (BullMQ says so with a
+   * `duplicated` event) is looked up at once (`lookUp`), since it may have finished before anyone listened.
+   */
+  async submit<T>(
+    runKey: string,
+    jobId: string,
+    data: RolloutJobData | QAJobData,
+    attempts: number,
+  ): Promise<T | { failed: string }> {
+    const id = queueJobId(runKey, data);
+    try {
+      await this.ready();
+      return (await this.finished(id, () =>
+        this.queue.add(jobId, data, {
+          jobId: id,
+          attempts,
+          backoff: { type: "fixed", delay: 500 },
+          removeOnComplete: { age: JOB_TTL_SEC },
+          removeOnFail: { age: JOB_TTL_SEC },
+        }),
+      )) as T;
+    } catch (err) {
+      return { failed: `the queue job ${id} failed: ${(err as Error).message}` };
+    }
+  }
+
+  /**
+   * The return value of job `id` once it completes (rejected when it fails, or when this queue closes first),
+   * listened for before `add` runs.
+   */
+  private finished(id: string, add: () => Promise<Job>): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const wait: Wait = {
+        id,
+        since: Date.now(),
+        added: false,
+        end: (o) => {
+          if (!this.unlisten(id, wait)) return;
+          if ("value" in o) resolve(o.value);
+          else reject(o.error);
+        },
+        // Found, not added: it may have ended before this wait began, and then no event comes. It was listened for
+        // before the add, so one look settles it: a job still going ends with its event.
+        found: () => void this.lookUp(wait),
+      };
+      const same = this.waits.get(id);
+      if (same) same.add(wait);
+      else this.waits.set(id, new Set([wait]));
+      add().then(
+        () => {
+          wait.added = true;
+        },
+        (error: Error) => wait.end({ error }),
+      );
+    });
+  }
+
+  /**
+   * Ends the waits whose jobs ended without their event reaching this queue. The queue's stream keeps its last 10,000
+   * events, so a coordinator paused for longer (a suspended machine, a long partition) misses some; a Redis restarted
+   * without its data has lost the jobs themselves. Without this such a wait never ended, and the run with it.
+   */
+  private async sweep(): Promise<void> {
+    if (this.sweeping) return;
+    this.sweeping = true;
+    try {
+      const before = Date.now() - this.sweepSec * 1000;
+      const due = this.allWaits().filter((w) => w.added && w.since <= before);
+      for (let i = 0; i < due.length; i += 100) await Promise.all(due.slice(i, i + 100).map((w) => this.lookUp(w)));
+    } finally {
+      this.sweeping = false;
+    }
+  }
+
+  /**
+   * Ends `wait` as its job ended, or with an error when the queue no longer has it; a job still going (or failed
+   * with attempts left) is left. One script whatever the queue's length (BullMQ's `isFinished`: the job's key, its
+   * score in the completed and failed sets, its return value or failure).
+   */
+  private async lookUp(wait: Wait): Promise<void> {
+    let answer: number | [number, string | null];
+    try {
+      answer = await this.queue.getBackend().isFinished(wait.id, true);
+    } catch {
+      return; // Redis unreachable for now: the next sweep asks again
+    }
+    const [status, text] = Array.isArray(answer) ? answer : [answer, null];
+    if (status === 1) wait.end({ value: parseReturn(text) });
+    else if (status === 2) wait.end({ error: new Error(text ?? "it failed") });
+    else if (status === -1)
+      wait.end({ error: new Error("it is no longer in the queue (was the queue's Redis emptied or restarted?)") });
+  }
+
+  /** Takes `wait` out of the waits: false when it had ended already. */
+  private unlisten(id: string, wait: Wait): boolean {
+    const same = this.waits.get(id);
+    if (!same?.delete(wait)) return false;
+    if (same.size === 0) this.waits.delete(id);
+    return true;
+  }
+
+  private allWaits(): Wait[] {
+    return [...this.waits.values()].flatMap((same) => [...same]);
+  }
+
+  /**
+   * Names the packages of one batch of jobs by digest: each folder's files are put into Redis under `packageKey` once
+   * per batch, where they stay PACKAGE_TTL_SEC past the last batch that named them (a job still queued when its
+   * coordinator restarts is named again by the restarted one's batch). A package that cannot be put there is the
+   * error of the jobs that name it.
+   */
+  batch(): (dir: string) => Promise<JobHarness | { failed: string }> {
+    const put = new Map<string, Promise<JobHarness | { failed: string }>>();
+    return (dir) => {
+      let harness = put.get(dir);
+      if (!harness) {
+        harness = this.publish(dir).catch((err: unknown) => ({
+          failed: `the harness package in ${dir} could not be put into the queue: ${(err as Error).message}`,
+        }));
+        put.set(dir, harness);
+      }
+      return harness;
+    };
+  }
+
+  private async publish(dir: string): Promise<JobHarness> {
+    let pkg = this.packed.get(dir);
+    if (!pkg) {
+      const files = packDir(dir);
+      pkg = { digest: packageDigest(files), json: JSON.stringify(files) };
+      this.packed.set(dir, pkg);
+    }
+    const client = await this.queue.getBackend().client;
+    await client.set(this.queue.toKey(packageKey(pkg.digest)), pkg.json, { EX: PACKAGE_TTL_SEC });
+    return { digest: pkg.digest };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.sweeper);
+    const closing = new Error("the coordinator closed its queue before the job ended");
+    for (const wait of this.allWaits()) wait.end({ error: closing });
+    this.starting?.disconnect();
+    const graceful = (async () => {
+      await this.listening?.close();
+      await this.queue.close();
+    })().then(
+      () => true,
+      () => true,
+    );
+    // A Redis that does not answer would hold their QUIT for ever (and BullMQ's disconnect waits for an end that a
+    // connection still retrying may never reach): past a bound they are dropped, not waited for.
+    const wait = new Promise<boolean>((r) => setTimeout(() => r(false), CLOSE_WAIT_MS).unref());
+    if (!(await Promise.race([graceful, wait]))) {
+      for (const c of [this.listening, this.queue]) c?.disconnect().catch(() => undefined);
+    }
+  }
+}
+
+/** A job's return value as Redis holds it (JSON); what does not parse is no result (the runners say so). */
+function parseReturn(text: string | null): unknown {
+  try {
+    return text === null ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
