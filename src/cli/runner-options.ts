@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import { HoneError } from "../errors.ts";
-import type { SlurmSettings } from "../loop/distributed/slurm.ts";
+import { checkSlurmRun, type SlurmSettings } from "../loop/distributed/slurm-script.ts";
 import { numberish } from "./numberish.ts";
 
 /** `--runner` and the Slurm flags, for every command whose rollouts may run as sbatch jobs (optimize, compare). */
@@ -26,10 +26,12 @@ export function slurmFromFlags(opts: Record<string, unknown>): SlurmSettings | u
   const time = opts.slurmTime;
   if (time !== undefined && !(Number.isInteger(time) && (time as number) >= 1))
     throw new HoneError("usage", `--slurm-time is whole minutes, at least 1, not "${String(time)}"`);
-  return {
+  const settings = {
     partition: opts.slurmPartition as string | undefined,
     gres: opts.slurmGres as string | undefined,
     timeMinutes: time as number | undefined,
     template: typeof opts.slurmTemplate === "string" ? resolve(opts.slurmTemplate) : undefined,
   };
+  checkSlurmRun(settings);
+  return settings;
 }

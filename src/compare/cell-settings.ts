@@ -1,6 +1,6 @@
 // What one cell × seed of a grid runs: the optimize settings of its search, built from the experiment file.
 import { configError } from "../errors.ts";
-import type { SlurmSettings } from "../loop/distributed/slurm.ts";
+import type { SlurmSettings } from "../loop/distributed/slurm-script.ts";
 import type { OptimizeSettings } from "../loop/optimize.ts";
 import { optimizeConfigSchema, settingsFromConfig } from "../loop/optimize-config.ts";
 import { methodByName } from "../method/registry.ts";

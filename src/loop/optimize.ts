@@ -15,7 +15,7 @@ import { resolveTask } from "../task/builtin.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import { checkTaskNeedsAsync } from "../task/needs.ts";
 import { primePython } from "../task/python-env.ts";
-import type { SlurmSettings } from "./distributed/slurm.ts";
+import { checkSlurmRun, type SlurmSettings } from "./distributed/slurm-script.ts";
 import {
   configOfInput,
   inputName,
@@ -210,6 +210,7 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
   const runDir = resolve(o.outDir ?? defaultRunDir(`opt-${name.replace(/[^A-Za-z0-9._-]+/g, "-")}`));
   if (!o.resume) refuseNonEmpty(runDir, "choose another --out, or --resume it");
   if (settings.benchmark) return optimizeBenchmark(settings, runDir, o);
+  if (settings.slurm) checkSlurmRun(settings.slurm, runDir);
   // Check the method's parameters, the seed package and the task before creating anything. A replay runs no Python
   // (its evaluations come from the records), so it does not probe the interpreter for what the task needs.
   const method = methodByName(settings.method ?? "harnessttt");

@@ -2,7 +2,7 @@
 // modules (and bullmq's) load only when a run uses them.
 import type { ModelSettings } from "../model/resolve.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
-import type { SlurmSettings } from "./distributed/slurm.ts";
+import type { SlurmSettings } from "./distributed/slurm-script.ts";
 import type { Recording, ShippedRecords } from "./recording.ts";
 import type { Runner } from "./runner.ts";
 

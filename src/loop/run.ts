@@ -23,7 +23,7 @@ import { evaluateProgram } from "../task/evaluator.ts";
 import { EvaluatorPool } from "../task/evaluator-pool.ts";
 import { isolationNotice } from "../task/python-env.ts";
 import { evaluateIn, type ScopedEvaluate } from "../task/recorded-evaluations.ts";
-import type { SlurmSettings } from "./distributed/slurm.ts";
+import type { SlurmSettings } from "./distributed/slurm-script.ts";
 import { Recording } from "./recording.ts";
 import { remoteRunner } from "./remote-runner.ts";
 import { recordRollout } from "./rollout-records.ts";

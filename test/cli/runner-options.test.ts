@@ -1,16 +1,22 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { slurmFromFlags } from "../../src/cli/runner-options.ts";
+import { tempDir } from "../helpers/fixtures.ts";
 
 // --runner and the Slurm flags, shared by run, optimize and compare: one rule for what they accept.
 describe("slurmFromFlags", () => {
   it("gives Slurm settings only for --runner slurm, the template as an absolute path", () => {
     expect(slurmFromFlags({})).toBeUndefined();
     expect(slurmFromFlags({ runner: "local" })).toBeUndefined();
-    expect(slurmFromFlags({ runner: "slurm", slurmTime: 10, slurmTemplate: "job.sh", slurmGres: "gpu:1" })).toEqual({
+    const dir = tempDir();
+    writeFileSync(join(dir, "job.sh"), "#!/bin/bash\n{{directives}}\n{{command}}\n");
+    const slurmTemplate = join(dir, "job.sh").replace(`${process.cwd()}/`, "");
+    expect(slurmFromFlags({ runner: "slurm", slurmTime: 10, slurmTemplate, slurmGres: "gpu:1" })).toEqual({
       partition: undefined,
       gres: "gpu:1",
       timeMinutes: 10,
-      template: `${process.cwd()}/job.sh`,
+      template: join(dir, "job.sh"),
     });
   });
 
@@ -21,5 +27,15 @@ describe("slurmFromFlags", () => {
     expect(() => slurmFromFlags({ runner: "slurm", queue: "redis://127.0.0.1:6379" })).toThrow(
       /give --queue \(BullMQ workers\) or --runner slurm, not both/,
     );
+  });
+
+  it("refuses a template that cannot be read or never runs a rollout, and a partition that is not one word", () => {
+    const dir = tempDir();
+    expect(() => slurmFromFlags({ runner: "slurm", slurmTemplate: join(dir, "none.sh") })).toThrow(
+      /slurm template .*none\.sh: cannot be read/,
+    );
+    writeFileSync(join(dir, "idle.sh"), "#!/bin/bash\nsleep 1\n");
+    expect(() => slurmFromFlags({ runner: "slurm", slurmTemplate: join(dir, "idle.sh") })).toThrow(/has no \{\{command\}\}/);
+    expect(() => slurmFromFlags({ runner: "slurm", slurmPartition: "gpu\n#SBATCH --mem=0" })).toThrow(/one word/);
   });
 });

@@ -1,11 +1,11 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CellRecord } from "../../src/compare/cell.ts";
 import { compareRecords } from "../../src/loop/compare-runs.ts";
-import { mapSlurmState } from "../../src/loop/distributed/slurm.ts";
+import { mapSlurmState } from "../../src/loop/distributed/slurm-commands.ts";
 import { hone, optimizeArgs } from "../helpers/cli.ts";
 import { ROOT, tempDir } from "../helpers/fixtures.ts";
 import { missing, requireTool } from "../helpers/requires.ts";
@@ -26,6 +26,18 @@ const needCluster = (ctx: Parameters<typeof requireTool>[0]) =>
   requireTool(ctx, "slurm", missing("slurm") ?? cluster.unavailable ?? undefined);
 
 afterAll(() => cluster.stop(), 30_000);
+
+/** The Slurm job id of each rollout job of a run, as its coordinator wrote them beside their scripts. */
+function slurmIds(runDir: string): Record<string, string> {
+  const root = join(runDir, "slurm");
+  if (!existsSync(root)) return {};
+  const ids: Record<string, string> = {};
+  for (const job of readdirSync(root)) {
+    const file = join(root, job, "slurm-job-id");
+    if (existsSync(file)) ids[job] = readFileSync(file, "utf8").trim();
+  }
+  return ids;
+}
 
 describe("Slurm", () => {
   it("maps Slurm job states to hone's", () => {
@@ -83,6 +95,45 @@ describe("Slurm", () => {
       expect(row.error).toMatch(/Slurm job \d+ ended CANCELLED/);
       expect(row.best_score).toBeNull();
     }
+  });
+
+  it("a resumed run waits for the jobs its stopped coordinator left running, and submits none of them twice", {
+    timeout: 240_000,
+  }, async (ctx) => {
+    needCluster(ctx);
+    // Each job waits before its rollout, so that the coordinator is stopped while its jobs run.
+    const template = join(dir, "late.sh");
+    writeFileSync(
+      template,
+      "#!/bin/bash\n#SBATCH --job-name={{name}}\n#SBATCH --output={{output}}\n{{directives}}\nsleep 5\n{{command}}\n",
+    );
+    const args = optimizeArgs({ rounds: 1, proposals: 2, maxEvals: 3, seed: 6 });
+    const local = join(tempDir(), "local");
+    expect((await hone([...args, "--out", local])).code).toBe(0);
+    // A run directory that sbatch (its #SBATCH lines) and bash (the command) must both read right.
+    const out = join(tempDir(), "run 100% $HOME's");
+    const slurmArgs = [...args, "--runner", "slurm", "--slurm-time", "10", "--slurm-template", template, "--out", out];
+    const child = spawn(process.execPath, [join(ROOT, "bin", "hone.js"), ...slurmArgs], {
+      env: { ...process.env, ...env },
+      stdio: "ignore",
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+    const deadline = Date.now() + 90_000;
+    while (Object.keys(slurmIds(out)).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    const before = slurmIds(out);
+    expect(Object.keys(before).length).toBeGreaterThan(0);
+    child.kill("SIGINT"); // as Ctrl-C does; its jobs go on in Slurm
+    expect(await exited).toBe(130);
+    const r = await hone(["optimize", "--resume", out, "--json"], { env, timeoutMs: 170_000 });
+    expect(r.code, r.stderr).toBe(0);
+    const after = slurmIds(out);
+    for (const [job, id] of Object.entries(before)) expect(after[job], job).toBe(id);
+    const a = new Database(join(local, "hone.db"), { readonly: true });
+    const b = new Database(join(out, "hone.db"), { readonly: true });
+    const { differences } = compareRecords(a, b);
+    a.close();
+    b.close();
+    expect(differences).toEqual([]);
   });
 
   it("runs a hone compare grid's cells on Slurm, search and test split, with the local pool's cell records", {

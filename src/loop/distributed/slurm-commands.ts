@@ -1,0 +1,99 @@
+import { execFile } from "node:child_process";
+
+// What the Slurm runner asks of Slurm's commands, none of them blocking the coordinator: a controller under load
+// takes seconds to answer sbatch or squeue, and a run's progress, its other jobs and its stop handling go on
+// meanwhile. Every command is bounded in time; one that does not answer in time has not answered.
+
+/** How long a Slurm command may take (sbatch retries a busy controller for a while before it gives up). */
+export const COMMAND_TIMEOUT_MS = 120_000;
+
+/** A Slurm command that failed: its exit, its stderr, and whether it ran out of time. */
+export class SlurmCommandError extends Error {
+  constructor(
+    readonly command: string,
+    readonly stderr: string,
+    readonly timedOut: boolean,
+  ) {
+    super(
+      timedOut ? `${command} did not answer in ${COMMAND_TIMEOUT_MS / 1000} s` : `${command} failed: ${stderr || "(no message)"}`,
+    );
+  }
+}
+
+/** Runs a Slurm command to its end and returns its trimmed stdout. */
+export function slurmCommand(cmd: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(cmd, args, { encoding: "utf8", timeout: COMMAND_TIMEOUT_MS, killSignal: "SIGKILL" }, (err, stdout, stderr) => {
+      if (!err) return resolve(stdout.trim());
+      const timedOut = (err as { killed?: boolean }).killed === true;
+      reject(new SlurmCommandError(cmd, String(stderr ?? err.message).trim(), timedOut));
+    });
+  });
+}
+
+/** Slurm job states, mapped to hone's: pending/running, done, or a failed measurement with its reason. */
+export function mapSlurmState(state: string): "active" | "completed" | "failed" {
+  const s = state.toUpperCase().replace(/\+$/, "");
+  if (["PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED", "RESIZING", "STAGE_OUT"].includes(s))
+    return "active";
+  if (s === "COMPLETED") return "completed";
+  return "failed";
+}
+
+/**
+ * What `slurmStates` says of a job the controller answered it does not know and accounting has nothing on: it ended
+ * long enough ago to be forgotten (MinJobAge) while no one asked, with no accounting to say how.
+ */
+export const FORGOTTEN = "FORGOTTEN";
+
+/**
+ * The states of Slurm jobs by id: one squeue for all of them while they are queued or running (a poll costs one
+ * process, not one a job), then scontrol and sacct for each it no longer lists. A job none of them knows is absent
+ * from the map.
+ */
+export async function slurmStates(ids: string[]): Promise<Map<string, string>> {
+  const states = new Map<string, string>();
+  if (ids.length === 0) return states;
+  const wanted = new Set(ids);
+  try {
+    for (const line of (await slurmCommand("squeue", ["-h", "-j", ids.join(","), "-o", "%i %T"])).split("\n")) {
+      const [id, state] = line.trim().split(/\s+/);
+      if (id && state && wanted.has(id)) states.set(id, state);
+    }
+  } catch {
+    // none of them in the queue any more (squeue refuses a lone job id it does not know), or no answer
+  }
+  for (const id of ids) {
+    if (states.has(id)) continue;
+    const state = await endedState(id);
+    if (state) states.set(id, state);
+  }
+  return states;
+}
+
+/**
+ * The state of a Slurm job no longer queued: scontrol while the controller remembers it, then sacct (with
+ * accounting), else FORGOTTEN when the controller said it does not know the job. A controller that did not answer
+ * says nothing of the job (undefined), so a run waits out an outage instead of failing its jobs.
+ */
+async function endedState(id: string): Promise<string | undefined> {
+  let forgotten = false;
+  try {
+    const m = /JobState=([A-Z_]+)/.exec(await slurmCommand("scontrol", ["show", "job", id]));
+    if (m) return m[1];
+  } catch (err) {
+    forgotten = err instanceof SlurmCommandError && /invalid job id/i.test(err.stderr);
+  }
+  try {
+    const a = await slurmCommand("sacct", ["-n", "-X", "-P", "-j", id, "-o", "State"]);
+    if (a) return a.split("\n")[0]?.split(" ")[0];
+  } catch {
+    // no accounting
+  }
+  return forgotten ? FORGOTTEN : undefined;
+}
+
+/** Cancels jobs by id; a job already ended is no error, and neither is a controller that does not answer. */
+export async function cancelSlurmJobs(ids: string[]): Promise<void> {
+  if (ids.length > 0) await slurmCommand("scancel", ids).catch(() => undefined);
+}

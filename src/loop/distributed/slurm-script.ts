@@ -1,0 +1,107 @@
+import { readFileSync } from "node:fs";
+import { HoneError } from "../../errors.ts";
+
+// A rollout's sbatch job script: the user's template (or hone's) with its placeholders filled in. What goes into an
+// #SBATCH line is read by sbatch's own parser, and the command by bash, so each is quoted for its reader: a run
+// directory may hold spaces, quotes, `$` or `%` (which sbatch reads in a file name as a pattern: %j is the job id).
+
+export interface SlurmSettings {
+  partition?: string;
+  gres?: string;
+  /** Minutes per rollout job (sbatch --time). */
+  timeMinutes?: number;
+  /** Environment variables carried into the job besides PATH and HOME (names only; values from the submitting shell). */
+  env?: string[];
+  /** A job script template with {{name}}, {{output}}, {{directives}}, {{command}} placeholders. */
+  template?: string;
+}
+
+const DEFAULT_TEMPLATE = `#!/bin/bash
+#SBATCH --job-name={{name}}
+#SBATCH --output={{output}}
+{{directives}}
+set -euo pipefail
+{{command}}
+`;
+
+/** Variables every job carries when the submitting shell has them, besides the settings' own. */
+const CARRIED = ["PATH", "HOME", "PYENV_ROOT", "HONE_CACHE_DIR"];
+
+/** A word for bash, whatever it holds: single-quoted, each ' written as '\''. */
+export const shellWord = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
+
+/**
+ * A file name for an #SBATCH line: double-quoted (sbatch's parser takes a quoted value whole, spaces, ' and $
+ * included) with each % doubled (sbatch reads %j, %x… as patterns, %% as %). sbatch has no way to carry a double
+ * quote or a backslash there (a backslash turns the patterns off), so a path with one is refused.
+ */
+export function sbatchPath(path: string, what: string): string {
+  if (/["\\\n\r]/.test(path))
+    throw new HoneError(
+      "usage",
+      `${what} ${JSON.stringify(path)} holds a double quote, a backslash or a line break, which an #SBATCH line cannot carry; use a run directory without them`,
+    );
+  return `"${path.replaceAll("%", "%%")}"`;
+}
+
+/** Checks the settings a script is made of: a value with a line break would add lines of its own to the script. */
+function checkSlurmSettings(s: SlurmSettings): void {
+  for (const [field, value] of [
+    ["partition", s.partition],
+    ["gres", s.gres],
+  ] as const) {
+    if (value !== undefined && !/^[^\s"'\\]+$/.test(value))
+      throw new HoneError("usage", `slurm ${field} ${JSON.stringify(value)}: one word, without spaces or quotes`);
+  }
+  for (const name of s.env ?? [])
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      throw new HoneError("usage", `slurm env ${JSON.stringify(name)} is not an environment variable's name`);
+}
+
+/** The template's text: the settings' file (which must run {{command}}) or hone's own. */
+function readTemplate(path: string | undefined): string {
+  if (path === undefined) return DEFAULT_TEMPLATE;
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new HoneError("usage", `slurm template ${path}: cannot be read (${(err as Error).message})`);
+  }
+  if (!text.includes("{{command}}"))
+    throw new HoneError("usage", `slurm template ${path} has no {{command}}: its jobs would never run a rollout`);
+  return text;
+}
+
+/**
+ * Everything a run's job scripts are made of, checked before anything is written: the settings, the template, and
+ * the run directory (every job's log goes under it).
+ */
+export function checkSlurmRun(s: SlurmSettings, runDir?: string): string {
+  checkSlurmSettings(s);
+  if (runDir !== undefined) sbatchPath(runDir, "the run directory");
+  return readTemplate(s.template);
+}
+
+/** The #SBATCH directives the settings ask for, the environment to export among them. */
+function directives(s: SlurmSettings): string {
+  const carry = [...CARRIED, ...(s.env ?? [])].filter((k) => process.env[k] !== undefined);
+  return [
+    s.partition ? `#SBATCH --partition=${s.partition}` : "",
+    s.gres ? `#SBATCH --gres=${s.gres}` : "",
+    `#SBATCH --time=${s.timeMinutes ?? 60}`,
+    `#SBATCH --export=${carry.join(",") || "NONE"}`,
+  ]
+    .filter(Boolean)
+    .join("\n");
+}
+
+/** The job script: every placeholder filled wherever it appears, nothing in a value read as a replacement pattern. */
+export function jobScript(template: string, s: SlurmSettings, job: { name: string; output: string; argv: string[] }): string {
+  const values: Record<string, string> = {
+    name: job.name,
+    output: sbatchPath(job.output, "the job's log"),
+    directives: directives(s),
+    command: `exec ${job.argv.map(shellWord).join(" ")}`,
+  };
+  return template.replace(/\{\{(name|output|directives|command)\}\}/g, (_, key: string) => values[key] as string);
+}
