@@ -2,7 +2,9 @@
 // finished one skipped; then the report over the cell records.
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { eachAtMost } from "../at-most.ts";
 import { configError } from "../errors.ts";
+import { checkSlurmRun } from "../loop/distributed/slurm-script.ts";
 import type { OptimizeEvent } from "../loop/optimize.ts";
 import { writeJsonAtomic } from "../store/atomic.ts";
 import { type RunOptions, runnableProblems } from "./cell-settings.ts";
@@ -48,27 +50,10 @@ function assertRunnable(exp: Experiment, o: RunOptions): void {
   throw configError(exp.file, first.field, `${first.message}${more}`);
 }
 
-/** Runs `tasks` with at most `limit` at once; the first failure stops new starts and is thrown once all settle. */
-async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  let failure: unknown;
-  const lane = async () => {
-    while (next < items.length && failure === undefined) {
-      const item = items[next++] as T;
-      try {
-        await work(item);
-      } catch (err) {
-        failure ??= err;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, lane));
-  if (failure !== undefined) throw failure;
-}
-
 export async function runExperiment(exp: Experiment, o: ExperimentRunOptions): Promise<ExperimentRunResult> {
   assertRunnable(exp, o);
   const out = resolve(o.out);
+  if (o.slurm) checkSlurmRun(o.slurm, out);
   mkdirSync(out, { recursive: true });
   const log = o.log ?? (() => {});
   const planned = planCells(exp);
@@ -90,7 +75,7 @@ export async function runExperiment(exp: Experiment, o: ExperimentRunOptions): P
     }
   };
   let done = 0;
-  await pool(todo, o.cells ?? 2, async (cell) => {
+  await eachAtMost(todo, o.cells ?? 2, async (cell) => {
     log(`start  ${cell.dir}`);
     try {
       const r = await runCell(exp, cell, { out, queue: o.queue, slurm: o.slurm, onEvent });

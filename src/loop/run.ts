@@ -23,7 +23,7 @@ import { evaluateProgram } from "../task/evaluator.ts";
 import { EvaluatorPool } from "../task/evaluator-pool.ts";
 import { isolationNotice } from "../task/python-env.ts";
 import { evaluateIn, type ScopedEvaluate } from "../task/recorded-evaluations.ts";
-import type { SlurmSettings } from "./distributed/slurm-script.ts";
+import { checkSlurmRun, type SlurmSettings } from "./distributed/slurm-script.ts";
 import { Recording } from "./recording.ts";
 import { remoteRunner } from "./remote-runner.ts";
 import { recordRollout } from "./rollout-records.ts";
@@ -97,6 +97,7 @@ export async function runHarness(
   if (existsSync(outDir) && readdirSync(outDir).length > 0) {
     throw new HoneError("usage", `${outDir} already exists and is not empty; choose another --out`);
   }
+  if (opts.slurm) checkSlurmRun(opts.slurm, outDir);
   const model = opts.model ?? harness.defaults.model ?? "offline";
   const baseUrl = opts.baseUrl ?? (model === "offline" ? undefined : harness.defaults.baseUrl);
   if (model !== "offline" && !baseUrl)

@@ -1,5 +1,5 @@
 import { writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { isAbsolute, join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { slurmFromFlags } from "../../src/cli/runner-options.ts";
 import { tempDir } from "../helpers/fixtures.ts";
@@ -11,7 +11,8 @@ describe("slurmFromFlags", () => {
     expect(slurmFromFlags({ runner: "local" })).toBeUndefined();
     const dir = tempDir();
     writeFileSync(join(dir, "job.sh"), "#!/bin/bash\n{{directives}}\n{{command}}\n");
-    const slurmTemplate = join(dir, "job.sh").replace(`${process.cwd()}/`, "");
+    const slurmTemplate = relative(process.cwd(), join(dir, "job.sh"));
+    expect(isAbsolute(slurmTemplate)).toBe(false);
     expect(slurmFromFlags({ runner: "slurm", slurmTime: 10, slurmTemplate, slurmGres: "gpu:1" })).toEqual({
       partition: undefined,
       gres: "gpu:1",

@@ -105,13 +105,13 @@ describe("Slurm", () => {
     const template = join(dir, "late.sh");
     writeFileSync(
       template,
-      "#!/bin/bash\n#SBATCH --job-name={{name}}\n#SBATCH --output={{output}}\n{{directives}}\nsleep 5\n{{command}}\n",
+      "#!/bin/bash\n#SBATCH --job-name={{name}}\n#SBATCH --output={{output}}\n{{directives}}\nsleep 12\n{{command}}\n",
     );
     const args = optimizeArgs({ rounds: 1, proposals: 2, maxEvals: 3, seed: 6 });
     const local = join(tempDir(), "local");
     expect((await hone([...args, "--out", local])).code).toBe(0);
-    // A run directory that sbatch (its #SBATCH lines) and bash (the command) must both read right.
-    const out = join(tempDir(), "run 100% $HOME's");
+    // A run directory that sbatch (its #SBATCH lines: %j is a pattern there) and bash (the command) must both read right.
+    const out = join(tempDir(), "run 100%j $HOME's");
     const slurmArgs = [...args, "--runner", "slurm", "--slurm-time", "10", "--slurm-template", template, "--out", out];
     const child = spawn(process.execPath, [join(ROOT, "bin", "hone.js"), ...slurmArgs], {
       env: { ...process.env, ...env },
@@ -124,6 +124,9 @@ describe("Slurm", () => {
     expect(Object.keys(before).length).toBeGreaterThan(0);
     child.kill("SIGINT"); // as Ctrl-C does; its jobs go on in Slurm
     expect(await exited).toBe(130);
+    // Some of them are still in Slurm when the run resumes, for it to wait for (else this test would prove nothing).
+    const queued = spawnSync("squeue", ["-h", "-o", "%i"], { env: { ...process.env, ...env }, encoding: "utf8" }).stdout;
+    expect(Object.values(before).some((id) => queued.split("\n").includes(id))).toBe(true);
     const r = await hone(["optimize", "--resume", out, "--json"], { env, timeoutMs: 170_000 });
     expect(r.code, r.stderr).toBe(0);
     const after = slurmIds(out);

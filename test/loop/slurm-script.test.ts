@@ -28,9 +28,17 @@ describe("the job script", () => {
     );
   });
 
+  it("quotes the log's path once where a template quoted {{output}} itself", () => {
+    for (const template of ['#SBATCH --output="{{output}}"', "#SBATCH --output='{{output}}'", "#SBATCH --output={{output}}"])
+      expect(jobScript(template, {}, { name: "n", output: "/runs/a b/x.out", argv: ["true"] })).toBe(
+        '#SBATCH --output="/runs/a b/x.out"',
+      );
+  });
+
   it("writes a log's path for sbatch's parser: quoted, % doubled; one it cannot carry is refused", () => {
     expect(sbatchPath("/runs/a b/100%/it's $x/slurm.out", "log")).toBe('"/runs/a b/100%%/it\'s $x/slurm.out"');
-    for (const bad of ['/runs/say "hi"', "/runs/back\\slash", "/runs/two\nlines"])
+    // sbatch splits a script into a heterogeneous job at any #SBATCH line holding hetjob or packjob, quoted or not
+    for (const bad of ['/runs/say "hi"', "/runs/back\\slash", "/runs/two\nlines", "/scratch/HetJob-sweep", "/x/packjob"])
       expect(() => sbatchPath(bad, "the job's log")).toThrow(/the job's log .* cannot carry; use a run directory without them/);
   });
 

@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SlurmRunner } from "../../src/loop/distributed/slurm.ts";
-import { FORGOTTEN, slurmStates } from "../../src/loop/distributed/slurm-commands.ts";
+import { cancelSlurmJobs, FORGOTTEN, mapSlurmState, slurmStates } from "../../src/loop/distributed/slurm-commands.ts";
 import { DEFAULT_HARNESS } from "../../src/loop/run.ts";
 import type { RolloutJobResult } from "../../src/loop/runner.ts";
 import { loadTaskFolder } from "../../src/task/discovery-task.ts";
@@ -68,7 +68,24 @@ describe("slurmStates", () => {
   it("says nothing of a job while the controller does not answer (an outage is waited out, not a failure)", async () => {
     const down = 'echo "slurm_load_jobs error: Unable to contact slurm controller (connect failure)" >&2; exit 1';
     fakeSlurm({ squeue: down, scontrol: down, sacct: 'echo "sacct: error: Problem talking to the database" >&2; exit 1' });
+    const log = fakeSlurm({
+      squeue: down,
+      scontrol: down,
+      sacct: 'echo "sacct: error: Problem talking to the database" >&2; exit 1',
+    });
     expect((await slurmStates(["301", "302"])).size).toBe(0);
+    // Nor is each job asked after: every command would wait out its bound, a poll would take hours.
+    expect(calls(log)).toEqual(["squeue -h -j 301,302 -o %i %T"]);
+  });
+});
+
+describe("mapSlurmState", () => {
+  it("waits for every job Slurm may still run, held or requeued ones included, and fails only the ended ones", () => {
+    const active = ["PENDING", "RUNNING", "REQUEUE_HOLD", "REQUEUE_FED", "SPECIAL_EXIT", "RESV_DEL_HOLD", "SIGNALING"];
+    expect([...active, "STOPPED", "SUSPENDED", "COMPLETING"].map(mapSlurmState)).toEqual(Array(10).fill("active"));
+    const ended = ["BOOT_FAIL", "CANCELLED", "CANCELLED+", "DEADLINE", "FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "TIMEOUT"];
+    expect([...ended, FORGOTTEN].map(mapSlurmState)).toEqual(Array(9).fill("failed"));
+    expect(mapSlurmState("COMPLETED")).toBe("completed");
   });
 });
 
@@ -83,8 +100,14 @@ const rollout = (runDir: string, id: string, seed = 0) => ({
   maxEvals: 1,
   outDir: join(runDir, "rollouts", id),
 });
-const runnerIn = (runDir: string) =>
-  new SlurmRunner({ runDir, task, taskRef: "circle-packing", executor: { model: "offline" }, pollMs: 20 });
+const runnerOptions = (runDir: string) => ({
+  runDir,
+  task,
+  taskRef: "circle-packing",
+  executor: { model: "offline" },
+  pollMs: 20,
+});
+const runnerIn = (runDir: string) => new SlurmRunner(runnerOptions(runDir));
 const finish = (outDir: string) => {
   mkdirSync(outDir, { recursive: true });
   writeFileSync(join(outDir, "result.json"), "{}");
@@ -114,56 +137,93 @@ describe("SlurmRunner with jobs Slurm forgot", () => {
           "Slurm job 402 is no longer known to Slurm (its controller forgot it, and there is no accounting) and left no result",
       },
     ]);
-    expect(calls(log).filter((c) => c.startsWith("squeue"))).toEqual(["squeue -h -j 401,402 -o %i %T"]);
+    expect(calls(log).filter((c) => c.startsWith("squeue"))).toEqual([
+      `squeue -h -u ${process.getuid?.()} -o %i %T %j`, // this run's jobs still in Slurm: none
+      "squeue -h -j 401,402 -o %i %T",
+    ]);
   });
 });
 
 describe("SlurmRunner on a resumed run", () => {
-  it("waits again for the jobs an earlier coordinator submitted that still run, and submits each rollout once", {
+  it("waits again for the jobs of its name Slurm still runs with the same description, and submits each rollout once", {
     timeout: 20_000,
   }, async () => {
-    // squeue lists the earlier coordinator's 501 and 502 as running on its first call (the resumed run's look),
-    // then nothing; scontrol knows how every job ended; sbatch gives b, c and d 600, 601 and 602.
+    const runDir = join(tempDir(), "run");
+    const runner = runnerIn(runDir);
+    const name = (id: string) => runner.jobName(rollout(runDir, id));
+    // What the stopped coordinator left: a (501) and e (505, whose sbatch answer never came back: no id recorded) run
+    // with this very description; f was submitted twice (506 recorded, 507 not); b runs (502) for another rollout
+    // under its name; c's job (503) ended; d was never submitted. A job of another run (an older one, or one Slurm
+    // numbered again) is never touched.
+    const queued = { a: "501", b: "502", e: "505", f: "506" };
+    const rows = [...Object.entries(queued).map(([id, n]) => `${n} RUNNING ${name(id)}`), `507 PENDING ${name("f")}`];
+    rows.push("508 RUNNING hone-0123456789-a", "509 RUNNING someone-elses");
     const log = fakeSlurm({
-      squeue: 'n=$(grep -c "^squeue" "$(dirname "$0")/calls.log"); [ "$n" -gt 1 ] || printf "501 RUNNING\\n502 RUNNING\\n"',
-      scontrol:
-        'case "$3" in 503) echo "JobState=FAILED" ;; 501|60?) echo "JobState=COMPLETED" ;; *) echo "slurm_load_jobs error: Invalid job id" >&2; exit 1 ;; esac',
+      // -u: this user's jobs with their names (the queue at the start); -j: the poll, where none is queued any more
+      squeue: `case "$2" in -u) printf "${rows.join("\\n")}\\n" ;; *) exit 0 ;; esac`,
+      scontrol: 'case "$3" in 502|507) echo "JobState=CANCELLED" ;; *) echo "JobState=COMPLETED" ;; esac',
       sacct: "exit 1",
-      sbatch: 'case "$2" in */b/*) echo 600 ;; */c/*) echo 601 ;; */d/*) echo 602 ;; *) exit 1 ;; esac',
+      sbatch: 'case "$2" in */b/*) echo 600 ;; */c/*) echo 601 ;; */d/*) echo "602;cluster" ;; *) exit 1 ;; esac',
       scancel: "exit 0",
     });
-    const runDir = join(tempDir(), "run");
-    const first = runnerIn(runDir);
-    // The earlier coordinator's jobs: a (501, running), b (502, running but for another rollout), c (503, failed).
-    const earlier = { a: "501", b: "502", c: "503" };
-    for (const [id, slurmId] of Object.entries(earlier)) {
+    for (const id of ["a", "b", "c", "e", "f"]) {
       const dir = join(runDir, "slurm", id);
       mkdirSync(dir, { recursive: true });
-      const job = id === "b" ? rollout(runDir, id, 99) : rollout(runDir, id);
-      writeFileSync(join(dir, "job.json"), first.jobData(job));
-      writeFileSync(join(dir, "slurm-job-id"), `${slurmId}\n`);
+      const d = runner.describe(id === "b" ? rollout(runDir, id, 99) : rollout(runDir, id));
+      writeFileSync(join(dir, "job.json"), d.json);
+      writeFileSync(join(dir, "job.sh"), d.script);
+      if (id !== "e") writeFileSync(join(dir, "slurm-job-id"), `${{ ...queued, c: "503" }[id as "a"]}\n`);
     }
-    for (const id of ["a", "b", "c", "d"]) finish(rollout(runDir, id).outDir);
-    const jobs = ["a", "b", "c", "d"].map((id) => rollout(runDir, id));
+    const ids = ["a", "b", "c", "d", "e", "f"];
+    for (const id of ids) finish(rollout(runDir, id).outDir);
+    const jobs = ids.map((id) => rollout(runDir, id));
     expect(await collect(runnerIn(runDir), jobs)).toEqual(jobs.map((j) => ({ id: j.id })));
     const made = calls(log).filter((c) => /^(sbatch|scancel)/.test(c));
-    expect(made.slice(0, 1)).toEqual(["scancel 502"]); // the job for another rollout goes before any submission
-    expect(
-      made
-        .slice(1)
-        .map((c) => c.split("/").slice(-2).join("/"))
-        .sort(),
-    ).toEqual(["b/job.sh", "c/job.sh", "d/job.sh"]);
-    const ids = Object.fromEntries(
-      ["a", "b", "c", "d"].map((id) => [id, readFileSync(join(runDir, "slurm", id, "slurm-job-id"), "utf8").trim()]),
-    );
-    expect(ids.a).toBe("501");
-    expect([ids.b, ids.c, ids.d]).toEqual(["600", "601", "602"]);
+    expect(made[0]).toBe("scancel 502 507"); // before any submission, and no other run's job
+    expect(made.slice(1).map((c) => c.split("/").slice(-2).join("/"))).toEqual(["b/job.sh", "c/job.sh", "d/job.sh"]);
+    const recorded = ids.map((id) => readFileSync(join(runDir, "slurm", id, "slurm-job-id"), "utf8").trim());
+    expect(recorded).toEqual(["501", "600", "601", "602", "505", "506"]);
   });
 
-  it("fails the run on a refused submission once the others are through, their ids written for a resume", {
+  it("submits again a job whose settings changed (a longer --slurm-time), after its old job is gone", {
     timeout: 20_000,
   }, async () => {
+    const runDir = join(tempDir(), "run");
+    const before = runnerIn(runDir);
+    const job = rollout(runDir, "a");
+    const d = before.describe(job);
+    mkdirSync(join(runDir, "slurm", "a"), { recursive: true });
+    writeFileSync(join(runDir, "slurm", "a", "job.json"), d.json);
+    writeFileSync(join(runDir, "slurm", "a", "job.sh"), d.script);
+    const log = fakeSlurm({
+      squeue: `case "$2" in -u) echo "501 RUNNING ${before.jobName(job)}" ;; *) exit 0 ;; esac`,
+      scontrol: 'case "$3" in 501) echo "JobState=CANCELLED" ;; *) echo "JobState=COMPLETED" ;; esac',
+      sbatch: "echo 600",
+      scancel: "exit 0",
+    });
+    finish(job.outDir);
+    const after = new SlurmRunner({ ...runnerOptions(runDir), timeMinutes: 120 });
+    expect(await collect(after, [job])).toEqual([{ id: "a" }]);
+    expect(calls(log).filter((c) => /^(sbatch|scancel)/.test(c))).toEqual([
+      "scancel 501",
+      `sbatch --parsable ${join(runDir, "slurm", "a", "job.sh")}`,
+    ]);
+    expect(readFileSync(join(runDir, "slurm", "a", "job.sh"), "utf8")).toMatch(/#SBATCH --time=120/);
+  });
+
+  it("refuses to start while the controller does not answer, having submitted nothing", { timeout: 20_000 }, async () => {
+    const log = fakeSlurm({
+      squeue: 'echo "slurm_load_jobs error: Unable to contact slurm controller (connect failure)" >&2; exit 1',
+      sbatch: "echo 600",
+    });
+    const runDir = join(tempDir(), "run");
+    await expect(collect(runnerIn(runDir), [rollout(runDir, "a")])).rejects.toThrow(
+      /Slurm did not answer for this run.s jobs \(squeue failed: .*\(connect failure\)\); nothing was submitted/,
+    );
+    expect(calls(log)).toEqual(Array(5).fill(`squeue -h -u ${process.getuid?.()} -o %i %T %j`));
+  });
+
+  it("fails the run on a refused submission once the others are through, their ids written", { timeout: 20_000 }, async () => {
     fakeSlurm({
       sbatch:
         'case "$2" in */bad/*) echo "sbatch: error: Batch job submission failed: Invalid partition name" >&2; exit 1 ;; */a/*) echo 701 ;; *) echo 702 ;; esac',
@@ -176,5 +236,24 @@ describe("SlurmRunner on a resumed run", () => {
     );
     expect(readFileSync(join(runDir, "slurm", "a", "slurm-job-id"), "utf8")).toBe("701\n");
     expect(readFileSync(join(runDir, "slurm", "c", "slurm-job-id"), "utf8")).toBe("702\n");
+  });
+
+  it("refuses what sbatch printed when it is not a job id (a wrapper's banner alone, nothing)", { timeout: 20_000 }, async () => {
+    fakeSlurm({ sbatch: 'case "$2" in */a/*) printf "" ;; *) echo "Welcome to the cluster" ;; esac', squeue: "exit 0" });
+    const runDir = join(tempDir(), "run");
+    for (const id of ["a", "b"])
+      await expect(collect(runnerIn(runDir), [rollout(runDir, id)])).rejects.toThrow(/sbatch .*job\.sh printed no job id/);
+    fakeSlurm({ sbatch: 'echo "Welcome to the cluster"; echo "812;west"', squeue: "exit 0", scontrol: "echo JobState=FAILED" });
+    const [result] = await collect(runnerIn(runDir), [rollout(runDir, "c")]);
+    expect(result?.error).toMatch(/^Slurm job 812 ended FAILED/);
+  });
+});
+
+describe("cancelSlurmJobs", () => {
+  it("waits until the cancelled jobs are gone, and says which still run past its bound", async () => {
+    fakeSlurm({ scancel: "exit 0", squeue: 'echo "901 RUNNING"; echo "902 COMPLETING"' });
+    await expect(cancelSlurmJobs(["901", "902"], 10, 100)).rejects.toThrow(/Slurm jobs 901, 902 still run 0.1 s after scancel/);
+    fakeSlurm({ scancel: 'echo "scancel: error: Unable to contact slurm controller" >&2; exit 1' });
+    await expect(cancelSlurmJobs(["903"], 10, 100)).rejects.toThrow(/scancel failed: scancel: error: Unable to contact/);
   });
 });

@@ -25,19 +25,11 @@ export function slurmCommand(cmd: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(cmd, args, { encoding: "utf8", timeout: COMMAND_TIMEOUT_MS, killSignal: "SIGKILL" }, (err, stdout, stderr) => {
       if (!err) return resolve(stdout.trim());
-      const timedOut = (err as { killed?: boolean }).killed === true;
-      reject(new SlurmCommandError(cmd, String(stderr ?? err.message).trim(), timedOut));
+      const e = err as { killed?: boolean; code?: unknown };
+      const timedOut = e.killed === true && e.code !== "ERR_CHILD_PROCESS_STDIO_MAXBUFFER";
+      reject(new SlurmCommandError(cmd, String(stderr || err.message).trim(), timedOut));
     });
   });
-}
-
-/** Slurm job states, mapped to hone's: pending/running, done, or a failed measurement with its reason. */
-export function mapSlurmState(state: string): "active" | "completed" | "failed" {
-  const s = state.toUpperCase().replace(/\+$/, "");
-  if (["PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED", "RESIZING", "STAGE_OUT"].includes(s))
-    return "active";
-  if (s === "COMPLETED") return "completed";
-  return "failed";
 }
 
 /**
@@ -45,6 +37,30 @@ export function mapSlurmState(state: string): "active" | "completed" | "failed" 
  * long enough ago to be forgotten (MinJobAge) while no one asked, with no accounting to say how.
  */
 export const FORGOTTEN = "FORGOTTEN";
+
+/** The states in which a job has ended for good; any other (pending, running, requeued, held, stopped…) is active. */
+const ENDED = new Set([
+  "BOOT_FAIL",
+  "CANCELLED",
+  "COMPLETED",
+  "DEADLINE",
+  "FAILED",
+  "NODE_FAIL",
+  "OUT_OF_MEMORY",
+  "PREEMPTED",
+  "REVOKED",
+  "TIMEOUT",
+]);
+
+/**
+ * Slurm job states, mapped to hone's: still to wait for (a job Slurm may run yet: pending, running, requeued, held,
+ * stopped), done, or a failed measurement with its reason.
+ */
+export function mapSlurmState(state: string): "active" | "completed" | "failed" {
+  const s = state.toUpperCase().replace(/\+$/, "");
+  if (s === "COMPLETED") return "completed";
+  return ENDED.has(s) || s === FORGOTTEN ? "failed" : "active";
+}
 
 /**
  * The states of Slurm jobs by id: one squeue for all of them while they are queued or running (a poll costs one
@@ -60,8 +76,10 @@ export async function slurmStates(ids: string[]): Promise<Map<string, string>> {
       const [id, state] = line.trim().split(/\s+/);
       if (id && state && wanted.has(id)) states.set(id, state);
     }
-  } catch {
-    // none of them in the queue any more (squeue refuses a lone job id it does not know), or no answer
+  } catch (err) {
+    // squeue refuses a lone job id it no longer lists; any other failure is a controller not answering, which the
+    // other commands would not answer either (each bounded at two minutes: a poll would take hours)
+    if (!(err instanceof SlurmCommandError && /invalid job id/i.test(err.stderr))) return states;
   }
   for (const id of ids) {
     if (states.has(id)) continue;
@@ -69,6 +87,20 @@ export async function slurmStates(ids: string[]): Promise<Map<string, string>> {
     if (state) states.set(id, state);
   }
   return states;
+}
+
+/**
+ * This user's jobs in Slurm's queue whose name starts with `prefix`, with their ids and states, from one squeue.
+ * Throws when the controller does not answer.
+ */
+export async function namedJobs(prefix: string): Promise<{ id: string; state: string; name: string }[]> {
+  const user = String(process.getuid?.() ?? process.env.USER ?? "");
+  const out = await slurmCommand("squeue", ["-h", "-u", user, "-o", "%i %T %j"]);
+  return out
+    .split("\n")
+    .map((line) => line.trim().split(/\s+/))
+    .filter(([id, state, name]) => id && state && name?.startsWith(prefix))
+    .map(([id, state, name]) => ({ id: id as string, state: state as string, name: name as string }));
 }
 
 /**
@@ -93,7 +125,22 @@ async function endedState(id: string): Promise<string | undefined> {
   return forgotten ? FORGOTTEN : undefined;
 }
 
-/** Cancels jobs by id; a job already ended is no error, and neither is a controller that does not answer. */
-export async function cancelSlurmJobs(ids: string[]): Promise<void> {
-  if (ids.length > 0) await slurmCommand("scancel", ids).catch(() => undefined);
+/**
+ * Cancels jobs by id and waits until Slurm no longer runs any of them (scancel only starts a job's end: its
+ * processes get KillWait to stop), at most `waitMs`; throws when they still run then, or scancel failed.
+ */
+export async function cancelSlurmJobs(ids: string[], pollMs: number, waitMs = 300_000): Promise<void> {
+  if (ids.length === 0) return;
+  await slurmCommand("scancel", ids);
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const states = await slurmStates(ids);
+    const left = ids.filter((id) => mapSlurmState(states.get(id) ?? "ACTIVE") === "active");
+    if (left.length === 0) return;
+    if (Date.now() > deadline)
+      throw new Error(
+        `Slurm job${left.length > 1 ? "s" : ""} ${left.join(", ")} still run${left.length > 1 ? "" : "s"} ${waitMs / 1000} s after scancel`,
+      );
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
 }

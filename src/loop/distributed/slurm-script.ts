@@ -33,13 +33,14 @@ export const shellWord = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
 /**
  * A file name for an #SBATCH line: double-quoted (sbatch's parser takes a quoted value whole, spaces, ' and $
  * included) with each % doubled (sbatch reads %j, %x… as patterns, %% as %). sbatch has no way to carry a double
- * quote or a backslash there (a backslash turns the patterns off), so a path with one is refused.
+ * quote or a backslash there (a backslash turns the patterns off), and it splits a script into a heterogeneous job
+ * at any #SBATCH line holding "hetjob" or "packjob", quoted or not, so a path with one of these is refused.
  */
 export function sbatchPath(path: string, what: string): string {
-  if (/["\\\n\r]/.test(path))
+  if (/["\\\n\r]|hetjob|packjob/i.test(path))
     throw new HoneError(
       "usage",
-      `${what} ${JSON.stringify(path)} holds a double quote, a backslash or a line break, which an #SBATCH line cannot carry; use a run directory without them`,
+      `${what} ${JSON.stringify(path)} holds a double quote, a backslash, a line break, "hetjob" or "packjob", which an #SBATCH line cannot carry; use a run directory without them`,
     );
   return `"${path.replaceAll("%", "%%")}"`;
 }
@@ -95,7 +96,10 @@ function directives(s: SlurmSettings): string {
     .join("\n");
 }
 
-/** The job script: every placeholder filled wherever it appears, nothing in a value read as a replacement pattern. */
+/**
+ * The job script: every placeholder filled wherever it appears, nothing in a value read as a replacement pattern.
+ * {{output}} is the log's path as an #SBATCH line reads it (quoted), also where a template quoted it itself.
+ */
 export function jobScript(template: string, s: SlurmSettings, job: { name: string; output: string; argv: string[] }): string {
   const values: Record<string, string> = {
     name: job.name,
@@ -103,5 +107,8 @@ export function jobScript(template: string, s: SlurmSettings, job: { name: strin
     directives: directives(s),
     command: `exec ${job.argv.map(shellWord).join(" ")}`,
   };
-  return template.replace(/\{\{(name|output|directives|command)\}\}/g, (_, key: string) => values[key] as string);
+  return template.replace(
+    /(["']?)\{\{(name|output|directives|command)\}\}\1/g,
+    (_, quote: string, key: string) => (key === "output" ? values.output : `${quote}${values[key]}${quote}`) as string,
+  );
 }

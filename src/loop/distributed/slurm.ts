@@ -1,13 +1,15 @@
+import { createHash } from "node:crypto";
 import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { eachAtMost } from "../../at-most.ts";
 import { HoneError } from "../../errors.ts";
 import { contentHash } from "../../harness/files.ts";
 import type { ModelSettings } from "../../model/resolve.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
 import type { RolloutJob, RolloutJobResult, Runner } from "../runner.ts";
 import { toJobData } from "./job-data.ts";
-import { cancelSlurmJobs, FORGOTTEN, mapSlurmState, slurmCommand, slurmStates } from "./slurm-commands.ts";
+import { cancelSlurmJobs, FORGOTTEN, mapSlurmState, namedJobs, slurmCommand, slurmStates } from "./slurm-commands.ts";
 import { checkSlurmRun, jobScript, type SlurmSettings } from "./slurm-script.ts";
 
 const HONE_BIN = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "bin", "hone.js");
@@ -15,7 +17,10 @@ const HONE_BIN = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", ".
 /** sbatch calls at once: the controller answers them one by one, and a burst of them only queues there. */
 const SUBMIT_AT_ONCE = 4;
 
-/** Beside a job's script, the id Slurm gave it: a resumed run finds the job there and waits for it again. */
+/** How many times a run's start asks a controller that does not answer, a poll interval apart, before it gives up. */
+const START_ATTEMPTS = 5;
+
+/** Beside a job's script, the id Slurm gave it: the one to wait for, and what a user cancels a stopped run's jobs by. */
 const ID_FILE = "slurm-job-id";
 
 export interface SlurmRunnerOptions extends SlurmSettings {
@@ -26,17 +31,6 @@ export interface SlurmRunnerOptions extends SlurmSettings {
   executor: Partial<ModelSettings> & { model: string };
   timeLimitSec?: number;
   pollMs?: number;
-}
-
-/** Runs `each` over `items`, at most `atOnce` at a time; every call settles before the first error is thrown. */
-async function eachAtMost<T>(items: T[], atOnce: number, each: (item: T) => Promise<void>): Promise<void> {
-  const errors: unknown[] = [];
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length) await each(items[next++] as T).catch((err) => errors.push(err));
-  };
-  await Promise.all(Array.from({ length: Math.min(atOnce, items.length) }, lane));
-  if (errors.length > 0) throw errors[0];
 }
 
 /** The last lines of a job's log, read from its last 4 KB however much the job wrote. */
@@ -57,94 +51,151 @@ function logTail(path: string): string {
   }
 }
 
+/** A job's description as it is submitted: the data `hone rollout-job` reads, and the script sbatch runs. */
+interface Described {
+  json: string;
+  script: string;
+}
+
 /**
  * Each rollout an sbatch job on a shared filesystem: the job description and script go under the run directory's
  * slurm/ folder, the job runs `hone rollout-job` and writes the rollout straight into the run directory.
- * Cancelled, timed-out or failed jobs are failed measurements with their Slurm state, never scores. A job that an
- * earlier coordinator of the run submitted and that still runs (the run was stopped, then resumed) is waited for
- * again, never submitted twice: two jobs would write the same rollout's folder.
+ * Cancelled, timed-out or failed jobs are failed measurements with their Slurm state, never scores. Jobs are named
+ * for the run and the rollout (`hone-<run tag>-<job>`), so a resumed run finds in Slurm's queue the jobs its stopped
+ * coordinator left (also one whose sbatch answer never came back) and waits for them again instead of submitting a
+ * second job that would write the same rollout's folder.
  */
 export class SlurmRunner implements Runner {
   private readonly taskHash: string;
   private readonly template: string;
+  /** Names this run's jobs apart from any other's in the queue: a digest of its directory. */
+  private readonly tag: string;
 
   constructor(private readonly o: SlurmRunnerOptions) {
     this.template = checkSlurmRun(o, o.runDir);
     this.taskHash = contentHash(o.task.dir);
+    this.tag = createHash("sha256").update(resolve(o.runDir)).digest("hex").slice(0, 10);
   }
 
   private jobDir(job: RolloutJob): string {
     return join(this.o.runDir, "slurm", job.id);
   }
 
-  /** The job's description, as its job.json holds it (what `hone rollout-job` runs). */
-  jobData(job: RolloutJob): string {
-    return JSON.stringify(
-      toJobData(job, {
-        runKey: this.o.runDir,
-        taskRef: this.o.taskRef,
-        tasksDir: this.o.tasksDir,
-        taskHash: this.taskHash,
-        executor: this.o.executor,
-        timeLimitSec: this.o.timeLimitSec,
-      }),
-    );
+  /** The job's name in Slurm's queue: the run's tag and the rollout's id. */
+  jobName(job: RolloutJob): string {
+    return `hone-${this.tag}-${job.id}`;
   }
 
-  /** The Slurm job an earlier coordinator submitted for this very job (same description), if any. */
-  private earlier(job: RolloutJob): { id: string; same: boolean } | undefined {
-    try {
-      const id = readFileSync(join(this.jobDir(job), ID_FILE), "utf8").trim();
-      if (!/^\d+$/.test(id)) return undefined;
-      return { id, same: readFileSync(join(this.jobDir(job), "job.json"), "utf8") === this.jobData(job) };
-    } catch {
-      return undefined;
-    }
-  }
-
-  private async submit(job: RolloutJob): Promise<string> {
+  /** The job's description: its data (job.json, what `hone rollout-job` runs) and its script (job.sh). */
+  describe(job: RolloutJob): Described {
     const dir = this.jobDir(job);
-    rmSync(dir, { recursive: true, force: true });
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, "job.json"), this.jobData(job));
+    const data = toJobData(job, {
+      runKey: this.o.runDir,
+      taskRef: this.o.taskRef,
+      tasksDir: this.o.tasksDir,
+      taskHash: this.taskHash,
+      executor: this.o.executor,
+      timeLimitSec: this.o.timeLimitSec,
+    });
     const script = jobScript(this.template, this.o, {
-      name: `hone-${job.id}`,
+      name: this.jobName(job),
       output: join(dir, "slurm.out"),
       argv: [process.execPath, HONE_BIN, "rollout-job", join(dir, "job.json"), "--out", job.outDir],
     });
-    writeFileSync(join(dir, "job.sh"), script);
-    let id: string;
+    return { json: JSON.stringify(data), script };
+  }
+
+  /** Whether the job in Slurm under this job's name was submitted with this very description (settings included). */
+  private sameOnDisk(job: RolloutJob, d: Described): boolean {
+    const read = (name: string) => readFileSync(join(this.jobDir(job), name), "utf8");
     try {
-      id = (await slurmCommand("sbatch", ["--parsable", join(dir, "job.sh")])).split(";")[0] as string;
+      return read("job.json") === d.json && read("job.sh") === d.script;
+    } catch {
+      return false;
+    }
+  }
+
+  private async submit(job: RolloutJob, d: Described): Promise<string> {
+    const dir = this.jobDir(job);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "job.json"), d.json);
+    writeFileSync(join(dir, "job.sh"), d.script);
+    let out: string;
+    try {
+      out = await slurmCommand("sbatch", ["--parsable", join(dir, "job.sh")]);
     } catch (err) {
       throw new HoneError("runFailed", `sbatch refused ${join(dir, "job.sh")}: ${(err as Error).message}`);
     }
+    // --parsable prints "<id>" or "<id>;<cluster>"; a site's wrapper may print lines before it.
+    const id = /^(\d+)(;\S*)?$/.exec(out.split("\n").at(-1)?.trim() ?? "")?.[1];
+    if (!id)
+      throw new HoneError("runFailed", `sbatch ${join(dir, "job.sh")} printed no job id: ${JSON.stringify(out.slice(0, 300))}`);
     writeFileSync(join(dir, ID_FILE), `${id}\n`);
     return id;
   }
 
+  /** This run's jobs Slurm may still run, by name; a controller that does not answer is asked again, then refused. */
+  private async queued(): Promise<Map<string, string[]>> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const byName = new Map<string, string[]>();
+        for (const j of await namedJobs(`hone-${this.tag}-`))
+          if (mapSlurmState(j.state) === "active") byName.set(j.name, [...(byName.get(j.name) ?? []), j.id]);
+        return byName;
+      } catch (err) {
+        if (attempt >= START_ATTEMPTS)
+          throw new HoneError(
+            "runFailed",
+            `Slurm did not answer for this run's jobs (${(err as Error).message}); nothing was submitted: resume the run once it answers`,
+          );
+        await new Promise((r) => setTimeout(r, this.o.pollMs ?? 1000));
+      }
+    }
+  }
+
   /**
-   * The Slurm job of each rollout by id, in the jobs' order: an earlier coordinator's still running for the same job,
-   * else a new one. An earlier job for a different description is cancelled first. A refused submission fails the
-   * run once the submissions under way are through (their ids written, for a resumed run to find).
+   * The Slurm job of each rollout by id, in the jobs' order: one of this run's that Slurm may still run, submitted with
+   * the same description (its recorded id first), else a new one. Any other job of its name still in Slurm is
+   * cancelled, and gone, before anything is submitted. A refused submission stops further ones and fails the run once
+   * those under way are through (their ids written; a resumed run submits the rest).
    */
   private async start(jobs: RolloutJob[]): Promise<Map<string, RolloutJob>> {
-    const found = new Map(jobs.map((job) => [job, this.earlier(job)] as const));
-    const states = await slurmStates([...found.values()].flatMap((e) => (e ? [e.id] : [])));
-    const still = (id: string) => mapSlurmState(states.get(id) ?? "GONE") === "active";
+    const queued = await this.queued();
+    const described = new Map(jobs.map((job) => [job, this.describe(job)]));
     const ids = new Map<RolloutJob, string>();
     const stale: string[] = [];
-    for (const [job, e] of found) {
-      if (e && still(e.id) && e.same) ids.set(job, e.id);
-      else if (e && still(e.id)) stale.push(e.id);
+    for (const job of jobs) {
+      const inSlurm = queued.get(this.jobName(job)) ?? [];
+      const keep = this.sameOnDisk(job, described.get(job) as Described) ? this.pick(job, inSlurm) : undefined;
+      if (keep) ids.set(job, keep);
+      stale.push(...inSlurm.filter((id) => id !== keep));
     }
-    await cancelSlurmJobs(stale);
+    try {
+      await cancelSlurmJobs(stale, this.o.pollMs ?? 1000);
+    } catch (err) {
+      throw new HoneError("runFailed", `this run's earlier jobs could not be cancelled: ${(err as Error).message}`);
+    }
+    const fresh = jobs.filter((job) => !ids.has(job));
     await eachAtMost(
-      jobs.filter((job) => !ids.has(job)),
+      fresh,
       SUBMIT_AT_ONCE,
-      async (job) => void ids.set(job, await this.submit(job)),
+      async (job) => void ids.set(job, await this.submit(job, described.get(job) as Described)),
     );
     return new Map(jobs.map((job) => [ids.get(job) as string, job]));
+  }
+
+  /**
+   * Of a rollout's jobs in Slurm, the one to wait for: the recorded id, else the last submitted (whose sbatch answer
+   * never came back: its id is recorded now).
+   */
+  private pick(job: RolloutJob, inSlurm: string[]): string | undefined {
+    const file = join(this.jobDir(job), ID_FILE);
+    const recorded = existsSync(file) ? readFileSync(file, "utf8").trim() : "";
+    if (inSlurm.includes(recorded)) return recorded;
+    const last = inSlurm.sort((a, b) => Number(a) - Number(b)).at(-1);
+    if (last) writeFileSync(file, `${last}\n`);
+    return last;
   }
 
   async *run(jobs: RolloutJob[]): AsyncIterable<RolloutJobResult> {
