@@ -26,6 +26,7 @@ import { join } from "node:path";
 import { type Job, Queue, QueueEvents } from "bullmq";
 import { contentHash } from "../src/harness/files.ts";
 import { BullmqRunner, type BullmqRunnerOptions } from "../src/loop/distributed/bullmq.ts";
+import { packageDigest, packDir, toJobData } from "../src/loop/distributed/job-data.ts";
 import { connectionFrom, QUEUE_NAME } from "../src/loop/distributed/job-queue.ts";
 import { Recording, readRecordsFile } from "../src/loop/recording.ts";
 import { DEFAULT_HARNESS } from "../src/loop/run.ts";
@@ -158,6 +159,24 @@ async function bullmqAlone(url: string, redis: number, sample: Job, dir: string,
     worker.kill("SIGTERM");
     await events.close();
     await queue.obliterate({ force: true }).catch(() => undefined);
+    await queue.close();
+  }
+}
+
+/** Adds one job to the queue at `url`, kept once finished, and returns it finished (its data and its return value). */
+async function finishedJob(url: string, name: string, data: object): Promise<Job> {
+  const connection = connectionFrom(url);
+  const queue = new Queue(QUEUE_NAME, { connection });
+  const events = new QueueEvents(QUEUE_NAME, { connection });
+  try {
+    await events.waitUntilReady();
+    const job = await queue.add(name, data, { jobId: `sample-${Date.now()}`, removeOnComplete: false });
+    await job.waitUntilFinished(events, 60_000);
+    const done = await queue.getJob(job.id as string);
+    if (!done?.returnvalue) throw new Error("the judged worker returned nothing for the sampled job");
+    return done;
+  } finally {
+    await events.close();
     await queue.close();
   }
 }
@@ -305,12 +324,21 @@ export async function benchQueue(): Promise<boolean> {
     ];
     for (let r = 0; r < REPS; r++) for (let k = 0; k < 2; k++) await time(slow[(r + k) % 2] as Side, r, LATENCY_ROLLOUTS);
     await slowModel.close();
-    // One finished job of the judged side, as it went through Redis, for BullMQ alone (every hone worker stopped).
+    // One job of the judged side as it goes through Redis (its data as BullmqRunner adds it, its result as the judged
+    // worker returns it), for BullMQ alone; then every hone worker is stopped. The coordinator removes the jobs whose
+    // results it took, so this one is added here and kept.
+    only(sides[1] as Side);
+    const [sampled] = jobs("sample", 1) as [RolloutJob];
+    const harness = { digest: packageDigest(packDir(DEFAULT_HARNESS)) };
+    const data = toJobData(sampled, {
+      runKey: "bench-sample",
+      taskRef: task.dir,
+      taskHash,
+      executor: { model: "offline" },
+      harness,
+    });
+    const sample = await finishedJob(url(0), sampled.id, { ...data, recordsBeside: true });
     only(sides[0] as Side);
-    const judged = new Queue(QUEUE_NAME, { connection: connectionFrom(url(0)) });
-    const [sample] = await judged.getCompleted(0, 0);
-    await judged.close();
-    if (!sample) throw new Error("no completed job of the judged side was found in Redis");
     const alone = await bullmqAlone(url(2), redis.pid as number, sample, dir);
     for (const w of workers) w.kill("SIGCONT");
     pool.close();

@@ -1,6 +1,6 @@
 import { mkdtempSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Queue, QueueEvents } from "bullmq";
+import { type Job, Queue, QueueEvents } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { contentHash } from "../../src/harness/files.ts";
@@ -83,17 +83,35 @@ async function runOne(id: string, harness: Partial<RolloutJobData>): Promise<{ v
   }
 }
 
-/** Runs rollouts through BullmqRunner to a worker started for them; their results by id. */
-async function runAll(jobs: ReturnType<typeof rollout>[]): Promise<Map<string, RolloutJobResult>> {
-  const worker = await startWorker({ url, concurrency: 4, poolSize: 1 });
+/**
+ * Runs rollouts through BullmqRunner to a worker started for them; their results by id. With `whileQueued`, the worker
+ * starts once it has seen every job waiting in the queue (a job whose result its coordinator took leaves Redis).
+ */
+async function runAll(
+  jobs: ReturnType<typeof rollout>[],
+  whileQueued?: (waiting: Job[]) => void,
+): Promise<Map<string, RolloutJobResult>> {
   const runKey = `packages-${Date.now()}`;
   const runner = new BullmqRunner({ url, runKey, task: task(), taskRef: CIRCLE_PACKING, executor: { model: "offline" } });
   const results = new Map<string, RolloutJobResult>();
-  try {
+  const running = (async () => {
     for await (const r of runner.run(jobs)) results.set(r.id, r);
+  })();
+  let worker: Awaited<ReturnType<typeof startWorker>> | undefined;
+  try {
+    if (whileQueued) {
+      let waiting = await queue.getWaiting();
+      while (waiting.length < jobs.length) {
+        await new Promise((r) => setTimeout(r, 20));
+        waiting = await queue.getWaiting();
+      }
+      whileQueued(waiting);
+    }
+    worker = await startWorker({ url, concurrency: 4, poolSize: 1 });
+    await running;
   } finally {
     await runner.close();
-    await worker.close();
+    await worker?.close();
   }
   return results;
 }
@@ -104,11 +122,11 @@ describe("harness packages in the queue", () => {
   }, async () => {
     const dir = mkdtempSync(join(tempDir(), "run-"));
     const jobs = [0, 1, 2, 3].map((seed) => rollout(`r01-k${seed}`, seed, join(dir, `r01-k${seed}`)));
-    const results = [...(await runAll(jobs)).values()];
+    let queued: Job[] = [];
+    const results = [...(await runAll(jobs, (waiting) => (queued = waiting))).values()];
     expect(results.map((r) => r.error)).toEqual([undefined, undefined, undefined, undefined]);
     const files = packDir(DEFAULT_HARNESS);
     const digest = packageDigest(files);
-    const queued = await queue.getCompleted(0, 3);
     expect(queued).toHaveLength(4);
     for (const job of queued) {
       expect(job.data.harness).toEqual({ digest });

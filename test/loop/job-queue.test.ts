@@ -1,7 +1,7 @@
 import { type Job, Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import type { QAJobData } from "../../src/loop/distributed/job-data.ts";
+import { type QAJobData, queueJobId } from "../../src/loop/distributed/job-data.ts";
 import { connectionFrom, JOB_TTL_SEC, JobQueue, QUEUE_NAME } from "../../src/loop/distributed/job-queue.ts";
 import { fileRedis, freePort, started } from "../helpers/queue.ts";
 import { missing, requireTool } from "../helpers/requires.ts";
@@ -63,11 +63,40 @@ describe("a queued job's wait (JobQueue)", () => {
     expect(await q.submit("run-a", "job-2", data(2), 1)).toEqual({ failed: expect.stringMatching(/failed: boom$/) });
     // Failed once with an attempt left, it waits 0.5 s to be tried again: the looks meanwhile leave it be.
     expect(await q.submit("run-a", "job-5", data(5), 2)).toEqual({ seed: 5 });
-    // Finished jobs stay in Redis for a coordinator's --resume, a week: BullMQ removes them after that.
+  });
+
+  it("removes from Redis a job whose end it took; one whose result it could not take stays a week for a resume", {
+    timeout: 20_000,
+  }, async () => {
+    const q = jobQueue();
+    worker();
+    const raw = new Redis(connectionFrom(url));
+    open.push({ close: () => raw.quit() });
+    const inRedis = async (runKey: string, seed: number) => {
+      const id = queueJobId(runKey, data(seed));
+      const [hash, completed, failed] = await Promise.all([
+        raw.exists(`bull:${QUEUE_NAME}:${id}`),
+        raw.zscore(`bull:${QUEUE_NAME}:completed`, id),
+        raw.zscore(`bull:${QUEUE_NAME}:failed`, id),
+      ]);
+      return hash === 1 || completed !== null || failed !== null;
+    };
+    expect(await q.submit("run-f", "job-8", data(8), 1)).toEqual({ seed: 8 });
+    expect(await q.submit("run-f", "job-2", data(2), 1)).toEqual({ failed: expect.stringMatching(/failed: boom$/) });
+    const cannot = () => {
+      throw new Error("disk full");
+    };
+    await expect(q.submit("run-f", "job-9", data(9), 1, cannot)).rejects.toThrow("disk full");
+    expect(await inRedis("run-f", 8)).toBe(true); // taken: it leaves with others, half a second later
+    await new Promise((r) => setTimeout(r, 1000));
+    expect([await inRedis("run-f", 8), await inRedis("run-f", 2), await inRedis("run-f", 9)]).toEqual([false, false, true]);
     const queue = new Queue(QUEUE_NAME, { connection: connectionFrom(url) });
     open.push(queue);
-    const [done] = await queue.getCompleted(0, 0);
-    expect(done?.opts).toMatchObject({ removeOnComplete: { age: JOB_TTL_SEC }, removeOnFail: { age: JOB_TTL_SEC } });
+    const [kept] = await queue.getCompleted(0, 0);
+    expect(kept?.id).toBe(queueJobId("run-f", data(9)));
+    expect(kept?.opts).toMatchObject({ removeOnComplete: { age: JOB_TTL_SEC }, removeOnFail: { age: JOB_TTL_SEC } });
+    // A coordinator restarted with --resume takes it from there.
+    expect(await jobQueue(1000).submit("run-f", "job-9", data(9), 1)).toEqual({ seed: 9 });
   });
 
   it("ends with an error naming the cause when the queue's Redis loses the job", { timeout: 20_000 }, async () => {
@@ -81,9 +110,14 @@ describe("a queued job's wait (JobQueue)", () => {
   });
 
   it("a job found in the queue, finished before anyone listened, ends with its result at once", { timeout: 20_000 }, async () => {
+    // The job as a coordinator stopped meanwhile added it, finished by a worker while no one listened.
+    const queue = new Queue(QUEUE_NAME, { connection: connectionFrom(url) });
+    open.push(queue);
+    const id = queueJobId("run-d", data(6));
+    await queue.add("job-6", data(6), { jobId: id, removeOnComplete: { age: JOB_TTL_SEC } });
     worker();
-    expect(await jobQueue().submit("run-d", "job-6", data(6), 1)).toEqual({ seed: 6 });
-    // A restarted coordinator (no look at the queue for 1000 s) adds the same job: BullMQ finds it there, finished.
+    while (!(await queue.getJob(id))?.finishedOn) await new Promise((r) => setTimeout(r, 20));
+    // The restarted coordinator (no look at the queue for 1000 s) adds the same job: BullMQ finds it there, finished.
     expect(await jobQueue(1000).submit("run-d", "job-6", data(6), 1)).toEqual({ seed: 6 });
   });
 

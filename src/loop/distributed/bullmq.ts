@@ -78,30 +78,41 @@ export class BullmqRunner implements Runner {
         timeLimitSec: this.o.timeLimitSec,
         harness,
       });
-      const value = await this.jobs.submit<unknown>(
-        this.o.runKey,
-        job.id,
-        { ...data, recordsBeside: true },
-        this.o.attempts ?? 3,
-      );
-      if (failed(value)) return { id: job.id, error: value.failed };
-      if (!isRolloutReturn(value))
-        return { id: job.id, error: `the queue job for ${job.id} returned something that is not a rollout's result` };
-      if (value.error) return { id: job.id, error: value.error };
+      const take = (value: unknown) => this.take(job, value);
       try {
-        this.place(value, job.outDir);
+        const result = await this.jobs.submit(
+          this.o.runKey,
+          job.id,
+          { ...data, recordsBeside: true },
+          this.o.attempts ?? 3,
+          take,
+        );
+        return failed(result) ? { id: job.id, error: result.failed } : result;
       } catch (err) {
-        return {
-          id: job.id,
-          error: `the rollout ${job.id} that came back could not be taken into ${job.outDir}: ${(err as Error).message}`,
-        };
+        return { id: job.id, error: (err as Error).message };
       }
-      return { id: job.id };
     });
     yield* asCompleted(pending);
   }
 
-  /** The job's records into the run (or beside its files), then its folder; what a worker sent can be anything. */
+  /**
+   * What a job returned, taken into the run: its records (or beside its files), then its folder; what a worker sent
+   * can be anything. A rollout that cannot be placed throws, so that its result stays in the queue for a resumed run.
+   */
+  private take(job: RolloutJob, value: unknown): RolloutJobResult {
+    if (failed(value)) return { id: job.id, error: value.failed };
+    if (!isRolloutReturn(value))
+      return { id: job.id, error: `the queue job for ${job.id} returned something that is not a rollout's result` };
+    if (value.error) return { id: job.id, error: value.error };
+    try {
+      this.place(value, job.outDir);
+    } catch (err) {
+      throw new Error(`the rollout ${job.id} that came back could not be taken into ${job.outDir}: ${(err as Error).message}`);
+    }
+    return { id: job.id };
+  }
+
+  /** The job's records into the run (or beside its files), then its folder. */
   private place(value: RolloutJobReturn, outDir: string): void {
     const { files, records } = value;
     if (records && this.o.importRecords) this.o.importRecords(records);

@@ -44,11 +44,15 @@ export function connectionFrom(url: string): {
 }
 
 /**
- * How long a finished job (its result or its failure) stays in the queue's Redis, for a coordinator restarted with
- * --resume to collect: a week, as a package does. BullMQ removes older ones as later jobs end the same way (an
- * expired result as a later job completes, an expired failure as a later job fails).
+ * How long a finished job (its result or its failure) that no coordinator took stays in the queue's Redis, for one
+ * restarted with --resume to collect: a week, as a package does. BullMQ removes older ones as later jobs end the same
+ * way (an expired result as a later job completes, an expired failure as a later job fails). A job whose result its
+ * coordinator took leaves Redis at once (`forget`): Redis holds the results of jobs in flight, not a week's.
  */
 export const JOB_TTL_SEC = PACKAGE_TTL_SEC;
+
+/** How long taken jobs gather before they leave Redis together (one round trip for all of them). */
+const FORGET_AFTER_MS = 500;
 
 /** How long a job's wait goes without its end before the queue is asked about the job (`sweep`), and how often. */
 export const SWEEP_SEC = 60;
@@ -56,8 +60,11 @@ export const SWEEP_SEC = 60;
 /** How long closing waits for Redis to take its connections' QUIT before it drops them (a Redis that is down). */
 const CLOSE_WAIT_MS = 2000;
 
-/** How a job's wait ends: with its return value or an error. */
-type Outcome = { value: unknown } | { error: Error };
+/** How a job's wait ends: with its return value or an error (`ended` when the error is the job's own failure). */
+type Outcome = { value: unknown } | { error: Error; ended?: boolean };
+
+/** A job's own failure, as the queue recorded it (not an error of the queue's or of this coordinator's). */
+class JobFailed extends Error {}
 
 /**
  * A wait for job `id`: ended by its events, by a look at the job (`sweep`) or by the queue's closing; `found` when the
@@ -82,6 +89,11 @@ export class JobQueue {
   private readonly packed = new Map<string, { digest: string; json: string }>();
   private sweeper?: NodeJS.Timeout;
   private sweeping = false;
+  /** Jobs whose end this coordinator took, to leave Redis together (`forget`). */
+  private taken: string[] = [];
+  private forgetting?: NodeJS.Timeout;
+  /** The connection that removes them (BullMQ's client offers no ZREM). */
+  private janitor?: Redis;
   private closed = false;
   /** The connection that reads where the event stream ends, while it does (`ready`); then the stream's reader. */
   private starting?: Redis;
@@ -133,7 +145,7 @@ export class JobQueue {
         for (const w of this.waits.get(jobId) ?? []) act(w);
       };
       events.on("completed", (e) => each(e.jobId, (w) => w.end({ value: e.returnvalue })));
-      events.on("failed", (e) => each(e.jobId, (w) => w.end({ error: new Error(e.failedReason) })));
+      events.on("failed", (e) => each(e.jobId, (w) => w.end({ error: new JobFailed(e.failedReason) })));
       events.on("duplicated", (e) => each(e.jobId, (w) => w.found()));
       await events.waitUntilReady();
       if (!this.closed) this.sweeper = setInterval(() => void this.sweep(), this.sweepSec * 1000).unref();
@@ -143,22 +155,26 @@ export class JobQueue {
   }
 
   /**
-   * Adds the job unless a job with its id exists (a restarted coordinator), then waits for its return value. The id
-   * carries a digest of the work (queueJobId), so only the very same work is ever found instead of run. The job's
-   * end is listened for before it is added, so a new job costs one round trip (BullMQ's own waiter asks Redis once
-   * more whether the job has finished, for every job); only a job that was there already (BullMQ says so with a
-   * `duplicated` event) is looked up at once (`lookUp`), since it may have finished before anyone listened.
+   * Adds the job unless a job with its id exists (a restarted coordinator), then waits for its return value, which
+   * `take` takes into the run (by default, as it is). The id carries a digest of the work (queueJobId), so only the
+   * very same work is ever found instead of run. The job's end is listened for before it is added, so a new job costs
+   * one round trip (BullMQ's own waiter asks Redis once more whether the job has finished, for every job); only a job
+   * that was there already (BullMQ says so with a `duplicated` event) is looked up at once (`lookUp`), since it may
+   * have finished before anyone listened. A job whose result was taken, or whose failure was said, leaves Redis; one
+   * whose `take` threw stays (a week) for a resumed run.
    */
   async submit<T>(
     runKey: string,
     jobId: string,
     data: RolloutJobData | QAJobData,
     attempts: number,
+    take: (value: unknown) => T = (value) => value as T,
   ): Promise<T | { failed: string }> {
     const id = queueJobId(runKey, data);
+    let value: unknown;
     try {
       await this.ready();
-      return (await this.finished(id, () =>
+      value = await this.finished(id, () =>
         this.queue.add(jobId, data, {
           jobId: id,
           attempts,
@@ -166,10 +182,40 @@ export class JobQueue {
           removeOnComplete: { age: JOB_TTL_SEC },
           removeOnFail: { age: JOB_TTL_SEC },
         }),
-      )) as T;
+      );
     } catch (err) {
+      if (err instanceof JobFailed) this.forget(id);
       return { failed: `the queue job ${id} failed: ${(err as Error).message}` };
     }
+    const taken = take(value);
+    this.forget(id);
+    return taken;
+  }
+
+  /**
+   * Removes a finished job from Redis: its record and its place in the finished sets (BullMQ's own removal would
+   * add an event for every coordinator to read). Jobs gather for FORGET_AFTER_MS and go in one round trip; a Redis
+   * that does not answer keeps them, for their week-long expiry to remove.
+   */
+  private forget(id: string): void {
+    this.taken.push(id);
+    this.forgetting ??= setTimeout(() => void this.forgetTaken(), FORGET_AFTER_MS);
+  }
+
+  private async forgetTaken(): Promise<void> {
+    this.forgetting = undefined;
+    const ids = this.taken.splice(0);
+    if (ids.length === 0) return;
+    if (!this.janitor) {
+      this.janitor = new Redis({ ...this.connection, lazyConnect: true });
+      this.janitor.on("error", this.lost);
+    }
+    const batch = this.janitor.pipeline();
+    for (const id of ids) {
+      batch.zrem(this.queue.toKey("completed"), id).zrem(this.queue.toKey("failed"), id);
+      batch.del(this.queue.toKey(id), this.queue.toKey(`${id}:logs`));
+    }
+    await batch.exec().catch(() => undefined);
   }
 
   /**
@@ -234,7 +280,7 @@ export class JobQueue {
     }
     const [status, text] = Array.isArray(answer) ? answer : [answer, null];
     if (status === 1) wait.end({ value: parseReturn(text) });
-    else if (status === 2) wait.end({ error: new Error(text ?? "it failed") });
+    else if (status === 2) wait.end({ error: new JobFailed(text ?? "it failed") });
     else if (status === -1)
       wait.end({ error: new Error("it is no longer in the queue (was the queue's Redis emptied or restarted?)") });
   }
@@ -286,10 +332,13 @@ export class JobQueue {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.sweeper);
+    clearTimeout(this.forgetting);
     const closing = new Error("the coordinator closed its queue before the job ended");
     for (const wait of this.allWaits()) wait.end({ error: closing });
     this.starting?.disconnect();
     const graceful = (async () => {
+      await this.forgetTaken();
+      await this.janitor?.quit();
       await this.listening?.close();
       await this.queue.close();
     })().then(
@@ -300,6 +349,7 @@ export class JobQueue {
     // connection still retrying may never reach): past a bound they are dropped, not waited for.
     const wait = new Promise<boolean>((r) => setTimeout(() => r(false), CLOSE_WAIT_MS).unref());
     if (!(await Promise.race([graceful, wait]))) {
+      this.janitor?.disconnect();
       for (const c of [this.listening, this.queue]) c?.disconnect().catch(() => undefined);
     }
   }
