@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { SlurmRunner } from "../../src/loop/distributed/slurm.ts";
+import { pollInterval, SlurmRunner } from "../../src/loop/distributed/slurm.ts";
 import { cancelSlurmJobs, FORGOTTEN, mapSlurmState, slurmStates } from "../../src/loop/distributed/slurm-commands.ts";
 import { DEFAULT_HARNESS } from "../../src/loop/run.ts";
 import type { RolloutJobResult } from "../../src/loop/runner.ts";
@@ -246,6 +246,14 @@ describe("SlurmRunner on a resumed run", () => {
     fakeSlurm({ sbatch: 'echo "Welcome to the cluster"; echo "812;west"', squeue: "exit 0", scontrol: "echo JobState=FAILED" });
     const [result] = await collect(runnerIn(runDir), [rollout(runDir, "c")]);
     expect(result?.error).toMatch(/^Slurm job 812 ended FAILED/);
+  });
+});
+
+describe("pollInterval", () => {
+  it("polls a tenth of the jobs' time so far, from the poll interval up to 15 s", () => {
+    expect([0, 5_000, 60_000, 120_000, 600_000, 3_600_000].map((ms) => pollInterval(1000, ms))).toEqual([
+      1000, 1000, 6000, 12_000, 15_000, 15_000,
+    ]);
   });
 });
 
