@@ -1,4 +1,3 @@
-import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -9,7 +8,7 @@ import type { CompareReport } from "../../src/compare/report.ts";
 import { launchChromium } from "../helpers/browser.ts";
 import { hone, killAfterLine, startHone } from "../helpers/cli.ts";
 import { ROOT, tempDir, write } from "../helpers/fixtures.ts";
-import { startQueue } from "../helpers/queue.ts";
+import { completedJobIds, startQueue } from "../helpers/queue.ts";
 import { requireTool } from "../helpers/requires.ts";
 
 // `hone compare` with QA rows: GSM8K's fixture (a train file; measured on its test file) and MATH-500's (test only:
@@ -246,21 +245,10 @@ describe("hone compare with QA rows (offline model)", () => {
       for (const c of CELLS.filter((x) => x.startsWith("gsm8k")))
         expect(without(cellOf(viaQueue, c))).toEqual(without(cellOf(out, c)));
       // Every test-split question was a job on the queue: the seed harness's and the oracle's choices, 2 repeats each.
-      const keys = execFileSync("redis-cli", ["-u", queue.url, "--scan", "--pattern", "bull:hone-rollouts:compare-*"], {
-        encoding: "utf8",
-      });
-      const jobs = new Set(
-        keys
-          .split("\n")
-          .filter((k) => /--/.test(k))
-          .map((k) => k.split(":")[2]),
-      );
-      expect(jobs.size).toBe(2 * 2 * 4 * 2); // seeds × harnesses measured × questions × repeats
+      const jobs = [...(await completedJobIds(queue.url, "compare-"))].filter((id) => id.includes("--"));
+      expect(jobs).toHaveLength(2 * 2 * 4 * 2); // seeds × harnesses measured × questions × repeats
       // The searches' train questions went to the workers too, keyed by each search's run.
-      const searched = execFileSync("redis-cli", ["-u", queue.url, "--scan", "--pattern", "bull:hone-rollouts:optqa-*"], {
-        encoding: "utf8",
-      });
-      expect(searched.split("\n").filter((k) => /--/.test(k)).length).toBeGreaterThan(0);
+      expect((await completedJobIds(queue.url, "optqa-")).size).toBeGreaterThan(0);
     } finally {
       await queue.stop();
     }

@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -8,7 +8,7 @@ import type { CompareReport } from "../../src/compare/report.ts";
 import { launchChromium } from "../helpers/browser.ts";
 import { hone, startHone } from "../helpers/cli.ts";
 import { GSM8K_FIXTURE, ROOT, tempDir, write } from "../helpers/fixtures.ts";
-import { startQueue } from "../helpers/queue.ts";
+import { completedJobIds, startQueue } from "../helpers/queue.ts";
 import { requireTool } from "../helpers/requires.ts";
 
 // `hone compare <experiment>` on test/fixtures/compare/small.yaml: circle packing, the initial package under random and
@@ -166,17 +166,8 @@ describe("hone compare --queue (cells' rollouts on two BullMQ workers)", () => {
       // Every test-split repeat (the seed harness's and the final choices') was a job on the queue, none ran here.
       const repeats = readdirSync(out, { recursive: true, encoding: "utf8" }).filter((f) => /(^|\/)r\d+\/result\.json$/.test(f));
       expect(repeats.length).toBeGreaterThan(0);
-      const keys = execFileSync("redis-cli", ["-u", url, "--scan", "--pattern", "bull:hone-rollouts:run-*"], {
-        encoding: "utf8",
-      });
-      expect(
-        new Set(
-          keys
-            .split("\n")
-            .filter((k) => /--/.test(k))
-            .map((k) => k.split(":")[2]),
-        ).size,
-      ).toBe(repeats.length);
+      const jobs = [...(await completedJobIds(url, "run-"))].filter((id) => id.includes("--"));
+      expect(jobs).toHaveLength(repeats.length);
     } finally {
       await queue.stop();
     }

@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { join } from "node:path";
+import { Redis } from "ioredis";
+import { QUEUE_NAME } from "../../src/loop/distributed/job-queue.ts";
 import { ROOT } from "./fixtures.ts";
 
 /** A free loopback port for a test's own Redis. */
@@ -77,5 +79,25 @@ export async function startQueue(workers: number): Promise<{ url: string; stop: 
   } catch (err) {
     await stop();
     throw err;
+  }
+}
+
+/**
+ * The ids of the jobs a queue's workers completed whose ids start with `prefix`, from the queue's event stream (its
+ * last 10,000 events): a job whose result its coordinator took leaves Redis, its events stay.
+ */
+export async function completedJobIds(url: string, prefix: string): Promise<Set<string>> {
+  const redis = new Redis(url);
+  try {
+    const events = await redis.xrange(`bull:${QUEUE_NAME}:events`, "-", "+");
+    const ids = new Set<string>();
+    for (const [, fields] of events) {
+      const at = (name: string) => fields[fields.indexOf(name) + 1];
+      const jobId = at("jobId");
+      if (at("event") === "completed" && jobId?.startsWith(prefix)) ids.add(jobId);
+    }
+    return ids;
+  } finally {
+    redis.disconnect();
   }
 }
