@@ -59,10 +59,12 @@ describe("a queued job's wait (JobQueue)", () => {
     // The coordinator hears nothing of the queue from here on, as one that was paused past the stream's length.
     await (await q.ready()).close();
     worker();
-    expect(await q.submit("run-a", "job-1", data(1), 1)).toEqual({ seed: 1 });
-    expect(await q.submit("run-a", "job-2", data(2), 1)).toEqual({ failed: expect.stringMatching(/failed: boom$/) });
+    expect(await q.submit("run-a", "job-1", data(1), { attempts: 1 })).toEqual({ seed: 1 });
+    expect(await q.submit("run-a", "job-2", data(2), { attempts: 1 })).toEqual({
+      failed: expect.stringMatching(/failed: boom$/),
+    });
     // Failed once with an attempt left, it waits 0.5 s to be tried again: the looks meanwhile leave it be.
-    expect(await q.submit("run-a", "job-5", data(5), 2)).toEqual({ seed: 5 });
+    expect(await q.submit("run-a", "job-5", data(5), { attempts: 2 })).toEqual({ seed: 5 });
   });
 
   it("removes from Redis a job whose end it took; one whose result it could not take stays a week for a resume", {
@@ -81,27 +83,31 @@ describe("a queued job's wait (JobQueue)", () => {
       ]);
       return hash === 1 || completed !== null || failed !== null;
     };
-    expect(await q.submit("run-f", "job-8", data(8), 1)).toEqual({ seed: 8 });
-    expect(await q.submit("run-f", "job-2", data(2), 1)).toEqual({ failed: expect.stringMatching(/failed: boom$/) });
+    expect(await q.submit("run-f", "job-8", data(8), { attempts: 1 })).toEqual({ seed: 8 });
+    expect(await q.submit("run-f", "job-2", data(2), { attempts: 1 })).toEqual({
+      failed: expect.stringMatching(/failed: boom$/),
+    });
     const cannot = () => {
       throw new Error("disk full");
     };
-    await expect(q.submit("run-f", "job-9", data(9), 1, cannot)).rejects.toThrow("disk full");
-    expect(await inRedis("run-f", 8)).toBe(true); // taken: it leaves with others, half a second later
+    await expect(q.submit("run-f", "job-9", data(9), { attempts: 1, take: cannot })).rejects.toThrow("disk full");
+    // Taken jobs leave together, half a second after the first; a job to keep stays.
+    expect(await q.submit("run-f", "job-10", data(10), { attempts: 1, keep: true })).toEqual({ seed: 10 });
     await new Promise((r) => setTimeout(r, 1000));
+    expect(await inRedis("run-f", 10)).toBe(true);
     expect([await inRedis("run-f", 8), await inRedis("run-f", 2), await inRedis("run-f", 9)]).toEqual([false, false, true]);
     const queue = new Queue(QUEUE_NAME, { connection: connectionFrom(url) });
     open.push(queue);
-    const [kept] = await queue.getCompleted(0, 0);
-    expect(kept?.id).toBe(queueJobId("run-f", data(9)));
+    const kept = await queue.getJob(queueJobId("run-f", data(9)));
+    expect(kept?.finishedOn).toBeGreaterThan(0);
     expect(kept?.opts).toMatchObject({ removeOnComplete: { age: JOB_TTL_SEC }, removeOnFail: { age: JOB_TTL_SEC } });
     // A coordinator restarted with --resume takes it from there.
-    expect(await jobQueue(1000).submit("run-f", "job-9", data(9), 1)).toEqual({ seed: 9 });
+    expect(await jobQueue(1000).submit("run-f", "job-9", data(9), { attempts: 1 })).toEqual({ seed: 9 });
   });
 
   it("ends with an error naming the cause when the queue's Redis loses the job", { timeout: 20_000 }, async () => {
     const q = jobQueue();
-    const waiting = q.submit("run-b", "job-3", data(3), 1);
+    const waiting = q.submit("run-b", "job-3", data(3), { attempts: 1 });
     const raw = new Redis(connectionFrom(url));
     while ((await raw.keys("bull:*:wait")).length === 0) await new Promise((r) => setTimeout(r, 20));
     await raw.flushdb(); // as a Redis restarted without its data
@@ -118,7 +124,7 @@ describe("a queued job's wait (JobQueue)", () => {
     worker();
     while (!(await queue.getJob(id))?.finishedOn) await new Promise((r) => setTimeout(r, 20));
     // The restarted coordinator (no look at the queue for 1000 s) adds the same job: BullMQ finds it there, finished.
-    expect(await jobQueue(1000).submit("run-d", "job-6", data(6), 1)).toEqual({ seed: 6 });
+    expect(await jobQueue(1000).submit("run-d", "job-6", data(6), { attempts: 1 })).toEqual({ seed: 6 });
   });
 
   it("says a Redis that stops answering once, without its password, and closes without waiting for it", {
@@ -131,7 +137,7 @@ describe("a queued job's wait (JobQueue)", () => {
     const stacks = vi.spyOn(console, "error").mockImplementation(() => undefined);
     try {
       const q = new JobQueue(`redis://:s3cret@127.0.0.1:${port}`, 0.2, (text) => said.push(text));
-      const waiting = q.submit("run-e", "job-7", data(7), 1);
+      const waiting = q.submit("run-e", "job-7", data(7), { attempts: 1 });
       await new Promise((r) => setTimeout(r, 300));
       redis.kill("SIGKILL");
       await new Promise((r) => setTimeout(r, 1500)); // the connections retry meanwhile
@@ -151,7 +157,7 @@ describe("a queued job's wait (JobQueue)", () => {
 
   it("leaves a job that is still waiting for a worker alone", { timeout: 20_000 }, async () => {
     const q = jobQueue();
-    const waiting = q.submit("run-c", "job-4", data(4), 1);
+    const waiting = q.submit("run-c", "job-4", data(4), { attempts: 1 });
     let ended = false;
     void waiting.then(() => {
       ended = true;

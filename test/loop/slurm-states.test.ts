@@ -121,7 +121,7 @@ async function collect(runner: SlurmRunner, jobs: ReturnType<typeof rollout>[]):
 describe("SlurmRunner with jobs Slurm forgot", () => {
   it("takes a forgotten job's rollout when it finished, and fails one that left no result", { timeout: 20_000 }, async () => {
     const log = fakeSlurm({
-      sbatch: 'case "$2" in *r-done*) echo "401" ;; *) echo "402;cluster" ;; esac',
+      sbatch: 'case "$3" in *r-done*) echo "401" ;; *) echo "402;cluster" ;; esac',
       squeue: "exit 0", // neither is queued any more
       scontrol: 'echo "slurm_load_jobs error: Invalid job id specified" >&2; exit 1',
       sacct: "exit 0", // no accounting: nothing on either
@@ -138,7 +138,7 @@ describe("SlurmRunner with jobs Slurm forgot", () => {
       },
     ]);
     expect(calls(log).filter((c) => c.startsWith("squeue"))).toEqual([
-      `squeue -h -u ${process.getuid?.()} -o %i %T %j`, // this run's jobs still in Slurm: none
+      `squeue -h -a -u ${process.getuid?.()} -o %i %T %j`, // this run's jobs still in Slurm: none
       "squeue -h -j 401,402 -o %i %T",
     ]);
   });
@@ -160,10 +160,10 @@ describe("SlurmRunner on a resumed run", () => {
     rows.push("508 RUNNING hone-0123456789-a", "509 RUNNING someone-elses");
     const log = fakeSlurm({
       // -u: this user's jobs with their names (the queue at the start); -j: the poll, where none is queued any more
-      squeue: `case "$2" in -u) printf "${rows.join("\\n")}\\n" ;; *) exit 0 ;; esac`,
+      squeue: `case "$3" in -u) printf "${rows.join("\\n")}\\n" ;; *) exit 0 ;; esac`,
       scontrol: 'case "$3" in 502|507) echo "JobState=CANCELLED" ;; *) echo "JobState=COMPLETED" ;; esac',
       sacct: "exit 1",
-      sbatch: 'case "$2" in */b/*) echo 600 ;; */c/*) echo 601 ;; */d/*) echo "602;cluster" ;; *) exit 1 ;; esac',
+      sbatch: 'case "$3" in */b/*) echo 600 ;; */c/*) echo 601 ;; */d/*) echo "602;cluster" ;; *) exit 1 ;; esac',
       scancel: "exit 0",
     });
     for (const id of ["a", "b", "c", "e", "f"]) {
@@ -196,7 +196,7 @@ describe("SlurmRunner on a resumed run", () => {
     writeFileSync(join(runDir, "slurm", "a", "job.json"), d.json);
     writeFileSync(join(runDir, "slurm", "a", "job.sh"), d.script);
     const log = fakeSlurm({
-      squeue: `case "$2" in -u) echo "501 RUNNING ${before.jobName(job)}" ;; *) exit 0 ;; esac`,
+      squeue: `case "$3" in -u) echo "501 RUNNING ${before.jobName(job)}" ;; *) exit 0 ;; esac`,
       scontrol: 'case "$3" in 501) echo "JobState=CANCELLED" ;; *) echo "JobState=COMPLETED" ;; esac',
       sbatch: "echo 600",
       scancel: "exit 0",
@@ -206,7 +206,7 @@ describe("SlurmRunner on a resumed run", () => {
     expect(await collect(after, [job])).toEqual([{ id: "a" }]);
     expect(calls(log).filter((c) => /^(sbatch|scancel)/.test(c))).toEqual([
       "scancel 501",
-      `sbatch --parsable ${join(runDir, "slurm", "a", "job.sh")}`,
+      `sbatch --parsable --job-name=${after.jobName(job)} ${join(runDir, "slurm", "a", "job.sh")}`,
     ]);
     expect(readFileSync(join(runDir, "slurm", "a", "job.sh"), "utf8")).toMatch(/#SBATCH --time=120/);
   });
@@ -220,13 +220,13 @@ describe("SlurmRunner on a resumed run", () => {
     await expect(collect(runnerIn(runDir), [rollout(runDir, "a")])).rejects.toThrow(
       /Slurm did not answer for this run.s jobs \(squeue failed: .*\(connect failure\)\); nothing was submitted/,
     );
-    expect(calls(log)).toEqual(Array(5).fill(`squeue -h -u ${process.getuid?.()} -o %i %T %j`));
+    expect(calls(log)).toEqual(Array(5).fill(`squeue -h -a -u ${process.getuid?.()} -o %i %T %j`));
   });
 
   it("fails the run on a refused submission once the others are through, their ids written", { timeout: 20_000 }, async () => {
     fakeSlurm({
       sbatch:
-        'case "$2" in */bad/*) echo "sbatch: error: Batch job submission failed: Invalid partition name" >&2; exit 1 ;; */a/*) echo 701 ;; *) echo 702 ;; esac',
+        'case "$3" in */bad/*) echo "sbatch: error: Batch job submission failed: Invalid partition name" >&2; exit 1 ;; */a/*) echo 701 ;; *) echo 702 ;; esac',
       squeue: "exit 0",
     });
     const runDir = join(tempDir(), "run");
@@ -239,7 +239,7 @@ describe("SlurmRunner on a resumed run", () => {
   });
 
   it("refuses what sbatch printed when it is not a job id (a wrapper's banner alone, nothing)", { timeout: 20_000 }, async () => {
-    fakeSlurm({ sbatch: 'case "$2" in */a/*) printf "" ;; *) echo "Welcome to the cluster" ;; esac', squeue: "exit 0" });
+    fakeSlurm({ sbatch: 'case "$3" in */a/*) printf "" ;; *) echo "Welcome to the cluster" ;; esac', squeue: "exit 0" });
     const runDir = join(tempDir(), "run");
     for (const id of ["a", "b"])
       await expect(collect(runnerIn(runDir), [rollout(runDir, id)])).rejects.toThrow(/sbatch .*job\.sh printed no job id/);

@@ -79,14 +79,9 @@ export class BullmqRunner implements Runner {
         harness,
       });
       const take = (value: unknown) => this.take(job, value);
+      const attempts = this.o.attempts ?? 3;
       try {
-        const result = await this.jobs.submit(
-          this.o.runKey,
-          job.id,
-          { ...data, recordsBeside: true },
-          this.o.attempts ?? 3,
-          take,
-        );
+        const result = await this.jobs.submit(this.o.runKey, job.id, { ...data, recordsBeside: true }, { attempts, take });
         return failed(result) ? { id: job.id, error: result.failed } : result;
       } catch (err) {
         return { id: job.id, error: (err as Error).message };
@@ -152,7 +147,9 @@ export class BullmqQARunner implements QARunner {
       });
       const value = failed(harness)
         ? harness
-        : await this.jobs.submit<unknown>(this.o.runKey, job.id, data(harness), this.o.attempts ?? 3);
+        : // Kept in Redis: a QA task's result reaches the run's records only later (hone compare's repeats collect
+          // them again from the queue after a restart).
+          await this.jobs.submit<unknown>(this.o.runKey, job.id, data(harness), { attempts: this.o.attempts ?? 3, keep: true });
       if (!isQAReturn(value)) {
         const error = failed(value)
           ? value.failed

@@ -60,8 +60,15 @@ export const SWEEP_SEC = 60;
 /** How long closing waits for Redis to take its connections' QUIT before it drops them (a Redis that is down). */
 const CLOSE_WAIT_MS = 2000;
 
-/** How a job's wait ends: with its return value or an error (`ended` when the error is the job's own failure). */
-type Outcome = { value: unknown } | { error: Error; ended?: boolean };
+/** How a job's wait ends: with its return value or an error. */
+type Outcome = { value: unknown } | { error: Error };
+
+/** How a job is submitted: its attempts, what takes its value into the run, and whether it stays in Redis after. */
+export interface Submit<T> {
+  attempts: number;
+  take?: (value: unknown) => T;
+  keep?: boolean;
+}
 
 /** A job's own failure, as the queue recorded it (not an error of the queue's or of this coordinator's). */
 class JobFailed extends Error {}
@@ -160,15 +167,15 @@ export class JobQueue {
    * very same work is ever found instead of run. The job's end is listened for before it is added, so a new job costs
    * one round trip (BullMQ's own waiter asks Redis once more whether the job has finished, for every job); only a job
    * that was there already (BullMQ says so with a `duplicated` event) is looked up at once (`lookUp`), since it may
-   * have finished before anyone listened. A job whose result was taken, or whose failure was said, leaves Redis; one
-   * whose `take` threw stays (a week) for a resumed run.
+   * have finished before anyone listened. A job whose result was taken, or whose failure was said, leaves Redis
+   * (unless `keep`: its caller has no other record of it until later); one whose `take` threw stays (a week) for a
+   * resumed run.
    */
   async submit<T>(
     runKey: string,
     jobId: string,
     data: RolloutJobData | QAJobData,
-    attempts: number,
-    take: (value: unknown) => T = (value) => value as T,
+    { attempts, take = (value) => value as T, keep = false }: Submit<T>,
   ): Promise<T | { failed: string }> {
     const id = queueJobId(runKey, data);
     let value: unknown;
@@ -184,33 +191,36 @@ export class JobQueue {
         }),
       );
     } catch (err) {
-      if (err instanceof JobFailed) this.forget(id);
+      if (err instanceof JobFailed && !keep) this.forget(id);
       return { failed: `the queue job ${id} failed: ${(err as Error).message}` };
     }
     const taken = take(value);
-    this.forget(id);
+    if (!keep) this.forget(id);
     return taken;
   }
 
   /**
    * Removes a finished job from Redis: its record and its place in the finished sets (BullMQ's own removal would
-   * add an event for every coordinator to read). Jobs gather for FORGET_AFTER_MS and go in one round trip; a Redis
+   * add an event for every coordinator to read). Jobs gather for FORGET_AFTER_MS and go in one transaction; a Redis
    * that does not answer keeps them, for their week-long expiry to remove.
    */
   private forget(id: string): void {
+    if (this.closed) return;
     this.taken.push(id);
     this.forgetting ??= setTimeout(() => void this.forgetTaken(), FORGET_AFTER_MS);
   }
 
   private async forgetTaken(): Promise<void> {
     this.forgetting = undefined;
-    const ids = this.taken.splice(0);
+    // A job that is waited for again (the same work asked for anew in this run) stays until that wait ends too.
+    const ids = this.taken.splice(0).filter((id) => !this.waits.has(id));
     if (ids.length === 0) return;
     if (!this.janitor) {
       this.janitor = new Redis({ ...this.connection, lazyConnect: true });
       this.janitor.on("error", this.lost);
     }
-    const batch = this.janitor.pipeline();
+    // One transaction: a job added again meanwhile finds it whole or not at all.
+    const batch = this.janitor.multi();
     for (const id of ids) {
       batch.zrem(this.queue.toKey("completed"), id).zrem(this.queue.toKey("failed"), id);
       batch.del(this.queue.toKey(id), this.queue.toKey(`${id}:logs`));

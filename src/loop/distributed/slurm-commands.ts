@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { userInfo } from "node:os";
 
 // What the Slurm runner asks of Slurm's commands, none of them blocking the coordinator: a controller under load
 // takes seconds to answer sbatch or squeue, and a run's progress, its other jobs and its stop handling go on
@@ -94,8 +95,15 @@ export async function slurmStates(ids: string[]): Promise<Map<string, string>> {
  * Throws when the controller does not answer.
  */
 export async function namedJobs(prefix: string): Promise<{ id: string; state: string; name: string }[]> {
-  const user = String(process.getuid?.() ?? process.env.USER ?? "");
-  const out = await slurmCommand("squeue", ["-h", "-u", user, "-o", "%i %T %j"]);
+  // Every partition (-a: hidden ones too), this user's jobs only.
+  const out = await slurmCommand("squeue", [
+    "-h",
+    "-a",
+    "-u",
+    String(process.getuid?.() ?? userInfo().username),
+    "-o",
+    "%i %T %j",
+  ]);
   return out
     .split("\n")
     .map((line) => line.trim().split(/\s+/))

@@ -1,5 +1,16 @@
 import { createHash } from "node:crypto";
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { eachAtMost } from "../../at-most.ts";
@@ -43,6 +54,15 @@ export interface SlurmRunnerOptions extends SlurmSettings {
   pollMs?: number;
 }
 
+/** A folder's path with its links followed (one run reached by two paths is one run), as given while it is not there. */
+function realDir(dir: string): string {
+  try {
+    return realpathSync(dir);
+  } catch {
+    return resolve(dir);
+  }
+}
+
 /** The last lines of a job's log, read from its last 4 KB however much the job wrote. */
 function logTail(path: string): string {
   let fd: number;
@@ -84,7 +104,7 @@ export class SlurmRunner implements Runner {
   constructor(private readonly o: SlurmRunnerOptions) {
     this.template = checkSlurmRun(o, o.runDir);
     this.taskHash = contentHash(o.task.dir);
-    this.tag = createHash("sha256").update(resolve(o.runDir)).digest("hex").slice(0, 10);
+    this.tag = createHash("sha256").update(realDir(o.runDir)).digest("hex").slice(0, 10);
   }
 
   private jobDir(job: RolloutJob): string {
@@ -133,7 +153,9 @@ export class SlurmRunner implements Runner {
     writeFileSync(join(dir, "job.sh"), d.script);
     let out: string;
     try {
-      out = await slurmCommand("sbatch", ["--parsable", join(dir, "job.sh")]);
+      // The name on the command line too (it overrides the script's): a template may name its jobs otherwise, and a
+      // resumed run finds its jobs by this name.
+      out = await slurmCommand("sbatch", ["--parsable", `--job-name=${this.jobName(job)}`, join(dir, "job.sh")]);
     } catch (err) {
       throw new HoneError("runFailed", `sbatch refused ${join(dir, "job.sh")}: ${(err as Error).message}`);
     }
