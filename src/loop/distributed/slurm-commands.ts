@@ -8,6 +8,9 @@ import { userInfo } from "node:os";
 /** How long a Slurm command may take (sbatch retries a busy controller for a while before it gives up). */
 export const COMMAND_TIMEOUT_MS = 120_000;
 
+/** The most a Slurm command may print: squeue lists every job of the user's (a heavy user has tens of thousands). */
+const MAX_OUTPUT = 64 << 20;
+
 /** A Slurm command that failed: its exit, its stderr, and whether it ran out of time. */
 export class SlurmCommandError extends Error {
   constructor(
@@ -24,7 +27,13 @@ export class SlurmCommandError extends Error {
 /** Runs a Slurm command to its end and returns its trimmed stdout. */
 export function slurmCommand(cmd: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(cmd, args, { encoding: "utf8", timeout: COMMAND_TIMEOUT_MS, killSignal: "SIGKILL" }, (err, stdout, stderr) => {
+    const options = {
+      encoding: "utf8" as const,
+      timeout: COMMAND_TIMEOUT_MS,
+      killSignal: "SIGKILL" as const,
+      maxBuffer: MAX_OUTPUT,
+    };
+    execFile(cmd, args, options, (err, stdout, stderr) => {
       if (!err) return resolve(stdout.trim());
       const e = err as { killed?: boolean; code?: unknown };
       const timedOut = e.killed === true && e.code !== "ERR_CHILD_PROCESS_STDIO_MAXBUFFER";
