@@ -2,7 +2,7 @@ import { type Job, Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { type QAJobData, queueJobId } from "../../src/loop/distributed/job-data.ts";
-import { connectionFrom, JOB_TTL_SEC, JobQueue, QUEUE_NAME } from "../../src/loop/distributed/job-queue.ts";
+import { connectionFrom, EVENTS_KEPT, JOB_TTL_SEC, JobQueue, QUEUE_NAME } from "../../src/loop/distributed/job-queue.ts";
 import { fileRedis, freePort, started } from "../helpers/queue.ts";
 import { missing, requireTool } from "../helpers/requires.ts";
 
@@ -103,6 +103,28 @@ describe("a queued job's wait (JobQueue)", () => {
     expect(kept?.opts).toMatchObject({ removeOnComplete: { age: JOB_TTL_SEC }, removeOnFail: { age: JOB_TTL_SEC } });
     // A coordinator restarted with --resume takes it from there.
     expect(await jobQueue(1000).submit("run-f", "job-9", data(9), { attempts: 1 })).toEqual({ seed: 9 });
+  });
+
+  it("keeps the queue's event stream to its last EVENTS_KEPT events (each completed one carries a whole result)", {
+    timeout: 60_000,
+  }, async () => {
+    const q = jobQueue();
+    worker();
+    let next = 0;
+    const jobs = 700; // about four events each
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < jobs) {
+          const seed = 1000 + next++;
+          expect(await q.submit("run-h", `job-${seed}`, data(seed), { attempts: 1 })).toEqual({ seed });
+        }
+      }),
+    );
+    const raw = new Redis(connectionFrom(url));
+    open.push({ close: () => raw.quit() });
+    const kept = await raw.xlen(`bull:${QUEUE_NAME}:events`);
+    expect(kept).toBeGreaterThanOrEqual(EVENTS_KEPT);
+    expect(kept).toBeLessThan(EVENTS_KEPT + 200); // trimmed in whole nodes of the stream (MAXLEN ~)
   });
 
   it("ends with an error naming the cause when the queue's Redis loses the job", { timeout: 20_000 }, async () => {
