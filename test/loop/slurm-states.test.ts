@@ -2,14 +2,20 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { pollInterval, SlurmRunner } from "../../src/loop/distributed/slurm.ts";
-import { cancelSlurmJobs, FORGOTTEN, mapSlurmState, slurmStates } from "../../src/loop/distributed/slurm-commands.ts";
+import {
+  cancelSlurmJobs,
+  FORGOTTEN,
+  heldBecause,
+  mapSlurmState,
+  slurmStates,
+} from "../../src/loop/distributed/slurm-commands.ts";
 import { DEFAULT_HARNESS } from "../../src/loop/run.ts";
 import type { RolloutJobResult } from "../../src/loop/runner.ts";
 import { loadTaskFolder } from "../../src/task/discovery-task.ts";
 import { CIRCLE_PACKING, tempDir } from "../helpers/fixtures.ts";
 
 // How the Slurm runner learns its jobs' states on each poll, against stand-ins for squeue, scontrol and sacct that
-// answer as Slurm's do (`squeue -h -o "%i %T"`: one "id STATE" line per job; `scontrol show job`: JobState=…; sacct
+// answer as Slurm's do (`squeue -h -o "%i %T %r"`: one "id STATE REASON" line per job; `scontrol show job`: JobState=…; sacct
 // -P: one State per line, "CANCELLED by <uid>" included) and log how they were called. The real commands are tested
 // against a real cluster in test/e2e/slurm.test.ts.
 
@@ -43,7 +49,7 @@ describe("slurmStates", () => {
     });
     const states = await slurmStates(["101", "102", "103"]);
     expect(Object.fromEntries(states)).toEqual({ 101: "RUNNING", 102: "PENDING", 103: "COMPLETED" });
-    expect(calls(log)).toEqual(["squeue -h -j 101,102,103 -o %i %T", "scontrol show job 103"]);
+    expect(calls(log)).toEqual(["squeue -h -j 101,102,103 -o %i %T %r", "scontrol show job 103"]);
   });
 
   it("falls back to each job's own state when squeue refuses, and says which jobs the controller forgot", async () => {
@@ -56,7 +62,7 @@ describe("slurmStates", () => {
     const states = await slurmStates(["201", "202", "203"]);
     expect(Object.fromEntries(states)).toEqual({ 201: "RUNNING", 202: "CANCELLED", 203: FORGOTTEN });
     expect(calls(log)).toEqual([
-      "squeue -h -j 201,202,203 -o %i %T",
+      "squeue -h -j 201,202,203 -o %i %T %r",
       "scontrol show job 201",
       "scontrol show job 202",
       "sacct -n -X -P -j 202 -o State",
@@ -75,7 +81,7 @@ describe("slurmStates", () => {
     });
     expect((await slurmStates(["301", "302"])).size).toBe(0);
     // Nor is each job asked after: every command would wait out its bound, a poll would take hours.
-    expect(calls(log)).toEqual(["squeue -h -j 301,302 -o %i %T"]);
+    expect(calls(log)).toEqual(["squeue -h -j 301,302 -o %i %T %r"]);
   });
 });
 
@@ -139,7 +145,7 @@ describe("SlurmRunner with jobs Slurm forgot", () => {
     ]);
     expect(calls(log).filter((c) => c.startsWith("squeue"))).toEqual([
       `squeue -h -a -u ${process.getuid?.()} -o %i %T %j`, // this run's jobs still in Slurm: none
-      "squeue -h -j 401,402 -o %i %T",
+      "squeue -h -j 401,402 -o %i %T %r",
     ]);
   });
 });
@@ -246,6 +252,34 @@ describe("SlurmRunner on a resumed run", () => {
     fakeSlurm({ sbatch: 'echo "Welcome to the cluster"; echo "812;west"', squeue: "exit 0", scontrol: "echo JobState=FAILED" });
     const [result] = await collect(runnerIn(runDir), [rollout(runDir, "c")]);
     expect(result?.error).toMatch(/^Slurm job 812 ended FAILED/);
+  });
+});
+
+describe("a job Slurm holds", () => {
+  it("is held when squeue's reason or its state says someone must act, and only then", () => {
+    expect(heldBecause("PENDING", "JobHeldUser")).toBe("JobHeldUser");
+    expect(heldBecause("PENDING", "JobHeldAdmin")).toBe("JobHeldAdmin");
+    expect(heldBecause("REQUEUE_HOLD", "None")).toBe("REQUEUE_HOLD");
+    expect(heldBecause("PENDING", "Resources")).toBeUndefined();
+    expect(heldBecause("RUNNING", "None")).toBeUndefined();
+  });
+
+  it("is waited for, and the run says so once", { timeout: 20_000 }, async () => {
+    // Held for the first three polls, then released and finished.
+    fakeSlurm({
+      sbatch: "echo 701",
+      squeue:
+        'case "$3" in -u) exit 0 ;; esac; n=$(grep -c "^squeue -h -j" "$(dirname "$0")/calls.log"); [ "$n" -gt 3 ] || echo "701 PENDING JobHeldAdmin"',
+      scontrol: "echo JobState=COMPLETED",
+    });
+    const runDir = join(tempDir(), "run");
+    const said: string[] = [];
+    const job = rollout(runDir, "a");
+    finish(job.outDir);
+    expect(await collect(new SlurmRunner({ ...runnerOptions(runDir), say: (t) => said.push(t) }), [job])).toEqual([{ id: "a" }]);
+    expect(said).toEqual([
+      "Slurm job 701 (a) is held (JobHeldAdmin); the run waits for it: release it with `scontrol release 701`, or cancel it with `scancel 701` (a failed measurement)",
+    ]);
   });
 });
 

@@ -63,6 +63,17 @@ const ENDED = new Set([
 ]);
 
 /**
+ * Why a job Slurm lists will not run until someone acts, from its state and squeue's reason; undefined when it will.
+ * A held job is waited for (it may be released), but a run that waits on one says so.
+ */
+export function heldBecause(state: string, reason: string | undefined): string | undefined {
+  if (reason?.startsWith("JobHeld")) return reason;
+  return ["REQUEUE_HOLD", "SPECIAL_EXIT", "STOPPED", "SUSPENDED", "RESV_DEL_HOLD"].includes(state.toUpperCase())
+    ? state
+    : undefined;
+}
+
+/**
  * Slurm job states, mapped to hone's: still to wait for (a job Slurm may run yet: pending, running, requeued, held,
  * stopped), done, or a failed measurement with its reason.
  */
@@ -75,16 +86,18 @@ export function mapSlurmState(state: string): "active" | "completed" | "failed" 
 /**
  * The states of Slurm jobs by id: one squeue for all of them while they are queued or running (a poll costs one
  * process, not one a job), then scontrol and sacct for each it no longer lists. A job none of them knows is absent
- * from the map.
+ * from the map. `reasons` gets why squeue says each job it lists is in its state (Resources, JobHeldUser, None…).
  */
-export async function slurmStates(ids: string[]): Promise<Map<string, string>> {
+export async function slurmStates(ids: string[], reasons?: Map<string, string>): Promise<Map<string, string>> {
   const states = new Map<string, string>();
   if (ids.length === 0) return states;
   const wanted = new Set(ids);
   try {
-    for (const line of (await slurmCommand("squeue", ["-h", "-j", ids.join(","), "-o", "%i %T"])).split("\n")) {
-      const [id, state] = line.trim().split(/\s+/);
-      if (id && state && wanted.has(id)) states.set(id, state);
+    for (const line of (await slurmCommand("squeue", ["-h", "-j", ids.join(","), "-o", "%i %T %r"])).split("\n")) {
+      const [id, state, reason] = line.trim().split(/\s+/);
+      if (!id || !state || !wanted.has(id)) continue;
+      states.set(id, state);
+      if (reason) reasons?.set(id, reason);
     }
   } catch (err) {
     // squeue refuses a lone job id it no longer lists; any other failure is a controller not answering, which the

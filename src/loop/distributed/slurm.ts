@@ -20,7 +20,15 @@ import type { ModelSettings } from "../../model/resolve.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
 import type { RolloutJob, RolloutJobResult, Runner } from "../runner.ts";
 import { toJobData } from "./job-data.ts";
-import { cancelSlurmJobs, FORGOTTEN, mapSlurmState, namedJobs, slurmCommand, slurmStates } from "./slurm-commands.ts";
+import {
+  cancelSlurmJobs,
+  FORGOTTEN,
+  heldBecause,
+  mapSlurmState,
+  namedJobs,
+  slurmCommand,
+  slurmStates,
+} from "./slurm-commands.ts";
 import { checkSlurmRun, jobScript, type SlurmSettings } from "./slurm-script.ts";
 
 const HONE_BIN = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "bin", "hone.js");
@@ -52,6 +60,8 @@ export interface SlurmRunnerOptions extends SlurmSettings {
   executor: Partial<ModelSettings> & { model: string };
   timeLimitSec?: number;
   pollMs?: number;
+  /** Where the runner says what a user should know (a job Slurm holds); stderr by default. */
+  say?: (text: string) => void;
 }
 
 /** A folder's path with its links followed (one run reached by two paths is one run), as given while it is not there. */
@@ -100,6 +110,8 @@ export class SlurmRunner implements Runner {
   private readonly template: string;
   /** Names this run's jobs apart from any other's in the queue: a digest of its directory. */
   private readonly tag: string;
+  /** The held jobs the run already said it waits on. */
+  private readonly saidHeld = new Set<string>();
 
   constructor(private readonly o: SlurmRunnerOptions) {
     this.template = checkSlurmRun(o, o.runDir);
@@ -235,14 +247,26 @@ export class SlurmRunner implements Runner {
     const since = Date.now();
     while (active.size > 0) {
       await new Promise((r) => setTimeout(r, pollInterval(this.o.pollMs ?? 1000, Date.now() - since)));
-      const states = await slurmStates([...active.keys()]);
+      const reasons = new Map<string, string>();
+      const states = await slurmStates([...active.keys()], reasons);
       for (const [id, job] of [...active]) {
         const state = states.get(id);
+        if (state !== undefined && mapSlurmState(state) === "active") this.sayIfHeld(id, job, state, reasons.get(id));
         if (state === undefined || mapSlurmState(state) === "active") continue;
         active.delete(id);
         yield this.ended(id, job, state);
       }
     }
+  }
+
+  /** Says, once a job, that the run waits on a job Slurm holds: it runs only once someone releases it. */
+  private sayIfHeld(id: string, job: RolloutJob, state: string, reason: string | undefined): void {
+    const held = heldBecause(state, reason);
+    if (!held || this.saidHeld.has(id)) return;
+    this.saidHeld.add(id);
+    (this.o.say ?? ((text: string) => process.stderr.write(`hone: ${text}\n`)))(
+      `Slurm job ${id} (${job.id}) is held (${held}); the run waits for it: release it with \`scontrol release ${id}\`, or cancel it with \`scancel ${id}\` (a failed measurement)`,
+    );
   }
 
   /** A job's end: its rollout when it finished (its folder appears whole at its end), else why not. */
