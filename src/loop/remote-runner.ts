@@ -18,6 +18,11 @@ export interface RemoteRunnerOptions extends RemoteSettings {
   runKey: string;
   /** Where Slurm job scripts and logs go (`<runDir>/slurm/<job>/`). */
   runDir: string;
+  /**
+   * The folder that names the run's Slurm jobs, the same across restarts: `runDir` by default; a `hone run`'s --out,
+   * whose build folder is named by its process.
+   */
+  slurmNamedBy?: string;
   task: DiscoveryTask;
   tasksDir?: string;
   executor: Partial<ModelSettings> & { model: string };
@@ -36,7 +41,7 @@ export async function remoteRunner(o: RemoteRunnerOptions): Promise<Runner | und
   }
   if (o.slurm) {
     const { SlurmRunner } = await import("./distributed/slurm.ts");
-    return new SlurmRunner({ ...o.slurm, runDir: o.runDir, ...common });
+    return new SlurmRunner({ ...o.slurm, runDir: o.runDir, namedBy: o.slurmNamedBy, ...common });
   }
   return undefined;
 }

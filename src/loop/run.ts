@@ -149,6 +149,7 @@ export async function runHarness(
             slurm: opts.slurm,
             runKey: `run-${createHash("sha256").update(outDir).digest("hex").slice(0, 16)}`,
             runDir: partial,
+            slurmNamedBy: outDir,
             task,
             tasksDir: opts.tasksDir,
             executor: { ...opts, model, baseUrl, apiKeyEnv },

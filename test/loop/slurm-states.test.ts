@@ -217,6 +217,28 @@ describe("SlurmRunner on a resumed run", () => {
     expect(readFileSync(join(runDir, "slurm", "a", "job.sh"), "utf8")).toMatch(/#SBATCH --time=120/);
   });
 
+  it("cancels the job a killed `hone run` left (its build folder was another), by the --out that names them", {
+    timeout: 20_000,
+  }, async () => {
+    const out = join(tempDir(), "out");
+    const killed = new SlurmRunner({ ...runnerOptions(join(tempDir(), ".out.partial-101")), namedBy: out });
+    const again = new SlurmRunner({ ...runnerOptions(join(tempDir(), ".out.partial-202")), namedBy: out });
+    const job = (r: SlurmRunner) => rollout(join(r === killed ? "/a" : "/b"), "rollout");
+    expect(again.jobName(job(again))).toBe(killed.jobName(job(killed)));
+    const log = fakeSlurm({
+      squeue: `case "$3" in -u) echo "801 RUNNING ${killed.jobName(job(killed))}" ;; *) exit 0 ;; esac`,
+      scontrol: 'case "$3" in 801) echo "JobState=CANCELLED" ;; *) echo "JobState=COMPLETED" ;; esac',
+      sbatch: "echo 802",
+      scancel: "exit 0",
+    });
+    finish(job(again).outDir);
+    expect(await collect(again, [job(again)])).toEqual([{ id: "rollout" }]);
+    const made = calls(log).filter((c) => /^(sbatch|scancel)/.test(c));
+    expect(made).toHaveLength(2);
+    expect(made[0]).toBe("scancel 801");
+    expect(made[1]).toMatch(/^sbatch --parsable --job-name=hone-\w+-rollout /);
+  });
+
   it("refuses to start while the controller does not answer, having submitted nothing", { timeout: 20_000 }, async () => {
     const log = fakeSlurm({
       squeue: 'echo "slurm_load_jobs error: Unable to contact slurm controller (connect failure)" >&2; exit 1',

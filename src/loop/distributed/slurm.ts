@@ -60,6 +60,11 @@ export interface SlurmRunnerOptions extends SlurmSettings {
   executor: Partial<ModelSettings> & { model: string };
   timeLimitSec?: number;
   pollMs?: number;
+  /**
+   * The folder that names the run's jobs (`runDir` by default): the same across restarts, so a restarted run finds
+   * the jobs a killed one left (a `hone run`'s --out, whose build folder is named by its process).
+   */
+  namedBy?: string;
   /** Where the runner says what a user should know (a job Slurm holds); stderr by default. */
   say?: (text: string) => void;
 }
@@ -108,7 +113,7 @@ interface Described {
 export class SlurmRunner implements Runner {
   private readonly taskHash: string;
   private readonly template: string;
-  /** Names this run's jobs apart from any other's in the queue: a digest of its directory. */
+  /** Names this run's jobs apart from any other's in the queue: a digest of the folder that names them. */
   private readonly tag: string;
   /** The held jobs the run already said it waits on. */
   private readonly saidHeld = new Set<string>();
@@ -116,7 +121,10 @@ export class SlurmRunner implements Runner {
   constructor(private readonly o: SlurmRunnerOptions) {
     this.template = checkSlurmRun(o, o.runDir);
     this.taskHash = contentHash(o.task.dir);
-    this.tag = createHash("sha256").update(realDir(o.runDir)).digest("hex").slice(0, 10);
+    this.tag = createHash("sha256")
+      .update(realDir(o.namedBy ?? o.runDir))
+      .digest("hex")
+      .slice(0, 10);
   }
 
   private jobDir(job: RolloutJob): string {
