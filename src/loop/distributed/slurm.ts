@@ -259,8 +259,11 @@ export class SlurmRunner implements Runner {
       const states = await slurmStates([...active.keys()], reasons);
       for (const [id, job] of [...active]) {
         const state = states.get(id);
-        if (state !== undefined && mapSlurmState(state) === "active") this.sayIfHeld(id, job, state, reasons.get(id));
-        if (state === undefined || mapSlurmState(state) === "active") continue;
+        if (state === undefined) continue; // no answer this poll
+        if (mapSlurmState(state) === "active") {
+          this.sayIfHeld(id, job, state, reasons.get(id));
+          continue;
+        }
         active.delete(id);
         yield this.ended(id, job, state);
       }
