@@ -39,6 +39,27 @@ function slurmIds(runDir: string): Record<string, string> {
   return ids;
 }
 
+/** The arguments of the round the Slurm runs make, and that round on the local pool, run once for both tests. */
+const ROUND = optimizeArgs({ rounds: 1, proposals: 2, maxEvals: 3, seed: 6 });
+let localRound: Promise<string> | undefined;
+const localRun = () =>
+  (localRound ??= (async () => {
+    const out = join(tempDir(), "local");
+    expect((await hone([...ROUND, "--out", out])).code).toBe(0);
+    return out;
+  })());
+
+/** How two runs' records differ (compareRecords): none, for a run on Slurm and the same run on the local pool. */
+function recordDifferences(a: string, b: string) {
+  const [x, y] = [a, b].map((dir) => new Database(join(dir, "hone.db"), { readonly: true }));
+  try {
+    return compareRecords(x as Database.Database, y as Database.Database).differences;
+  } finally {
+    x?.close();
+    y?.close();
+  }
+}
+
 describe("Slurm", () => {
   it("maps Slurm job states to hone's", () => {
     expect(["PENDING", "RUNNING", "COMPLETING"].map(mapSlurmState)).toEqual(["active", "active", "active"]);
@@ -50,20 +71,13 @@ describe("Slurm", () => {
 
   it("runs a round through sbatch jobs with the same records as the local pool", { timeout: 180_000 }, async (ctx) => {
     needCluster(ctx);
-    const args = optimizeArgs({ rounds: 1, proposals: 2, maxEvals: 3, seed: 6 });
-    const local = join(tempDir(), "local");
-    expect((await hone([...args, "--out", local])).code).toBe(0);
+    const local = await localRun();
     const slurmOut = join(tempDir(), "slurm");
-    const r = await hone([...args, "--runner", "slurm", "--slurm-time", "10", "--out", slurmOut], { env, timeoutMs: 170_000 });
+    const r = await hone([...ROUND, "--runner", "slurm", "--slurm-time", "10", "--out", slurmOut], { env, timeoutMs: 170_000 });
     expect(r.code, r.stderr).toBe(0);
     expect(existsSync(join(slurmOut, "slurm", "r01-k0", "job.sh"))).toBe(true);
     expect(readFileSync(join(slurmOut, "slurm", "r01-k0", "job.sh"), "utf8")).toMatch(/#SBATCH --time=10/);
-    const a = new Database(join(local, "hone.db"), { readonly: true });
-    const b = new Database(join(slurmOut, "hone.db"), { readonly: true });
-    const { differences } = compareRecords(a, b);
-    a.close();
-    b.close();
-    expect(differences).toEqual([]);
+    expect(recordDifferences(local, slurmOut)).toEqual([]);
   });
 
   it("records a cancelled job as a failed measurement, never a score", { timeout: 120_000 }, async (ctx) => {
@@ -107,12 +121,10 @@ describe("Slurm", () => {
       template,
       "#!/bin/bash\n#SBATCH --job-name={{name}}\n#SBATCH --output={{output}}\n{{directives}}\nsleep 12\n{{command}}\n",
     );
-    const args = optimizeArgs({ rounds: 1, proposals: 2, maxEvals: 3, seed: 6 });
-    const local = join(tempDir(), "local");
-    expect((await hone([...args, "--out", local])).code).toBe(0);
+    const local = await localRun();
     // A run directory that sbatch (its #SBATCH lines: %j is a pattern there) and bash (the command) must both read right.
     const out = join(tempDir(), "run 100%j $HOME's");
-    const slurmArgs = [...args, "--runner", "slurm", "--slurm-time", "10", "--slurm-template", template, "--out", out];
+    const slurmArgs = [...ROUND, "--runner", "slurm", "--slurm-time", "10", "--slurm-template", template, "--out", out];
     const child = spawn(process.execPath, [join(ROOT, "bin", "hone.js"), ...slurmArgs], {
       env: { ...process.env, ...env },
       stdio: "ignore",
@@ -131,12 +143,7 @@ describe("Slurm", () => {
     expect(r.code, r.stderr).toBe(0);
     const after = slurmIds(out);
     for (const [job, id] of Object.entries(before)) expect(after[job], job).toBe(id);
-    const a = new Database(join(local, "hone.db"), { readonly: true });
-    const b = new Database(join(out, "hone.db"), { readonly: true });
-    const { differences } = compareRecords(a, b);
-    a.close();
-    b.close();
-    expect(differences).toEqual([]);
+    expect(recordDifferences(local, out)).toEqual([]);
   });
 
   it("runs a hone compare grid's cells on Slurm, search and test split, with the local pool's cell records", {

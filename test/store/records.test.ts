@@ -12,6 +12,15 @@ import { finishMeasurement, insertTaskResult, measurements, solvedMatrix, startM
 import { insertModelCalls } from "../../src/store/rollouts.ts";
 import { tempDir } from "../helpers/fixtures.ts";
 
+/** A run's hone.db marked finished, with its writer still open (its -wal and -shm beside it). */
+function finishedRun() {
+  const dir = join(tempDir(), "run");
+  const path = join(dir, "hone.db");
+  createRunDb(path, "optimize", {});
+  const writer = openDb(path);
+  writer.prepare("UPDATE runs SET status = 'finished'").run();
+  return { dir, path, writer };
+}
 describe("hone.db", () => {
   it("appears whole with its run row, and is left as it is when it exists", () => {
     const path = join(tempDir(), "run", "hone.db");
@@ -46,11 +55,7 @@ describe("hone.db", () => {
   });
 
   it("is read without a write, and a finished run's folder keeps no -wal or -shm after its readers close", () => {
-    const dir = join(tempDir(), "run");
-    const path = join(dir, "hone.db");
-    createRunDb(path, "optimize", {});
-    const writer = openDb(path);
-    writer.prepare("UPDATE runs SET status = 'finished'").run();
+    const { dir, path, writer } = finishedRun();
     const reader = openDb(path, { readonly: true });
     expect(() => reader.prepare("UPDATE runs SET status = 'forged'").run()).toThrow(/readonly/i);
     expect(readdirSync(dir).sort()).toEqual(["hone.db", "hone.db-shm", "hone.db-wal"]);
@@ -68,11 +73,7 @@ describe("hone.db", () => {
   });
 
   it("a reader closing last folds in what a killed writer left in the -wal, and the records read the same", () => {
-    const dir = join(tempDir(), "run");
-    const path = join(dir, "hone.db");
-    createRunDb(path, "optimize", {});
-    const writer = openDb(path);
-    writer.prepare("UPDATE runs SET status = 'finished'").run();
+    const { dir, writer } = finishedRun();
     // The folder as a kill would leave it: that commit is in the -wal alone.
     const killed = join(tempDir(), "killed");
     mkdirSync(killed);

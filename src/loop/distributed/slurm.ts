@@ -117,9 +117,13 @@ export class SlurmRunner implements Runner {
   private readonly tag: string;
   /** The held jobs the run already said it waits on. */
   private readonly saidHeld = new Set<string>();
+  private readonly pollMs: number;
+  private readonly say: (text: string) => void;
 
   constructor(private readonly o: SlurmRunnerOptions) {
     this.template = checkSlurmRun(o, o.runDir);
+    this.pollMs = o.pollMs ?? 1000;
+    this.say = o.say ?? ((text) => process.stderr.write(`hone: ${text}\n`));
     this.taskHash = contentHash(o.task.dir);
     this.tag = createHash("sha256")
       .update(realDir(o.namedBy ?? o.runDir))
@@ -201,7 +205,7 @@ export class SlurmRunner implements Runner {
             "runFailed",
             `Slurm did not answer for this run's jobs (${(err as Error).message}); nothing was submitted: resume the run once it answers`,
           );
-        await new Promise((r) => setTimeout(r, this.o.pollMs ?? 1000));
+        await new Promise((r) => setTimeout(r, this.pollMs));
       }
     }
   }
@@ -224,7 +228,7 @@ export class SlurmRunner implements Runner {
       stale.push(...inSlurm.filter((id) => id !== keep));
     }
     try {
-      await cancelSlurmJobs(stale, this.o.pollMs ?? 1000);
+      await cancelSlurmJobs(stale, this.pollMs);
     } catch (err) {
       throw new HoneError("runFailed", `this run's earlier jobs could not be cancelled: ${(err as Error).message}`);
     }
@@ -254,7 +258,7 @@ export class SlurmRunner implements Runner {
     const active = await this.start(jobs);
     const since = Date.now();
     while (active.size > 0) {
-      await new Promise((r) => setTimeout(r, pollInterval(this.o.pollMs ?? 1000, Date.now() - since)));
+      await new Promise((r) => setTimeout(r, pollInterval(this.pollMs, Date.now() - since)));
       const reasons = new Map<string, string>();
       const states = await slurmStates([...active.keys()], reasons);
       for (const [id, job] of [...active]) {
@@ -275,7 +279,7 @@ export class SlurmRunner implements Runner {
     const held = heldBecause(state, reason);
     if (!held || this.saidHeld.has(id)) return;
     this.saidHeld.add(id);
-    (this.o.say ?? ((text: string) => process.stderr.write(`hone: ${text}\n`)))(
+    this.say(
       `Slurm job ${id} (${job.id}) is held (${held}); the run waits for it: release it with \`scontrol release ${id}\`, or cancel it with \`scancel ${id}\` (a failed measurement)`,
     );
   }
