@@ -52,6 +52,16 @@ export const PY_HEAVY_DAEMON = pyDaemon(
 );
 
 /**
+ * Python: `_hone_heavy_leftover()` starts the same interpreter as a plain child, in the caller's session and process
+ * group, and returns: what an evaluation leaves when it does not wait for what it started.
+ */
+export const PY_HEAVY_LEFTOVER = `
+def _hone_heavy_leftover():
+    import subprocess, sys
+    subprocess.Popen([sys.executable, '-c', '${HEAVY}', '${SURVIVOR_MARK}'])
+`;
+
+/**
  * Python run at a program's import: every forging and sabotage route the first sealed-evaluation report found,
  * tried at once. It forges result files wherever it can write, leaves a daemon that keeps forging, and kills
  * every process it can see. A sealed evaluation scores the program exactly as if none of this were there.

@@ -5,9 +5,9 @@ import { BUILTIN_TASKS_DIR } from "../../src/task/builtin.ts";
 import { type DiscoveryTask, loadTaskFolder } from "../../src/task/discovery-task.ts";
 import { evaluateProgram } from "../../src/task/evaluator.ts";
 import { EvaluatorPool } from "../../src/task/evaluator-pool.ts";
-import { SURVIVOR_MARK, survivors } from "../helpers/attacks.ts";
 import { makeTask, tempDir } from "../helpers/fixtures.ts";
 import { withPool } from "../helpers/pool.ts";
+import { leftoverCases } from "../helpers/pool-leftovers.ts";
 import { eventually } from "../helpers/processes.ts";
 import { requireTool, sealedMissing } from "../helpers/requires.ts";
 
@@ -96,23 +96,7 @@ describe("warm evaluator pool", () => {
     });
   });
 
-  it("answers an evaluator whose leftovers hold its pipes at once, and kills them before the next evaluation", async () => {
-    // One leftover holds stdout and stderr (subprocess), one the result pipe too (a bare fork): the pool answers
-    // when the result is whole, not when they let go, and kills them after answering.
-    const t = loadTaskFolder(
-      makeTask(
-        `import os, subprocess\ndef evaluate(program_path):\n    if 'LEAVE' in open(program_path).read():\n        subprocess.Popen(['sleep', '${SURVIVOR_MARK}'])\n        if os.fork() == 0:\n            os.execv('/bin/sleep', ['sleep', '${SURVIVOR_MARK}'])\n    return {'combined_score': 1.0}\n`,
-        { timeout: 30 },
-      ),
-    );
-    await withPool(t, async (pool) => {
-      const left = await pool.evaluate(t.seedProgram.replace("X = 1.0", "X = 1.0  # LEAVE"));
-      expect(left).toMatchObject({ valid: true, score: 1 });
-      expect(left.seconds).toBeLessThan(15);
-      expect(await pool.evaluate(t.seedProgram)).toMatchObject({ valid: true, score: 1 });
-      expect(survivors()).toEqual([]);
-    });
-  });
+  leftoverCases();
 
   it.each([
     ["exits with a code of its own", "os._exit(3)", /exited with code 3 without a result/],

@@ -10,8 +10,10 @@ nothing it writes can corrupt the protocol. The timeout is enforced here, where 
 
 With OPTIONS {"own_pid_namespace": true} (hone passes it only under bubblewrap's PID namespace, where this
 process is PID 2 under bubblewrap's init) everything left behind by an evaluation is killed after it, and the
-private /tmp and /dev/shm are emptied, so one evaluation cannot reach the next. This process is not dumpable,
-so code running in an evaluator's child cannot trace it. With {"kept": true} as well (the task's hone.yaml
+private /tmp and /dev/shm are emptied, so one evaluation cannot reach the next. Without it, the evaluation's process
+group is killed. Either way this process is the subreaper of what evaluations start, and the next request is read
+once what was killed is gone (`reap`). This process is not dumpable, so code running in an evaluator's child
+cannot trace it. With {"kept": true} as well (the task's hone.yaml
 `evaluator_state: kept`), evaluations run in this process itself, without a fork each (hone_kept.py).
 """
 import gc
@@ -30,9 +32,10 @@ sys.path.insert(0, HERE)
 import hone_eval_runner as runner  # noqa: E402
 import hone_kept  # noqa: E402
 import hone_runtime  # noqa: E402,F401  (loaded once here, so an evaluator importing it per call finds it loaded)
-from hone_sandbox import PR_SET_DUMPABLE, PR_SET_PDEATHSIG, prctl, wait_for_kill  # noqa: E402
+from hone_sandbox import PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, PR_SET_PDEATHSIG, prctl, wait_for_kill  # noqa: E402
 
 KEEP_OUTPUT = 20_000
+GROUP_WAIT = 2.0  # seconds for a killed evaluation's process group to be gone (a member stuck in the kernel)
 
 
 class Tail:
@@ -212,13 +215,45 @@ def kill_left(pid, own_namespace):
             pass
 
 
-def reap():
-    while True:
-        try:
-            if os.waitpid(-1, 0)[0] <= 0:
+def reap(group=None):
+    """Waits until what an evaluation left is gone, and reaps it: this process is the subreaper of everything its
+    evaluations start, so a leftover whose parent ended is its child. In the evaluation's own namespace, where all
+    but this process was killed, every child is waited for. Otherwise (`group`, the evaluation's process group),
+    the group's members are, for at most GROUP_WAIT; another child (one the evaluator started when it was loaded,
+    or a leftover that left the session, which nothing kills here) is reaped only once it has ended."""
+    if group is None:
+        while True:
+            try:
+                if os.waitpid(-1, 0)[0] <= 0:
+                    break
+            except ChildProcessError:
                 break
-        except ChildProcessError:
-            break
+        return
+    deadline = time.monotonic() + GROUP_WAIT
+    while True:
+        _reap_ended()
+        if not _group_alive(group) or time.monotonic() >= deadline:
+            return
+        time.sleep(0.001)
+
+
+def _reap_ended():
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+    except ChildProcessError:
+        pass
+
+
+def _group_alive(group):
+    """Whether process group `group` still has a member, an unreaped one included."""
+    try:
+        os.kill(-group, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
 
 
 def empty(folder):
@@ -344,6 +379,7 @@ def main():
     kept = bool(options.get("kept")) and own_namespace
     prctl(PR_SET_DUMPABLE, 0)
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # never outlive hone, sandbox or not
+    prctl(PR_SET_CHILD_SUBREAPER, 1)  # what an evaluation leaves is this process's to reap (`reap`)
     if options.get("parent") and os.getppid() != options["parent"]:
         os._exit(0)  # hone died before the line above: no signal will ever come
     control = os.fdopen(os.dup(1), "w", buffering=1)
@@ -366,7 +402,7 @@ def main():
         control.write(json.dumps(answer(standby, line, own_namespace)) + "\n")
         if standby.unkilled:
             kill_left(standby.pid, own_namespace)
-        reap()
+        reap(None if own_namespace else standby.pid)
         _clean(standby.scratch, own_namespace)
         standby = Standby(module, cascade)
     return 0
