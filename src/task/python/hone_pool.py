@@ -222,17 +222,29 @@ def reap(group=None):
     the group's members are, for at most GROUP_WAIT; another child (one the evaluator started when it was loaded,
     or a leftover that left the session, which nothing kills here) is reaped only once it has ended."""
     if group is None:
-        while True:
-            try:
-                if os.waitpid(-1, 0)[0] <= 0:
-                    break
-            except ChildProcessError:
-                break
-        return
+        _reap_all()
+    else:
+        _reap_group(group)
+
+
+def _reap_all():
+    while True:
+        try:
+            if os.waitpid(-1, 0)[0] <= 0:
+                return
+        except ChildProcessError:
+            return
+
+
+def _reap_group(group):
+    try:
+        os.waitpid(group, 0)  # the evaluation's own process, killed or ended: the common case's only wait
+    except ChildProcessError:
+        pass
     deadline = time.monotonic() + GROUP_WAIT
     while True:
         _reap_ended()
-        if not _group_alive(group) or time.monotonic() >= deadline:
+        if not _group_dying(group) or time.monotonic() >= deadline:
             return
         time.sleep(0.001)
 
@@ -245,15 +257,14 @@ def _reap_ended():
         pass
 
 
-def _group_alive(group):
-    """Whether process group `group` still has a member, an unreaped one included."""
+def _group_dying(group):
+    """Whether process group `group` still has a member this process could kill, an unreaped one included (one it
+    may not signal, a set-user-ID program's, was not killed and is not waited for)."""
     try:
         os.kill(-group, 0)
         return True
-    except ProcessLookupError:
+    except OSError:
         return False
-    except PermissionError:
-        return True
 
 
 def empty(folder):
