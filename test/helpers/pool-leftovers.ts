@@ -6,13 +6,24 @@ import { makeTask } from "./fixtures.ts";
 import { withPool } from "./pool.ts";
 
 /** An evaluator that runs `leave` (Python, indented for its body) for a program marked LEAVE, then scores 1. */
-const leaving = (leave: string, prelude = "") =>
+export const leaving = (leave: string, prelude = "") =>
   loadTaskFolder(
     makeTask(
       `import os, subprocess, time\n${prelude}\ndef evaluate(program_path):\n    if 'LEAVE' in open(program_path).read():\n${leave}\n    return {'combined_score': 1.0}\n`,
       { timeout: 30 },
     ),
   );
+
+/** SIGKILL to the processes still running `sleep SURVIVOR_MARK`, those that end meanwhile aside. */
+export function killSurvivors(): void {
+  for (const pid of survivors()) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
 
 /**
  * The warm pool's cases about what an evaluation leaves running, for the pool this machine gives (in a sandbox of its
@@ -52,17 +63,5 @@ export function leftoverCases(): void {
       expect(await pool.evaluate(t.seedProgram)).toMatchObject({ valid: true, score: 1 });
       expect([...seen].filter((pid) => existsSync(`/proc/${pid}`))).toEqual([]);
     });
-  });
-
-  it("keeps serving an evaluator that started a process of its own when it was loaded", async () => {
-    // Not the evaluations' leftover: the pool does not wait for it to end before its next evaluation.
-    const t = leaving("        pass", `HELPER = subprocess.Popen(['sleep', '${SURVIVOR_MARK}'])`);
-    try {
-      await withPool(t, async (pool) => {
-        for (let i = 0; i < 3; i++) expect(await pool.evaluate(t.seedProgram)).toMatchObject({ valid: true, score: 1 });
-      });
-    } finally {
-      for (const pid of survivors()) process.kill(pid, "SIGKILL");
-    }
   });
 }

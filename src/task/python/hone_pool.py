@@ -11,10 +11,10 @@ nothing it writes can corrupt the protocol. The timeout is enforced here, where 
 With OPTIONS {"own_pid_namespace": true} (hone passes it only under bubblewrap's PID namespace, where this
 process is PID 2 under bubblewrap's init) everything left behind by an evaluation is killed after it, and the
 private /tmp and /dev/shm are emptied, so one evaluation cannot reach the next. Without it, the evaluation's process
-group is killed. Either way this process is the subreaper of what evaluations start, and the next request is read
-once what was killed is gone (`reap`). This process is not dumpable, so code running in an evaluator's child
-cannot trace it. With {"kept": true} as well (the task's hone.yaml
-`evaluator_state: kept`), evaluations run in this process itself, without a fork each (hone_kept.py).
+group is killed, and this process is the subreaper of what evaluations start. Either way the next request is read
+once what was killed is gone (`reap`). This process is not dumpable, so code running in an evaluator's child cannot
+trace it. With {"kept": true} as well (the task's hone.yaml `evaluator_state: kept`), evaluations run in this
+process itself, without a fork each (hone_kept.py).
 """
 import gc
 import json
@@ -35,7 +35,8 @@ import hone_runtime  # noqa: E402,F401  (loaded once here, so an evaluator impor
 from hone_sandbox import PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, PR_SET_PDEATHSIG, prctl, wait_for_kill  # noqa: E402
 
 KEEP_OUTPUT = 20_000
-GROUP_WAIT = 2.0  # seconds for a killed evaluation's process group to be gone (a member stuck in the kernel)
+LEFTOVER_WAIT = 5.0  # seconds at most for what an evaluation left to be gone once killed (one stuck in the kernel)
+REAP_EVERY = 0.25  # seconds at most between two reapings of orphans during an evaluation (`collect`)
 
 
 class Tail:
@@ -142,6 +143,11 @@ class Standby:
         os.close(self.go)
         self.go = None
 
+    def kill(self, own_namespace):
+        """Kills the evaluation's process and what it left (`kill_left`)."""
+        kill_left(self.pid, own_namespace)
+        self.unkilled = False
+
     def close(self):
         for fd in list(self.pipes.values()) + ([self.go] if self.go is not None else []):
             os.close(fd)
@@ -172,7 +178,8 @@ def framed(result):
 def collect(pid, pipes, deadline):
     """Reads the child's pipes until its result is whole (it then waits to be killed) or it has exited, and what it
     wrote before is drained; or until the deadline passes. Returns (buffers, timed out). What a leftover process
-    keeps writing after that is cut off, and a pipe a leftover holds open is not waited for."""
+    keeps writing after that is cut off, and a pipe a leftover holds open is not waited for. Orphans the evaluation
+    makes meanwhile are reaped as it goes (`_reap_orphans`)."""
     bufs = {"result": bytearray(), "out": Tail(KEEP_OUTPUT), "err": Tail(KEEP_OUTPUT)}
     live = {fd: name for name, fd in pipes.items()}
     pidfd, exited, reads_after_end = os.pidfd_open(pid), False, 0
@@ -182,7 +189,8 @@ def collect(pid, pipes, deadline):
             left = deadline - time.monotonic()
             if not ended and left <= 0:
                 return bufs, True
-            ready = select.select(list(live) + ([] if ended else [pidfd]), [], [], 0 if ended else left)[0]
+            ready = select.select(list(live) + ([] if ended else [pidfd]), [], [], 0 if ended else min(left, REAP_EVERY))[0]
+            _reap_orphans(pid)
             if not ready and ended:
                 break
             for fd in ready:
@@ -198,11 +206,37 @@ def collect(pid, pipes, deadline):
                         bufs["result"] += chunk
                 else:
                     bufs[live[fd]].push(chunk)
-        if exited or whole(bufs["result"]):
-            return bufs, False
-        return bufs, not select.select([pidfd], [], [], max(0, deadline - time.monotonic()))[0]
+        return bufs, not (exited or whole(bufs["result"]) or _exits_by(pidfd, pid, deadline))
     finally:
         os.close(pidfd)
+
+
+def _exits_by(pidfd, pid, deadline):
+    """Whether process `pid` (its `pidfd`) exits before the deadline, orphans reaped meanwhile."""
+    while True:
+        left = deadline - time.monotonic()
+        if select.select([pidfd], [], [], max(0, min(left, REAP_EVERY)))[0]:
+            return True
+        if left <= 0:
+            return False
+        _reap_orphans(pid)
+
+
+def _reap_orphans(keep):
+    """Reaps this process's ended children but `keep`, the evaluation's own process, whose status `evaluate` takes:
+    without a namespace of its own this process is the subreaper of what evaluations start, so a process they leave
+    whose parent ended becomes its child, and would stay a zombie until the evaluation's end."""
+    while True:
+        try:
+            ended = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return
+        if ended is None or ended.si_pid == keep:
+            return
+        try:
+            os.waitpid(ended.si_pid, 0)
+        except ChildProcessError:
+            return
 
 
 def kill_left(pid, own_namespace):
@@ -215,38 +249,32 @@ def kill_left(pid, own_namespace):
             pass
 
 
-def reap(group=None):
-    """Waits until what an evaluation left is gone, and reaps it: this process is the subreaper of everything its
-    evaluations start, so a leftover whose parent ended is its child. In the evaluation's own namespace, where all
-    but this process was killed, every child is waited for. Otherwise (`group`, the evaluation's process group),
-    the group's members are, for at most GROUP_WAIT; another child (one the evaluator started when it was loaded,
-    or a leftover that left the session, which nothing kills here) is reaped only once it has ended."""
-    if group is None:
-        _reap_all()
-    else:
-        _reap_group(group)
-
-
-def _reap_all():
-    while True:
+def reap(leader, own_namespace):
+    """Waits until what an evaluation left is gone, reaped and not only killed (the kernel tears a killed process
+    down when it next runs: tens of ms for one that wrote to hundreds of MB), for at most LEFTOVER_WAIT. `leader` is
+    the evaluation's own process, this process's child (None for a kept evaluator). In the sandbox's own namespace,
+    until it holds nothing but its init, which reaps the orphans, and this process. Otherwise until the evaluation's
+    process group is empty: this process is then the subreaper of what evaluations start and reaps those orphans.
+    Another child (one the evaluator started when it was loaded, or a leftover that left the group, which nothing
+    kills here) is reaped once it has ended, never waited for."""
+    if leader:
         try:
-            if os.waitpid(-1, 0)[0] <= 0:
-                return
+            os.waitpid(leader, 0)
         except ChildProcessError:
-            return
-
-
-def _reap_group(group):
-    try:
-        os.waitpid(group, 0)  # the evaluation's own process, killed or ended: the common case's only wait
-    except ChildProcessError:
-        pass
-    deadline = time.monotonic() + GROUP_WAIT
+            pass
+    pending = _namespace_busy if own_namespace else (lambda: _group_dying(leader))
+    deadline = time.monotonic() + LEFTOVER_WAIT
     while True:
         _reap_ended()
-        if not _group_dying(group) or time.monotonic() >= deadline:
+        if not pending() or time.monotonic() >= deadline:
             return
         time.sleep(0.001)
+
+
+def _namespace_busy():
+    """Whether this sandbox's PID namespace holds a process but its init and this one (a zombie included)."""
+    me = str(os.getpid())
+    return any(name.isdigit() and name not in ("1", me) for name in os.listdir("/proc"))
 
 
 def _reap_ended():
@@ -300,13 +328,6 @@ def empty(folder):
             pass
 
 
-def _killpg(pid):
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except OSError:
-        pass
-
-
 def _clean(scratch, own_namespace):
     shutil.rmtree(scratch, ignore_errors=True)
     if own_namespace:
@@ -324,15 +345,14 @@ def evaluate(standby, req, own_namespace):
     try:
         standby.start(req)
         bufs, timed_out = collect(standby.pid, standby.pipes, time.monotonic() + float(req.get("timeout") or 60))
-        if timed_out:
-            _killpg(standby.pid)
         done = None if timed_out else framed(bufs["result"])
-        status = None if done else os.waitpid(standby.pid, 0)[1]
+        if not done:  # killed before its status is taken: until then its process group's id cannot be reused
+            standby.kill(own_namespace)
+            status = os.waitpid(standby.pid, 0)[1]
     finally:
         standby.close()
-        if not done:
-            kill_left(standby.pid, own_namespace)
-            standby.unkilled = False
+        if not done and standby.unkilled:
+            standby.kill(own_namespace)
     if done:
         code, signum, result = done[0], None, done[1]
     else:
@@ -371,7 +391,7 @@ def serve_kept(module, cascade, requests, control):
         except Exception as exc:
             code, payload, refused = 1, json.dumps({"error": "hone_pool: %s" % exc}), False
         kill_left(None, True)  # what the evaluation started, before its output is read: nothing writes after
-        reap()
+        reap(None, True)
         reply["stdout"], reply["stderr"] = capture.finish()
         reply.update(code=code, result=payload if len(payload) <= runner.MAX_RESULT_BYTES else None)
         reply.update(kept_refused=refused, exiting=refused or payload == runner.OUT_OF_MEMORY)
@@ -388,9 +408,10 @@ def main():
     options = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
     own_namespace = bool(options.get("own_pid_namespace")) and os.getpid() == 2 and os.getppid() == 1
     kept = bool(options.get("kept")) and own_namespace
+    if not own_namespace:
+        prctl(PR_SET_CHILD_SUBREAPER, 1)  # what an evaluation leaves is this process's to reap (`reap`)
     prctl(PR_SET_DUMPABLE, 0)
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # never outlive hone, sandbox or not
-    prctl(PR_SET_CHILD_SUBREAPER, 1)  # what an evaluation leaves is this process's to reap (`reap`)
     if options.get("parent") and os.getppid() != options["parent"]:
         os._exit(0)  # hone died before the line above: no signal will ever come
     control = os.fdopen(os.dup(1), "w", buffering=1)
@@ -412,8 +433,8 @@ def main():
     for line in sys.stdin:
         control.write(json.dumps(answer(standby, line, own_namespace)) + "\n")
         if standby.unkilled:
-            kill_left(standby.pid, own_namespace)
-        reap(None if own_namespace else standby.pid)
+            standby.kill(own_namespace)
+        reap(standby.pid, own_namespace)
         _clean(standby.scratch, own_namespace)
         standby = Standby(module, cascade)
     return 0
