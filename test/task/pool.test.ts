@@ -98,6 +98,26 @@ describe("warm evaluator pool", () => {
 
   leftoverCases();
 
+  it("does not wait on a /proc that is not its sandbox's own (a task's read-only path bound over it)", async (ctx) => {
+    requireTool(ctx, "bubblewrap", sealedMissing());
+    // There the pool cannot see its namespace empty: reading the host's processes, it waited its 5 s cap each time.
+    const t = loadTaskFolder(
+      makeTask(
+        "import os\ndef evaluate(program_path):\n    return {'combined_score': float(os.readlink('/proc/self') == str(os.getpid()))}\n",
+        {
+          honeYaml: "evaluator_read_only: [/proc]\n",
+        },
+      ),
+    );
+    await withPool(t, async (pool) => {
+      for (let i = 0; i < 3; i++) {
+        const e = await pool.evaluate(t.seedProgram);
+        expect(e).toMatchObject({ valid: true, score: 0 }); // the host's /proc, indeed
+        expect(e.seconds).toBeLessThan(2);
+      }
+    });
+  });
+
   it.each([
     ["exits with a code of its own", "os._exit(3)", /exited with code 3 without a result/],
     ["exits with code 0 before hone writes its result", "os._exit(0)", /exited with code 0 without a result/],

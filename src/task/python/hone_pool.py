@@ -226,7 +226,7 @@ def _reap_orphans(keep):
     """Reaps this process's ended children but `keep`, the evaluation's own process, whose status `evaluate` takes:
     without a namespace of its own this process is the subreaper of what evaluations start, so a process they leave
     whose parent ended becomes its child, and would stay a zombie until the evaluation's end."""
-    while True:
+    for _ in range(1000):  # bounded: the evaluator may make orphans as fast as they are reaped
         try:
             ended = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
         except ChildProcessError:
@@ -272,8 +272,11 @@ def reap(leader, own_namespace):
 
 
 def _namespace_busy():
-    """Whether this sandbox's PID namespace holds a process but its init and this one (a zombie included)."""
+    """Whether this sandbox's PID namespace holds a process but its init and this one (a zombie included); never
+    when /proc is not this namespace's (a task's read-only path bound over it), where there is nothing to read."""
     me = str(os.getpid())
+    if os.readlink("/proc/self") != me:
+        return False
     return any(name.isdigit() and name not in ("1", me) for name in os.listdir("/proc"))
 
 
