@@ -179,6 +179,25 @@ const MAX_DESCRIPTION_BYTES = 256 << 10;
 
 type Described = { prompt?: { system_message?: string } | null; llm?: { system_message?: string } | null };
 
+/** The sandbox's own mounts: a folder bound read-only on or under one would cover what the sandbox made there. */
+const SANDBOX_OWN = ["/proc", "/dev", "/sys"];
+
+/**
+ * `path`, hone.yaml's `raw` in `field` resolved, if the evaluator's sandbox may bind it read-only. Refuses `/`, `/tmp`
+ * and paths on or under /proc, /dev or /sys: bound there they would cover the sandbox's own (its processes, its
+ * devices, its private /tmp), and the warm pool could no longer see its namespace empty. Device files go in `devices`.
+ */
+function bound(field: string, raw: string, path: string, honePath: string): string {
+  const covers = path === "/" || path === "/tmp" || SANDBOX_OWN.some((own) => path === own || path.startsWith(`${own}/`));
+  if (covers)
+    throw taskError(
+      honePath,
+      field,
+      `${raw} would cover the sandbox's own ${path}; name the folder the evaluator needs (device files go in devices)`,
+    );
+  return path;
+}
+
 /** hone.yaml's description, else the config's system message (OpenEvolve reads prompt's, else llm's), else SimpleTES's .txt. */
 function readDescription(hone: { description?: string }, config: Described, l: FolderLayout) {
   if (hone.description) return hone.description;
@@ -258,7 +277,7 @@ export function loadTaskFolder(ref: string, overrides: LoadOptions = {}): Discov
     memoryMb: hone.memory_mb ?? DEFAULT_MEMORY_MB,
     // A command name is looked up on PATH; a path (./venv/bin/python) resolves against the task folder.
     python: hone.python?.includes("/") ? resolve(dir, hone.python) : (hone.python ?? "python3"),
-    pythonPath: hone.python_path.map((p) => resolve(dir, p)),
+    pythonPath: hone.python_path.map((p) => bound("python_path", p, resolve(dir, p), honePath)),
     env: hone.env,
     domain: hone.domain,
     secrets: [evaluatorSource, ...hone.secrets],
@@ -271,7 +290,9 @@ export function loadTaskFolder(ref: string, overrides: LoadOptions = {}): Discov
     },
     programPreload: hone.program_preload,
     maxProcesses: hone.max_processes,
-    evaluatorReadOnly: hone.evaluator_read_only.map((p) => resolve(dir, p.replace(/^~(?=\/|$)/, homedir()))),
+    evaluatorReadOnly: hone.evaluator_read_only.map((p) =>
+      bound("evaluator_read_only", p, resolve(dir, p.replace(/^~(?=\/|$)/, homedir())), honePath),
+    ),
     devices: hone.devices,
     source: hone.source,
     rules: hone.rules,

@@ -19,6 +19,35 @@ describe("sandbox options in hone.yaml", () => {
     expect(args.join(" ")).toContain("--dev-bind /dev/null /dev/null");
   });
 
+  it.each([
+    ["evaluator_read_only", "/proc"],
+    ["evaluator_read_only", "/proc/1/root"],
+    ["evaluator_read_only", "/"],
+    ["evaluator_read_only", "/dev/shm"],
+    ["evaluator_read_only", "/tmp"],
+    ["python_path", "../../../../../../../sys"],
+  ])("refuses %s naming %s: it would cover the sandbox's own mounts", (field, path) => {
+    const dir = makeTask("def evaluate(p):\n    return {'combined_score': 1.0}\n", {
+      honeYaml: `${field}: [${JSON.stringify(path)}]\n`,
+    });
+    let refusal: unknown;
+    try {
+      loadTaskFolder(dir);
+    } catch (err) {
+      refusal = err;
+    }
+    expect(refusal).toMatchObject({ exit: "badTask", file: join(dir, "hone.yaml"), field });
+    expect(String(refusal)).toMatch(/would cover the sandbox's own/);
+  });
+
+  it("accepts folders beside the sandbox's own mounts", () => {
+    const paths = ["/procfs-tools", "/tmp/toolchain", "/devel", "/usr/lib"];
+    const dir = makeTask("def evaluate(p):\n    return {'combined_score': 1.0}\n", {
+      honeYaml: `evaluator_read_only: ${JSON.stringify(paths)}\n`,
+    });
+    expect(loadTaskFolder(dir).evaluatorReadOnly).toEqual(paths);
+  });
+
   it("evaluator_read_only: the evaluator reads the folder, the program does not", async (ctx) => {
     requireTool(ctx, "bubblewrap", sealedMissing());
     const tool = join(tempDir(), "toolchain");
