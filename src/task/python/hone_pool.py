@@ -273,7 +273,8 @@ def reap(leader, own_namespace):
 
 def _namespace_busy():
     """Whether this sandbox's PID namespace holds a process but its init and this one (a zombie included); never
-    when /proc is not this namespace's (a task's read-only path bound over it), where there is nothing to read."""
+    when /proc is not this namespace's (a folder bound over it; hone.yaml may not ask for one), where there is
+    nothing to read."""
     me = str(os.getpid())
     if os.readlink("/proc/self") != me:
         return False
