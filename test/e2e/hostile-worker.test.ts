@@ -7,12 +7,12 @@ import { BullmqRunner } from "../../src/loop/distributed/bullmq.ts";
 import type { RolloutJobData } from "../../src/loop/distributed/job-data.ts";
 import { connectionFrom, QUEUE_NAME } from "../../src/loop/distributed/job-queue.ts";
 import { Recording, readRecords } from "../../src/loop/recording.ts";
-import { DEFAULT_HARNESS } from "../../src/loop/run.ts";
 import type { RolloutJobResult } from "../../src/loop/runner.ts";
 import { loadTaskFolder } from "../../src/task/discovery-task.ts";
 import { CIRCLE_PACKING, tempDir } from "../helpers/fixtures.ts";
 import { fileRedis } from "../helpers/queue.ts";
 import { missing, requireTool } from "../helpers/requires.ts";
+import { seedRollout } from "../helpers/rollout-job.ts";
 
 // What a queued job's worker sends back is the worker's to choose: a coordinator must take a well-formed result, and
 // turn anything else into that job's error, never a crash of the run (a resumed run would meet the same value again)
@@ -80,19 +80,10 @@ describe("a coordinator facing a hostile worker", () => {
       executor: { model: "offline" },
       importRecords: (records) => recording.import(records),
     });
-    const start = { valid: true, score: 0.9, metrics: {}, artifacts: {}, seconds: 0 };
     const results = new Map<string, RolloutJobResult>();
     try {
       await worker.waitUntilReady();
-      const jobs = Object.keys(answers).map((id, seed) => ({
-        id,
-        harnessDir: DEFAULT_HARNESS,
-        startProgram: task.seedProgram,
-        startEvaluation: start,
-        seed,
-        maxEvals: 1,
-        outDir: join(dir, "rollouts", id),
-      }));
+      const jobs = Object.keys(answers).map((id, seed) => seedRollout(task, id, join(dir, "rollouts", id), seed));
       for await (const r of runner.run(jobs)) results.set(r.id, r);
     } finally {
       await runner.close();
@@ -142,13 +133,11 @@ describe("a coordinator that closes while it waits", () => {
     // No worker takes jobs here: the job stays queued through both coordinators.
     const task = loadTaskFolder(CIRCLE_PACKING, { id: "circle-packing" });
     const runKey = `waiting-${Date.now()}`;
-    const start = { valid: true, score: 0.9, metrics: {}, artifacts: {}, seconds: 0 };
-    const job = { id: "r01-k0", harnessDir: DEFAULT_HARNESS, startProgram: task.seedProgram, startEvaluation: start };
     for (const coordinator of ["added it", "found it queued"]) {
       const runner = new BullmqRunner({ url, runKey, task, taskRef: task.dir, executor: { model: "offline" } });
       const results: RolloutJobResult[] = [];
       const iterating = (async () => {
-        for await (const r of runner.run([{ ...job, seed: 1, maxEvals: 1, outDir: join(tempDir(), "r01-k0") }])) results.push(r);
+        for await (const r of runner.run([seedRollout(task, "r01-k0", join(tempDir(), "r01-k0"), 1)])) results.push(r);
       })();
       await new Promise((r) => setTimeout(r, 1000)); // added, or found (BullMQ's duplicated event), and waited for
       await runner.close();

@@ -21,6 +21,7 @@ import { loadTaskFolder } from "../../src/task/discovery-task.ts";
 import { CIRCLE_PACKING, tempDir } from "../helpers/fixtures.ts";
 import { fileRedis } from "../helpers/queue.ts";
 import { missing, requireTool } from "../helpers/requires.ts";
+import { seedRollout } from "../helpers/rollout-job.ts";
 
 // A queued job names its harness package by digest; the coordinator puts each package into the queue's Redis once,
 // and a worker fetches it the first time it meets the digest, checking the files against it. What is in Redis is not
@@ -54,16 +55,7 @@ afterAll(async () => {
 });
 
 const task = () => loadTaskFolder(CIRCLE_PACKING, { id: "circle-packing" });
-const start = { valid: true, score: 0.9, metrics: {}, artifacts: {}, seconds: 0 };
-const rollout = (id: string, seed: number, outDir: string) => ({
-  id,
-  harnessDir: DEFAULT_HARNESS,
-  startProgram: task().seedProgram,
-  startEvaluation: start,
-  seed,
-  maxEvals: 1,
-  outDir,
-});
+const rollout = (id: string, seed: number, outDir: string) => seedRollout(task(), id, outDir, seed);
 
 /** Adds a job as a coordinator would, with `harness` as its package, and resolves with its end: a value, or why it failed. */
 async function runOne(id: string, harness: Partial<RolloutJobData>): Promise<{ value?: unknown; failed?: string }> {

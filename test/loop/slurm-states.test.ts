@@ -9,10 +9,10 @@ import {
   mapSlurmState,
   slurmStates,
 } from "../../src/loop/distributed/slurm-commands.ts";
-import { DEFAULT_HARNESS } from "../../src/loop/run.ts";
 import type { RolloutJobResult } from "../../src/loop/runner.ts";
 import { loadTaskFolder } from "../../src/task/discovery-task.ts";
 import { CIRCLE_PACKING, tempDir } from "../helpers/fixtures.ts";
+import { seedRollout } from "../helpers/rollout-job.ts";
 
 // How the Slurm runner learns its jobs' states on each poll, against stand-ins for squeue, scontrol and sacct that
 // answer as Slurm's do (`squeue -h -o "%i %T %r"`: one "id STATE REASON" line per job; `scontrol show job`: JobState=…; sacct
@@ -96,16 +96,7 @@ describe("mapSlurmState", () => {
 });
 
 const task = loadTaskFolder(CIRCLE_PACKING, { id: "circle-packing" });
-const start = { valid: true, score: 0.9, metrics: {}, artifacts: {}, seconds: 0 };
-const rollout = (runDir: string, id: string, seed = 0) => ({
-  id,
-  harnessDir: DEFAULT_HARNESS,
-  startProgram: task.seedProgram,
-  startEvaluation: start,
-  seed,
-  maxEvals: 1,
-  outDir: join(runDir, "rollouts", id),
-});
+const rollout = (runDir: string, id: string, seed = 0) => seedRollout(task, id, join(runDir, "rollouts", id), seed);
 const runnerOptions = (runDir: string) => ({
   runDir,
   task,

@@ -179,7 +179,7 @@ def collect(pid, pipes, deadline):
     """Reads the child's pipes until its result is whole (it then waits to be killed) or it has exited, and what it
     wrote before is drained; or until the deadline passes. Returns (buffers, timed out). What a leftover process
     keeps writing after that is cut off, and a pipe a leftover holds open is not waited for. Orphans the evaluation
-    makes meanwhile are reaped as it goes (`_reap_orphans`)."""
+    makes meanwhile are reaped as it goes (`_reap_ended`)."""
     bufs = {"result": bytearray(), "out": Tail(KEEP_OUTPUT), "err": Tail(KEEP_OUTPUT)}
     live = {fd: name for name, fd in pipes.items()}
     pidfd, exited, reads_after_end = os.pidfd_open(pid), False, 0
@@ -190,7 +190,7 @@ def collect(pid, pipes, deadline):
             if not ended and left <= 0:
                 return bufs, True
             ready = select.select(list(live) + ([] if ended else [pidfd]), [], [], 0 if ended else min(left, REAP_EVERY))[0]
-            _reap_orphans(pid)
+            _reap_ended(pid)
             if not ready and ended:
                 break
             for fd in ready:
@@ -219,13 +219,13 @@ def _exits_by(pidfd, pid, deadline):
             return True
         if left <= 0:
             return False
-        _reap_orphans(pid)
+        _reap_ended(pid)
 
 
-def _reap_orphans(keep):
-    """Reaps this process's ended children but `keep`, the evaluation's own process, whose status `evaluate` takes:
-    without a namespace of its own this process is the subreaper of what evaluations start, so a process they leave
-    whose parent ended becomes its child, and would stay a zombie until the evaluation's end."""
+def _reap_ended(keep=None):
+    """Reaps this process's ended children but `keep` (during an evaluation, its own process, whose status `evaluate`
+    takes): without a namespace of its own this process is the subreaper of what evaluations start, so a process
+    they leave whose parent ended becomes its child, and would stay a zombie until reaped here."""
     for _ in range(1000):  # bounded: the evaluator may make orphans as fast as they are reaped
         try:
             ended = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
@@ -279,14 +279,6 @@ def _namespace_busy():
     if os.readlink("/proc/self") != me:
         return False
     return any(name.isdigit() and name not in ("1", me) for name in os.listdir("/proc"))
-
-
-def _reap_ended():
-    try:
-        while os.waitpid(-1, os.WNOHANG)[0] > 0:
-            pass
-    except ChildProcessError:
-        pass
 
 
 def _group_dying(group):
