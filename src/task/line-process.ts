@@ -19,7 +19,10 @@ export class LineProcess {
   private readonly waiters = new Map<number, (m: Message | undefined) => void>();
   private readyWaiter: ((m: Message) => void) | undefined;
   readonly stderr = new BoundedText(8000);
+  /** Whether its process has exited (its last lines may still be unread). */
   exited = false;
+  /** Whether its end was said: its lines all read, or given up on, and its waiters answered. */
+  private ended = false;
   /** Whether it evaluates in its own process (a kept evaluator) rather than in a fresh fork per evaluation. */
   kept = false;
   readonly onExit: (() => void)[] = [];
@@ -29,19 +32,46 @@ export class LineProcess {
     this.child = spawn(command, args, { env, cwd, stdio: ["pipe", "pipe", "pipe"], detached: true });
     this.child.on("error", (err) => {
       this.stderr.push(String(err));
-      if (this.child.pid === undefined) this.gone(); // it never started: no exit will come
+      if (this.child.pid === undefined) {
+        this.exited = true; // it never started: no exit will come
+        this.ended = true;
+        this.gone();
+      }
     });
     this.child.stdin?.on("error", () => {});
     this.child.stderr?.setEncoding("utf8").on("data", (c: string) => this.stderr.push(c));
     const lines = createInterface({ input: this.child.stdout as NodeJS.ReadableStream, crlfDelay: Number.POSITIVE_INFINITY });
     lines.on("line", (line) => this.receive(line));
     this.child.on("exit", () => {
+      this.exited = true;
       this.killGroup(); // what it left in its group
-      this.gone();
-      // What it left elsewhere holding its pipes never keeps hone running: they are let go a little later (its own
-      // last lines have been read by then).
-      setTimeout(() => this.closeStdio(), LEFT_OUTPUT_MS).unref();
+      this.afterExit();
     });
+  }
+
+  /**
+   * Its last lines may still be in its pipes when its exit is seen (a reply, a refusal): it is gone once its stdout
+   * and stderr have ended, every line read. What it left elsewhere holding them never keeps hone waiting: they are
+   * let go LEFT_OUTPUT_MS after the exit.
+   */
+  private afterExit(): void {
+    const open = [this.child.stdout, this.child.stderr].filter((s) => s && !s.destroyed && !s.readableEnded);
+    let left = open.length;
+    const end = () => {
+      if (this.ended) return;
+      this.ended = true;
+      this.closeStdio();
+      this.gone();
+    };
+    if (left === 0) {
+      end();
+      return;
+    }
+    for (const s of open)
+      s?.once("close", () => {
+        if (--left === 0) end();
+      });
+    setTimeout(end, LEFT_OUTPUT_MS).unref();
   }
 
   private receive(line: string): void {
@@ -61,10 +91,13 @@ export class LineProcess {
     } else if (typeof m.id === "number") this.waiters.get(m.id)?.(m);
   }
 
+  /** Why it is not ready: it exited, and the last lines of its stderr. */
+  private exitMessage(): Message {
+    return { ready: false, error: `exited: ${this.stderr.toString().trim().split("\n").slice(-3).join(" ")}` };
+  }
+
   private gone(): void {
-    this.exited = true;
-    const why = this.stderr.toString().trim().split("\n").slice(-3).join(" ");
-    this.readyWaiter?.({ ready: false, error: `exited: ${why}` });
+    this.readyWaiter?.(this.exitMessage());
     for (const w of this.waiters.values()) w(undefined);
     for (const f of this.onExit) f();
   }
@@ -76,7 +109,7 @@ export class LineProcess {
         clearTimeout(timer);
         resolve(m);
       };
-      if (this.exited) this.gone();
+      if (this.ended) this.readyWaiter(this.exitMessage());
     });
   }
 
