@@ -192,7 +192,9 @@ describe("queue job ids carry the work", () => {
     const outDir = join(tempDir(), "r02-k0");
     const job = { id: "r02-k0", harnessDir: join(ROOT, "harnesses", "initial"), startProgram: task.seedProgram };
     const jobs = [{ ...job, startEvaluation: start, seed: 3, maxEvals: 2, outDir }];
-    const options = { url, runKey, task, taskRef: task.dir, executor: { model: "offline" } };
+    // Each model call takes 300 ms, so the job is still running when the first coordinator stops (at 0 ms, a worker
+    // could end it before the coordinator had seen it start).
+    const options = { url, runKey, task, taskRef: task.dir, executor: { model: "offline", offlineLatencyMs: 300 } };
     // The first coordinator stops once a worker has the job, before it ends (as one stopped mid-round).
     const first = new BullmqRunner(options);
     const stopped = first.run(jobs)[Symbol.asyncIterator]().next();
