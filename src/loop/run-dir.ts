@@ -15,19 +15,23 @@ export function refuseNonEmpty(dir: string, hint = "choose another --out"): void
  * writer's lock file (`RUN_LOCK_FILE` of store/run-lock.ts, named here so that the CLI's start loads nothing of the
  * store), which a rerun takes over.
  */
-const taken = (dir: string) =>
+export const taken = (dir: string) =>
   existsSync(dir) && readdirSync(dir).some((f) => !f.startsWith("hone.db.new") && !f.startsWith("hone.lock"));
 
-/** The first of `base`, `base-2`, `base-3`, … that holds nothing yet: two runs started in the same second get two folders. */
-export function freeDir(base: string): string {
+/**
+ * The first of `base`, `base-2`, `base-3`, … that holds nothing yet and that `claim` takes (hone run holds the folder
+ * it builds the run in): two runs started in the same second get two folders.
+ */
+export function freeDir(base: string, claim: (dir: string) => boolean = () => true): string {
   for (let n = 1; ; n++) {
     const d = n === 1 ? base : `${base}-${n}`;
-    if (!taken(d)) return d;
+    if (!taken(d) && claim(d)) return d;
   }
 }
 
 /** A run's default folder under runs/: `runs/<prefix>-<time>`, made unique with -2, -3, … */
-export const defaultRunDir = (prefix: string) => freeDir(join("runs", `${prefix}-${stamp()}`));
+export const defaultRunDir = (prefix: string, claim?: (dir: string) => boolean) =>
+  freeDir(join("runs", `${prefix}-${stamp()}`), claim);
 
 /** Copies a harness package's files into the run directory, so the run is self-contained and replayable. */
 export function snapshotHarness(src: string, dest: string): void {

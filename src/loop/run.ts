@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
 import { contentHash } from "../harness/files.ts";
 import type { Harness } from "../harness/types.ts";
@@ -27,7 +26,8 @@ import { checkSlurmRun, type SlurmSettings } from "./distributed/slurm-script.ts
 import { Recording } from "./recording.ts";
 import { remoteRunner } from "./remote-runner.ts";
 import { recordRollout } from "./rollout-records.ts";
-import { defaultRunDir, snapshotHarness } from "./run-dir.ts";
+import { claimDestination } from "./run-destination.ts";
+import { defaultRunDir, refuseNonEmpty, snapshotHarness } from "./run-dir.ts";
 import { remoteRollout } from "./run-remote.ts";
 import type { Runner } from "./runner.ts";
 import { assertEvaluatorWorks } from "./seed-check.ts";
@@ -93,11 +93,8 @@ export async function runHarness(
 ): Promise<RunHarnessResult> {
   const task = typeof taskRef === "string" ? await resolveTask(taskRef, opts.tasksDir) : taskRef;
   const harness: Harness = await prepareHarness(harnessDir, { task });
-  const outDir = resolve(opts.outDir ?? defaultOutDir(task.id));
-  if (existsSync(outDir) && readdirSync(outDir).length > 0) {
-    throw new HoneError("usage", `${outDir} already exists and is not empty; choose another --out`);
-  }
-  if (opts.slurm) checkSlurmRun(opts.slurm, outDir);
+  if (opts.outDir !== undefined) refuseNonEmpty(resolve(opts.outDir));
+  if (opts.slurm) checkSlurmRun(opts.slurm, resolve(opts.outDir ?? defaultOutDir(task.id)));
   const model = opts.model ?? harness.defaults.model ?? "offline";
   const baseUrl = opts.baseUrl ?? (model === "offline" ? undefined : harness.defaults.baseUrl);
   if (model !== "offline" && !baseUrl)
@@ -116,10 +113,9 @@ export async function runHarness(
 
   const notice = isolationNotice();
   if (notice) opts.onNotice?.(notice);
-  // Built under a hidden name (hone.db and all) and renamed when finished.
-  const partial = join(dirname(outDir), `.${basename(outDir)}.partial-${process.pid}`);
-  rmSync(partial, { recursive: true, force: true });
-  mkdirSync(partial, { recursive: true });
+  // Built under a hidden name (hone.db and all), held by this process, and renamed when finished.
+  const destination = claimDestination(opts.outDir, task.id, opts.onNotice);
+  const { outDir, partial } = destination;
   opts.onPartial?.(partial);
   snapshotHarness(harness.dir, join(partial, "harness"));
   const { onNotice: _n, onEvent: _e, onPartial: _p, ...stored } = opts;
@@ -209,9 +205,7 @@ export async function runHarness(
     finishRun(db, { best_score: outcome.bestScore ?? null, start_score: outcome.startScore ?? null, status: outcome.status });
     db.close();
     recording.close();
-    mkdirSync(dirname(outDir), { recursive: true });
-    if (existsSync(outDir)) rmSync(outDir, { recursive: true });
-    renameSync(partial, outDir);
+    destination.finish();
     return {
       status: outcome.status,
       bestScore: outcome.bestScore,
@@ -228,7 +222,7 @@ export async function runHarness(
     jsonl?.close();
     if (db.open) db.close();
     recording.close();
-    rmSync(partial, { recursive: true, force: true });
+    destination.abandon();
     throw err;
   } finally {
     pool?.close();

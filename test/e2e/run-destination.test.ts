@@ -1,0 +1,115 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { type CliResult, hone } from "../helpers/cli.ts";
+import { ROOT, tempDir } from "../helpers/fixtures.ts";
+
+// Where `hone run` builds a run (a hidden `.<out>.partial` beside --out, held by the run's process) and how two runs
+// aimed at one folder meet: before, both were built under names of their own and the one that finished last removed
+// the other's finished run, while both said they had written it.
+
+const runArgs = (out: string | undefined, seed: number, latencyMs: number, evals = 3) => [
+  "run",
+  "--task",
+  "circle-packing",
+  "--model",
+  "offline",
+  "--offline-latency-ms",
+  String(latencyMs),
+  "--max-evals",
+  String(evals),
+  "--seed",
+  String(seed),
+  "--json",
+  ...(out ? ["--out", out] : []),
+];
+
+/** A `hone run` in the background: its process, and its result once it exits. */
+function startRun(args: string[]): { child: ChildProcess; done: Promise<CliResult> } {
+  const child = spawn(process.execPath, [join(ROOT, "bin", "hone.js"), ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (c) => (stdout += c));
+  child.stderr?.on("data", (c) => (stderr += c));
+  const done = new Promise<CliResult>((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
+  return { child, done };
+}
+
+/** Resolves once `path` exists (the run has begun writing), or throws after 30 s. */
+async function until(path: string): Promise<void> {
+  for (const t = Date.now(); !existsSync(path); ) {
+    if (Date.now() - t > 30_000) throw new Error(`${path} never appeared`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** A run of seed 1 into `<a new folder>/x`, begun in the background, once `file` is in its hidden folder. */
+async function begun(file: string, evals: number) {
+  const parent = tempDir();
+  const out = join(parent, "x");
+  const run = startRun(runArgs(out, 1, 300, evals));
+  await until(join(parent, ".x.partial", file));
+  return { parent, out, run };
+}
+
+const seedOf = (dir: string) => JSON.parse(readFileSync(join(dir, "result.json"), "utf8")).seed as number;
+
+describe("hone run's destination (CLI, offline model)", () => {
+  it("refuses a second run into an --out the first is still building, naming its process, and keeps the first's run", {
+    timeout: 60_000,
+  }, async () => {
+    const { parent, out, run: first } = await begun("hone.db", 4);
+    const second = await hone(runArgs(out, 2, 0));
+    expect(second.code).toBe(2);
+    expect(second.stderr).toContain(`${out} is being written by another hone process (pid ${first.child.pid}`);
+    expect(second.stderr).toContain("choose another --out");
+    const r = await first.done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).out_dir).toBe(out);
+    expect(seedOf(out)).toBe(1);
+    // Nothing beside the run: no hidden folder left, no lock file in it.
+    expect(readdirSync(parent)).toEqual(["x"]);
+    expect(readdirSync(out)).not.toContain("hone.lock");
+  });
+
+  it("gives runs started at once without --out a folder each", { timeout: 60_000 }, async () => {
+    const cwd = tempDir();
+    const runs = await Promise.all([1, 2, 3].map((seed) => hone(runArgs(undefined, seed, 100, 2), { cwd })));
+    for (const r of runs) expect(r.code, r.stderr).toBe(0);
+    const dirs = runs.map((r) => JSON.parse(r.stdout).out_dir as string);
+    expect(new Set(dirs).size).toBe(3);
+    expect(dirs.map(seedOf)).toEqual([1, 2, 3]);
+    expect(readdirSync(join(cwd, "runs")).filter((f) => f.startsWith("."))).toEqual([]);
+  });
+
+  it("clears what a killed run left for the next run into the same --out", { timeout: 60_000 }, async () => {
+    const { parent, out, run: killed } = await begun("trajectory.jsonl", 4);
+    killed.child.kill("SIGKILL");
+    await killed.done;
+    expect(readdirSync(join(parent, ".x.partial"))).toContain("trajectory.jsonl");
+    expect(existsSync(out)).toBe(false);
+    const r = await hone(runArgs(out, 2, 0));
+    expect(r.code, r.stderr).toBe(0);
+    expect(seedOf(out)).toBe(2);
+    const starts = readFileSync(join(out, "trajectory.jsonl"), "utf8")
+      .split("\n")
+      .filter((l) => l.includes('"rollout_start"'));
+    expect(starts).toHaveLength(1);
+    expect(readdirSync(parent)).toEqual(["x"]);
+  });
+
+  it("does not replace an --out that something else filled while the run went, and keeps the run whole", {
+    timeout: 60_000,
+  }, async () => {
+    const { parent, out, run } = await begun("hone.db", 3);
+    mkdirSync(out);
+    writeFileSync(join(out, "notes.txt"), "mine\n");
+    const r = await run.done;
+    expect(r.code).toBe(2);
+    const partial = join(parent, ".x.partial");
+    expect(r.stderr).toContain(`${out} was written by something else while this run went; this run is kept in ${partial}`);
+    expect(readdirSync(out)).toEqual(["notes.txt"]);
+    expect(seedOf(partial)).toBe(1);
+  });
+});
