@@ -41,7 +41,8 @@ async function repeat(o: TestMeasureOptions, task: DiscoveryTask, r: number): Pr
   const dir = join(o.dir, task.id, `r${r}`);
   const done = readRepeat(dir);
   if (done) return done;
-  // A repeat killed while it ran left only its hidden build folder (named by the process that made it).
+  // A repeat killed while it ran left only its hidden build folder: `.r<N>.partial`, which the next run clears once it
+  // holds it, or, where runs go without the lock, one named by the process that made it.
   removePartials(join(o.dir, task.id), `.r${r}.partial-`);
   await runHarness(o.harness, task, { ...o.run, outDir: dir, seed: o.seed * 100 + r });
   return readRepeat(dir) as RepeatResult;

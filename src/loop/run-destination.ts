@@ -1,93 +1,154 @@
 // Where `hone run` builds a run and where it puts it once finished: a hidden folder beside the destination, held by
 // this process (the store's lock) until the run is renamed into place, so that a second run into the same destination
 // is refused, or, when the destination is a default name, takes the next free one.
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
 import { type LockHolder, RUN_LOCK_FILE, type RunLock } from "../store/run-lock.ts";
-import { defaultRunDir, refuseNonEmpty, taken } from "./run-dir.ts";
-import { claimRunDir, heldMessage } from "./run-writer.ts";
+import { defaultRunDir } from "./run-dir.ts";
+import { claimRunDir, heldMessage, NO_LOCK } from "./run-writer.ts";
 
 export interface Destination {
   outDir: string;
-  /** The hidden folder the run is built in, `.<name>.partial` beside outDir; its hone.lock is this process's. */
+  /** The hidden folder the run is built in, `.<name>.partial` beside outDir (held by this process's lock). */
   partial: string;
   /** Puts the built run in place (a rename) and lets the destination go. */
   finish(): void;
-  /** Removes what was built, unless finish kept it (say so), and lets the destination go. */
+  /** Removes what was built and lets the destination go; nothing once the run was put in place or kept. */
   abandon(): void;
 }
 
-const partialOf = (outDir: string) => join(dirname(outDir), `.${basename(outDir)}.partial`);
+/** Whether `dir` is taken for a new run: a folder holding anything, or something that is not a folder. */
+const filled = (dir: string) => existsSync(dir) && (!statSync(dir).isDirectory() || readdirSync(dir).length > 0);
+
+/** Refuses an --out that holds anything (exit code `usage`). */
+export function refuseFilled(outDir: string): void {
+  if (filled(outDir)) throw notEmpty(outDir);
+}
+
+const notEmpty = (outDir: string) => new HoneError("usage", `${outDir} already exists and is not empty; choose another --out`);
+
+const beside = (outDir: string, suffix: string) => join(dirname(outDir), `.${basename(outDir)}.${suffix}`);
 
 /**
  * Claims `outDir` for a run of this process, or the first free `runs/run-<task>-<time>[-N]` without one. What a killed
  * run left in the hidden folder is removed once it is held. An explicit destination that another run is building, or
- * that a run finished meanwhile, is refused (exit code `usage`) before anything is written.
+ * that a run finished into meanwhile, is refused (exit code `usage`) before anything of the run is written.
  */
 export function claimDestination(outDir: string | undefined, taskId: string, onNotice?: (text: string) => void): Destination {
   if (outDir !== undefined) {
     const dest = claim(resolve(outDir), onNotice);
-    if (dest === "taken") refuseNonEmpty(resolve(outDir));
-    else if ("heldBy" in dest) throw new HoneError("usage", heldMessage(resolve(outDir), dest.heldBy, "or choose another --out"));
-    return dest as Destination;
+    if (dest === "taken") throw notEmpty(resolve(outDir));
+    if ("heldBy" in dest) throw new HoneError("usage", heldMessage(resolve(outDir), dest.heldBy, "or choose another --out"));
+    return dest;
   }
   let got: Destination | undefined;
   defaultRunDir(`run-${taskId}`, (d) => {
     const dest = claim(resolve(d), onNotice);
-    if (dest !== "taken" && "finish" in dest) got = dest;
+    if (dest === "taken") return false;
+    // A holder this machine cannot name is a file system that refuses every lock: every next name would be refused too.
+    if ("heldBy" in dest && !dest.heldBy.pid) throw new HoneError("usage", heldMessage(resolve(d), dest.heldBy, "or give --out"));
+    if ("finish" in dest) got = dest;
     return got !== undefined;
   });
   return got as Destination;
 }
 
-/** `outDir`'s hidden folder held, or who holds it, or "taken" when a run is in outDir already (nothing held then). */
+/** `outDir`'s hidden folder held, or who holds it, or "taken" when outDir holds something already (nothing held). */
 function claim(outDir: string, onNotice?: (text: string) => void): Destination | { heldBy: LockHolder } | "taken" {
-  const partial = partialOf(outDir);
-  mkdirSync(partial, { recursive: true });
-  const lock = claimRunDir(partial, onNotice);
+  if (filled(outDir)) return "taken";
+  const shared = beside(outDir, "partial");
+  // Without the lock nothing keeps two runs out of one folder: each builds in a folder of its own, as it did before
+  // the lock, and the rename at the end refuses to replace a run (the later one is kept beside).
+  if (process.env[NO_LOCK] === "off") return unguarded(outDir, onNotice, `${NO_LOCK}=off`);
+  mkdirSync(shared, { recursive: true });
+  const lock = claimRunDir(shared, onNotice);
   if (!("release" in lock)) return lock;
-  // A run that finished into outDir before this one held its folder: refused, and the folder (this process's now) goes.
-  if (taken(outDir)) {
-    rmSync(partial, { recursive: true, force: true });
+  if (lock.unguarded) {
+    rmSync(join(shared, RUN_LOCK_FILE), { force: true });
+    tryRmdir(shared);
+    return unguarded(outDir, undefined, lock.unguarded);
+  }
+  // A run that finished into outDir before this one held the folder: refused, and the folder (this process's) goes.
+  if (filled(outDir)) {
+    discard(shared);
     lock.release();
     return "taken";
   }
-  for (const left of readdirSync(partial))
-    if (left !== RUN_LOCK_FILE) rmSync(join(partial, left), { recursive: true, force: true });
-  return held(outDir, partial, lock);
+  for (const left of readdirSync(shared))
+    if (left !== RUN_LOCK_FILE) rmSync(join(shared, left), { recursive: true, force: true });
+  return held(outDir, shared, lock);
+}
+
+function unguarded(outDir: string, onNotice: ((text: string) => void) | undefined, why: string): Destination {
+  onNotice?.(`${outDir} is built without its lock (${why}): a second run into it is not refused until it finishes`);
+  const own = beside(outDir, `partial-${process.pid}`);
+  rmSync(own, { recursive: true, force: true });
+  mkdirSync(own, { recursive: true });
+  return held(outDir, own, { release: () => {} });
 }
 
 function held(outDir: string, partial: string, lock: RunLock): Destination {
-  // Kept: refused at the end and left whole where it was built. Placed: renamed into outDir, so not this run's to remove.
-  let kept = false;
-  let placed = false;
+  // Put in place, kept beside, or removed: nothing of this run is left for abandon to remove.
+  let settled = false;
   return {
     outDir,
     partial,
     finish() {
-      // A folder holding no run (empty, or a lock file) is replaced; one holding a run is not: whatever wrote it did so
-      // without this lock, and this run stays whole where it was built.
-      if (existsSync(outDir) && !taken(outDir)) rmSync(outDir, { recursive: true, force: true });
       try {
-        renameSync(partial, outDir);
+        renameSync(partial, outDir); // replaces an empty folder, never one holding anything (ENOTEMPTY)
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
-        if (code !== "ENOTEMPTY" && code !== "EEXIST") throw err;
-        kept = true;
-        throw new HoneError(
-          "usage",
-          `${outDir} was written by something else while this run went; this run is kept in ${partial}`,
-        );
+        if (code !== "ENOTEMPTY" && code !== "EEXIST" && code !== "ENOTDIR") throw err;
+        const kept = keep(partial, outDir);
+        settled = true;
+        lock.release();
+        throw new HoneError("usage", `${outDir} was filled by something else while this run went; this run is kept in ${kept}`);
       }
-      placed = true;
+      settled = true;
       lock.release();
       rmSync(join(outDir, RUN_LOCK_FILE), { force: true });
     },
     abandon() {
-      if (placed) return;
-      if (!kept) rmSync(partial, { recursive: true, force: true });
-      lock.release();
+      if (settled) return;
+      settled = true;
+      try {
+        discard(partial);
+      } finally {
+        lock.release();
+      }
     },
   };
+}
+
+/** Moves a finished run that could not be put in place out of the hidden folder, which the next run would clear. */
+function keep(partial: string, outDir: string): string {
+  const kept = beside(outDir, `kept-${process.pid}`);
+  rmSync(kept, { recursive: true, force: true });
+  renameSync(partial, kept);
+  rmSync(join(kept, RUN_LOCK_FILE), { force: true });
+  return kept;
+}
+
+/**
+ * Removes a folder this process holds: first renamed away, so that a run that claims the destination meanwhile makes
+ * a folder of its own instead of having its files removed with this one's.
+ */
+function discard(dir: string): void {
+  const gone = `${dir}.rm-${process.pid}`;
+  let moved = true;
+  try {
+    renameSync(dir, gone);
+  } catch {
+    moved = false; // gone already, or not to be moved: removed where it is
+  }
+  rmSync(moved ? gone : dir, { recursive: true, force: true });
+}
+
+function tryRmdir(dir: string): void {
+  try {
+    rmdirSync(dir);
+  } catch {
+    // not empty (another process's): left
+  }
 }

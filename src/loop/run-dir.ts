@@ -15,7 +15,7 @@ export function refuseNonEmpty(dir: string, hint = "choose another --out"): void
  * writer's lock file (`RUN_LOCK_FILE` of store/run-lock.ts, named here so that the CLI's start loads nothing of the
  * store), which a rerun takes over.
  */
-export const taken = (dir: string) =>
+const taken = (dir: string) =>
   existsSync(dir) && readdirSync(dir).some((f) => !f.startsWith("hone.db.new") && !f.startsWith("hone.lock"));
 
 /**

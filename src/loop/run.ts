@@ -26,8 +26,8 @@ import { checkSlurmRun, type SlurmSettings } from "./distributed/slurm-script.ts
 import { Recording } from "./recording.ts";
 import { remoteRunner } from "./remote-runner.ts";
 import { recordRollout } from "./rollout-records.ts";
-import { claimDestination } from "./run-destination.ts";
-import { defaultRunDir, refuseNonEmpty, snapshotHarness } from "./run-dir.ts";
+import { claimDestination, refuseFilled } from "./run-destination.ts";
+import { defaultRunDir, snapshotHarness } from "./run-dir.ts";
 import { remoteRollout } from "./run-remote.ts";
 import type { Runner } from "./runner.ts";
 import { assertEvaluatorWorks } from "./seed-check.ts";
@@ -51,8 +51,11 @@ export interface RunHarnessOptions extends Partial<ModelSettings> {
   cache?: { mode: CacheMode; dir?: string };
   /** For `hone replay`: the recorded run whose model calls and evaluations this run reproduces. */
   replayOf?: string;
-  /** Called with the hidden folder the run is built in, so a caller that is stopped can remove it. */
-  onPartial?: (dir: string) => void;
+  /**
+   * Called with the hidden folder the run is built in and what removes it (and lets the destination go), for a caller
+   * that is stopped; it does nothing once the run was put in place.
+   */
+  onPartial?: (dir: string, abandon: () => void) => void;
   /** The rollout on BullMQ workers through this Redis URL (the seed program is still evaluated here). */
   queue?: string;
   /** The rollout as an sbatch job (a shared filesystem). */
@@ -93,7 +96,7 @@ export async function runHarness(
 ): Promise<RunHarnessResult> {
   const task = typeof taskRef === "string" ? await resolveTask(taskRef, opts.tasksDir) : taskRef;
   const harness: Harness = await prepareHarness(harnessDir, { task });
-  if (opts.outDir !== undefined) refuseNonEmpty(resolve(opts.outDir));
+  if (opts.outDir !== undefined) refuseFilled(resolve(opts.outDir));
   if (opts.slurm) checkSlurmRun(opts.slurm, resolve(opts.outDir ?? defaultOutDir(task.id)));
   const model = opts.model ?? harness.defaults.model ?? "offline";
   const baseUrl = opts.baseUrl ?? (model === "offline" ? undefined : harness.defaults.baseUrl);
@@ -116,25 +119,30 @@ export async function runHarness(
   // Built under a hidden name (hone.db and all), held by this process, and renamed when finished.
   const destination = claimDestination(opts.outDir, task.id, opts.onNotice);
   const { outDir, partial } = destination;
-  opts.onPartial?.(partial);
-  snapshotHarness(harness.dir, join(partial, "harness"));
+  opts.onPartial?.(partial, () => destination.abandon());
   const { onNotice: _n, onEvent: _e, onPartial: _p, ...stored } = opts;
-  createRunDb(join(partial, "hone.db"), "run", {
+  const config: RunConfig = {
     ...stored,
     harness: resolve(harnessDir),
     task: typeof taskRef === "string" ? taskRef : task.dir,
     model,
     baseUrl,
     maxEvals,
-  } satisfies RunConfig);
-  const recording = new Recording(partial, { cache: opts.cache ?? { mode: "off" }, replayOf: opts.replayOf });
+  };
+  let begun: { recording: Recording; db: Db };
+  try {
+    begun = beginFolder(partial, harness.dir, config);
+  } catch (err) {
+    destination.abandon();
+    throw err;
+  }
+  const { recording, db } = begun;
   let pool: EvaluatorPool | undefined;
   const live = (program: string) => (pool ? pool.evaluate(program) : evaluateProgram(task, program));
   const evaluate = recording.evaluator(live, contentHash(task.dir));
   let resolved: ResolvedModel | undefined;
   let jsonl: JsonlTrajectory | undefined;
   let remote: Runner | undefined;
-  const db = openDb(join(partial, "hone.db"));
   try {
     const apiKeyEnv = opts.apiKeyEnv ?? harness.defaults.apiKeyEnv;
     remote =
@@ -228,6 +236,19 @@ export async function runHarness(
     pool?.close();
     await resolved?.close();
     await remote?.close();
+  }
+}
+
+/** The run's folder begun: the harness copied in, its hone.db made and opened, its records' writer. */
+function beginFolder(partial: string, harnessDir: string, config: RunConfig): { recording: Recording; db: Db } {
+  snapshotHarness(harnessDir, join(partial, "harness"));
+  createRunDb(join(partial, "hone.db"), "run", config);
+  const recording = new Recording(partial, { cache: config.cache ?? { mode: "off" }, replayOf: config.replayOf });
+  try {
+    return { recording, db: openDb(join(partial, "hone.db")) };
+  } catch (err) {
+    recording.close();
+    throw err;
   }
 }
 

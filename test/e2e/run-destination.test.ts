@@ -26,8 +26,11 @@ const runArgs = (out: string | undefined, seed: number, latencyMs: number, evals
 ];
 
 /** A `hone run` in the background: its process, and its result once it exits. */
-function startRun(args: string[]): { child: ChildProcess; done: Promise<CliResult> } {
-  const child = spawn(process.execPath, [join(ROOT, "bin", "hone.js"), ...args], { stdio: ["ignore", "pipe", "pipe"] });
+function startRun(args: string[], env: NodeJS.ProcessEnv = {}): { child: ChildProcess; done: Promise<CliResult> } {
+  const child = spawn(process.execPath, [join(ROOT, "bin", "hone.js"), ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env },
+  });
   let stdout = "";
   let stderr = "";
   child.stdout?.on("data", (c) => (stdout += c));
@@ -44,12 +47,15 @@ async function until(path: string): Promise<void> {
   }
 }
 
-/** A run of seed 1 into `<a new folder>/x`, begun in the background, once `file` is in its hidden folder. */
-async function begun(file: string, evals: number) {
+/**
+ * A run of seed 1 into `<a new folder>/x`, begun in the background, once `file` is in its hidden folder (`folder`).
+ * Its model answers after `latencyMs` a call: long enough for what the test does meanwhile on a loaded machine.
+ */
+async function begun(file: string, latencyMs: number, env: NodeJS.ProcessEnv = {}, folder = ".x.partial") {
   const parent = tempDir();
   const out = join(parent, "x");
-  const run = startRun(runArgs(out, 1, 300, evals));
-  await until(join(parent, ".x.partial", file));
+  const run = startRun(runArgs(out, 1, latencyMs, 3), env);
+  await until(join(parent, folder.replace("<pid>", String(run.child.pid)), file));
   return { parent, out, run };
 }
 
@@ -59,7 +65,7 @@ describe("hone run's destination (CLI, offline model)", () => {
   it("refuses a second run into an --out the first is still building, naming its process, and keeps the first's run", {
     timeout: 60_000,
   }, async () => {
-    const { parent, out, run: first } = await begun("hone.db", 4);
+    const { parent, out, run: first } = await begun("hone.db", 800);
     const second = await hone(runArgs(out, 2, 0));
     expect(second.code).toBe(2);
     expect(second.stderr).toContain(`${out} is being written by another hone process (pid ${first.child.pid}`);
@@ -84,7 +90,7 @@ describe("hone run's destination (CLI, offline model)", () => {
   });
 
   it("clears what a killed run left for the next run into the same --out", { timeout: 60_000 }, async () => {
-    const { parent, out, run: killed } = await begun("trajectory.jsonl", 4);
+    const { parent, out, run: killed } = await begun("trajectory.jsonl", 300);
     killed.child.kill("SIGKILL");
     await killed.done;
     expect(readdirSync(join(parent, ".x.partial"))).toContain("trajectory.jsonl");
@@ -102,14 +108,41 @@ describe("hone run's destination (CLI, offline model)", () => {
   it("does not replace an --out that something else filled while the run went, and keeps the run whole", {
     timeout: 60_000,
   }, async () => {
-    const { parent, out, run } = await begun("hone.db", 3);
+    const { parent, out, run } = await begun("hone.db", 600);
     mkdirSync(out);
     writeFileSync(join(out, "notes.txt"), "mine\n");
     const r = await run.done;
     expect(r.code).toBe(2);
     const partial = join(parent, ".x.partial");
-    expect(r.stderr).toContain(`${out} was written by something else while this run went; this run is kept in ${partial}`);
+    const kept = join(parent, `.x.kept-${run.child.pid}`);
+    expect(r.stderr).toContain(`${out} was filled by something else while this run went; this run is kept in ${kept}`);
     expect(readdirSync(out)).toEqual(["notes.txt"]);
-    expect(seedOf(partial)).toBe(1);
+    expect(seedOf(kept)).toBe(1);
+    expect(existsSync(partial)).toBe(false);
+  });
+
+  it("with the lock off (HONE_RUN_LOCK=off), keeps a second run into one --out beside the first's, not mixed in", {
+    timeout: 60_000,
+  }, async () => {
+    const off = { HONE_RUN_LOCK: "off" };
+    const { parent, out, run: slow } = await begun("hone.db", 800, off, ".x.partial-<pid>");
+    const fast = await hone(runArgs(out, 2, 0), { env: off });
+    expect(fast.code, fast.stderr).toBe(0);
+    expect(seedOf(out)).toBe(2);
+    const r = await slow.done;
+    expect(r.code).toBe(2);
+    const kept = join(parent, `.x.kept-${slow.child.pid}`);
+    expect(r.stderr).toContain(`this run is kept in ${kept}`);
+    expect(seedOf(kept)).toBe(1);
+    expect(seedOf(out)).toBe(2);
+    expect(readdirSync(parent).sort()).toEqual([`.x.kept-${slow.child.pid}`, "x"]);
+  });
+
+  it("stopped by Ctrl-C, leaves nothing behind", { timeout: 60_000 }, async () => {
+    const { parent, run } = await begun("trajectory.jsonl", 1000);
+    run.child.kill("SIGINT");
+    const r = await run.done;
+    expect(r.code).toBe(130);
+    expect(readdirSync(parent)).toEqual([]);
   });
 });

@@ -1,4 +1,3 @@
-import { rmSync } from "node:fs";
 import type { Command } from "commander";
 import { ExitCode } from "../../errors.ts";
 import { addModelOptions, modelSettingsFrom } from "../model-options.ts";
@@ -43,7 +42,7 @@ export function registerRun(program: Command): void {
       slurm,
       onNotice: (text) => process.stderr.write(`${text}\n`),
       // Stopped by a signal, the run leaves nothing half-written.
-      onPartial: (dir) => atStop(() => rmSync(dir, { recursive: true, force: true })),
+      onPartial: (_dir, abandon) => atStop(abandon),
       onEvent: live ? (e) => printEvent(e) : undefined,
     });
     if (opts.json) {
