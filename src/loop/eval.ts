@@ -12,7 +12,8 @@ import { measurePanel } from "./qa-measure.ts";
 import { LocalQARunner, type QARunner } from "./qa-runner.ts";
 import type { TaskResult } from "./qa-task.ts";
 import { Recording } from "./recording.ts";
-import { defaultRunDir, refuseNonEmpty, snapshotHarness } from "./run-dir.ts";
+import { snapshotHarness } from "./run-dir.ts";
+import { claimNewRunDir } from "./run-writer.ts";
 
 export { questionMessage, solveTask, type TaskResult } from "./qa-task.ts";
 
@@ -108,8 +109,23 @@ export async function evaluateBenchmark(o: EvalOptions, runner?: QARunner): Prom
   const harnessDir = resolve(o.harnessDir);
   const harness = loadHarness(harnessDir);
   const tasks = await loadSplit(o.benchmark, o.split, { dir: o.dataDir, seed: o.seed, limit: o.limit });
-  const outDir = resolve(o.outDir ?? defaultRunDir(`eval-${o.benchmark}-${o.split}`));
-  refuseNonEmpty(outDir);
+  // Held until the measurement ends: a second eval into the same folder is refused, one without --out goes elsewhere.
+  const { dir: outDir, lock } = claimNewRunDir(o.outDir, `eval-${o.benchmark}-${o.split}`);
+  try {
+    return await measureInto(outDir, o, { dir: harnessDir, loaded: harness }, tasks, runner);
+  } finally {
+    lock.release();
+  }
+}
+
+/** The measurement itself, into `outDir` (held): the harness's copy, hone.db, the trajectories, summary.json. */
+async function measureInto(
+  outDir: string,
+  o: EvalOptions,
+  { dir: harnessDir, loaded: harness }: { dir: string; loaded: ReturnType<typeof loadHarness> },
+  tasks: QATask[],
+  runner?: QARunner,
+): Promise<EvalSummary> {
   snapshotHarness(harnessDir, join(outDir, "harness"));
   const { onResult: _cb, ...config } = o;
   createRunDb(join(outDir, "hone.db"), "eval", {

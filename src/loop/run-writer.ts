@@ -1,6 +1,9 @@
 // A run directory's one writer, as the CLI's verbs take it: the store's lock, or an error naming who holds it.
+import { existsSync, mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
 import { type LockHolder, lockRunDir, RUN_LOCK_FILE, type RunLock } from "../store/run-lock.ts";
+import { defaultRunDir, refuseNonEmpty } from "./run-dir.ts";
 
 /**
  * Holds `dir` (which must exist) as its run's one writer until released: a second writer, a `--resume` of a run that
@@ -28,6 +31,66 @@ export function claimRunDir(dir: string, onNotice?: (text: string) => void): Run
   if ("release" in lock && lock.unguarded)
     onNotice?.(`${dir} is on a file system without locks (${lock.unguarded}): nothing refuses a second writer`);
   return lock;
+}
+
+/**
+ * A new run's folder, held for this process before anything is written in it: `dir`, or the first free
+ * `runs/<prefix>-<time>[-N]` (a name another process holds is skipped, so runs started together get a folder each). A
+ * `dir` that holds a run, or that another process holds, is refused (exit code `usage`).
+ */
+export function claimNewRunDir(
+  dir: string | undefined,
+  prefix: string,
+  onNotice?: (text: string) => void,
+): { dir: string; lock: RunLock } {
+  if (dir !== undefined) {
+    const got = claimIfFree(resolve(dir), onNotice);
+    if ("lock" in got) return { dir: resolve(dir), lock: got.lock };
+    throw new HoneError("usage", got.why);
+  }
+  let held: { dir: string; lock: RunLock } | undefined;
+  defaultRunDir(prefix, (d) => {
+    const got = claimIfFree(resolve(d), onNotice);
+    if ("lock" in got) held = { dir: resolve(d), lock: got.lock };
+    else if (got.unnamed) throw new HoneError("usage", got.why); // every lock refused: every next name would be too
+    return held !== undefined;
+  });
+  return held as { dir: string; lock: RunLock };
+}
+
+/** `dir` made and held, or why not (`unnamed`: held by a process this machine cannot name). */
+function claimIfFree(dir: string, onNotice?: (text: string) => void): { lock: RunLock } | { why: string; unnamed?: boolean } {
+  const filled = whyFilled(dir);
+  if (filled) return stillWritten(dir) ?? { why: filled };
+  mkdirSync(dir, { recursive: true });
+  const lock = claimRunDir(dir, onNotice);
+  if (!("release" in lock)) return { why: heldMessage(dir, lock.heldBy, "or choose another --out"), unnamed: !lock.heldBy.pid };
+  // A run that another process finished there before this one held it.
+  const since = whyFilled(dir);
+  if (!since) return { lock };
+  lock.release();
+  return { why: since };
+}
+
+/** Who is still writing the run in `dir`, if anyone: looked at only where its lock file is (never made here). */
+function stillWritten(dir: string): { why: string; unnamed?: boolean } | undefined {
+  if (!existsSync(join(dir, RUN_LOCK_FILE))) return undefined;
+  const lock = claimRunDir(dir);
+  if ("release" in lock) {
+    lock.release();
+    return undefined;
+  }
+  return { why: heldMessage(dir, lock.heldBy, "or choose another --out"), unnamed: !lock.heldBy.pid };
+}
+
+/** Why `dir` cannot take a new run (it holds one), or undefined when it can. */
+function whyFilled(dir: string): string | undefined {
+  try {
+    refuseNonEmpty(dir);
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
 }
 
 /** Why `dir` cannot be written now: who holds it, and what to do (`advice`, after "wait for it to end, or stop it,"). */

@@ -146,3 +146,27 @@ describe("hone run's destination (CLI, offline model)", () => {
     expect(readdirSync(parent)).toEqual([]);
   });
 });
+
+describe("hone eval's folder (CLI, offline model)", () => {
+  const evalArgs = (out: string, seed: number, latencyMs: number) => [
+    "eval",
+    ...["--harness", join(ROOT, "harnesses", "qa"), "--benchmark", "gsm8k", "--split", "test", "--limit", "4"],
+    ...["--concurrency", "1", "--model", "offline", "--offline-latency-ms", String(latencyMs), "--seed", String(seed)],
+    ...["--data-dir", join(ROOT, "test", "fixtures", "datasets"), "--out", out, "--json"],
+  ];
+
+  it("refuses a second eval into an --out the first is measuring, naming its process; the first's is whole", {
+    timeout: 60_000,
+  }, async () => {
+    const out = join(tempDir(), "ev");
+    const first = startRun(evalArgs(out, 1, 800));
+    await until(join(out, "hone.db"));
+    const second = await hone(evalArgs(out, 2, 0));
+    expect(second.code).toBe(2);
+    expect(second.stderr).toContain(`${out} is being written by another hone process (pid ${first.child.pid}`);
+    const r = await first.done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(join(out, "summary.json"), "utf8")).completed).toBe(4);
+    expect(readdirSync(join(out, "trajectories"))).toHaveLength(4);
+  });
+});

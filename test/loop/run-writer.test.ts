@@ -1,8 +1,9 @@
-import { writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { claimDestination } from "../../src/loop/run-destination.ts";
 import { refuseNonEmpty } from "../../src/loop/run-dir.ts";
-import { holdRunDir, NO_LOCK } from "../../src/loop/run-writer.ts";
+import { claimNewRunDir, holdRunDir, NO_LOCK } from "../../src/loop/run-writer.ts";
 import { lockRunDir, RUN_LOCK_FILE } from "../../src/store/run-lock.ts";
 import { tempDir } from "../helpers/fixtures.ts";
 import { refusal } from "../helpers/refusal.ts";
@@ -72,5 +73,50 @@ describe("a start cut short", () => {
     expect(() => refuseNonEmpty(dir)).not.toThrow();
     writeFileSync(join(dir, "hone.db"), "");
     expect(() => refuseNonEmpty(dir)).toThrow(/already exists and is not empty/);
+  });
+});
+
+describe("a new run's folder (claimNewRunDir: hone eval; claimDestination: hone run)", () => {
+  const was = process.cwd();
+  afterEach(() => {
+    process.chdir(was);
+    lock.mockReset(); // back to the real lock
+  });
+  const inTemp = () => {
+    const cwd = tempDir("run-writer-");
+    process.chdir(cwd);
+    return cwd;
+  };
+
+  it("gives runs without --out started together a folder each, and refuses an --out another holds, naming it", () => {
+    const cwd = inTemp();
+    const claims = [1, 2, 3].map(() => claimNewRunDir(undefined, "eval-gsm8k-test"));
+    const names = claims.map((c) => c.dir.slice(join(cwd, "runs").length + 1));
+    expect(new Set(names).size).toBe(3);
+    expect(names[2]).toBe(`${names[0]}-3`);
+    const err = refusal(() => claimNewRunDir(claims[0]?.dir, "eval"));
+    expect(err.exit).toBe("usage");
+    expect(err.message).toContain(`is being written by another hone process (pid ${process.pid}`);
+    for (const c of claims) c.lock.release();
+    writeFileSync(join(claims[0]?.dir as string, "hone.db"), "");
+    expect(refusal(() => claimNewRunDir(claims[0]?.dir, "eval")).message).toMatch(/already exists and is not empty/);
+  });
+
+  it("refuses a folder that holds anything without writing into it", () => {
+    const dir = join(inTemp(), "mine");
+    mkdirSync(dir);
+    writeFileSync(join(dir, "notes.txt"), "");
+    expect(refusal(() => claimNewRunDir(dir, "eval")).message).toBe(
+      `${dir} already exists and is not empty; choose another --out`,
+    );
+    expect(readdirSync(dir)).toEqual(["notes.txt"]);
+  });
+
+  it("stops, instead of trying name after name, where every lock is refused by a holder it cannot name", () => {
+    inTemp();
+    lock.mockReturnValue({ heldBy: {} });
+    expect(refusal(() => claimNewRunDir(undefined, "eval")).message).toMatch(/locked by a process this machine cannot name/);
+    expect(refusal(() => claimDestination(undefined, "cp")).message).toMatch(/locked by a process this machine cannot name/);
+    expect(lock).toHaveBeenCalledTimes(2);
   });
 });
