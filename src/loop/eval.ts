@@ -94,10 +94,12 @@ export interface EvalOptions extends Partial<ModelSettings> {
   /** The simulated user of conversation benchmarks (τ-bench): `--user-model`; the executor's model when unset. */
   userModel?: ModelSettings;
   onResult?: (r: TaskResult, done: number, total: number) => void;
+  /** Called with a plain note a user should see (its folder written without its lock, where locks do not work). */
+  onNotice?: (text: string) => void;
 }
 
 /** What an eval run stores to be replayed: its options without callbacks, paths absolute. */
-export type EvalConfig = Omit<EvalOptions, "onResult">;
+export type EvalConfig = Omit<EvalOptions, "onResult" | "onNotice">;
 
 /**
  * `hone eval`: a harness on a benchmark split, each task scored by the benchmark's official rule. Tasks run through a
@@ -110,7 +112,7 @@ export async function evaluateBenchmark(o: EvalOptions, runner?: QARunner): Prom
   const harness = loadHarness(harnessDir);
   const tasks = await loadSplit(o.benchmark, o.split, { dir: o.dataDir, seed: o.seed, limit: o.limit });
   // Held until the measurement ends: a second eval into the same folder is refused, one without --out goes elsewhere.
-  const { dir: outDir, lock } = claimNewRunDir(o.outDir, `eval-${o.benchmark}-${o.split}`);
+  const { dir: outDir, lock } = claimNewRunDir(o.outDir, `eval-${o.benchmark}-${o.split}`, o.onNotice);
   try {
     return await measureInto(outDir, o, { dir: harnessDir, loaded: harness }, tasks, runner);
   } finally {
@@ -127,7 +129,7 @@ async function measureInto(
   runner?: QARunner,
 ): Promise<EvalSummary> {
   snapshotHarness(harnessDir, join(outDir, "harness"));
-  const { onResult: _cb, ...config } = o;
+  const { onResult: _cb, onNotice: _n, ...config } = o;
   createRunDb(join(outDir, "hone.db"), "eval", {
     ...config,
     harnessDir,

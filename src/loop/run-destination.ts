@@ -1,7 +1,7 @@
 // Where `hone run` builds a run and where it puts it once finished: a hidden folder beside the destination, held by
 // this process (the store's lock) until the run is renamed into place, so that a second run into the same destination
 // is refused, or, when the destination is a default name, takes the next free one.
-import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, statSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, renameSync, rmdirSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
 import { type LockHolder, RUN_LOCK_FILE, type RunLock } from "../store/run-lock.ts";
@@ -61,8 +61,7 @@ function claim(outDir: string, onNotice?: (text: string) => void): Destination |
   // Without the lock nothing keeps two runs out of one folder: each builds in a folder of its own, as it did before
   // the lock, and the rename at the end refuses to replace a run (the later one is kept beside).
   if (process.env[NO_LOCK] === "off") return unguarded(outDir, onNotice, `${NO_LOCK}=off`);
-  mkdirSync(shared, { recursive: true });
-  const lock = claimRunDir(shared, onNotice);
+  const lock = lockShared(outDir, shared, onNotice);
   if (!("release" in lock)) return lock;
   if (lock.unguarded) {
     rmSync(join(shared, RUN_LOCK_FILE), { force: true });
@@ -78,6 +77,38 @@ function claim(outDir: string, onNotice?: (text: string) => void): Destination |
   for (const left of readdirSync(shared))
     if (left !== RUN_LOCK_FILE) rmSync(join(shared, left), { recursive: true, force: true });
   return held(outDir, shared, lock);
+}
+
+/**
+ * Holds `shared`'s hone.lock, and checks that the file held is the one at that path still: a holder removes the folder
+ * (renamed away first) before it lets go, so a process that opened the file just before could otherwise hold a lock on
+ * a file no other process sees, and build beside the next one in the folder made anew. Tried again when it was.
+ */
+function lockShared(outDir: string, shared: string, onNotice?: (text: string) => void): ReturnType<typeof claimRunDir> {
+  const path = join(shared, RUN_LOCK_FILE);
+  for (let attempt = 0; attempt < 5; attempt++) {
+    mkdirSync(shared, { recursive: true });
+    made(path); // there before it is looked at
+    const before = statSync(path, { throwIfNoEntry: false });
+    const lock = claimRunDir(shared, onNotice);
+    if (!("release" in lock) || lock.unguarded) return lock;
+    const after = statSync(path, { throwIfNoEntry: false });
+    if (before && after && before.ino === after.ino && before.dev === after.dev) return lock;
+    lock.release();
+  }
+  throw new HoneError("usage", `${outDir}: the hidden folder ${shared} was replaced each time this run took it; try again`);
+}
+
+/**
+ * Makes an empty file at `path` unless one is there. Never opens one that is there: closing any descriptor of a file
+ * drops every POSIX lock this process holds on it, and this process may hold the lock on that one.
+ */
+function made(path: string): void {
+  try {
+    closeSync(openSync(path, "wx"));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+  }
 }
 
 function unguarded(outDir: string, onNotice: ((text: string) => void) | undefined, why: string): Destination {
@@ -98,12 +129,17 @@ function held(outDir: string, partial: string, lock: RunLock): Destination {
       try {
         renameSync(partial, outDir); // replaces an empty folder, never one holding anything (ENOTEMPTY)
       } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code !== "ENOTEMPTY" && code !== "EEXIST" && code !== "ENOTDIR") throw err;
-        const kept = keep(partial, outDir);
+        // Whatever went wrong, the finished run is not removed: it is moved beside, where the next run leaves it.
         settled = true;
+        const kept = keep(partial, outDir);
         lock.release();
-        throw new HoneError("usage", `${outDir} was filled by something else while this run went; this run is kept in ${kept}`);
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === "ENOTEMPTY" || code === "EEXIST" || code === "ENOTDIR")
+          throw new HoneError(
+            "usage",
+            `${outDir} is not an empty folder any more (something else wrote there while this run went); this run is kept in ${kept}`,
+          );
+        throw new Error(`this run could not be put in ${outDir} (${(err as Error).message}); it is kept in ${kept}`);
       }
       settled = true;
       lock.release();
@@ -121,13 +157,24 @@ function held(outDir: string, partial: string, lock: RunLock): Destination {
   };
 }
 
-/** Moves a finished run that could not be put in place out of the hidden folder, which the next run would clear. */
+/**
+ * Moves a finished run that could not be put in place out of the hidden folder, which the next run would clear, to the
+ * first free `.<name>.kept-<pid>[-N]` (a kept run of an earlier process with the same pid stays). Where even that
+ * fails, it stays where it was built, and that is said instead.
+ */
 function keep(partial: string, outDir: string): string {
-  const kept = beside(outDir, `kept-${process.pid}`);
-  rmSync(kept, { recursive: true, force: true });
-  renameSync(partial, kept);
-  rmSync(join(kept, RUN_LOCK_FILE), { force: true });
-  return kept;
+  for (let n = 1; n <= 100; n++) {
+    const kept = beside(outDir, n === 1 ? `kept-${process.pid}` : `kept-${process.pid}-${n}`);
+    if (existsSync(kept)) continue;
+    try {
+      renameSync(partial, kept);
+    } catch {
+      return partial;
+    }
+    rmSync(join(kept, RUN_LOCK_FILE), { force: true });
+    return kept;
+  }
+  return partial;
 }
 
 /**

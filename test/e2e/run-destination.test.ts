@@ -115,7 +115,9 @@ describe("hone run's destination (CLI, offline model)", () => {
     expect(r.code).toBe(2);
     const partial = join(parent, ".x.partial");
     const kept = join(parent, `.x.kept-${run.child.pid}`);
-    expect(r.stderr).toContain(`${out} was filled by something else while this run went; this run is kept in ${kept}`);
+    expect(r.stderr).toContain(
+      `${out} is not an empty folder any more (something else wrote there while this run went); this run is kept in ${kept}`,
+    );
     expect(readdirSync(out)).toEqual(["notes.txt"]);
     expect(seedOf(kept)).toBe(1);
     expect(existsSync(partial)).toBe(false);
@@ -125,7 +127,7 @@ describe("hone run's destination (CLI, offline model)", () => {
     timeout: 60_000,
   }, async () => {
     const off = { HONE_RUN_LOCK: "off" };
-    const { parent, out, run: slow } = await begun("hone.db", 800, off, ".x.partial-<pid>");
+    const { parent, out, run: slow } = await begun("hone.db", 1500, off, ".x.partial-<pid>");
     const fast = await hone(runArgs(out, 2, 0), { env: off });
     expect(fast.code, fast.stderr).toBe(0);
     expect(seedOf(out)).toBe(2);

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { claimDestination } from "../../src/loop/run-destination.ts";
@@ -22,8 +22,8 @@ describe("hone run's destination (claimDestination)", () => {
   it("gives claims without --out made in one second a folder each, and leaves nothing once they are abandoned", () => {
     const claims = [1, 2, 3].map(() => claimDestination(undefined, "cp"));
     const names = claims.map((c) => c.outDir.split("/").pop() as string);
+    // The same second's name with -2, -3 (or the next second's, if the clock ticked between the claims).
     expect(new Set(names).size).toBe(3);
-    expect(names[1]).toBe(`${names[0]}-2`);
     for (const c of claims) expect(existsSync(c.partial)).toBe(true);
     for (const c of claims) c.abandon();
     expect(readdirSync(join(cwd, "runs"))).toEqual([]);
@@ -49,11 +49,16 @@ describe("hone run's destination (claimDestination)", () => {
     writeFileSync(join(b.partial, "result.json"), "{}");
     mkdirSync(join(cwd, "y"));
     writeFileSync(join(cwd, "y", "notes.txt"), "mine");
-    expect(() => b.finish()).toThrow(`this run is kept in ${join(cwd, `.y.kept-${process.pid}`)}`);
+    mkdirSync(join(cwd, `.y.kept-${process.pid}`)); // an earlier process's with the same pid
+    writeFileSync(join(cwd, `.y.kept-${process.pid}`, "result.json"), "earlier");
+    expect(() => b.finish()).toThrow(
+      `${join(cwd, "y")} is not an empty folder any more (something else wrote there while this run went); this run is kept in ${join(cwd, `.y.kept-${process.pid}-2`)}`,
+    );
     b.abandon();
-    expect(readdirSync(join(cwd, `.y.kept-${process.pid}`))).toEqual(["result.json"]);
+    expect(readdirSync(join(cwd, `.y.kept-${process.pid}-2`))).toEqual(["result.json"]);
+    expect(readFileSync(join(cwd, `.y.kept-${process.pid}`, "result.json"), "utf8")).toBe("earlier");
     expect(readdirSync(join(cwd, "y"))).toEqual(["notes.txt"]);
-    expect(readdirSync(cwd).sort()).toEqual([`.y.kept-${process.pid}`, "x", "y"].sort());
+    expect(readdirSync(cwd).sort()).toEqual([`.y.kept-${process.pid}`, `.y.kept-${process.pid}-2`, "x", "y"].sort());
   });
 
   it("with the lock off, builds in a folder named by its process, and makes no shared one", () => {

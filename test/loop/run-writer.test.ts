@@ -1,5 +1,5 @@
-import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, readdirSync, renameSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { claimDestination } from "../../src/loop/run-destination.ts";
 import { refuseNonEmpty } from "../../src/loop/run-dir.ts";
@@ -93,7 +93,6 @@ describe("a new run's folder (claimNewRunDir: hone eval; claimDestination: hone 
     const claims = [1, 2, 3].map(() => claimNewRunDir(undefined, "eval-gsm8k-test"));
     const names = claims.map((c) => c.dir.slice(join(cwd, "runs").length + 1));
     expect(new Set(names).size).toBe(3);
-    expect(names[2]).toBe(`${names[0]}-3`);
     const err = refusal(() => claimNewRunDir(claims[0]?.dir, "eval"));
     expect(err.exit).toBe("usage");
     expect(err.message).toContain(`is being written by another hone process (pid ${process.pid}`);
@@ -110,6 +109,22 @@ describe("a new run's folder (claimNewRunDir: hone eval; claimDestination: hone 
       `${dir} already exists and is not empty; choose another --out`,
     );
     expect(readdirSync(dir)).toEqual(["notes.txt"]);
+  });
+
+  it("takes hone run's hidden folder again when the file it locked was replaced meanwhile, never a file no one sees", () => {
+    const out = join(inTemp(), "x");
+    const real = lock.getMockImplementation() as typeof lockRunDir;
+    // As if the holder before it removed the folder (renamed away) and another run made it anew, between the look and
+    // the lock: the file locked is not the one looked at.
+    lock.mockImplementationOnce((dir) => {
+      renameSync(dir, `${dir}.gone`);
+      mkdirSync(dir);
+      return real(dir);
+    });
+    const dest = claimDestination(out, "cp");
+    expect(lock).toHaveBeenCalledTimes(2);
+    expect(dest.partial).toBe(join(dirname(out), ".x.partial"));
+    dest.abandon();
   });
 
   it("stops, instead of trying name after name, where every lock is refused by a holder it cannot name", () => {

@@ -44,6 +44,7 @@ export function registerEval(program: Command): void {
         outDir: opts.out,
         userModel: user.model ? (user as ModelSettings) : undefined,
         samples: opts.samples,
+        onNotice: (text) => process.stderr.write(`${text}\n`),
       },
       runner,
     ).finally(() => runner?.close());
