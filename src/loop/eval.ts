@@ -1,6 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { loadHarness } from "../harness/package.ts";
+import type { Harness } from "../harness/types.ts";
 import type { CacheMode } from "../model/cache.ts";
 import type { ModelSettings } from "../model/resolve.ts";
 import { insertCandidate } from "../store/candidates.ts";
@@ -108,13 +109,12 @@ export type EvalConfig = Omit<EvalOptions, "onResult" | "onNotice">;
  * the trajectories and summary.json.
  */
 export async function evaluateBenchmark(o: EvalOptions, runner?: QARunner): Promise<EvalSummary> {
-  const harnessDir = resolve(o.harnessDir);
-  const harness = loadHarness(harnessDir);
+  const harness = loadHarness(o.harnessDir);
   const tasks = await loadSplit(o.benchmark, o.split, { dir: o.dataDir, seed: o.seed, limit: o.limit });
   // Held until the measurement ends: a second eval into the same folder is refused, one without --out goes elsewhere.
   const { dir: outDir, lock } = claimNewRunDir(o.outDir, `eval-${o.benchmark}-${o.split}`, o.onNotice);
   try {
-    return await measureInto(outDir, o, { dir: harnessDir, loaded: harness }, tasks, runner);
+    return await measureInto(outDir, o, harness, tasks, runner);
   } finally {
     lock.release();
   }
@@ -124,10 +124,11 @@ export async function evaluateBenchmark(o: EvalOptions, runner?: QARunner): Prom
 async function measureInto(
   outDir: string,
   o: EvalOptions,
-  { dir: harnessDir, loaded: harness }: { dir: string; loaded: ReturnType<typeof loadHarness> },
+  harness: Harness,
   tasks: QATask[],
   runner?: QARunner,
 ): Promise<EvalSummary> {
+  const harnessDir = harness.dir; // resolved by loadHarness
   snapshotHarness(harnessDir, join(outDir, "harness"));
   const { onResult: _cb, onNotice: _n, ...config } = o;
   createRunDb(join(outDir, "hone.db"), "eval", {

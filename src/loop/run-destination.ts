@@ -5,8 +5,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readdirSync, renameSync, rm
 import { basename, dirname, join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
 import { type LockHolder, RUN_LOCK_FILE, type RunLock } from "../store/run-lock.ts";
-import { defaultRunDir } from "./run-dir.ts";
-import { claimRunDir, heldMessage, NO_LOCK } from "./run-writer.ts";
+import { claimRunDir, firstFreeRunDir, heldMessage, NO_LOCK, type Refused } from "./run-writer.ts";
 
 export interface Destination {
   outDir: string;
@@ -36,22 +35,18 @@ const beside = (outDir: string, suffix: string) => join(dirname(outDir), `.${bas
  * that a run finished into meanwhile, is refused (exit code `usage`) before anything of the run is written.
  */
 export function claimDestination(outDir: string | undefined, taskId: string, onNotice?: (text: string) => void): Destination {
-  if (outDir !== undefined) {
-    const dest = claim(resolve(outDir), onNotice);
-    if (dest === "taken") throw notEmpty(resolve(outDir));
-    if ("heldBy" in dest) throw new HoneError("usage", heldMessage(resolve(outDir), dest.heldBy, "or choose another --out"));
-    return dest;
-  }
-  let got: Destination | undefined;
-  defaultRunDir(`run-${taskId}`, (d) => {
-    const dest = claim(resolve(d), onNotice);
-    if (dest === "taken") return false;
-    // A holder this machine cannot name is a file system that refuses every lock: every next name would be refused too.
-    if ("heldBy" in dest && !dest.heldBy.pid) throw new HoneError("usage", heldMessage(resolve(d), dest.heldBy, "or give --out"));
-    if ("finish" in dest) got = dest;
-    return got !== undefined;
-  });
-  return got as Destination;
+  const take = (d: string) => refusedOr(d, claim(d, onNotice));
+  if (outDir === undefined) return firstFreeRunDir(`run-${taskId}`, take);
+  const got = take(resolve(outDir));
+  if ("why" in got) throw new HoneError("usage", got.why);
+  return got;
+}
+
+/** A claim's outcome as the search for a free name reads it: the destination, or why `outDir` cannot be it. */
+function refusedOr(outDir: string, got: ReturnType<typeof claim>): Destination | Refused {
+  if (got === "taken") return { why: notEmpty(outDir).message };
+  if ("heldBy" in got) return { why: heldMessage(outDir, got.heldBy, "or choose another --out"), unnamed: !got.heldBy.pid };
+  return got;
 }
 
 /** `outDir`'s hidden folder held, or who holds it, or "taken" when outDir holds something already (nothing held). */

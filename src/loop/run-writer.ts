@@ -33,6 +33,12 @@ export function claimRunDir(dir: string, onNotice?: (text: string) => void): Run
   return lock;
 }
 
+/** Why a folder cannot be claimed; `unnamed` when a process this machine cannot name holds it. */
+export interface Refused {
+  why: string;
+  unnamed?: boolean;
+}
+
 /**
  * A new run's folder, held for this process before anything is written in it: `dir`, or the first free
  * `runs/<prefix>-<time>[-N]` (a name another process holds is skipped, so runs started together get a folder each). A
@@ -43,23 +49,31 @@ export function claimNewRunDir(
   prefix: string,
   onNotice?: (text: string) => void,
 ): { dir: string; lock: RunLock } {
-  if (dir !== undefined) {
-    const got = claimIfFree(resolve(dir), onNotice);
-    if ("lock" in got) return { dir: resolve(dir), lock: got.lock };
-    throw new HoneError("usage", got.why);
-  }
-  let held: { dir: string; lock: RunLock } | undefined;
-  defaultRunDir(prefix, (d) => {
-    const got = claimIfFree(resolve(d), onNotice);
-    if ("lock" in got) held = { dir: resolve(d), lock: got.lock };
-    else if (got.unnamed) throw new HoneError("usage", got.why); // every lock refused: every next name would be too
-    return held !== undefined;
-  });
-  return held as { dir: string; lock: RunLock };
+  const take = (d: string) => claimIfFree(d, onNotice);
+  if (dir === undefined) return firstFreeRunDir(prefix, take);
+  const got = take(resolve(dir));
+  if ("why" in got) throw new HoneError("usage", got.why);
+  return got;
 }
 
-/** `dir` made and held, or why not (`unnamed`: held by a process this machine cannot name). */
-function claimIfFree(dir: string, onNotice?: (text: string) => void): { lock: RunLock } | { why: string; unnamed?: boolean } {
+/**
+ * What `claim` gives for the first free `runs/<prefix>-<time>[-N]` it takes (paths absolute), a name it refuses being
+ * skipped; a holder this machine cannot name stops the search, since a file system that refuses every lock refuses
+ * every next name too.
+ */
+export function firstFreeRunDir<T extends object>(prefix: string, claim: (dir: string) => T | Refused): T {
+  let got: T | undefined;
+  defaultRunDir(prefix, (d) => {
+    const r = claim(resolve(d));
+    if (!("why" in r)) got = r;
+    else if (r.unnamed) throw new HoneError("usage", r.why);
+    return got !== undefined;
+  });
+  return got as T;
+}
+
+/** `dir` made and held, or why not. */
+function claimIfFree(dir: string, onNotice?: (text: string) => void): { dir: string; lock: RunLock } | Refused {
   const filled = whyFilled(dir);
   if (filled) return stillWritten(dir) ?? { why: filled };
   mkdirSync(dir, { recursive: true });
@@ -67,13 +81,13 @@ function claimIfFree(dir: string, onNotice?: (text: string) => void): { lock: Ru
   if (!("release" in lock)) return { why: heldMessage(dir, lock.heldBy, "or choose another --out"), unnamed: !lock.heldBy.pid };
   // A run that another process finished there before this one held it.
   const since = whyFilled(dir);
-  if (!since) return { lock };
+  if (!since) return { dir, lock };
   lock.release();
   return { why: since };
 }
 
 /** Who is still writing the run in `dir`, if anyone: looked at only where its lock file is (never made here). */
-function stillWritten(dir: string): { why: string; unnamed?: boolean } | undefined {
+function stillWritten(dir: string): Refused | undefined {
   if (!existsSync(join(dir, RUN_LOCK_FILE))) return undefined;
   const lock = claimRunDir(dir);
   if ("release" in lock) {
