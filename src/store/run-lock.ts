@@ -21,18 +21,38 @@ export interface LockHolder {
 
 /**
  * Takes the writer lock of run directory `dir` (which must exist), or says who holds it. The lock is SQLite's
- * exclusive lock on `hone.lock`, a POSIX record lock: the kernel drops it when its process exits, so a killed run
- * leaves nothing stale to clear, and a second connection in the same process is refused as another process is.
+ * reserved lock on `hone.lock` (one holder at a time), a POSIX record lock: the kernel drops it when its process
+ * exits, so a killed run leaves nothing stale to clear, and a second connection in the same process is refused as
+ * another process is. A refusal that names nobody is tried again a few times: the holder may have let go between
+ * the refusal and the look at /proc/locks.
  */
 export function lockRunDir(dir: string): RunLock | { heldBy: LockHolder } | { failed: string } {
   const path = join(dir, RUN_LOCK_FILE);
+  for (let attempt = 1; ; attempt++) {
+    const got = tryLock(path);
+    if (!("heldBy" in got) || got.heldBy.pid || attempt === UNNAMED_TRIES) return got;
+    Atomics.wait(pause, 0, 0, attempt * 2 + Math.random() * 3); // a few ms, so that two claimers fall out of step
+  }
+}
+
+/** How many times a refusal naming nobody is tried (on a file system that refuses every lock, each one is). */
+const UNNAMED_TRIES = 4;
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * One try. BEGIN IMMEDIATE takes SQLite's shared lock, then its reserved lock; BEGIN EXCLUSIVE would go on to its
+ * pending and exclusive locks, which any other connection's shared lock refuses: two processes trying at the same
+ * moment each held a shared lock the other's exclusive step met, so both were refused, and named nobody (measured:
+ * 278 times in 300 tries in step). A reserved lock is refused only by another reserved one, whose holder goes on.
+ */
+function tryLock(path: string): RunLock | { heldBy: LockHolder } | { failed: string } {
   let db: Db | undefined;
   try {
     db = Database(path, { timeout: 0 });
     // The journal kept in memory: BEGIN on an empty file would otherwise write hone.lock-journal beside it.
     db.pragma("journal_mode = MEMORY");
     db.pragma("locking_mode = EXCLUSIVE");
-    db.exec("BEGIN EXCLUSIVE");
+    db.exec("BEGIN IMMEDIATE");
   } catch (err) {
     db?.close();
     const code = (err as { code?: string }).code ?? "";
@@ -70,16 +90,18 @@ function lockHolder(path: string): LockHolder {
     const device = `${hex2((dev >>> 8) & 0xfff)}:${hex2((dev & 0xff) | ((dev >>> 12) & 0xfff00))}`;
     // The holder's line: "N: POSIX ADVISORY WRITE <pid> <major>:<minor>:<inode> <start> <end>" (a line "N: -> POSIX"
     // is a process waiting for it). Where stat's device is not the one the kernel prints there (btrfs subvolumes),
-    // a line with the inode alone names it.
-    let byInode: number | undefined;
+    // a line with the inode alone names it. A READ line may be another process's passing shared lock (one trying at
+    // the same moment): it is named only when no WRITE line (the holder's reserved lock) is there.
+    const found: { pid: number; exact: boolean; write: boolean }[] = [];
     for (const line of readAtMost("/proc/locks", MAX_LOCKS_BYTES).split("\n")) {
       const parts = line.trim().split(/\s+/);
       const pid = Number(parts[4]);
       if (parts[1] !== "POSIX" || !Number.isInteger(pid) || pid <= 0) continue;
-      if (parts[5] === `${device}:${ino}`) return { pid, command: commandOf(pid) };
-      if (parts[5]?.endsWith(`:${ino}`)) byInode ??= pid;
+      if (parts[5]?.endsWith(`:${ino}`)) found.push({ pid, exact: parts[5] === `${device}:${ino}`, write: parts[3] === "WRITE" });
     }
-    if (byInode !== undefined) return { pid: byInode, command: commandOf(byInode) };
+    const rank = (f: (typeof found)[number]) => (f.exact ? 2 : 0) + (f.write ? 1 : 0);
+    const best = found.sort((a, b) => rank(b) - rank(a))[0];
+    if (best) return { pid: best.pid, command: commandOf(best.pid) };
   } catch {
     // Not Linux, or /proc not mounted: the holder stays unnamed.
   }

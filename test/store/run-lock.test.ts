@@ -68,4 +68,47 @@ describe("lockRunDir", () => {
     await new Promise((r) => setTimeout(r, 300)); // several collections in the holder
     expect(lockRunDir(dir)).toMatchObject({ heldBy: { pid: child.pid } });
   });
+
+  it("lets exactly one of two processes trying at the same moment hold it, the other naming it", {
+    timeout: 60_000,
+  }, async () => {
+    // Each process tries the lock of folder i at the same wall-clock moment, holds it ~8 ms if it got it, and says
+    // what it got with the time it held it. With BEGIN EXCLUSIVE, both were refused and named nobody ~9 times in 10.
+    const base = tempDir("run-lock-race-");
+    const start = Date.now() + 3000;
+    const script = (n: number) => `
+      const { mkdirSync } = await import("node:fs");
+      const { lockRunDir } = await import(${JSON.stringify(join(ROOT, "src", "store", "run-lock.ts"))});
+      const now = () => performance.timeOrigin + performance.now();
+      const out = [];
+      for (let i = 0; i < ${n}; i++) {
+        const dir = ${JSON.stringify(base)} + "/" + i;
+        mkdirSync(dir, { recursive: true });
+        const at = ${start} + i * 15;
+        while (Date.now() < at) {}
+        const r = lockRunDir(dir);
+        if ("release" in r) { const t0 = now(); while (Date.now() < at + 8) {} out.push({ held: [t0, now()] }); r.release(); }
+        else out.push(r);
+      }
+      console.log(JSON.stringify({ pid: process.pid, out }));
+    `;
+    const run = () =>
+      new Promise<{ pid: number; out: { held?: [number, number]; heldBy?: { pid?: number } }[] }>((resolve, reject) => {
+        const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script(40)], {
+          cwd: ROOT,
+          stdio: ["ignore", "pipe", "inherit"],
+        });
+        children.push(child);
+        let text = "";
+        child.stdout?.on("data", (d) => (text += d));
+        child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(text)) : reject(new Error(`exited with ${code}`))));
+      });
+    const [a, b] = await Promise.all([run(), run()]);
+    a.out.forEach((x, i) => {
+      const y = b.out[i] as (typeof b.out)[number];
+      if (x.held && y.held) expect(Math.min(x.held[1], y.held[1]) <= Math.max(x.held[0], y.held[0]), `folder ${i}`).toBe(true);
+      else if (x.held) expect(y, `folder ${i}`).toMatchObject({ heldBy: { pid: a.pid } });
+      else expect([x, y], `folder ${i}`).toMatchObject([{ heldBy: { pid: b.pid } }, { held: expect.any(Array) }]);
+    });
+  });
 });
