@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
+import { existsSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { stringify as toYaml } from "yaml";
 import { HoneError } from "../errors.ts";
 import { type LoraSettings, resumeAdapter } from "../method/lora.ts";
@@ -10,7 +10,6 @@ import { checkHarness } from "../sandbox/check.ts";
 import { passwordRedacted } from "../secret-url.ts";
 import { candidateOfCommit, lastFinishedRound, slotSummaries } from "../store/candidates.ts";
 import { type Db, finishRun, openDb, roundRows, runRow } from "../store/db.ts";
-import type { RunLock } from "../store/run-lock.ts";
 import { resolveTask } from "../task/builtin.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import { checkTaskNeedsAsync } from "../task/needs.ts";
@@ -28,8 +27,7 @@ import { closeEarly, type Incumbent, open, type RunContext, startEarly } from ".
 import type { RunNoise } from "./optimize-noise.ts";
 import { gateMode, type TttParams } from "./optimize-proposals.ts";
 import { roundZero, runRound } from "./optimize-rounds.ts";
-import { defaultRunDir, refuseNonEmpty } from "./run-dir.ts";
-import { holdRunDir } from "./run-writer.ts";
+import { type HeldRunDir, takeRunDir } from "./run-writer.ts";
 import type { Runner } from "./runner.ts";
 
 export { DEFAULT_PROPOSER_HARNESS, DEFAULT_QA_HARNESS, type OptimizeInput } from "./optimize-config.ts";
@@ -149,6 +147,11 @@ export interface OptimizeOptions {
   /** What a resumed run may change: how long it goes on, how much at once, and where its rollouts run. */
   overrides?: { rounds?: number; concurrency?: number; queue?: string; slurm?: SlurmSettings };
   onEvent?: (e: OptimizeEvent) => void;
+  /**
+   * Told the run's folder as soon as this process holds it, before anything is checked, with what gives it up (a new
+   * run's folder removed): the CLI's Ctrl-C during the set-up leaves nothing behind.
+   */
+  onHeld?: (dir: string, abandon: () => void) => void;
   runner?: RunnerFactory;
   /**
    * Asked before each round of proposals (up to `rounds`), once every earlier round is recorded: whether to run it.
@@ -206,18 +209,69 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
   if (o.resume && !o.outDir) throw new HoneError("usage", "resume needs the run directory (outDir)");
   const emit = o.onEvent ?? (() => {});
   const settings = o.resume ? storedSettings(resolve(o.outDir as string), o) : await resolveSettings(input);
-  const name = settings.task ? basename(settings.task) : (settings.benchmark?.id ?? "task");
-  const runDir = resolve(o.outDir ?? defaultRunDir(`opt-${name.replace(/[^A-Za-z0-9._-]+/g, "-")}`));
-  if (!o.resume) refuseNonEmpty(runDir, "choose another --out, or --resume it");
-  if (settings.benchmark) return optimizeBenchmark(settings, runDir, o);
+  const task = settings.task ? await resolveTask(settings.task, settings.tasksDir, { check: false }) : undefined;
+  const name = task?.id ?? settings.benchmark?.id ?? "task";
+  // Taken before anything else is checked: a run started beside it (a sweep without --out) takes a folder of its own.
+  const held = takeRunDir({
+    dir: o.outDir,
+    prefix: `opt-${name.replace(/[^A-Za-z0-9._-]+/g, "-")}`,
+    resume: Boolean(o.resume),
+    onNotice: (text) => emit({ type: "notice", text }),
+  });
+  o.onHeld?.(held.dir, held.abandon);
+  if (!task) return optimizeBenchmark(settings, held, o);
+  let ctx: RunContext;
+  try {
+    ctx = await startDiscovery(settings, task, held.dir, o, calledAt);
+  } catch (err) {
+    held.abandon(); // a new run's folder goes; another process's run was never taken
+    throw err;
+  }
+  let failedAtStart = false;
+  try {
+    let incumbent = await roundZero(ctx);
+    const lora = settings.learning.mode === "lora" ? settings.learning.lora : undefined;
+    if (o.resume && lora) {
+      const adapter = await resumeAdapter(ctx.db, ctx.runId, held.dir, lora, lastFinishedRound(ctx.db), settings.proposer);
+      if (adapter) ctx.proposer = await ctx.recording.model({ ...settings.proposer, model: adapter });
+    }
+    for (let round = 1; round <= settings.rounds && (o.nextRound?.(round) ?? true); round++)
+      incumbent = await runRound(ctx, round, incumbent);
+    return finish(ctx, incumbent);
+  } catch (err) {
+    // A run that failed before round 0 began (a broken evaluator, a model that cannot be reached) has nothing
+    // worth resuming: it leaves no folder behind, so the same command can simply be run again.
+    failedAtStart = !o.resume && (ctx.db.prepare("SELECT COUNT(*) AS n FROM rounds").get() as { n: number }).n === 0;
+    throw err;
+  } finally {
+    try {
+      await ctx.close();
+    } finally {
+      if (failedAtStart) held.abandon();
+      else held.lock.release();
+    }
+  }
+}
+
+/**
+ * A discovery run's checks and set-up in its folder (held): the method's parameters, the seed package and the task
+ * are checked before anything is written, while the warm pool starts.
+ */
+async function startDiscovery(
+  settings: OptimizeSettings,
+  task: DiscoveryTask,
+  runDir: string,
+  o: OptimizeOptions,
+  calledAt: number,
+): Promise<RunContext> {
+  const emit = o.onEvent ?? (() => {});
   if (settings.slurm) checkSlurmRun(settings.slurm, runDir);
-  // Check the method's parameters, the seed package and the task before creating anything. A replay runs no Python
-  // (its evaluations come from the records), so it does not probe the interpreter for what the task needs.
+  // A replay runs no Python (its evaluations come from the records), so it does not probe the interpreter for what
+  // the task needs.
   const method = methodByName(settings.method ?? "harnessttt");
   const params = methodParams(method, settings.methodParams ?? {});
   if (method.name === "harnessttt") gateMode(params as TttParams, settings.proposals);
   const replaying = settings.cache?.mode === "replay";
-  const task = await resolveTask(settings.task as string, settings.tasksDir, { check: false });
   // The interpreter's probe comes from the disk cache when it holds one, confirmed by a fresh probe beside the set-up
   // (open() awaits it before round 0). The warm pool starts first: its processes load the evaluator while this one
   // checks; a refusal closes it, and a probe that disagrees with the cache is the reason given.
@@ -239,93 +293,54 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
     await python;
     throw err;
   }
-  const existed = existsSync(runDir);
-  mkdirSync(runDir, { recursive: true });
-  let lock: RunLock;
   try {
-    lock = holdRunDir(runDir, (text) => emit({ type: "notice", text }));
+    return await open(settings, runDir, Boolean(o.resume), emit, o.runner, early);
   } catch (err) {
     await closeEarly(early);
-    throw err; // another process's run: nothing here is this one's to remove
-  }
-  let ctx: RunContext;
-  try {
-    ctx = await open(settings, runDir, Boolean(o.resume), emit, o.runner, early);
-  } catch (err) {
-    await closeEarly(early);
-    try {
-      if (!o.resume) removeRunDir(runDir, existed);
-    } finally {
-      lock.release();
-    }
     throw err;
-  }
-  let failedAtStart = false;
-  try {
-    let incumbent = await roundZero(ctx);
-    const lora = settings.learning.mode === "lora" ? settings.learning.lora : undefined;
-    if (o.resume && lora) {
-      const adapter = await resumeAdapter(ctx.db, ctx.runId, runDir, lora, lastFinishedRound(ctx.db), settings.proposer);
-      if (adapter) ctx.proposer = await ctx.recording.model({ ...settings.proposer, model: adapter });
-    }
-    for (let round = 1; round <= settings.rounds && (o.nextRound?.(round) ?? true); round++)
-      incumbent = await runRound(ctx, round, incumbent);
-    return finish(ctx, incumbent);
-  } catch (err) {
-    // A run that failed before round 0 began (a broken evaluator, a model that cannot be reached) has nothing
-    // worth resuming: it leaves no folder behind, so the same command can simply be run again.
-    failedAtStart = !o.resume && (ctx.db.prepare("SELECT COUNT(*) AS n FROM rounds").get() as { n: number }).n === 0;
-    throw err;
-  } finally {
-    try {
-      await ctx.close();
-      if (failedAtStart) removeRunDir(runDir, existed);
-    } finally {
-      lock.release();
-    }
   }
 }
 
 /** A QA benchmark as the target (optimize-qa.ts), new or resumed; a failed start leaves no folder behind. */
-async function optimizeBenchmark(settings: OptimizeSettings, runDir: string, o: OptimizeOptions): Promise<OptimizeResult> {
-  if (settings.slurm)
-    throw new HoneError(
-      "usage",
-      "--runner slurm runs a discovery task's rollouts; a QA search's questions run locally or on BullMQ workers (--queue)",
-    );
-  const method = methodByName(settings.method ?? "harnessttt");
-  const params = methodParams(method, settings.methodParams ?? {});
-  if (method.name === "harnessttt") gateMode(params as TttParams, settings.proposals);
-  const seedReport = await checkHarness(settings.seedHarness);
-  if (!seedReport.ok)
-    throw new HoneError(
-      "badHarness",
-      `${settings.seedHarness}: the seed harness is refused:\n  ${seedReport.problems.map((p) => p.message).join("\n  ")}`,
-    );
-  const existed = existsSync(runDir);
-  mkdirSync(runDir, { recursive: true });
-  const lock = holdRunDir(runDir, (text) => o.onEvent?.({ type: "notice", text }));
+async function optimizeBenchmark(settings: OptimizeSettings, held: HeldRunDir, o: OptimizeOptions): Promise<OptimizeResult> {
+  const runDir = held.dir;
+  let started = true;
   try {
-    const resumed = Boolean(o.resume);
+    if (settings.slurm)
+      throw new HoneError(
+        "usage",
+        "--runner slurm runs a discovery task's rollouts; a QA search's questions run locally or on BullMQ workers (--queue)",
+      );
+    const method = methodByName(settings.method ?? "harnessttt");
+    const params = methodParams(method, settings.methodParams ?? {});
+    if (method.name === "harnessttt") gateMode(params as TttParams, settings.proposals);
+    const seedReport = await checkHarness(settings.seedHarness);
+    if (!seedReport.ok)
+      throw new HoneError(
+        "badHarness",
+        `${settings.seedHarness}: the seed harness is refused:\n  ${seedReport.problems.map((p) => p.message).join("\n  ")}`,
+      );
     // A QA search's modules (benchmarks, scorers) load only for one: a discovery run or its replay needs none of them.
     const { optimizeQA } = await import("./optimize-qa.ts");
-    return await optimizeQA(settings, runDir, o.onEvent ?? (() => {}), o.nextRound ?? (() => true), summarize, resumed);
+    return await optimizeQA(settings, runDir, o.onEvent ?? (() => {}), o.nextRound ?? (() => true), summarize, Boolean(o.resume));
   } catch (err) {
-    if (o.resume) throw err;
-    const db = existsSync(join(runDir, "hone.db")) ? openDb(join(runDir, "hone.db")) : undefined;
-    const started = db ? (db.prepare("SELECT COUNT(*) AS n FROM rounds").get() as { n: number }).n > 0 : false;
-    db?.close();
-    if (!started) removeRunDir(runDir, existed);
+    if (!o.resume) started = roundsBegun(runDir);
     throw err;
   } finally {
-    lock.release();
+    if (started) held.lock.release();
+    else held.abandon();
   }
 }
 
-/** Removes what a failed start wrote: the folder, or only its contents when it existed (empty) before. */
-function removeRunDir(runDir: string, existed: boolean): void {
-  if (!existed) rmSync(runDir, { recursive: true, force: true });
-  else for (const f of readdirSync(runDir)) rmSync(join(runDir, f), { recursive: true, force: true });
+/** Whether the run in `runDir` began round 0 (a start that failed before has nothing worth resuming). */
+function roundsBegun(runDir: string): boolean {
+  if (!existsSync(join(runDir, "hone.db"))) return false;
+  const db = openDb(join(runDir, "hone.db"));
+  try {
+    return (db.prepare("SELECT COUNT(*) AS n FROM rounds").get() as { n: number }).n > 0;
+  } finally {
+    db.close();
+  }
 }
 
 function finish(ctx: RunContext, inc: Incumbent): OptimizeResult {

@@ -5,6 +5,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readdirSync, renameSync, rm
 import { basename, dirname, join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
 import { type LockHolder, RUN_LOCK_FILE, type RunLock } from "../store/run-lock.ts";
+import { removeHeld } from "./run-dir.ts";
 import { claimRunDir, firstFreeRunDir, heldMessage, NO_LOCK, type Refused } from "./run-writer.ts";
 
 export interface Destination {
@@ -65,7 +66,7 @@ function claim(outDir: string, onNotice?: (text: string) => void): Destination |
   }
   // A run that finished into outDir before this one held the folder: refused, and the folder (this process's) goes.
   if (filled(outDir)) {
-    discard(shared);
+    removeHeld(shared);
     lock.release();
     return "taken";
   }
@@ -144,7 +145,7 @@ function held(outDir: string, partial: string, lock: RunLock): Destination {
       if (settled) return;
       settled = true;
       try {
-        discard(partial);
+        removeHeld(partial);
       } finally {
         lock.release();
       }
@@ -170,21 +171,6 @@ function keep(partial: string, outDir: string): string {
     return kept;
   }
   return partial;
-}
-
-/**
- * Removes a folder this process holds: first renamed away, so that a run that claims the destination meanwhile makes
- * a folder of its own instead of having its files removed with this one's.
- */
-function discard(dir: string): void {
-  const gone = `${dir}.rm-${process.pid}`;
-  let moved = true;
-  try {
-    renameSync(dir, gone);
-  } catch {
-    moved = false; // gone already, or not to be moved: removed where it is
-  }
-  rmSync(moved ? gone : dir, { recursive: true, force: true });
 }
 
 function tryRmdir(dir: string): void {

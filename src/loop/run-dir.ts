@@ -1,5 +1,5 @@
 // What every run directory shares: refusing a non-empty folder, a copy of the harness it measured, a time stamp.
-import { copyFileSync, existsSync, mkdirSync, readdirSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { HoneError } from "../errors.ts";
 import { listFiles } from "../harness/files.ts";
@@ -32,6 +32,21 @@ export function freeDir(base: string, claim: (dir: string) => boolean = () => tr
 /** A run's default folder under runs/: `runs/<prefix>-<time>`, made unique with -2, -3, … */
 export const defaultRunDir = (prefix: string, claim?: (dir: string) => boolean) =>
   freeDir(join("runs", `${prefix}-${stamp()}`), claim);
+
+/**
+ * Removes a folder this process holds (its lock file with it): first renamed away, so that a run that claims the same
+ * name meanwhile makes a folder of its own instead of having its files removed with this one's.
+ */
+export function removeHeld(dir: string): void {
+  const gone = `${dir}.rm-${process.pid}`;
+  let moved = true;
+  try {
+    renameSync(dir, gone);
+  } catch {
+    moved = false; // gone already, or not to be moved: removed where it is
+  }
+  rmSync(moved ? gone : dir, { recursive: true, force: true });
+}
 
 /** Copies a harness package's files into the run directory, so the run is self-contained and replayable. */
 export function snapshotHarness(src: string, dest: string): void {

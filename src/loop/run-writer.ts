@@ -1,9 +1,9 @@
 // A run directory's one writer, as the CLI's verbs take it: the store's lock, or an error naming who holds it.
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
 import { type LockHolder, lockRunDir, RUN_LOCK_FILE, type RunLock } from "../store/run-lock.ts";
-import { defaultRunDir, refuseNonEmpty } from "./run-dir.ts";
+import { defaultRunDir, refuseNonEmpty, removeHeld } from "./run-dir.ts";
 
 /**
  * Holds `dir` (which must exist) as its run's one writer until released: a second writer, a `--resume` of a run that
@@ -48,8 +48,9 @@ export function claimNewRunDir(
   dir: string | undefined,
   prefix: string,
   onNotice?: (text: string) => void,
+  hint = "choose another --out",
 ): { dir: string; lock: RunLock } {
-  const take = (d: string) => claimIfFree(d, onNotice);
+  const take = (d: string) => claimIfFree(d, onNotice, hint);
   if (dir === undefined) return firstFreeRunDir(prefix, take);
   const got = take(resolve(dir));
   if ("why" in got) throw new HoneError("usage", got.why);
@@ -72,15 +73,56 @@ export function firstFreeRunDir<T extends object>(prefix: string, claim: (dir: s
   return got as T;
 }
 
+/** A run's folder held by this process: `abandon` undoes a start that failed (takeRunDir). */
+export interface HeldRunDir {
+  dir: string;
+  lock: RunLock;
+  abandon(): void;
+}
+
+/**
+ * A run's folder as `hone optimize` and `hone train` take it, before they check anything else: a resumed run's held
+ * (holdRunDir), a new run's claimed (claimNewRunDir: runs started together without --out each get a folder, and a
+ * second run into one --out is refused naming the first). `abandon` undoes a start that failed: a new run's folder is
+ * removed (only what was written in it, when it was there before, empty), then let go.
+ */
+export function takeRunDir(o: {
+  dir: string | undefined;
+  prefix: string;
+  resume: boolean;
+  onNotice?: (text: string) => void;
+}): HeldRunDir {
+  if (o.resume) {
+    const dir = resolve(o.dir as string);
+    const lock = holdRunDir(dir, o.onNotice);
+    return { dir, lock, abandon: () => lock.release() };
+  }
+  const existed = o.dir !== undefined && existsSync(resolve(o.dir));
+  const { dir, lock } = claimNewRunDir(o.dir, o.prefix, o.onNotice, "choose another --out, or --resume it");
+  const abandon = () => {
+    try {
+      if (!existed) removeHeld(dir);
+      else for (const f of readdirSync(dir)) rmSync(join(dir, f), { recursive: true, force: true });
+    } finally {
+      lock.release();
+    }
+  };
+  return { dir, lock, abandon };
+}
+
 /** `dir` made and held, or why not. */
-function claimIfFree(dir: string, onNotice?: (text: string) => void): { dir: string; lock: RunLock } | Refused {
-  const filled = whyFilled(dir);
+function claimIfFree(
+  dir: string,
+  onNotice: ((text: string) => void) | undefined,
+  hint: string,
+): { dir: string; lock: RunLock } | Refused {
+  const filled = whyFilled(dir, hint);
   if (filled) return stillWritten(dir) ?? { why: filled };
   mkdirSync(dir, { recursive: true });
   const lock = claimRunDir(dir, onNotice);
   if (!("release" in lock)) return { why: heldMessage(dir, lock.heldBy, "or choose another --out"), unnamed: !lock.heldBy.pid };
   // A run that another process finished there before this one held it.
-  const since = whyFilled(dir);
+  const since = whyFilled(dir, hint);
   if (!since) return { dir, lock };
   lock.release();
   return { why: since };
@@ -98,9 +140,9 @@ function stillWritten(dir: string): Refused | undefined {
 }
 
 /** Why `dir` cannot take a new run (it holds one), or undefined when it can. */
-function whyFilled(dir: string): string | undefined {
+function whyFilled(dir: string, hint: string): string | undefined {
   try {
-    refuseNonEmpty(dir);
+    refuseNonEmpty(dir, hint);
     return undefined;
   } catch (err) {
     return (err as Error).message;

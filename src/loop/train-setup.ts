@@ -1,6 +1,6 @@
 // A train run from its configuration (train.yaml, or what hone.db stored): the panel, criterion, estimator and
 // models, through the run's recording, so `hone train`, `hone train --resume` and `hone replay` build it one way.
-import { mkdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
 import { loadHarness } from "../harness/package.ts";
@@ -20,8 +20,7 @@ import { loadSplit } from "../task/qa/benchmarks.ts";
 import { DEFAULT_PROPOSER_HARNESS } from "./optimize-config.ts";
 import type { QARunner } from "./qa-runner.ts";
 import { Recording } from "./recording.ts";
-import { refuseNonEmpty } from "./run-dir.ts";
-import { holdRunDir } from "./run-writer.ts";
+import { takeRunDir } from "./run-writer.ts";
 import { GreedyMonotonic, Trainer, type TrainerOptions } from "./train.ts";
 import type { TrainConfig } from "./train-config.ts";
 import { epochId } from "./train-records.ts";
@@ -82,6 +81,8 @@ class RecordedCandidates implements Estimator {
 }
 
 export interface TrainRun {
+  /** The run's folder (absolute): `out`, or the first free runs/train-<time>[-N] without one. */
+  out: string;
   trainer: Trainer;
   optimizer: GreedyMonotonic;
   config: StoredTrainConfig;
@@ -96,14 +97,15 @@ export interface TrainRun {
  */
 export async function openTrainRun(o: {
   config?: TrainConfig & { base: string };
-  out: string;
+  /** The run's folder; a new run without one takes the first free runs/train-<time>[-N]. */
+  out?: string;
   resume?: boolean;
   replayOf?: string;
   queue?: string;
   onEvent?: TrainerOptions["onEvent"];
 }): Promise<TrainRun> {
-  const out = resolve(o.out);
-  const source = o.resume ? out : o.replayOf;
+  if (o.resume && !o.out) throw new HoneError("usage", "--resume needs the run directory");
+  const source = o.resume ? resolve(o.out as string) : o.replayOf;
   let c: StoredTrainConfig;
   if (source) {
     const db = openDb(join(resolve(source), "hone.db"), { readonly: true });
@@ -114,29 +116,37 @@ export async function openTrainRun(o: {
     c = JSON.parse(row.config) as StoredTrainConfig;
   } else if (o.config) c = storedConfig(o.config);
   else throw new HoneError("usage", "give --config train.yaml, or --resume a run directory");
-  if (!o.resume) refuseNonEmpty(out, "choose another --out, or --resume it");
-  mkdirSync(out, { recursive: true });
-  const lock = holdRunDir(out, (text) => o.onEvent?.({ type: "notice", epoch: 0, text }));
+  const held = takeRunDir({
+    dir: o.out,
+    prefix: "train",
+    resume: Boolean(o.resume),
+    onNotice: (text) => o.onEvent?.({ type: "notice", epoch: 0, text }),
+  });
   try {
-    const run = await buildTrainRun(o, out, c);
+    const run = await buildTrainRun(o, held.dir, c);
     return {
       ...run,
+      out: held.dir,
       close: async () => {
         try {
           await run.close();
         } finally {
-          lock.release();
+          held.lock.release();
         }
       },
     };
   } catch (err) {
-    lock.release();
+    held.abandon(); // a new run that could not be set up leaves no folder behind
     throw err;
   }
 }
 
 /** The train run in `out` (held by this process) from its stored configuration `c`. */
-async function buildTrainRun(o: Parameters<typeof openTrainRun>[0], out: string, c: StoredTrainConfig): Promise<TrainRun> {
+async function buildTrainRun(
+  o: Parameters<typeof openTrainRun>[0],
+  out: string,
+  c: StoredTrainConfig,
+): Promise<Omit<TrainRun, "out">> {
   createRunDb(join(out, "hone.db"), "train", c);
   const replay = Boolean(o.replayOf);
   const recording = new Recording(out, { cache: { mode: replay ? "replay" : "off" }, replayOf: o.replayOf });

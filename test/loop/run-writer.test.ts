@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { claimDestination } from "../../src/loop/run-destination.ts";
 import { refuseNonEmpty } from "../../src/loop/run-dir.ts";
-import { claimNewRunDir, holdRunDir, NO_LOCK } from "../../src/loop/run-writer.ts";
+import { claimNewRunDir, holdRunDir, NO_LOCK, takeRunDir } from "../../src/loop/run-writer.ts";
 import { lockRunDir, RUN_LOCK_FILE } from "../../src/store/run-lock.ts";
 import { tempDir } from "../helpers/fixtures.ts";
 import { refusal } from "../helpers/refusal.ts";
@@ -133,5 +133,60 @@ describe("a new run's folder (claimNewRunDir: hone eval; claimDestination: hone 
     expect(refusal(() => claimNewRunDir(undefined, "eval")).message).toMatch(/locked by a process this machine cannot name/);
     expect(refusal(() => claimDestination(undefined, "cp")).message).toMatch(/locked by a process this machine cannot name/);
     expect(lock).toHaveBeenCalledTimes(2);
+  });
+});
+
+describe("an optimize or train run's folder (takeRunDir)", () => {
+  const was = process.cwd();
+  afterEach(() => process.chdir(was));
+  const inTemp = () => {
+    const cwd = tempDir("take-run-dir-");
+    process.chdir(cwd);
+    return cwd;
+  };
+  const take = (dir: string | undefined, resume = false) => takeRunDir({ dir, prefix: "opt-cp", resume });
+
+  it("gives new runs without --out started together a folder each, and a failed start leaves none of them", () => {
+    const cwd = inTemp();
+    const runs = [1, 2, 3].map(() => take(undefined));
+    // The same second's name with -2, -3 (or the next second's, if the clock ticked between them).
+    expect(new Set(runs.map((r) => r.dir)).size).toBe(3);
+    for (const r of runs) expect(r.dir.startsWith(join(cwd, "runs", "opt-cp-"))).toBe(true);
+    for (const r of runs) expect(lockRunDir(r.dir)).toMatchObject({ heldBy: { pid: process.pid } });
+    for (const r of runs) r.abandon();
+    expect(readdirSync(join(cwd, "runs"))).toEqual([]);
+  });
+
+  it("refuses an --out another run holds as a new run's (not a resume's), and one holding a run with a way on", () => {
+    const out = join(inTemp(), "x");
+    const first = take(out);
+    const err = refusal(() => take(out));
+    expect(err.exit).toBe("usage");
+    expect(err.message).toContain(`${out} is being written by another hone process (pid ${process.pid}`);
+    expect(err.message).toMatch(/wait for it to end, or stop it, or choose another --out$/);
+    writeFileSync(join(out, "hone.db"), "");
+    first.lock.release();
+    expect(refusal(() => take(out)).message).toBe(`${out} already exists and is not empty; choose another --out, or --resume it`);
+  });
+
+  it("undoes a failed start: a folder it made goes, one that was there keeps only itself, a resumed run stays whole", () => {
+    const cwd = inTemp();
+    const made = take(join(cwd, "made"));
+    writeFileSync(join(made.dir, "hone.db"), "");
+    made.abandon();
+    expect(readdirSync(cwd)).toEqual([]);
+    mkdirSync(join(cwd, "mine"));
+    const mine = take("mine");
+    expect(mine.dir).toBe(join(cwd, "mine"));
+    writeFileSync(join(mine.dir, "hone.db"), "");
+    mine.abandon();
+    expect(readdirSync(join(cwd, "mine"))).toEqual([]);
+    writeFileSync(join(cwd, "mine", "hone.db"), "");
+    const resumed = take("mine", true);
+    resumed.abandon();
+    expect(readdirSync(join(cwd, "mine")).sort()).toEqual(["hone.db", RUN_LOCK_FILE]);
+    const after = lockRunDir(join(cwd, "mine"));
+    expect("release" in after).toBe(true);
+    if ("release" in after) after.release();
   });
 });

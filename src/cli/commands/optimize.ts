@@ -3,7 +3,6 @@ import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
 import type { OptimizeEvent, OptimizeSettings } from "../../loop/optimize.ts";
-import { defaultRunDir } from "../../loop/run-dir.ts";
 import { addModelOptions } from "../model-options.ts";
 import { numberish } from "../numberish.ts";
 import { formatScore, isTty, printJson, table } from "../output.ts";
@@ -91,21 +90,22 @@ export function registerOptimize(program: Command): void {
           `--${role}-base-url is needed for the ${role} model "${m.model}" (or use --${role} offline)`,
         );
     }
-    const outDir = opts.resume ?? config.out ?? defaultRunDir(`opt-${task?.id ?? config.benchmark?.id ?? "task"}`);
     const cachePath = s.cache?.dir ? join(s.cache.dir, "requests.db") : defaultCachePath();
     const cacheMode = s.cache?.mode ?? "read-write";
     const progress = opts.json
       ? undefined
       : new OptimizeProgress(isTty(), { cache: cacheMode === "off" ? undefined : cachePath });
-    atStop(() => {
-      if (existsSync(join(outDir, "hone.db")))
-        process.stderr.write(`hone: stopped; continue the run with: npx hone optimize --resume ${outDir}\n`);
-    });
     const result = await optimize(s, {
-      outDir,
+      outDir: opts.resume ?? config.out,
       resume: Boolean(opts.resume),
       overrides: { rounds: opts.rounds, concurrency: opts.concurrency, queue: opts.queue },
       onEvent: (e: OptimizeEvent) => progress?.on(e),
+      // A stop before the run has records leaves no folder; after, it says how to go on.
+      onHeld: (dir, abandon) =>
+        atStop(() => {
+          if (!existsSync(join(dir, "hone.db"))) return abandon();
+          process.stderr.write(`hone: stopped; continue the run with: npx hone optimize --resume ${opts.resume ?? dir}\n`);
+        }),
     });
     progress?.end();
     if (opts.json) {

@@ -1,6 +1,5 @@
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
-import { defaultRunDir } from "../../loop/run-dir.ts";
 import { formatScore, printJson } from "../output.ts";
 import { QUEUE_HELP } from "../queue-option.ts";
 
@@ -21,7 +20,8 @@ export function registerTrain(program: Command): void {
       const { readTrainConfig } = await import("../../loop/train-config.ts");
       const { openTrainRun } = await import("../../loop/train-setup.ts");
       const c = opts.config ? readTrainConfig(opts.config) : undefined;
-      const out = opts.resume ?? opts.out ?? c?.out ?? defaultRunDir("train");
+      // Without one, openTrainRun takes the first free runs/train-<time>[-N] (a sweep's runs get one each).
+      const out: string | undefined = opts.resume ?? opts.out ?? c?.out;
       const say = (text: string) => {
         if (!opts.json) process.stdout.write(`${text}\n`);
       };
@@ -38,7 +38,7 @@ export function registerTrain(program: Command): void {
       });
       const { trainer, optimizer } = run;
       say(
-        `training ${run.config.harness} on ${run.tasks} ${run.config.panel.benchmark} ${run.config.panel.split} tasks with ${run.criterion.describe()}; records in ${out}`,
+        `training ${run.config.harness} on ${run.tasks} ${run.config.panel.benchmark} ${run.config.panel.split} tasks with ${run.criterion.describe()}; records in ${run.out}`,
       );
       try {
         for await (const loss of trainer.epochs(opts.epochs)) {
@@ -52,7 +52,7 @@ export function registerTrain(program: Command): void {
       } finally {
         await run.close();
       }
-      if (opts.json) printJson({ out, head: trainer.harness.data, head_dir: trainer.headDir(), ...trainer.summary() });
+      if (opts.json) printJson({ out: run.out, head: trainer.harness.data, head_dir: trainer.headDir(), ...trainer.summary() });
       else say(`done: HEAD ${trainer.harness.data.slice(0, 12)} (${trainer.headDir()})`);
       process.exitCode = ExitCode.ok;
     });
