@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { claimDestination } from "../../src/loop/run-destination.ts";
@@ -73,5 +73,21 @@ describe("hone run's destination (claimDestination)", () => {
     ]);
     a.finish();
     expect(readdirSync(cwd)).toEqual(["x"]);
+  });
+
+  it("puts the run in the folder a symbolic link --out names, and refuses a link to nothing", () => {
+    mkdirSync(join(cwd, "disk", "run1"), { recursive: true });
+    symlinkSync(join(cwd, "disk", "run1"), join(cwd, "out"));
+    const d = claimDestination(join(cwd, "out"), "cp");
+    expect(d.outDir).toBe(join(cwd, "disk", "run1"));
+    writeFileSync(join(d.partial, "result.json"), "{}");
+    d.finish(); // before, the rename met the link (ENOTDIR) and the run was kept beside it
+    expect(readdirSync(join(cwd, "out"))).toEqual(["result.json"]);
+    expect(readlinkSync(join(cwd, "out"))).toBe(join(cwd, "disk", "run1"));
+    symlinkSync(join(cwd, "nowhere"), join(cwd, "dangling"));
+    expect(() => claimDestination(join(cwd, "dangling"), "cp")).toThrow(
+      `${join(cwd, "dangling")} is a symbolic link to nothing; make the folder it names, or choose another --out`,
+    );
+    expect(readdirSync(cwd).sort()).toEqual(["dangling", "disk", "out"]);
   });
 });
