@@ -1,23 +1,11 @@
 // Where `hone run` builds a run and where it puts it once finished: a hidden folder beside the destination, held by
 // this process (the store's lock) until the run is renamed into place, so that a second run into the same destination
 // is refused, or, when the destination is a default name, takes the next free one.
-import {
-  closeSync,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  realpathSync,
-  renameSync,
-  rmdirSync,
-  rmSync,
-  statSync,
-} from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, renameSync, rmdirSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
 import { type LockHolder, RUN_LOCK_FILE, type RunLock } from "../store/run-lock.ts";
-import { removeHeld } from "./run-dir.ts";
+import { followed, removeHeld } from "./run-dir.ts";
 import { claimRunDir, firstFreeRunDir, heldMessage, NO_LOCK, type Refused } from "./run-writer.ts";
 
 export interface Destination {
@@ -53,19 +41,6 @@ export function claimDestination(outDir: string | undefined, taskId: string, onN
   const got = take(followed(resolve(outDir)));
   if ("why" in got) throw new HoneError("usage", got.why);
   return got;
-}
-
-/**
- * `outDir`, or the folder it links to when it is a symbolic link: the finished run is renamed onto a folder, and a
- * rename never replaces a link with one (the run would be kept beside instead). A link to nothing is refused.
- */
-function followed(outDir: string): string {
-  if (!lstatSync(outDir, { throwIfNoEntry: false })?.isSymbolicLink()) return outDir;
-  try {
-    return realpathSync(outDir);
-  } catch {
-    throw new HoneError("usage", `${outDir} is a symbolic link to nothing; make the folder it names, or choose another --out`);
-  }
 }
 
 /** A claim's outcome as the search for a free name reads it: the destination, or why `outDir` cannot be it. */

@@ -1,5 +1,5 @@
 // What every run directory shares: refusing a non-empty folder, a copy of the harness it measured, a time stamp.
-import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { HoneError } from "../errors.ts";
 import { listFiles } from "../harness/files.ts";
@@ -26,6 +26,19 @@ export function freeDir(base: string, claim: (dir: string) => boolean = () => tr
   for (let n = 1; ; n++) {
     const d = n === 1 ? base : `${base}-${n}`;
     if (!taken(d) && claim(d)) return d;
+  }
+}
+
+/**
+ * `outDir`, or the folder it links to when it is a symbolic link: `hone run` renames its finished run onto the folder
+ * (a rename never replaces a link with one), and a link to nothing, which no folder can be made at, is refused.
+ */
+export function followed(outDir: string): string {
+  if (!lstatSync(outDir, { throwIfNoEntry: false })?.isSymbolicLink()) return outDir;
+  try {
+    return realpathSync(outDir);
+  } catch {
+    throw new HoneError("usage", `${outDir} is a symbolic link to nothing; make the folder it names, or choose another --out`);
   }
 }
 

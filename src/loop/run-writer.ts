@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
 import { type LockHolder, lockRunDir, RUN_LOCK_FILE, type RunLock } from "../store/run-lock.ts";
-import { defaultRunDir, refuseNonEmpty, removeHeld } from "./run-dir.ts";
+import { defaultRunDir, followed, refuseNonEmpty, removeHeld } from "./run-dir.ts";
 
 /**
  * Holds `dir` (which must exist) as its run's one writer until released: a second writer, a `--resume` of a run that
@@ -52,7 +52,7 @@ export function claimNewRunDir(
 ): { dir: string; lock: RunLock } {
   const take = (d: string) => claimIfFree(d, onNotice, hint);
   if (dir === undefined) return firstFreeRunDir(prefix, take);
-  const got = take(resolve(dir));
+  const got = take(followed(resolve(dir)));
   if ("why" in got) throw new HoneError("usage", got.why);
   return got;
 }

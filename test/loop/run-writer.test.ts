@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { claimDestination } from "../../src/loop/run-destination.ts";
@@ -99,6 +99,22 @@ describe("a new run's folder (claimNewRunDir: hone eval; claimDestination: hone 
     for (const c of claims) c.lock.release();
     writeFileSync(join(claims[0]?.dir as string, "hone.db"), "");
     expect(refusal(() => claimNewRunDir(claims[0]?.dir, "eval")).message).toMatch(/already exists and is not empty/);
+  });
+
+  it("writes a new run into the folder a symbolic link --out names, and refuses a link to nothing", () => {
+    const cwd = inTemp();
+    mkdirSync(join(cwd, "disk", "run1"), { recursive: true });
+    symlinkSync(join(cwd, "disk", "run1"), join(cwd, "out"));
+    const got = claimNewRunDir(join(cwd, "out"), "eval");
+    expect(got.dir).toBe(join(cwd, "disk", "run1"));
+    got.lock.release();
+    symlinkSync(join(cwd, "nowhere"), join(cwd, "dangling"));
+    // Before, mkdir met the link and the error was an internal one (exit 1).
+    const err = refusal(() => claimNewRunDir(join(cwd, "dangling"), "eval"));
+    expect(err.exit).toBe("usage");
+    expect(err.message).toBe(
+      `${join(cwd, "dangling")} is a symbolic link to nothing; make the folder it names, or choose another --out`,
+    );
   });
 
   it("refuses a folder that holds anything without writing into it", () => {
