@@ -218,7 +218,12 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
     resume: Boolean(o.resume),
     onNotice: (text) => emit({ type: "notice", text }),
   });
-  o.onHeld?.(held.dir, held.abandon);
+  try {
+    o.onHeld?.(held.dir, held.abandon);
+  } catch (err) {
+    held.abandon();
+    throw err;
+  }
   if (!task) return optimizeBenchmark(settings, held, o);
   let ctx: RunContext;
   try {

@@ -1,12 +1,12 @@
 // Where `hone run` builds a run and where it puts it once finished: a hidden folder beside the destination, held by
 // this process (the store's lock) until the run is renamed into place, so that a second run into the same destination
 // is refused, or, when the destination is a default name, takes the next free one.
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, renameSync, rmdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
 import { type LockHolder, RUN_LOCK_FILE, type RunLock } from "../store/run-lock.ts";
 import { followed, removeHeld } from "./run-dir.ts";
-import { claimRunDir, firstFreeRunDir, heldMessage, NO_LOCK, type Refused } from "./run-writer.ts";
+import { claimInPlace, firstFreeRunDir, NO_LOCK, type Refused, refusedBy } from "./run-writer.ts";
 
 export interface Destination {
   outDir: string;
@@ -46,7 +46,7 @@ export function claimDestination(outDir: string | undefined, taskId: string, onN
 /** A claim's outcome as the search for a free name reads it: the destination, or why `outDir` cannot be it. */
 function refusedOr(outDir: string, got: ReturnType<typeof claim>): Destination | Refused {
   if (got === "taken") return { why: notEmpty(outDir).message };
-  if ("heldBy" in got) return { why: heldMessage(outDir, got.heldBy, "or choose another --out"), unnamed: !got.heldBy.pid };
+  if ("heldBy" in got) return refusedBy(outDir, got.heldBy, beside(outDir, "partial"));
   return got;
 }
 
@@ -57,7 +57,7 @@ function claim(outDir: string, onNotice?: (text: string) => void): Destination |
   // Without the lock nothing keeps two runs out of one folder: each builds in a folder of its own, as it did before
   // the lock, and the rename at the end refuses to replace a run (the later one is kept beside).
   if (process.env[NO_LOCK] === "off") return unguarded(outDir, onNotice, `${NO_LOCK}=off`);
-  const lock = lockShared(outDir, shared, onNotice);
+  const lock = claimInPlace(shared, onNotice);
   if (!("release" in lock)) return lock;
   if (lock.unguarded) {
     rmSync(join(shared, RUN_LOCK_FILE), { force: true });
@@ -73,38 +73,6 @@ function claim(outDir: string, onNotice?: (text: string) => void): Destination |
   for (const left of readdirSync(shared))
     if (left !== RUN_LOCK_FILE) rmSync(join(shared, left), { recursive: true, force: true });
   return held(outDir, shared, lock);
-}
-
-/**
- * Holds `shared`'s hone.lock, and checks that the file held is the one at that path still: a holder removes the folder
- * (renamed away first) before it lets go, so a process that opened the file just before could otherwise hold a lock on
- * a file no other process sees, and build beside the next one in the folder made anew. Tried again when it was.
- */
-function lockShared(outDir: string, shared: string, onNotice?: (text: string) => void): ReturnType<typeof claimRunDir> {
-  const path = join(shared, RUN_LOCK_FILE);
-  for (let attempt = 0; attempt < 5; attempt++) {
-    mkdirSync(shared, { recursive: true });
-    made(path); // there before it is looked at
-    const before = statSync(path, { throwIfNoEntry: false });
-    const lock = claimRunDir(shared, onNotice);
-    if (!("release" in lock) || lock.unguarded) return lock;
-    const after = statSync(path, { throwIfNoEntry: false });
-    if (before && after && before.ino === after.ino && before.dev === after.dev) return lock;
-    lock.release();
-  }
-  throw new HoneError("usage", `${outDir}: the hidden folder ${shared} was replaced each time this run took it; try again`);
-}
-
-/**
- * Makes an empty file at `path` unless one is there. Never opens one that is there: closing any descriptor of a file
- * drops every POSIX lock this process holds on it, and this process may hold the lock on that one.
- */
-function made(path: string): void {
-  try {
-    closeSync(openSync(path, "wx"));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-  }
 }
 
 function unguarded(outDir: string, onNotice: ((text: string) => void) | undefined, why: string): Destination {

@@ -1,5 +1,5 @@
 // What every run directory shares: refusing a non-empty folder, a copy of the harness it measured, a time stamp.
-import { copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, renameSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { HoneError } from "../errors.ts";
 import { listFiles } from "../harness/files.ts";
@@ -16,18 +16,23 @@ export function refuseNonEmpty(dir: string, hint = "choose another --out"): void
  * store), which a rerun takes over.
  */
 const taken = (dir: string) =>
-  existsSync(dir) && readdirSync(dir).some((f) => !f.startsWith("hone.db.new") && !f.startsWith("hone.lock"));
+  existsSync(dir) &&
+  (!statSync(dir).isDirectory() || readdirSync(dir).some((f) => !f.startsWith("hone.db.new") && !f.startsWith("hone.lock")));
 
 /**
  * The first of `base`, `base-2`, `base-3`, … that holds nothing yet and that `claim` takes (hone run holds the folder
  * it builds the run in): two runs started in the same second get two folders.
  */
 export function freeDir(base: string, claim: (dir: string) => boolean = () => true): string {
-  for (let n = 1; ; n++) {
+  for (let n = 1; n <= MAX_NAMES; n++) {
     const d = n === 1 ? base : `${base}-${n}`;
     if (!taken(d) && claim(d)) return d;
   }
+  throw new HoneError("usage", `${base}, ${base}-2, … ${base}-${MAX_NAMES} are all taken or held; choose an --out`);
 }
+
+/** The most names a search for a free folder tries (runs started in one second, a cluster's array job among them). */
+const MAX_NAMES = 10_000;
 
 /**
  * `outDir`, or the folder it links to when it is a symbolic link: `hone run` renames its finished run onto the folder

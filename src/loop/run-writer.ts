@@ -1,8 +1,8 @@
 // A run directory's one writer, as the CLI's verbs take it: the store's lock, or an error naming who holds it.
-import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, rmSync, type Stats, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
-import { type LockHolder, lockRunDir, RUN_LOCK_FILE, type RunLock } from "../store/run-lock.ts";
+import { type LockHolder, lockRunDir, locksWork, RUN_LOCK_FILE, type RunLock } from "../store/run-lock.ts";
 import { defaultRunDir, followed, refuseNonEmpty, removeHeld } from "./run-dir.ts";
 
 /**
@@ -33,10 +33,10 @@ export function claimRunDir(dir: string, onNotice?: (text: string) => void): Run
   return lock;
 }
 
-/** Why a folder cannot be claimed; `unnamed` when a process this machine cannot name holds it. */
+/** Why a folder cannot be claimed; `locksRefused` where the file system refuses every lock (refusedBy). */
 export interface Refused {
   why: string;
-  unnamed?: boolean;
+  locksRefused?: boolean;
 }
 
 /**
@@ -59,15 +59,15 @@ export function claimNewRunDir(
 
 /**
  * What `claim` gives for the first free `runs/<prefix>-<time>[-N]` it takes (paths absolute), a name it refuses being
- * skipped; a holder this machine cannot name stops the search, since a file system that refuses every lock refuses
- * every next name too.
+ * skipped; a file system that refuses every lock (`locksRefused`) stops the search, since it refuses every next
+ * name too.
  */
 export function firstFreeRunDir<T extends object>(prefix: string, claim: (dir: string) => T | Refused): T {
   let got: T | undefined;
   defaultRunDir(prefix, (d) => {
     const r = claim(resolve(d));
     if (!("why" in r)) got = r;
-    else if (r.unnamed) throw new HoneError("usage", r.why);
+    else if (r.locksRefused) throw new HoneError("usage", r.why);
     return got !== undefined;
   });
   return got as T;
@@ -95,19 +95,63 @@ export function takeRunDir(o: {
   if (o.resume) {
     const dir = resolve(o.dir as string);
     const lock = holdRunDir(dir, o.onNotice);
-    return { dir, lock, abandon: () => lock.release() };
+    return { dir, lock, abandon: () => lock.release() }; // a resumed run's folder and records stay
   }
   const existed = o.dir !== undefined && existsSync(resolve(o.dir));
   const { dir, lock } = claimNewRunDir(o.dir, o.prefix, o.onNotice, "choose another --out, or --resume it");
+  let done = false;
   const abandon = () => {
+    if (done) return; // once: a second call could meet another run's folder of the same name
+    done = true;
     try {
       if (!existed) removeHeld(dir);
-      else for (const f of readdirSync(dir)) rmSync(join(dir, f), { recursive: true, force: true });
+      // The lock file stays (a folder holding only it is free): removed while held, it could be locked twice at once.
+      else for (const f of readdirSync(dir)) if (f !== RUN_LOCK_FILE) rmSync(join(dir, f), { recursive: true, force: true });
     } finally {
       lock.release();
     }
   };
   return { dir, lock, abandon };
+}
+
+/**
+ * Makes `dir` and holds its hone.lock, checking that the file held is the one at that path still: a holder that
+ * removes a folder it held (a failed start, hone run's hidden folder once placed) renames it away first and lets go
+ * after, so a process that opened the file just before could otherwise hold a lock on a file no other process sees,
+ * beside the next holder of the folder made anew. Tried again when it was, or when the folder went meanwhile.
+ */
+export function claimInPlace(dir: string, onNotice?: (text: string) => void): ReturnType<typeof claimRunDir> {
+  const path = join(dir, RUN_LOCK_FILE);
+  for (let attempt = 0; attempt < 5; attempt++) {
+    let lock: ReturnType<typeof claimRunDir>;
+    let before: Stats | undefined;
+    try {
+      mkdirSync(dir, { recursive: true });
+      made(path); // there before it is looked at
+      before = statSync(path, { throwIfNoEntry: false });
+      lock = claimRunDir(dir, onNotice);
+    } catch (err) {
+      if (existsSync(dir)) throw err;
+      continue; // removed between the steps: made anew
+    }
+    if (!("release" in lock) || lock.unguarded) return lock;
+    const after = statSync(path, { throwIfNoEntry: false });
+    if (before && after && before.ino === after.ino && before.dev === after.dev) return lock;
+    lock.release();
+  }
+  throw new HoneError("usage", `${dir} was removed or replaced each time this process took it; try again`);
+}
+
+/**
+ * Makes an empty file at `path` unless one is there. Never opens one that is there: closing any descriptor of a file
+ * drops every POSIX lock this process holds on it, and this process may hold the lock on that one.
+ */
+function made(path: string): void {
+  try {
+    closeSync(openSync(path, "wx"));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+  }
 }
 
 /** `dir` made and held, or why not. */
@@ -118,9 +162,8 @@ function claimIfFree(
 ): { dir: string; lock: RunLock } | Refused {
   const filled = whyFilled(dir, hint);
   if (filled) return stillWritten(dir) ?? { why: filled };
-  mkdirSync(dir, { recursive: true });
-  const lock = claimRunDir(dir, onNotice);
-  if (!("release" in lock)) return { why: heldMessage(dir, lock.heldBy, "or choose another --out"), unnamed: !lock.heldBy.pid };
+  const lock = claimInPlace(dir, onNotice);
+  if (!("release" in lock)) return refusedBy(dir, lock.heldBy);
   // A run that another process finished there before this one held it.
   const since = whyFilled(dir, hint);
   if (!since) return { dir, lock };
@@ -136,7 +179,17 @@ function stillWritten(dir: string): Refused | undefined {
     lock.release();
     return undefined;
   }
-  return { why: heldMessage(dir, lock.heldBy, "or choose another --out"), unnamed: !lock.heldBy.pid };
+  return refusedBy(dir, lock.heldBy);
+}
+
+/**
+ * A folder another process holds, as a new run is refused it. A holder this machine cannot name (no /proc/locks, as
+ * on macOS, or a process on another machine) is told apart from a file system that refuses every lock by a lock on a
+ * file of this process's own beside it: only the latter stops a search for a free name.
+ */
+export function refusedBy(dir: string, heldBy: LockHolder, probeIn = dir): Refused {
+  const why = heldMessage(dir, heldBy, "or choose another --out");
+  return heldBy.pid ? { why } : { why, locksRefused: !locksWork(probeIn) };
 }
 
 /** Why `dir` cannot take a new run (it holds one), or undefined when it can. */

@@ -1,5 +1,5 @@
 // A run directory's one writer: a lock the kernel holds for the writing process and drops when it ends, however it ends.
-import { closeSync, openSync, readSync, statSync } from "node:fs";
+import { closeSync, openSync, readSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Database, type Db } from "./db.ts";
 
@@ -71,6 +71,22 @@ function tryLock(path: string): RunLock | { heldBy: LockHolder } | { failed: str
       db.close();
     },
   };
+}
+
+/**
+ * Whether the file system under `dir` takes locks at all: one on a new file of this process's own there, removed after
+ * (named so that a folder holding it still counts as free, should it be left).
+ */
+export function locksWork(dir: string): boolean {
+  const path = join(dir, `${RUN_LOCK_FILE}-probe-${process.pid}`);
+  try {
+    const got = tryLock(path);
+    if (!("release" in got)) return false;
+    got.release();
+    return !got.unguarded;
+  } finally {
+    rmSync(path, { force: true });
+  }
 }
 
 /**

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { claimDestination } from "../../src/loop/run-destination.ts";
 import { refuseNonEmpty } from "../../src/loop/run-dir.ts";
 import { claimNewRunDir, holdRunDir, NO_LOCK, takeRunDir } from "../../src/loop/run-writer.ts";
-import { lockRunDir, RUN_LOCK_FILE } from "../../src/store/run-lock.ts";
+import { lockRunDir, locksWork, RUN_LOCK_FILE } from "../../src/store/run-lock.ts";
 import { tempDir } from "../helpers/fixtures.ts";
 import { refusal } from "../helpers/refusal.ts";
 
@@ -13,9 +13,10 @@ import { refusal } from "../helpers/refusal.ts";
 
 vi.mock("../../src/store/run-lock.ts", async (actual) => {
   const real = await actual<typeof import("../../src/store/run-lock.ts")>();
-  return { ...real, lockRunDir: vi.fn(real.lockRunDir) };
+  return { ...real, lockRunDir: vi.fn(real.lockRunDir), locksWork: vi.fn(real.locksWork) };
 });
 const lock = vi.mocked(lockRunDir);
+const probe = vi.mocked(locksWork);
 
 afterEach(() => {
   lock.mockClear();
@@ -81,6 +82,7 @@ describe("a new run's folder (claimNewRunDir: hone eval; claimDestination: hone 
   afterEach(() => {
     process.chdir(was);
     lock.mockReset(); // back to the real lock
+    probe.mockReset();
   });
   const inTemp = () => {
     const cwd = tempDir("run-writer-");
@@ -143,12 +145,32 @@ describe("a new run's folder (claimNewRunDir: hone eval; claimDestination: hone 
     dest.abandon();
   });
 
-  it("stops, instead of trying name after name, where every lock is refused by a holder it cannot name", () => {
+  it("stops, instead of trying name after name, on a file system that refuses every lock", () => {
     inTemp();
     lock.mockReturnValue({ heldBy: {} });
+    probe.mockReturnValue(false); // a lock on a file of its own is refused too
     expect(refusal(() => claimNewRunDir(undefined, "eval")).message).toMatch(/locked by a process this machine cannot name/);
     expect(refusal(() => claimDestination(undefined, "cp")).message).toMatch(/locked by a process this machine cannot name/);
     expect(lock).toHaveBeenCalledTimes(2);
+  });
+
+  it("goes on to the next name past a holder it cannot name where locks work (no /proc/locks, as on macOS)", () => {
+    const cwd = inTemp();
+    lock.mockReturnValueOnce({ heldBy: {} }); // the first name's holder, unnamed
+    const got = claimNewRunDir(undefined, "eval");
+    expect(probe).toHaveBeenCalledTimes(1);
+    expect(got.dir).toMatch(/-2$/);
+    expect(readdirSync(join(cwd, "runs")).sort()).toEqual(
+      [got.dir.split("/").pop(), got.dir.split("/").pop()?.slice(0, -2)].sort(),
+    );
+    got.lock.release();
+  });
+
+  it("gives up after ten thousand names all held, instead of making folders for ever", () => {
+    const cwd = inTemp();
+    lock.mockReturnValue({ heldBy: { pid: 4242 } });
+    expect(refusal(() => claimNewRunDir(undefined, "eval")).message).toMatch(/-10000 are all taken or held; choose an --out$/);
+    expect(readdirSync(join(cwd, "runs")).length).toBe(10_000);
   });
 });
 
@@ -185,7 +207,7 @@ describe("an optimize or train run's folder (takeRunDir)", () => {
     expect(refusal(() => take(out)).message).toBe(`${out} already exists and is not empty; choose another --out, or --resume it`);
   });
 
-  it("undoes a failed start: a folder it made goes, one that was there keeps only itself, a resumed run stays whole", () => {
+  it("undoes a failed start once: a folder it made goes, one that was there keeps its lock file, a resumed run stays whole", () => {
     const cwd = inTemp();
     const made = take(join(cwd, "made"));
     writeFileSync(join(made.dir, "hone.db"), "");
@@ -196,7 +218,9 @@ describe("an optimize or train run's folder (takeRunDir)", () => {
     expect(mine.dir).toBe(join(cwd, "mine"));
     writeFileSync(join(mine.dir, "hone.db"), "");
     mine.abandon();
-    expect(readdirSync(join(cwd, "mine"))).toEqual([]);
+    mine.abandon(); // once: the second changes nothing
+    // Its lock file stays (removed while held, it could be locked twice at once); a folder holding only it is free.
+    expect(readdirSync(join(cwd, "mine"))).toEqual([RUN_LOCK_FILE]);
     writeFileSync(join(cwd, "mine", "hone.db"), "");
     const resumed = take("mine", true);
     resumed.abandon();

@@ -95,18 +95,21 @@ export function registerOptimize(program: Command): void {
     const progress = opts.json
       ? undefined
       : new OptimizeProgress(isTty(), { cache: cacheMode === "off" ? undefined : cachePath });
+    let atStopOff = () => {};
     const result = await optimize(s, {
       outDir: opts.resume ?? config.out,
       resume: Boolean(opts.resume),
       overrides: { rounds: opts.rounds, concurrency: opts.concurrency, queue: opts.queue },
       onEvent: (e: OptimizeEvent) => progress?.on(e),
-      // A stop before the run has records leaves no folder; after, it says how to go on.
-      onHeld: (dir, abandon) =>
-        atStop(() => {
+      // A stop before the run has records leaves no folder; after, it says how to go on. Once optimize() has
+      // settled, the folder is its own business (a run it abandoned may be another's by then).
+      onHeld: (dir, abandon) => {
+        atStopOff = atStop(() => {
           if (!existsSync(join(dir, "hone.db"))) return abandon();
           process.stderr.write(`hone: stopped; continue the run with: npx hone optimize --resume ${opts.resume ?? dir}\n`);
-        }),
-    });
+        });
+      },
+    }).finally(() => atStopOff());
     progress?.end();
     if (opts.json) {
       printJson({
