@@ -46,7 +46,7 @@ export function claimDestination(outDir: string | undefined, taskId: string, onN
 /** A claim's outcome as the search for a free name reads it: the destination, or why `outDir` cannot be it. */
 function refusedOr(outDir: string, got: ReturnType<typeof claim>): Destination | Refused {
   if (got === "taken") return { why: notEmpty(outDir).message };
-  if ("heldBy" in got) return refusedBy(outDir, got.heldBy, beside(outDir, "partial"));
+  if ("heldBy" in got) return refusedBy(outDir, got.heldBy);
   return got;
 }
 

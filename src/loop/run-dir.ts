@@ -1,5 +1,5 @@
 // What every run directory shares: refusing a non-empty folder, a copy of the harness it measured, a time stamp.
-import { copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, renameSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, lstatSync, mkdirSync, readdirSync, realpathSync, renameSync, rmSync, type Stats, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { HoneError } from "../errors.ts";
 import { listFiles } from "../harness/files.ts";
@@ -7,6 +7,7 @@ import { listFiles } from "../harness/files.ts";
 export const stamp = () => new Date().toISOString().replace(/[:.]/g, "-").replace("T", "_").slice(0, 19);
 
 export function refuseNonEmpty(dir: string, hint = "choose another --out"): void {
+  if (statOf(dir)?.isDirectory() === false) throw new HoneError("usage", `${dir} is a file, not a folder; choose another --out`);
   if (taken(dir)) throw new HoneError("usage", `${dir} already exists and is not empty; ${hint}`);
 }
 
@@ -15,9 +16,26 @@ export function refuseNonEmpty(dir: string, hint = "choose another --out"): void
  * writer's lock file (`RUN_LOCK_FILE` of store/run-lock.ts, named here so that the CLI's start loads nothing of the
  * store), which a rerun takes over.
  */
-const taken = (dir: string) =>
-  existsSync(dir) &&
-  (!statSync(dir).isDirectory() || readdirSync(dir).some((f) => !f.startsWith("hone.db.new") && !f.startsWith("hone.lock")));
+function taken(dir: string): boolean {
+  const st = statOf(dir);
+  if (st === undefined) return false;
+  try {
+    return !st.isDirectory() || readdirSync(dir).some((f) => !f.startsWith("hone.db.new") && !f.startsWith("hone.lock"));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return false; // removed while looked at
+    throw err;
+  }
+}
+
+/** What is at `path`, or undefined where nothing is (a file on the way to it counts as nothing: making it says why). */
+function statOf(path: string): Stats | undefined {
+  try {
+    return statSync(path, { throwIfNoEntry: false });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOTDIR") return undefined;
+    throw err;
+  }
+}
 
 /**
  * The first of `base`, `base-2`, `base-3`, … that holds nothing yet and that `claim` takes (hone run holds the folder
@@ -39,7 +57,13 @@ const MAX_NAMES = 10_000;
  * (a rename never replaces a link with one), and a link to nothing, which no folder can be made at, is refused.
  */
 export function followed(outDir: string): string {
-  if (!lstatSync(outDir, { throwIfNoEntry: false })?.isSymbolicLink()) return outDir;
+  let link: boolean | undefined;
+  try {
+    link = lstatSync(outDir, { throwIfNoEntry: false })?.isSymbolicLink();
+  } catch {
+    return outDir; // not to be looked at (a file on its path): making the folder says why
+  }
+  if (!link) return outDir;
   try {
     return realpathSync(outDir);
   } catch {

@@ -1,8 +1,8 @@
 // A run directory's one writer, as the CLI's verbs take it: the store's lock, or an error naming who holds it.
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, rmSync, type Stats, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
-import { type LockHolder, lockRunDir, locksWork, RUN_LOCK_FILE, type RunLock } from "../store/run-lock.ts";
+import { type LockHolder, lockRunDir, locksRefused, RUN_LOCK_FILE, type RunLock } from "../store/run-lock.ts";
 import { defaultRunDir, followed, refuseNonEmpty, removeHeld } from "./run-dir.ts";
 
 /**
@@ -11,9 +11,16 @@ import { defaultRunDir, followed, refuseNonEmpty, removeHeld } from "./run-dir.t
  * the process ends, so a killed run can be resumed at once.
  */
 export function holdRunDir(dir: string, onNotice?: (text: string) => void): RunLock {
+  const path = join(dir, RUN_LOCK_FILE);
+  const before = statSync(path, { throwIfNoEntry: false });
   const lock = claimRunDir(dir, onNotice);
-  if ("release" in lock) return lock;
-  throw new HoneError("usage", heldMessage(dir, lock.heldBy, "before resuming the run (or choose another --out)"));
+  if (!("release" in lock))
+    throw new HoneError("usage", heldMessage(dir, lock.heldBy, "before resuming the run (or choose another --out)"));
+  // A lock file removed meanwhile (a failed start's folder going) is no one's to hold.
+  const after = statSync(path, { throwIfNoEntry: false });
+  if (lock.unguarded || (after !== undefined && (before === undefined || sameFile(before, after)))) return lock;
+  lock.release();
+  throw new HoneError("usage", `${dir} was removed or replaced while this process took it; look at it before resuming`);
 }
 
 /** Holds `dir` as holdRunDir does, or names the process that holds it already, for the caller to say or go elsewhere. */
@@ -131,15 +138,29 @@ export function claimInPlace(dir: string, onNotice?: (text: string) => void): Re
       before = statSync(path, { throwIfNoEntry: false });
       lock = claimRunDir(dir, onNotice);
     } catch (err) {
-      if (existsSync(dir)) throw err;
-      continue; // removed between the steps: made anew
+      if (vanished(err, path)) continue; // removed between the steps: made anew
+      throw unmade(dir, err);
     }
     if (!("release" in lock) || lock.unguarded) return lock;
-    const after = statSync(path, { throwIfNoEntry: false });
-    if (before && after && before.ino === after.ino && before.dev === after.dev) return lock;
+    if (sameFile(before, statSync(path, { throwIfNoEntry: false }))) return lock;
     lock.release();
   }
   throw new HoneError("usage", `${dir} was removed or replaced each time this process took it; try again`);
+}
+
+/** The same file at both looks: its inode, and its birth time where the file system keeps one (inodes are reused). */
+const sameFile = (a: Stats | undefined, b: Stats | undefined) =>
+  a !== undefined && b !== undefined && a.ino === b.ino && a.dev === b.dev && a.birthtimeMs === b.birthtimeMs;
+
+/** Whether a step failed because the folder or its lock file went meanwhile (another process removed them). */
+const vanished = (err: unknown, path: string) =>
+  (err as NodeJS.ErrnoException).code === "ENOENT" || (err instanceof HoneError && !existsSync(path));
+
+/** A folder that cannot be made, or its lock file (no permission, a read-only or full disk), as a user reads it. */
+function unmade(dir: string, err: unknown): Error {
+  if (err instanceof HoneError) return err;
+  const { code, message } = err as NodeJS.ErrnoException;
+  return new HoneError("usage", `${dir}: the run's folder cannot be made there (${code ?? message}); choose another --out`);
 }
 
 /**
@@ -173,8 +194,15 @@ function claimIfFree(
 
 /** Who is still writing the run in `dir`, if anyone: looked at only where its lock file is (never made here). */
 function stillWritten(dir: string): Refused | undefined {
-  if (!existsSync(join(dir, RUN_LOCK_FILE))) return undefined;
-  const lock = claimRunDir(dir);
+  const path = join(dir, RUN_LOCK_FILE);
+  if (!existsSync(path)) return undefined;
+  let lock: ReturnType<typeof claimRunDir>;
+  try {
+    lock = claimRunDir(dir);
+  } catch (err) {
+    if (vanished(err, path)) return undefined; // removed meanwhile: nobody writes there
+    throw err;
+  }
   if ("release" in lock) {
     lock.release();
     return undefined;
@@ -185,11 +213,11 @@ function stillWritten(dir: string): Refused | undefined {
 /**
  * A folder another process holds, as a new run is refused it. A holder this machine cannot name (no /proc/locks, as
  * on macOS, or a process on another machine) is told apart from a file system that refuses every lock by a lock on a
- * file of this process's own beside it: only the latter stops a search for a free name.
+ * file of this process's own beside the folder: only the latter stops a search for a free name.
  */
-export function refusedBy(dir: string, heldBy: LockHolder, probeIn = dir): Refused {
+export function refusedBy(dir: string, heldBy: LockHolder): Refused {
   const why = heldMessage(dir, heldBy, "or choose another --out");
-  return heldBy.pid ? { why } : { why, locksRefused: !locksWork(probeIn) };
+  return heldBy.pid ? { why } : { why, locksRefused: locksRefused(dirname(dir)) };
 }
 
 /** Why `dir` cannot take a new run (it holds one), or undefined when it can. */

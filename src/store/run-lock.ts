@@ -1,4 +1,5 @@
 // A run directory's one writer: a lock the kernel holds for the writing process and drops when it ends, however it ends.
+import { randomBytes } from "node:crypto";
 import { closeSync, openSync, readSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Database, type Db } from "./db.ts";
@@ -74,18 +75,21 @@ function tryLock(path: string): RunLock | { heldBy: LockHolder } | { failed: str
 }
 
 /**
- * Whether the file system under `dir` takes locks at all: one on a new file of this process's own there, removed after
- * (named so that a folder holding it still counts as free, should it be left).
+ * Whether the file system of folder `dir` refuses every lock: a lock on a new file of this process's own there (a
+ * random name, removed after) is refused as busy. A file that cannot be made there says nothing either way: false.
  */
-export function locksWork(dir: string): boolean {
-  const path = join(dir, `${RUN_LOCK_FILE}-probe-${process.pid}`);
+export function locksRefused(dir: string): boolean {
+  const path = join(dir, `.hone-lock-probe-${process.pid}-${randomBytes(6).toString("hex")}`);
   try {
     const got = tryLock(path);
-    if (!("release" in got)) return false;
-    got.release();
-    return !got.unguarded;
+    if ("release" in got) got.release();
+    return "heldBy" in got;
   } finally {
-    rmSync(path, { force: true });
+    try {
+      rmSync(path, { force: true });
+    } catch {
+      // not made, or not ours to remove after all: nothing to do
+    }
   }
 }
 

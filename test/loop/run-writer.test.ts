@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { claimDestination } from "../../src/loop/run-destination.ts";
 import { refuseNonEmpty } from "../../src/loop/run-dir.ts";
 import { claimNewRunDir, holdRunDir, NO_LOCK, takeRunDir } from "../../src/loop/run-writer.ts";
-import { lockRunDir, locksWork, RUN_LOCK_FILE } from "../../src/store/run-lock.ts";
+import { lockRunDir, locksRefused, RUN_LOCK_FILE } from "../../src/store/run-lock.ts";
 import { tempDir } from "../helpers/fixtures.ts";
 import { refusal } from "../helpers/refusal.ts";
 
@@ -13,10 +13,10 @@ import { refusal } from "../helpers/refusal.ts";
 
 vi.mock("../../src/store/run-lock.ts", async (actual) => {
   const real = await actual<typeof import("../../src/store/run-lock.ts")>();
-  return { ...real, lockRunDir: vi.fn(real.lockRunDir), locksWork: vi.fn(real.locksWork) };
+  return { ...real, lockRunDir: vi.fn(real.lockRunDir), locksRefused: vi.fn(real.locksRefused) };
 });
 const lock = vi.mocked(lockRunDir);
-const probe = vi.mocked(locksWork);
+const probe = vi.mocked(locksRefused);
 
 afterEach(() => {
   lock.mockClear();
@@ -63,6 +63,27 @@ describe("holdRunDir", () => {
     expect(notices[0]).toMatch(/HONE_RUN_LOCK=off: .* is written without its lock/);
     second.release();
     held.release();
+  });
+});
+
+describe("holdRunDir of a folder removed meanwhile", () => {
+  it("refuses to hold a lock file that was replaced between its look and its lock", () => {
+    const dir = tempDir("hold-replaced-");
+    writeFileSync(join(dir, RUN_LOCK_FILE), "");
+    const real = lock.getMockImplementation() as typeof lockRunDir;
+    // As if a failed start removed the folder while this process opened its lock file, and a new one was made.
+    lock.mockImplementationOnce((d) => {
+      const held = real(d);
+      renameSync(join(d, RUN_LOCK_FILE), join(d, "old.lock"));
+      writeFileSync(join(d, RUN_LOCK_FILE), "");
+      return held;
+    });
+    expect(refusal(() => holdRunDir(dir)).message).toBe(
+      `${dir} was removed or replaced while this process took it; look at it before resuming`,
+    );
+    const free = lockRunDir(dir);
+    expect("release" in free).toBe(true);
+    if ("release" in free) free.release();
   });
 });
 
@@ -119,6 +140,21 @@ describe("a new run's folder (claimNewRunDir: hone eval; claimDestination: hone 
     );
   });
 
+  it("says plainly why a folder cannot be made, and refuses a file as an --out", () => {
+    const cwd = inTemp();
+    writeFileSync(join(cwd, "afile"), "");
+    // Before, a folder under a file was an internal error (exit 1), and with the retry a "removed or replaced" race.
+    const under = refusal(() => claimNewRunDir(join(cwd, "afile", "sub"), "eval"));
+    expect(under.exit).toBe("usage");
+    expect(under.message).toBe(
+      `${join(cwd, "afile", "sub")}: the run's folder cannot be made there (ENOTDIR); choose another --out`,
+    );
+    expect(refusal(() => claimNewRunDir("/sys/hone-x", "eval")).message).toMatch(/cannot be made there \(E(PERM|ACCES|ROFS)\)/);
+    expect(refusal(() => claimNewRunDir(join(cwd, "afile"), "eval")).message).toBe(
+      `${join(cwd, "afile")} is a file, not a folder; choose another --out`,
+    );
+  });
+
   it("refuses a folder that holds anything without writing into it", () => {
     const dir = join(inTemp(), "mine");
     mkdirSync(dir);
@@ -148,7 +184,7 @@ describe("a new run's folder (claimNewRunDir: hone eval; claimDestination: hone 
   it("stops, instead of trying name after name, on a file system that refuses every lock", () => {
     inTemp();
     lock.mockReturnValue({ heldBy: {} });
-    probe.mockReturnValue(false); // a lock on a file of its own is refused too
+    probe.mockReturnValue(true); // a lock on a file of its own is refused too
     expect(refusal(() => claimNewRunDir(undefined, "eval")).message).toMatch(/locked by a process this machine cannot name/);
     expect(refusal(() => claimDestination(undefined, "cp")).message).toMatch(/locked by a process this machine cannot name/);
     expect(lock).toHaveBeenCalledTimes(2);

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { lockRunDir, type RunLock } from "../../src/store/run-lock.ts";
+import { lockRunDir, locksRefused, type RunLock } from "../../src/store/run-lock.ts";
 import { ROOT, tempDir } from "../helpers/fixtures.ts";
 
 // A run directory has one writer. The lock is the kernel's (a POSIX record lock through SQLite), so it goes with its
@@ -49,6 +49,15 @@ describe("lockRunDir", () => {
     first.release();
     first.release(); // a second release changes nothing
     taken(lockRunDir(dir)).release();
+  });
+
+  it("tells a file system that takes locks from one that refuses them, leaving nothing behind", () => {
+    const dir = tempDir("run-lock-probe-");
+    const held = taken(lockRunDir(dir));
+    expect(locksRefused(dir)).toBe(false); // a lock on a file of its own, beside the one held
+    expect(readdirSync(dir)).toEqual(["hone.lock"]);
+    held.release();
+    expect(locksRefused(join(dir, "no-such-folder"))).toBe(false); // no file made there: nothing known
   });
 
   it("refuses while another process holds it, naming that process, and is free as soon as it is killed", async () => {
