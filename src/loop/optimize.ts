@@ -9,7 +9,7 @@ import type { ModelSettings } from "../model/resolve.ts";
 import { checkHarness } from "../sandbox/check.ts";
 import { passwordRedacted } from "../secret-url.ts";
 import { candidateOfCommit, lastFinishedRound, slotSummaries } from "../store/candidates.ts";
-import { type Db, finishRun, openDb, roundRows, runRow } from "../store/db.ts";
+import { anyRound, type Db, finishRun, openDb, roundRows, runRow } from "../store/db.ts";
 import { resolveTask } from "../task/builtin.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import { checkTaskNeedsAsync } from "../task/needs.ts";
@@ -246,7 +246,7 @@ export async function optimize(input: OptimizeInput, o: OptimizeOptions = {}): P
   } catch (err) {
     // A run that failed before round 0 began (a broken evaluator, a model that cannot be reached) has nothing
     // worth resuming: it leaves no folder behind, so the same command can simply be run again.
-    failedAtStart = !o.resume && (ctx.db.prepare("SELECT COUNT(*) AS n FROM rounds").get() as { n: number }).n === 0;
+    failedAtStart = !o.resume && !anyRound(ctx.db);
     throw err;
   } finally {
     try {
@@ -342,7 +342,7 @@ function roundsBegun(runDir: string): boolean {
   if (!existsSync(join(runDir, "hone.db"))) return false;
   const db = openDb(join(runDir, "hone.db"));
   try {
-    return (db.prepare("SELECT COUNT(*) AS n FROM rounds").get() as { n: number }).n > 0;
+    return anyRound(db);
   } finally {
     db.close();
   }

@@ -1,11 +1,11 @@
 // Where `hone run` builds a run and where it puts it once finished: a hidden folder beside the destination, held by
 // this process (the store's lock) until the run is renamed into place, so that a second run into the same destination
 // is refused, or, when the destination is a default name, takes the next free one.
-import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
 import { type LockHolder, RUN_LOCK_FILE, type RunLock } from "../store/run-lock.ts";
-import { followed, removeHeld } from "./run-dir.ts";
+import { followed, holdsAnything, removeHeld } from "./run-dir.ts";
 import { claimInPlace, firstFreeRunDir, NO_LOCK, type Refused, refusedBy } from "./run-writer.ts";
 
 export interface Destination {
@@ -18,8 +18,8 @@ export interface Destination {
   abandon(): void;
 }
 
-/** Whether `dir` is taken for a new run: a folder holding anything, or something that is not a folder. */
-const filled = (dir: string) => existsSync(dir) && (!statSync(dir).isDirectory() || readdirSync(dir).length > 0);
+/** Whether `dir` is taken for a new run: a folder holding anything at all, or something that is not a folder. */
+const filled = (dir: string) => holdsAnything(dir);
 
 /** Refuses an --out that holds anything (exit code `usage`). */
 export function refuseFilled(outDir: string): void {

@@ -16,11 +16,14 @@ export function refuseNonEmpty(dir: string, hint = "choose another --out"): void
  * writer's lock file (`RUN_LOCK_FILE` of store/run-lock.ts, named here so that the CLI's start loads nothing of the
  * store), which a rerun takes over.
  */
-function taken(dir: string): boolean {
+const taken = (dir: string) => holdsAnything(dir, (f) => !f.startsWith("hone.db.new") && !f.startsWith("hone.lock"));
+
+/** Whether something is at `dir` that is not a folder, or a folder holding an entry that `counts` (default: any). */
+export function holdsAnything(dir: string, counts: (name: string) => boolean = () => true): boolean {
   const st = statOf(dir);
   if (st === undefined) return false;
   try {
-    return !st.isDirectory() || readdirSync(dir).some((f) => !f.startsWith("hone.db.new") && !f.startsWith("hone.lock"));
+    return !st.isDirectory() || readdirSync(dir).some(counts);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return false; // removed while looked at
     throw err;

@@ -244,6 +244,11 @@ export interface RoundRow {
   moved: number;
 }
 
+/** Whether a run directory's hone.db records any round (a start that failed before round 0 has nothing to resume). */
+export function anyRound(db: Db): boolean {
+  return db.prepare("SELECT 1 FROM rounds LIMIT 1").get() !== undefined;
+}
+
 /** A run's rounds in order: the incumbent's score going in, the best score reached, whether the incumbent moved. */
 export function roundRows(db: Db, runId: string): RoundRow[] {
   return db
