@@ -82,13 +82,16 @@ describe("lockRunDir", () => {
     timeout: 60_000,
   }, async () => {
     // Each process tries the lock of folder i at the same wall-clock moment, holds it ~8 ms if it got it, and says
-    // what it got with the time it held it. With BEGIN EXCLUSIVE, both were refused and named nobody ~9 times in 10.
+    // what it got. With BEGIN EXCLUSIVE, both were refused and named nobody ~9 times in 10. Whether two holds
+    // overlapped is told by a marker file each holder makes with O_EXCL after taking the lock and removes before
+    // letting go, never by comparing two processes' clocks: each process's performance.timeOrigin is off the wall
+    // clock by up to a millisecond or more (its start under load), and a hold that follows another's at once is
+    // closer than that.
     const base = tempDir("run-lock-race-");
     const start = Date.now() + 3000;
     const script = (n: number) => `
-      const { mkdirSync } = await import("node:fs");
+      const { mkdirSync, unlinkSync, writeFileSync } = await import("node:fs");
       const { lockRunDir } = await import(${JSON.stringify(join(ROOT, "src", "store", "run-lock.ts"))});
-      const now = () => performance.timeOrigin + performance.now();
       const out = [];
       for (let i = 0; i < ${n}; i++) {
         const dir = ${JSON.stringify(base)} + "/" + i;
@@ -96,13 +99,19 @@ describe("lockRunDir", () => {
         const at = ${start} + i * 15;
         while (Date.now() < at) {}
         const r = lockRunDir(dir);
-        if ("release" in r) { const t0 = now(); while (Date.now() < at + 8) {} out.push({ held: [t0, now()] }); r.release(); }
-        else out.push(r);
+        if (!("release" in r)) { out.push(r); continue; }
+        let overlapped = false;
+        try { writeFileSync(dir + "/holding", "", { flag: "wx" }); } catch { overlapped = true; }
+        while (Date.now() < at + 8) {}
+        if (!overlapped) unlinkSync(dir + "/holding");
+        out.push({ held: true, overlapped });
+        r.release();
       }
       console.log(JSON.stringify({ pid: process.pid, out }));
     `;
+    type Got = { held?: true; overlapped?: boolean; heldBy?: { pid?: number } };
     const run = () =>
-      new Promise<{ pid: number; out: { held?: [number, number]; heldBy?: { pid?: number } }[] }>((resolve, reject) => {
+      new Promise<{ pid: number; out: Got[] }>((resolve, reject) => {
         const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script(40)], {
           cwd: ROOT,
           stdio: ["ignore", "pipe", "inherit"],
@@ -114,10 +123,14 @@ describe("lockRunDir", () => {
       });
     const [a, b] = await Promise.all([run(), run()]);
     a.out.forEach((x, i) => {
-      const y = b.out[i] as (typeof b.out)[number];
-      if (x.held && y.held) expect(Math.min(x.held[1], y.held[1]) <= Math.max(x.held[0], y.held[0]), `folder ${i}`).toBe(true);
+      const y = b.out[i] as Got;
+      if (x.held && y.held)
+        expect([x, y], `folder ${i}`).toEqual([
+          { held: true, overlapped: false },
+          { held: true, overlapped: false },
+        ]);
       else if (x.held) expect(y, `folder ${i}`).toMatchObject({ heldBy: { pid: a.pid } });
-      else expect([x, y], `folder ${i}`).toMatchObject([{ heldBy: { pid: b.pid } }, { held: expect.any(Array) }]);
+      else expect([x, y], `folder ${i}`).toMatchObject([{ heldBy: { pid: b.pid } }, { held: true }]);
     });
   });
 });
