@@ -12,8 +12,10 @@ const tests = r.testResults.flatMap((s) => s.assertionResults.map((a) => ({ ...a
 const suiteErrors = r.testResults.filter((s) => s.status === "failed" && !s.assertionResults.some((a) => a.status === "failed"));
 for (const s of suiteErrors) console.log(`suite failed: ${s.name}: ${s.message}`);
 // Each failed test by name, with the first line of its failure: the log's tail is all a CI summary shows.
-for (const t of tests.filter((x) => x.status === "failed"))
-  console.log(`failed: ${t.file} > ${t.fullName}: ${String(t.failureMessages?.[0] ?? "").split("\n")[0].slice(0, 300)}`);
+for (const t of tests.filter((x) => x.status === "failed")) {
+  const why = String(t.failureMessages?.[0] ?? "").split("\n")[0];
+  console.log(`failed: ${t.file} > ${t.fullName}: ${why.slice(0, 300)}`);
+}
 const failed = r.numFailedTests + suiteErrors.length;
 const skipped = tests.filter((t) => t.status === "skipped" || t.status === "pending" || t.status === "todo");
 const byTool = {};
