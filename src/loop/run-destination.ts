@@ -57,7 +57,7 @@ function claim(outDir: string, onNotice?: (text: string) => void): Destination |
   // Without the lock nothing keeps two runs out of one folder: each builds in a folder of its own, as it did before
   // the lock, and the rename at the end refuses to replace a run (the later one is kept beside).
   if (process.env[NO_LOCK] === "off") return unguarded(outDir, onNotice, `${NO_LOCK}=off`);
-  const lock = claimInPlace(shared, onNotice);
+  const lock = claimInPlace(shared, onNotice, outDir);
   if (!("release" in lock)) return lock;
   if (lock.unguarded) {
     rmSync(join(shared, RUN_LOCK_FILE), { force: true });

@@ -125,9 +125,10 @@ export function takeRunDir(o: {
  * Makes `dir` and holds its hone.lock, checking that the file held is the one at that path still: a holder that
  * removes a folder it held (a failed start, hone run's hidden folder once placed) renames it away first and lets go
  * after, so a process that opened the file just before could otherwise hold a lock on a file no other process sees,
- * beside the next holder of the folder made anew. Tried again when it was, or when the folder went meanwhile.
+ * beside the next holder of the folder made anew. Tried again when it was, or when the folder went meanwhile. Errors
+ * name `shown`, the folder as the user gave it (hone run builds in a hidden folder beside its --out).
  */
-export function claimInPlace(dir: string, onNotice?: (text: string) => void): ReturnType<typeof claimRunDir> {
+export function claimInPlace(dir: string, onNotice?: (text: string) => void, shown = dir): ReturnType<typeof claimRunDir> {
   const path = join(dir, RUN_LOCK_FILE);
   for (let attempt = 0; attempt < 5; attempt++) {
     let lock: ReturnType<typeof claimRunDir>;
@@ -139,13 +140,13 @@ export function claimInPlace(dir: string, onNotice?: (text: string) => void): Re
       lock = claimRunDir(dir, onNotice);
     } catch (err) {
       if (vanished(err, path)) continue; // removed between the steps: made anew
-      throw unmade(dir, err);
+      throw unmade(shown, err);
     }
     if (!("release" in lock) || lock.unguarded) return lock;
     if (sameFile(before, statSync(path, { throwIfNoEntry: false }))) return lock;
     lock.release();
   }
-  throw new HoneError("usage", `${dir} was removed or replaced each time this process took it; try again`);
+  throw new HoneError("usage", `${shown} was removed or replaced each time this process took it; try again`);
 }
 
 /** The same file at both looks: its inode, and its birth time where the file system keeps one (inodes are reused). */

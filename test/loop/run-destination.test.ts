@@ -90,4 +90,12 @@ describe("hone run's destination (claimDestination)", () => {
     );
     expect(readdirSync(cwd).sort()).toEqual(["dangling", "disk", "out"]);
   });
+
+  it("names the --out it was given, never its hidden folder, where no folder can be made", () => {
+    writeFileSync(join(cwd, "afile"), "");
+    expect(() => claimDestination(join(cwd, "afile", "sub"), "cp")).toThrow(
+      `${join(cwd, "afile", "sub")}: the run's folder cannot be made there (ENOTDIR); choose another --out`,
+    );
+    expect(readdirSync(cwd)).toEqual(["afile"]);
+  });
 });
