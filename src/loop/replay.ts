@@ -1,7 +1,7 @@
 // `hone replay`: re-runs a finished run of any kind from its own records (model calls and evaluations, by content
 // and occurrence), with no endpoint, into a new folder, and compares the two runs' records field by field.
 // Each run kind's modules load only for a replay of that kind.
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
 import { openDb, type RunRow, runRow } from "../store/db.ts";
@@ -11,6 +11,7 @@ import { type OptimizeEvent, type OptimizeSettings, optimize } from "./optimize.
 import { recordedSettings } from "./optimize-config.ts";
 import type { RunConfig } from "./run.ts";
 import { freeDir, refuseNonEmpty } from "./run-dir.ts";
+import { removeUnused } from "./run-writer.ts";
 
 export interface ReplayResult {
   kind: RunRow["kind"];
@@ -50,9 +51,29 @@ export async function replayRun(dirArg: string, outArg?: string, onEvent?: (e: O
   if (row.status !== "finished")
     throw new HoneError("usage", `${dir} has not finished; resume it first (hone ${row.kind} --resume ${dirArg})`);
   if (outArg) refuseNonEmpty(resolve(outArg), "a replay needs a new folder: choose another --out");
-  const out = outArg ? resolve(outArg) : freeDir(`${dir}-replay`);
-  const config = JSON.parse(row.config);
+  // Without --out, the name is taken by making the folder: two replays of one run started together get one each.
+  const out = outArg ? resolve(outArg) : freeDir(`${dir}-replay`, madeHere);
   const started = performance.now();
+  try {
+    await replayInto(row, dir, out, onEvent);
+  } catch (err) {
+    if (!outArg) removeUnused(out); // a replay that never began leaves no folder of its own making
+    throw err;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const a = openDb(join(dir, "hone.db"), { readonly: true });
+  const b = openDb(join(out, "hone.db"), { readonly: true });
+  try {
+    return { kind: row.kind, source: dir, replay: out, seconds, ...compareRecords(a, b) };
+  } finally {
+    a.close();
+    b.close();
+  }
+}
+
+/** Runs the replay of the run `row` in `dir` into the folder `out`, as its kind runs. */
+async function replayInto(row: RunRow, dir: string, out: string, onEvent?: (e: OptimizeEvent) => void): Promise<void> {
+  const config = JSON.parse(row.config);
   if (row.kind === "optimize") {
     const settings: OptimizeSettings = { ...recordedSettings(config), cache: replayCache, replayOf: dir };
     await optimize(settings, { outDir: out, onEvent });
@@ -65,13 +86,16 @@ export async function replayRun(dirArg: string, outArg?: string, onEvent?: (e: O
     const { evaluateBenchmark } = await import("./eval.ts");
     await evaluateBenchmark({ ...c, harnessDir: join(dir, "harness"), cache: replayCache, replayOf: dir, outDir: out });
   } else await replayTrain(dir, out);
-  const seconds = (performance.now() - started) / 1000;
-  const a = openDb(join(dir, "hone.db"), { readonly: true });
-  const b = openDb(join(out, "hone.db"), { readonly: true });
+}
+
+/** Takes `d` as a replay's folder by making it: false where another process made it first. */
+function madeHere(d: string): boolean {
   try {
-    return { kind: row.kind, source: dir, replay: out, seconds, ...compareRecords(a, b) };
-  } finally {
-    a.close();
-    b.close();
+    mkdirSync(d);
+    return true;
+  } catch (err) {
+    const { code, message } = err as NodeJS.ErrnoException;
+    if (code === "EEXIST") return false;
+    throw new HoneError("usage", `${d}: the replay's folder cannot be made there (${code ?? message}); choose an --out`);
   }
 }

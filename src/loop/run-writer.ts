@@ -3,7 +3,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readdirSync, rmSync, type S
 import { dirname, join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
 import { type LockHolder, lockRunDir, locksRefused, RUN_LOCK_FILE, type RunLock } from "../store/run-lock.ts";
-import { defaultRunDir, followed, refuseNonEmpty, removeHeld } from "./run-dir.ts";
+import { defaultRunDir, followed, holdsAnything, refuseNonEmpty, removeHeld } from "./run-dir.ts";
 
 /**
  * Holds `dir` (which must exist) as its run's one writer until released: a second writer, a `--resume` of a run that
@@ -119,6 +119,27 @@ export function takeRunDir(o: {
     }
   };
   return { dir, lock, abandon };
+}
+
+/**
+ * Removes `dir` where it holds nothing but its lock file and no process holds it: a folder made for a run that never
+ * began (a replay's). Held while it goes, as a failed start's folder is (takeRunDir).
+ */
+export function removeUnused(dir: string): void {
+  const unused = () => !holdsAnything(dir, (name) => name !== RUN_LOCK_FILE);
+  if (!existsSync(dir) || !unused()) return;
+  let lock: ReturnType<typeof claimRunDir>;
+  try {
+    lock = claimRunDir(dir);
+  } catch {
+    return; // its lock file cannot be locked: left as it is
+  }
+  if (!("release" in lock)) return; // another process holds it: its own now
+  try {
+    if (unused()) removeHeld(dir);
+  } finally {
+    lock.release();
+  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { hone, optimizeArgs } from "../helpers/cli.ts";
@@ -27,15 +27,28 @@ describe("replay, receipts and the request cache (CLI)", () => {
     expect(same.code).toBe(2);
     expect(same.stderr).toMatch(/already exists and is not empty; a replay needs a new folder: choose another --out/);
     expect(same.stderr).not.toMatch(/--resume/);
-    // ... and without --out each replay gets a folder of its own.
-    for (const name of ["run-replay", "run-replay-2"]) {
-      const again = await hone(["replay", run, "--json"]);
-      expect(again.code, again.stderr).toBe(0);
-      expect(JSON.parse(again.stdout)).toMatchObject({ replay: join(dir, name), matches: true });
-    }
+    // ... and without --out each replay gets a folder of its own, two started at once too (before, both picked
+    // run-replay and the second was refused as "being written by another hone process").
+    const both = await Promise.all([hone(["replay", run, "--json"]), hone(["replay", run, "--json"])]);
+    for (const again of both) expect(again.code, again.stderr).toBe(0);
+    const folders = both.map((again) => JSON.parse(again.stdout) as { replay: string; matches: boolean });
+    expect(folders.every((f) => f.matches)).toBe(true);
+    expect(folders.map((f) => f.replay).sort()).toEqual([join(dir, "run-replay"), join(dir, "run-replay-2")]);
     // Read by four replays and a receipt, neither run keeps a -wal or -shm beside its hone.db.
     for (const folder of [run, join(dir, "replayed")])
       expect(readdirSync(folder).filter((f) => f.startsWith("hone.db"))).toEqual(["hone.db"]);
+  });
+
+  it("a replay that cannot begin (its run's harness copy broken) leaves no folder behind", { timeout: 60_000 }, async () => {
+    const dir = tempDir();
+    const run = join(dir, "one");
+    const r = await hone(["run", "--task", "circle-packing", "--max-evals", "2", "--out", run]);
+    expect(r.code, r.stderr).toBe(0);
+    writeFileSync(join(run, "harness", "agent.yaml"), "model: [unclosed\n");
+    const replay = await hone(["replay", run]);
+    expect(replay.code).toBe(3);
+    expect(replay.stderr).toMatch(/agent\.yaml: is not valid YAML/);
+    expect(readdirSync(dir)).toEqual(["one"]);
   });
 
   it("--cache replay with nothing recorded fails with a clear error instead of calling anything", async () => {

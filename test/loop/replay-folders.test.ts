@@ -1,0 +1,25 @@
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { optimize } from "../../src/loop/optimize.ts";
+import { replayRun } from "../../src/loop/replay.ts";
+import { tempDir } from "../helpers/fixtures.ts";
+
+// Where `hone replay` writes without --out: the first free `<run>-replay[-N]`, taken by making it. Two replays started
+// together in one process are the sharpest case: the second picks its name before the first holds its folder (the
+// first's claim waits behind an await), and a second claim in one process is refused as another process's is. Before,
+// both picked `<run>-replay` and the second was refused as "being written by another hone process".
+
+describe("a replay's folder without --out", () => {
+  it("is one of its own for each of two replays started together", { timeout: 60_000 }, async () => {
+    const dir = tempDir();
+    const run = join(dir, "run");
+    const small = { rounds: 1, proposals: 2, maxEvals: 2, noiseRepeats: 1, cache: { mode: "off" as const } };
+    const models = { executor: { model: "offline" }, proposer: { model: "offline" } };
+    await optimize({ task: "circle-packing", ...models, ...small }, { outDir: run });
+    const both = await Promise.all([replayRun(run), replayRun(run)]);
+    expect(both.map((r) => r.differences)).toEqual([[], []]);
+    expect(both.map((r) => r.replay).sort()).toEqual([join(dir, "run-replay"), join(dir, "run-replay-2")]);
+    expect(readdirSync(dir).sort()).toEqual(["run", "run-replay", "run-replay-2"]);
+  });
+});
