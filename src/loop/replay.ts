@@ -57,7 +57,14 @@ export async function replayRun(dirArg: string, outArg?: string, onEvent?: (e: O
   try {
     await replayInto(row, dir, out, onEvent);
   } catch (err) {
-    if (!outArg) removeUnused(out); // a replay that never began leaves no folder of its own making
+    // A replay that left nothing in the folder it made (one that could not begin) leaves no folder either; what the
+    // replay failed with is what the user is told, whatever the removal meets.
+    if (!outArg)
+      try {
+        removeUnused(out);
+      } catch {
+        // left as it is: an empty folder, which the next replay passes by
+      }
     throw err;
   }
   const seconds = (performance.now() - started) / 1000;

@@ -57,12 +57,13 @@ function claim(outDir: string, onNotice?: (text: string) => void): Destination |
   // Without the lock nothing keeps two runs out of one folder: each builds in a folder of its own, as it did before
   // the lock, and the rename at the end refuses to replace a run (the later one is kept beside).
   if (process.env[NO_LOCK] === "off") return unguarded(outDir, onNotice, `${NO_LOCK}=off`);
-  const lock = claimInPlace(shared, onNotice, outDir);
+  // Said once, of outDir as the user gave it (below), not of the hidden folder the lock is taken in.
+  const lock = claimInPlace(shared, undefined, outDir);
   if (!("release" in lock)) return lock;
   if (lock.unguarded) {
     rmSync(join(shared, RUN_LOCK_FILE), { force: true });
     tryRmdir(shared);
-    return unguarded(outDir, undefined, lock.unguarded);
+    return unguarded(outDir, onNotice, lock.unguarded);
   }
   // A run that finished into outDir before this one held the folder: refused, and the folder (this process's) goes.
   if (filled(outDir)) {

@@ -1,9 +1,10 @@
-import { readdirSync } from "node:fs";
+import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { optimize } from "../../src/loop/optimize.ts";
 import { replayRun } from "../../src/loop/replay.ts";
-import { tempDir } from "../helpers/fixtures.ts";
+import { DEFAULT_HARNESS } from "../../src/loop/run.ts";
+import { copyOf, tempDir } from "../helpers/fixtures.ts";
 
 // Where `hone replay` writes without --out: the first free `<run>-replay[-N]`, taken by making it. Two replays started
 // together in one process are the sharpest case: the second picks its name before the first holds its folder (the
@@ -21,5 +22,19 @@ describe("a replay's folder without --out", () => {
     expect(both.map((r) => r.differences)).toEqual([[], []]);
     expect(both.map((r) => r.replay).sort()).toEqual([join(dir, "run-replay"), join(dir, "run-replay-2")]);
     expect(readdirSync(dir).sort()).toEqual(["run", "run-replay", "run-replay-2"]);
+  });
+
+  it("is removed again when the replay cannot begin (its run's seed harness broken since)", { timeout: 60_000 }, async () => {
+    const dir = tempDir();
+    const run = join(dir, "run");
+    const seed = copyOf(DEFAULT_HARNESS);
+    const small = { rounds: 1, proposals: 1, maxEvals: 2, noiseRepeats: 1, cache: { mode: "off" as const } };
+    const models = { executor: { model: "offline" }, proposer: { model: "offline" } };
+    await optimize({ task: "circle-packing", seedHarness: seed, ...models, ...small }, { outDir: run });
+    // optimize takes the folder the replay made, then refuses the seed: it empties the folder but for its lock file,
+    // and the replay removes what is left.
+    writeFileSync(join(seed, "agent.yaml"), "model: [unclosed\n");
+    await expect(replayRun(run)).rejects.toThrow(/agent\.yaml: is not valid YAML/);
+    expect(readdirSync(dir)).toEqual(["run"]);
   });
 });

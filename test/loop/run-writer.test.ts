@@ -181,6 +181,17 @@ describe("a new run's folder (claimNewRunDir: hone eval; claimDestination: hone 
     dest.abandon();
   });
 
+  it("hone run on a file system that takes no locks says so once, of its --out, never of its hidden folder", () => {
+    const out = join(inTemp(), "x");
+    lock.mockReturnValueOnce({ release: () => {}, unguarded: "SQLITE_IOERR_LOCK" });
+    const notices: string[] = [];
+    const dest = claimDestination(out, "cp", (t) => notices.push(t));
+    expect(notices).toEqual([
+      `${out} is built without its lock (SQLITE_IOERR_LOCK): a second run into it is not refused until it finishes`,
+    ]);
+    dest.abandon();
+  });
+
   it("stops, instead of trying name after name, on a file system that refuses every lock", () => {
     inTemp();
     lock.mockReturnValue({ heldBy: {} });
