@@ -11,6 +11,8 @@ import {
   type OptimizeConfigInput,
   parseOptimizeConfig,
 } from "../loop/optimize-config.ts";
+import { recordedMethodRef } from "../method/method-ref.ts";
+import { recordedTaskRef } from "../task/builtin.ts";
 import { modelSettingsFrom } from "./model-options.ts";
 import { slurmFromFlags } from "./runner-options.ts";
 
@@ -67,7 +69,11 @@ export function parseParams(pairs: string[]): Record<string, unknown> {
 function flagOptions(opts: Record<string, unknown>, base: OptimizeConfigInput): OptimizeConfigInput {
   const out: Record<string, unknown> = {};
   for (const [flag, key] of Object.entries(PLAIN)) if (opts[flag] !== undefined) out[key] = opts[flag];
-  if (typeof opts.method === "string") out.method = opts.method.includes("/") ? resolve(opts.method) : opts.method;
+  // Folders given as flags resolve against the current folder, as the run records them (a resume compares them).
+  for (const key of ["seed_harness", "proposer_harness", "tasks_dir"])
+    if (typeof out[key] === "string") out[key] = resolve(out[key] as string);
+  if (typeof out.task === "string") out.task = recordedTaskRef(out.task);
+  if (typeof opts.method === "string") out.method = recordedMethodRef(opts.method);
   if (opts.param) out.method_params = { ...(base.method_params ?? {}), ...parseParams(opts.param as string[]) };
   const bench = { id: opts.benchmark, train: opts.train, validation: opts.validation, data_dir: opts.dataDir };
   if (Object.values(bench).some((v) => v !== undefined)) {
@@ -80,7 +86,11 @@ function flagOptions(opts: Record<string, unknown>, base: OptimizeConfigInput): 
   if (opts.cold) out.warm_pool = false;
   if (opts.learning !== undefined) out.learning = { ...(base.learning ?? {}), mode: opts.learning };
   if (opts.cache !== undefined || opts.cacheDir !== undefined)
-    out.cache = defined({ ...(base.cache ?? {}), mode: opts.cache ?? base.cache?.mode, dir: opts.cacheDir ?? base.cache?.dir });
+    out.cache = defined({
+      ...(base.cache ?? {}),
+      mode: opts.cache ?? base.cache?.mode,
+      dir: typeof opts.cacheDir === "string" ? resolve(opts.cacheDir) : base.cache?.dir,
+    });
   const slurm = slurmFromFlags(opts);
   if (slurm)
     out.slurm = defined({

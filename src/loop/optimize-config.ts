@@ -4,7 +4,9 @@ import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import * as z from "zod";
 import { HoneError } from "../errors.ts";
+import { recordedMethodRef } from "../method/method-ref.ts";
 import { DEFAULT_TIMEOUTS } from "../model/timeouts.ts";
+import { recordedTaskRef } from "../task/builtin.ts";
 import { readConfigFile } from "./config-file.ts";
 import type { OptimizeSettings } from "./optimize.ts";
 import { DEFAULT_HARNESS } from "./run.ts";
@@ -191,7 +193,7 @@ const clean = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o
  * evaluator budget per rollout (each task's answer is scored once), recorded as 1.
  */
 export function settingsFromConfig(c: OptimizeConfig, defaultMaxEvals: number): OptimizeSettings {
-  return clean({
+  return absolutePaths({
     task: c.task,
     benchmark: c.benchmark
       ? clean({
@@ -282,7 +284,28 @@ const INPUT_KEYS: Record<string, string> = {
  */
 export function recordedSettings(raw: Record<string, unknown>): OptimizeSettings {
   const { proposalsPerRound: old, ...rest } = raw;
-  return (old !== undefined && rest.proposals === undefined ? { ...rest, proposals: old } : rest) as unknown as OptimizeSettings;
+  // An older run's relative folders resolve against the current folder, as they always did.
+  return absolutePaths(
+    (old !== undefined && rest.proposals === undefined ? { ...rest, proposals: old } : rest) as unknown as OptimizeSettings,
+  );
+}
+
+/**
+ * `s` with every folder it names absolute (a task given as a folder, the harnesses, the tasks, data and cache folders,
+ * a method given as a folder), as a run records them: a resumed or replayed run may start in another folder.
+ */
+function absolutePaths(s: OptimizeSettings): OptimizeSettings {
+  const path = (p: string | undefined) => (p === undefined ? p : resolve(p));
+  return clean({
+    ...s,
+    task: s.task === undefined ? undefined : recordedTaskRef(s.task),
+    benchmark: s.benchmark ? clean({ ...s.benchmark, dataDir: path(s.benchmark.dataDir) }) : undefined,
+    tasksDir: path(s.tasksDir),
+    seedHarness: path(s.seedHarness) as string,
+    proposerHarness: path(s.proposerHarness) as string,
+    method: s.method === undefined ? undefined : recordedMethodRef(s.method),
+    cache: s.cache ? clean({ ...s.cache, dir: path(s.cache.dir) }) : undefined,
+  });
 }
 
 /** TypeScript settings in the config file's shape, to be validated by the one schema (unknown keys refused). */

@@ -15,7 +15,7 @@ import { insertCandidate } from "../store/candidates.ts";
 import { createRunDb, type Db, finishRun, openDb } from "../store/db.ts";
 import { folderFiles } from "../store/rollout-files.ts";
 import { JsonlTrajectory } from "../store/trajectory.ts";
-import { resolveTask } from "../task/builtin.ts";
+import { recordedTaskRef, resolveTask } from "../task/builtin.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import type { Evaluation } from "../task/evaluation.ts";
 import { evaluateProgram } from "../task/evaluator.ts";
@@ -62,7 +62,7 @@ export interface RunHarnessOptions extends Partial<ModelSettings> {
   slurm?: SlurmSettings;
 }
 
-/** What a run stores to be replayed: its options without callbacks, the harness and task as given. */
+/** What a run stores to be replayed: its options without callbacks, the harness and task (a folder made absolute). */
 export interface RunConfig extends Omit<RunHarnessOptions, "onNotice" | "onEvent" | "onPartial"> {
   harness: string;
   task: string;
@@ -123,8 +123,9 @@ export async function runHarness(
   const { onNotice: _n, onEvent: _e, onPartial: _p, ...stored } = opts;
   const config: RunConfig = {
     ...stored,
+    ...absolutePaths(stored),
     harness: resolve(harnessDir),
-    task: typeof taskRef === "string" ? taskRef : task.dir,
+    task: typeof taskRef === "string" ? recordedTaskRef(taskRef) : task.dir,
     model,
     baseUrl,
     maxEvals,
@@ -237,6 +238,14 @@ export async function runHarness(
     await resolved?.close();
     await remote?.close();
   }
+}
+
+/** The options that name folders, made absolute as the run records them (it may be replayed from another folder). */
+function absolutePaths(o: Pick<RunHarnessOptions, "tasksDir" | "cache">): Pick<RunHarnessOptions, "tasksDir" | "cache"> {
+  return {
+    tasksDir: o.tasksDir === undefined ? undefined : resolve(o.tasksDir),
+    cache: o.cache?.dir === undefined ? o.cache : { ...o.cache, dir: resolve(o.cache.dir) },
+  };
 }
 
 /** The run's folder begun: the harness copied in, its hone.db made and opened, its records' writer. */

@@ -1,7 +1,6 @@
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { HoneError } from "../errors.ts";
 import type { Method } from "./method.ts";
+import { isMethodFolder } from "./method-ref.ts";
 import { ace } from "./methods/ace.ts";
 import { adas } from "./methods/adas.ts";
 import { dgm } from "./methods/dgm.ts";
@@ -35,7 +34,7 @@ export const METHODS: Record<string, Method<any>> = {
 
 // biome-ignore lint/suspicious/noExplicitAny: each method has its own parameter type
 export function methodByName(name: string): Method<any> {
-  if (name.includes("/") || existsSync(join(name, "method.json"))) return externalMethod(name);
+  if (isMethodFolder(name)) return externalMethod(name);
   const m = METHODS[name];
   if (!m)
     throw new HoneError(

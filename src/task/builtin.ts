@@ -25,6 +25,12 @@ export function listBuiltinTasks(): DiscoveryTask[] {
 const isPath = (ref: string) => ref.includes("/") || ref.startsWith(".") || existsSync(ref);
 
 /**
+ * A task reference as a run records it: a folder or config file made absolute (its run may be resumed or replayed
+ * from another folder), an id as given.
+ */
+export const recordedTaskRef = (ref: string): string => (isPath(ref) ? resolve(ref) : ref);
+
+/**
  * `--task` takes a path to a task folder (or to a config file inside one), an id from the registry (`--tasks-dir`
  * or HONE_TASKS: a folder of task folders with an optional tasks.yaml or HarnessTTT MANIFEST_eft.json, or such a
  * manifest file), or a built-in id. Before it is handed back, the task is checked for what it needs (Python

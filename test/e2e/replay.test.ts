@@ -1,8 +1,8 @@
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { hone, optimizeArgs } from "../helpers/cli.ts";
-import { tempDir } from "../helpers/fixtures.ts";
+import { CIRCLE_PACKING, INITIAL_HARNESS, ROOT, tempDir } from "../helpers/fixtures.ts";
 
 describe("replay, receipts and the request cache (CLI)", () => {
   it("replays a finished run with no endpoint and reproduces every record field by field", { timeout: 180_000 }, async () => {
@@ -49,6 +49,33 @@ describe("replay, receipts and the request cache (CLI)", () => {
     expect(replay.code).toBe(3);
     expect(replay.stderr).toMatch(/agent\.yaml: is not valid YAML/);
     expect(readdirSync(dir)).toEqual(["one"]);
+  });
+
+  it("a run started with relative folders replays from any folder, and resumes repeating its command", {
+    timeout: 120_000,
+  }, async () => {
+    const dir = tempDir();
+    cpSync(INITIAL_HARNESS, join(dir, "seed"), { recursive: true });
+    cpSync(CIRCLE_PACKING, join(dir, "my-task"), { recursive: true });
+    const args = (rounds: number) =>
+      optimizeArgs({ rounds, proposals: 2, maxEvals: 2, json: false, extra: ["--seed-harness", "seed"] }).map((a) =>
+        a === "circle-packing" ? "my-task" : a,
+      );
+    const first = await hone([...args(1), "--out", "run"], { cwd: dir });
+    expect(first.code, first.stderr).toBe(0);
+    // Before, the run recorded "seed" and "my-task" as given, and a replay from elsewhere looked for them there.
+    const replay = await hone(["replay", join(dir, "run"), "--json"], { cwd: ROOT });
+    expect(replay.code, replay.stderr).toBe(0);
+    expect(JSON.parse(replay.stdout).matches).toBe(true);
+    // The same command again with --resume: its relative flags name what the run recorded.
+    const resumed = await hone([...args(2), "--resume", "run"], { cwd: dir });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    // hone run records its task folder the same way.
+    const one = await hone(["run", "--task", "my-task", "--max-evals", "2", "--out", "one"], { cwd: dir });
+    expect(one.code, one.stderr).toBe(0);
+    const again = await hone(["replay", join(dir, "one"), "--json"], { cwd: ROOT });
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout).matches).toBe(true);
   });
 
   it("--cache replay with nothing recorded fails with a clear error instead of calling anything", async () => {

@@ -1,5 +1,6 @@
 // The one schema behind optimize's entry points: flags, config files and optimize() from TypeScript refuse the same
 // bad values, each naming where the value came from, and fill the same defaults.
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { numberish, optionsFromFlags } from "../../src/cli/optimize-flags.ts";
 import { DEFAULT_PROPOSER_HARNESS, resolveSettings } from "../../src/loop/optimize.ts";
@@ -79,6 +80,35 @@ describe("optimize() from TypeScript: a task and models are enough", () => {
     expect(recordedSettings({ rounds: 2, proposals: 5 })).toEqual({ rounds: 2, proposals: 5 });
     const old = await asyncRefusal(() => resolveSettings({ task: "circle-packing", proposalsPerRound: 2 } as never));
     expect(old.message).toMatch(/unknown setting proposalsPerRound; known: .*proposals/);
+  });
+
+  it("records every folder absolute, so a run resumed or replayed from another folder finds them", () => {
+    const here = process.cwd();
+    const was = recordedSettings({
+      task: "./my-task",
+      tasksDir: "tasks-here",
+      seedHarness: "seed",
+      proposerHarness: "harnesses/proposer",
+      method: "./my-method",
+      cache: { mode: "off", dir: "cache" },
+      benchmark: { id: "gsm8k", dataDir: "data" },
+    });
+    expect(was).toEqual({
+      task: join(here, "my-task"),
+      tasksDir: join(here, "tasks-here"),
+      seedHarness: join(here, "seed"),
+      proposerHarness: join(here, "harnesses", "proposer"),
+      method: join(here, "my-method"),
+      cache: { mode: "off", dir: join(here, "cache") },
+      benchmark: { id: "gsm8k", dataDir: join(here, "data") },
+    });
+    // A built-in task's id and a built-in method's name are names, not folders.
+    expect(recordedSettings({ task: "circle-packing", method: "gepa" })).toEqual({ task: "circle-packing", method: "gepa" });
+    // Flags resolve the same way, so a resume repeating the command's relative flags compares equal.
+    const flags = optionsFromFlags({ task: "./my-task", seedHarness: "seed", tasksDir: "t", cacheDir: "c" });
+    expect([flags.task, flags.seed_harness, flags.tasks_dir, flags.cache?.dir]).toEqual(
+      ["my-task", "seed", "t", "c"].map((p) => join(here, p)),
+    );
   });
 
   it("refuses bad and unknown settings by their TypeScript names, and a run without a task", async () => {
