@@ -1,12 +1,14 @@
 // The one schema behind optimize's entry points: flags, config files and optimize() from TypeScript refuse the same
 // bad values, each naming where the value came from, and fill the same defaults.
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { numberish, optionsFromFlags } from "../../src/cli/optimize-flags.ts";
 import { DEFAULT_PROPOSER_HARNESS, resolveSettings } from "../../src/loop/optimize.ts";
-import { optimizeConfigSchema, recordedSettings } from "../../src/loop/optimize-config.ts";
+import { optimizeConfigSchema, readOptimizeConfig, recordedSettings } from "../../src/loop/optimize-config.ts";
 import { DEFAULT_HARNESS } from "../../src/loop/run.ts";
 import { resolveTask } from "../../src/task/builtin.ts";
+import { tempDir } from "../helpers/fixtures.ts";
 import { asyncRefusal, refusal } from "../helpers/refusal.ts";
 
 describe("optimize's flags are options of the one schema", () => {
@@ -109,6 +111,26 @@ describe("optimize() from TypeScript: a task and models are enough", () => {
     expect([flags.task, flags.seed_harness, flags.tasks_dir, flags.cache?.dir]).toEqual(
       ["my-task", "seed", "t", "c"].map((p) => join(here, p)),
     );
+  });
+
+  it("reads a config file's folders against the file: the method given as a folder, the cache, the Slurm template", () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, "near-method"));
+    writeFileSync(join(dir, "near-method", "method.json"), "{}");
+    const file = join(dir, "hone.yaml");
+    const text = (method: string) =>
+      `task: circle-packing\nmethod: ${method}\ncache:\n  mode: off\n  dir: cache\nslurm:\n  template: job.sh\n`;
+    writeFileSync(file, text("./methods/mine"));
+    const c = readOptimizeConfig(file);
+    expect([c.method, c.cache?.dir, c.slurm?.template]).toEqual([
+      join(dir, "methods", "mine"),
+      join(dir, "cache"),
+      join(dir, "job.sh"),
+    ]);
+    writeFileSync(file, text("near-method"));
+    expect(readOptimizeConfig(file).method).toBe(join(dir, "near-method"));
+    writeFileSync(file, text("gepa"));
+    expect(readOptimizeConfig(file).method).toBe("gepa");
   });
 
   it("refuses bad and unknown settings by their TypeScript names, and a run without a task", async () => {
