@@ -4,6 +4,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
+import { isHarnessFolder } from "../harness/program.ts";
 import { openDb, type RunRow, runRow } from "../store/db.ts";
 import { compareRecords } from "./compare-runs.ts";
 import type { EvalConfig } from "./eval.ts";
@@ -82,7 +83,12 @@ export async function replayRun(dirArg: string, outArg?: string, onEvent?: (e: O
 async function replayInto(row: RunRow, dir: string, out: string, onEvent?: (e: OptimizeEvent) => void): Promise<void> {
   const config = JSON.parse(row.config);
   if (row.kind === "optimize") {
-    const settings: OptimizeSettings = { ...recordedSettings(config), cache: replayCache, replayOf: dir };
+    // The seed harness as the run kept it (its candidate r00-seed), not the folder it was started from, which may
+    // have changed or gone since.
+    const recorded = recordedSettings(config);
+    const own = join(dir, "candidates", "r00-seed");
+    const seedHarness = isHarnessFolder(own) ? own : recorded.seedHarness;
+    const settings: OptimizeSettings = { ...recorded, seedHarness, cache: replayCache, replayOf: dir };
     await optimize(settings, { outDir: out, onEvent });
   } else if (row.kind === "run") {
     const c = config as RunConfig;

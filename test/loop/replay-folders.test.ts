@@ -1,4 +1,4 @@
-import { readdirSync, writeFileSync } from "node:fs";
+import { readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { optimize } from "../../src/loop/optimize.ts";
@@ -24,17 +24,22 @@ describe("a replay's folder without --out", () => {
     expect(readdirSync(dir).sort()).toEqual(["run", "run-replay", "run-replay-2"]);
   });
 
-  it("is removed again when the replay cannot begin (its run's seed harness broken since)", { timeout: 60_000 }, async () => {
+  it("is removed again when the replay cannot begin (the seed harness the run kept, broken since)", {
+    timeout: 60_000,
+  }, async () => {
     const dir = tempDir();
     const run = join(dir, "run");
     const seed = copyOf(DEFAULT_HARNESS);
     const small = { rounds: 1, proposals: 1, maxEvals: 2, noiseRepeats: 1, cache: { mode: "off" as const } };
     const models = { executor: { model: "offline" }, proposer: { model: "offline" } };
     await optimize({ task: "circle-packing", seedHarness: seed, ...models, ...small }, { outDir: run });
-    // optimize takes the folder the replay made, then refuses the seed: it empties the folder but for its lock file,
-    // and the replay removes what is left.
-    writeFileSync(join(seed, "agent.yaml"), "model: [unclosed\n");
+    // The folder the run was started from may go: the replay reads the seed the run kept (candidates/r00-seed).
+    rmSync(seed, { recursive: true });
+    expect((await replayRun(run)).differences).toEqual([]);
+    // That copy broken, optimize takes the folder the replay made, then refuses the seed: it empties the folder but
+    // for its lock file, and the replay removes what is left.
+    writeFileSync(join(run, "candidates", "r00-seed", "agent.yaml"), "model: [unclosed\n");
     await expect(replayRun(run)).rejects.toThrow(/agent\.yaml: is not valid YAML/);
-    expect(readdirSync(dir)).toEqual(["run"]);
+    expect(readdirSync(dir).sort()).toEqual(["run", "run-replay"]);
   });
 });
