@@ -2,6 +2,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { stringify as toYaml } from "yaml";
 import { HoneError } from "../errors.ts";
+import { isHarnessFolder } from "../harness/program.ts";
 import { type LoraSettings, resumeAdapter } from "../method/lora.ts";
 import { methodByName, methodParams } from "../method/registry.ts";
 import type { CacheMode } from "../model/cache.ts";
@@ -286,13 +287,8 @@ async function startDiscovery(
   const needs = replaying ? undefined : checkTaskNeedsAsync(task);
   needs?.catch(() => {}); // met below
   try {
-    const seedReport = await checkHarness(settings.seedHarness, { task });
+    await checkSeed(settings, runDir, Boolean(o.resume), task);
     await needs;
-    if (!seedReport.ok)
-      throw new HoneError(
-        "badHarness",
-        `${settings.seedHarness}: the seed harness is refused:\n  ${seedReport.problems.map((p) => p.message).join("\n  ")}`,
-      );
   } catch (err) {
     await closeEarly(early);
     await python;
@@ -304,6 +300,23 @@ async function startDiscovery(
     await closeEarly(early);
     throw err;
   }
+}
+
+/**
+ * Refuses a seed harness that cannot run (exit code `badHarness`). A resumed run goes on from the seed it kept
+ * (candidates/r00-seed), so that copy is what it checks, when it passes: the folder the run was started from may have
+ * changed or gone since. A copy that does not pass (cut short by a kill before it was committed) is made again from
+ * that folder, which is then what is checked.
+ */
+async function checkSeed(settings: OptimizeSettings, runDir: string, resume: boolean, task?: DiscoveryTask): Promise<void> {
+  const kept = join(runDir, "candidates", "r00-seed");
+  if (resume && isHarnessFolder(kept) && (await checkHarness(kept, { task })).ok) return;
+  const report = await checkHarness(settings.seedHarness, { task });
+  if (!report.ok)
+    throw new HoneError(
+      "badHarness",
+      `${settings.seedHarness}: the seed harness is refused:\n  ${report.problems.map((p) => p.message).join("\n  ")}`,
+    );
 }
 
 /** A QA benchmark as the target (optimize-qa.ts), new or resumed; a failed start leaves no folder behind. */
@@ -319,12 +332,7 @@ async function optimizeBenchmark(settings: OptimizeSettings, held: HeldRunDir, o
     const method = methodByName(settings.method ?? "harnessttt");
     const params = methodParams(method, settings.methodParams ?? {});
     if (method.name === "harnessttt") gateMode(params as TttParams, settings.proposals);
-    const seedReport = await checkHarness(settings.seedHarness);
-    if (!seedReport.ok)
-      throw new HoneError(
-        "badHarness",
-        `${settings.seedHarness}: the seed harness is refused:\n  ${seedReport.problems.map((p) => p.message).join("\n  ")}`,
-      );
+    await checkSeed(settings, runDir, Boolean(o.resume));
     // A QA search's modules (benchmarks, scorers) load only for one: a discovery run or its replay needs none of them.
     const { optimizeQA } = await import("./optimize-qa.ts");
     return await optimizeQA(settings, runDir, o.onEvent ?? (() => {}), o.nextRound ?? (() => true), summarize, Boolean(o.resume));

@@ -6,6 +6,8 @@ import { replayRun } from "../../src/loop/replay.ts";
 import { DEFAULT_HARNESS } from "../../src/loop/run.ts";
 import { copyOf, tempDir } from "../helpers/fixtures.ts";
 
+// What a replay and a resume start from: the folder a replay writes in, and the seed harness the run kept.
+//
 // Where `hone replay` writes without --out: the first free `<run>-replay[-N]`, taken by making it. Two replays started
 // together in one process are the sharpest case: the second picks its name before the first holds its folder (the
 // first's claim waits behind an await), and a second claim in one process is refused as another process's is. Before,
@@ -41,5 +43,20 @@ describe("a replay's folder without --out", () => {
     writeFileSync(join(run, "candidates", "r00-seed", "agent.yaml"), "model: [unclosed\n");
     await expect(replayRun(run)).rejects.toThrow(/agent\.yaml: is not valid YAML/);
     expect(readdirSync(dir).sort()).toEqual(["run", "run-replay"]);
+  });
+});
+
+describe("the seed harness a run kept", () => {
+  it("is what a resume checks: the run goes on with the folder it was started from gone", { timeout: 60_000 }, async () => {
+    const run = join(tempDir(), "run");
+    const seed = copyOf(DEFAULT_HARNESS);
+    const small = { rounds: 1, proposals: 1, maxEvals: 2, noiseRepeats: 1, cache: { mode: "off" as const } };
+    const models = { executor: { model: "offline" }, proposer: { model: "offline" } };
+    await optimize({ task: "circle-packing", seedHarness: seed, ...models, ...small }, { outDir: run });
+    rmSync(seed, { recursive: true });
+    // Before, the resume checked the folder the run was started from, and was refused: "…/copy: the seed harness is
+    // refused".
+    const resumed = await optimize({ task: "circle-packing" }, { outDir: run, resume: true, overrides: { rounds: 2 } });
+    expect(resumed.rounds.map((r) => r.round)).toEqual([0, 1, 2]);
   });
 });
