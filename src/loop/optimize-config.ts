@@ -148,9 +148,7 @@ export function readOptimizeConfig(file: string): OptimizeConfig {
     seed_harness: path(data.seed_harness),
     proposer_harness: path(data.proposer_harness),
     out: path(data.out),
-    // A method given as a folder (a path, or a folder with method.json beside the file); a built-in's name as it is.
-    method:
-      /[/\\]/.test(data.method) || existsSync(join(base, data.method, "method.json")) ? resolve(base, data.method) : data.method,
+    method: recordedMethodRef(data.method, base),
     cache: data.cache ? { ...data.cache, dir: path(data.cache.dir) } : undefined,
     slurm: data.slurm ? { ...data.slurm, template: path(data.slurm.template) } : undefined,
   };

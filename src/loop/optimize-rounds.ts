@@ -22,10 +22,13 @@ import { finishedRolloutIds, recordRollout, rolloutDirFinished } from "./rollout
 import type { RolloutJob } from "./runner.ts";
 import { assertEvaluatorWorks } from "./seed-check.ts";
 
+/** Where a run keeps its seed harness (candidate r00-seed), which a replay and a resume start from. */
+export const keptSeedDir = (runDir: string): string => join(runDir, "candidates", "r00-seed");
+
 /** The seed harness as candidate r00-seed: committed once, materialized again after a kill. */
 export async function seedCandidate(ctx: SearchContext): Promise<{ commit: string; dir: string }> {
   const { repo, settings } = ctx;
-  const dir = join(ctx.dir, "candidates", "r00-seed");
+  const dir = keptSeedDir(ctx.dir);
   let commit = repo.resolve("refs/candidates/r00-seed");
   if (!commit) {
     rmSync(dir, { recursive: true, force: true });

@@ -27,7 +27,7 @@ import {
 import { closeEarly, type Incumbent, open, type RunContext, startEarly } from "./optimize-context.ts";
 import type { RunNoise } from "./optimize-noise.ts";
 import { gateMode, type TttParams } from "./optimize-proposals.ts";
-import { roundZero, runRound } from "./optimize-rounds.ts";
+import { keptSeedDir, roundZero, runRound } from "./optimize-rounds.ts";
 import { type HeldRunDir, takeRunDir } from "./run-writer.ts";
 import type { Runner } from "./runner.ts";
 
@@ -309,7 +309,7 @@ async function startDiscovery(
  * that folder, which is then what is checked.
  */
 async function checkSeed(settings: OptimizeSettings, runDir: string, resume: boolean, task?: DiscoveryTask): Promise<void> {
-  const kept = join(runDir, "candidates", "r00-seed");
+  const kept = keptSeedDir(runDir);
   if (resume && isHarnessFolder(kept) && (await checkHarness(kept, { task })).ok) return;
   const report = await checkHarness(settings.seedHarness, { task });
   if (!report.ok)

@@ -10,6 +10,7 @@ import { compareRecords } from "./compare-runs.ts";
 import type { EvalConfig } from "./eval.ts";
 import { type OptimizeEvent, type OptimizeSettings, optimize } from "./optimize.ts";
 import { recordedSettings } from "./optimize-config.ts";
+import { keptSeedDir } from "./optimize-rounds.ts";
 import type { RunConfig } from "./run.ts";
 import { freeDir, refuseNonEmpty } from "./run-dir.ts";
 import { removeUnused } from "./run-writer.ts";
@@ -86,7 +87,7 @@ async function replayInto(row: RunRow, dir: string, out: string, onEvent?: (e: O
     // The seed harness as the run kept it (its candidate r00-seed), not the folder it was started from, which may
     // have changed or gone since.
     const recorded = recordedSettings(config);
-    const own = join(dir, "candidates", "r00-seed");
+    const own = keptSeedDir(dir);
     const seedHarness = isHarnessFolder(own) ? own : recorded.seedHarness;
     const settings: OptimizeSettings = { ...recorded, seedHarness, cache: replayCache, replayOf: dir };
     await optimize(settings, { outDir: out, onEvent });
