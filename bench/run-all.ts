@@ -3,6 +3,7 @@ import { benchConsole } from "./console.ts";
 import { quiesce } from "./lib.ts";
 import { benchQueue } from "./queue.ts";
 import { benchReplay } from "./replay.ts";
+import { benchRequestKeys } from "./request-keys.ts";
 import { benchRolloutConcurrency } from "./rollout-concurrency.ts";
 import { benchSandbox } from "./sandbox.ts";
 import { benchScaling } from "./scaling.ts";
@@ -17,6 +18,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   "step-overhead": benchStepOverhead,
   sandbox: benchSandbox,
   "search-replace": benchSearchReplace,
+  "request-keys": benchRequestKeys,
   "warm-pool": benchWarmPool,
   "rollout-concurrency": benchRolloutConcurrency,
   replay: benchReplay,

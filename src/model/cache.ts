@@ -4,6 +4,7 @@ import type { Statement } from "better-sqlite3";
 import { honeCacheDir } from "../store/cache-dir.ts";
 import { addRecordTable, type Db, openRecordDb } from "../store/db.ts";
 import { ModelError } from "./errors.ts";
+import { RequestKeys } from "./request-keys.ts";
 import type { ChatModel, ChatRequest, ChatResponse } from "./types.ts";
 
 /**
@@ -72,6 +73,7 @@ export function defaultCachePath(env: NodeJS.ProcessEnv = process.env): string {
 /**
  * The cache key: sha256 over the exact body as sent (model, messages, tools, every sampling field, seed) and the
  * trial index. The body is serialised as the wire serialises it: its key order is fixed by the code that builds it.
+ * A scope's successive requests get the same keys from `RequestKeys` (request-keys.ts), which hashes what is new.
  */
 export function requestKey(model: ChatModel, request: ChatRequest): string {
   const body = model.wireBody ? model.wireBody(request) : request;
@@ -164,11 +166,12 @@ function lookup(o: CacheOptions, key: string, own: string): { hit: ChatResponse;
 export function withCache(model: ChatModel, o: CacheOptions): CachedModel {
   const scopedModel = (scope: string): ChatModel => {
     const seen = new Map<string, number>();
+    const keys = new RequestKeys();
     return {
       id: model.id,
       wireBody: model.wireBody?.bind(model),
       async complete(request, signal) {
-        const key = requestKey(model, request);
+        const key = keys.key(model, request);
         const n = seen.get(key) ?? 0;
         seen.set(key, n + 1);
         const own = occurrenceKey(key, scope, n);
