@@ -2,7 +2,7 @@ import { createHash, type Hash } from "node:crypto";
 import type { ChatModel, ChatRequest } from "./types.ts";
 
 // A conversation's requests grow by a message or two a step, so hashing each whole body (`requestKey` in cache.ts)
-// serialises and hashes the same prefix again every step: a 22-step rollout's bodies sum to ~20x its last one. This
+// serialises and hashes the same prefix again every step: an n-step rollout's bodies sum to ~n/2 times its last. This
 // gives the same key (sha256 over JSON.stringify of the body, then `\0trial=N`) from work proportional to what is new:
 // - each message's JSON is kept beside a private deep copy of the message, and reused only while the message still
 //   equals that copy (same keys in the same order, same values), so a message changed in place is serialised again;
