@@ -1,4 +1,5 @@
 import { createHash, type Hash } from "node:crypto";
+import { types } from "node:util";
 import type { ChatModel, ChatRequest } from "./types.ts";
 
 // A conversation's requests grow by a message or two a step, so hashing each whole body (`requestKey` in cache.ts)
@@ -8,6 +9,8 @@ import type { ChatModel, ChatRequest } from "./types.ts";
 //   equals that copy (same keys in the same order, same values), so a message changed in place is serialised again;
 // - the hash's state after the last request's messages is kept, and copied when the next request's messages begin
 //   with the same serialised messages (and the same fields before them); otherwise the body is hashed from its start.
+// Only plain data is kept (no accessors, toJSON, proxies, boxed values or class instances); a body of any other shape,
+// or one whose serialisation throws, is hashed whole, exactly as `requestKey` does.
 
 /** A body's JSON around its messages array: `head` + the array's JSON + `tail` is JSON.stringify(body). */
 interface Shell {
@@ -24,9 +27,22 @@ const MARK_JSON = JSON.stringify(MARK);
 /** Deeper data is serialised each time rather than copied (a message is a few levels deep). */
 const MAX_DEPTH = 16;
 
+function hasToJson(v: unknown): boolean {
+  return v !== null && typeof v === "object" && typeof (v as { toJSON?: unknown }).toJSON === "function";
+}
+
+/** An object JSON.stringify reads as its own data properties only: no toJSON, proxy, boxed value or class. */
 function isPlainObject(v: object): boolean {
+  if (types.isProxy(v) || types.isBoxedPrimitive(v)) return false;
   const proto = Object.getPrototypeOf(v);
   return (proto === Object.prototype || proto === null) && !hasToJson(v);
+}
+
+/** Whether every own property of `v` holds a value (no getter that could answer differently from one read to the next). */
+function dataOnly(v: object): boolean {
+  const all = Object.getOwnPropertyDescriptors(v) as Record<string, PropertyDescriptor>;
+  for (const k in all) if (!("value" in (all[k] as PropertyDescriptor))) return false;
+  return true;
 }
 
 /** A private deep copy of `v`, or undefined when `v` holds anything JSON.stringify treats specially. */
@@ -35,7 +51,7 @@ function snapshotOf(v: unknown, depth = 0): { s: Snapshot } | undefined {
   if (typeof v === "number") return Number.isFinite(v) ? { s: v } : undefined;
   if (typeof v !== "object" || depth >= MAX_DEPTH) return undefined;
   if (Array.isArray(v)) {
-    if (hasToJson(v)) return undefined;
+    if (hasToJson(v) || types.isProxy(v) || !dataOnly(v)) return undefined;
     const items: Snapshot[] = [];
     for (let i = 0; i < v.length; i++) {
       const item = snapshotOf(v[i], depth + 1);
@@ -44,7 +60,7 @@ function snapshotOf(v: unknown, depth = 0): { s: Snapshot } | undefined {
     }
     return { s: { items } };
   }
-  if (!isPlainObject(v)) return undefined;
+  if (!isPlainObject(v) || !dataOnly(v)) return undefined;
   const keys = Object.keys(v);
   const values: Snapshot[] = [];
   for (const k of keys) {
@@ -73,15 +89,15 @@ function equalsSnapshot(v: unknown, s: Snapshot): boolean {
   return true;
 }
 
-function hasToJson(v: unknown): boolean {
-  return v !== null && typeof v === "object" && typeof (v as { toJSON?: unknown }).toJSON === "function";
-}
-
 /** The body split around its messages, or undefined for a body of another shape (then hashed whole). */
 function shellOf(body: unknown): Shell | undefined {
-  if (body === null || typeof body !== "object" || Array.isArray(body) || !isPlainObject(body)) return undefined;
-  const messages = (body as { messages?: unknown }).messages;
-  if (!Array.isArray(messages) || hasToJson(messages)) return undefined;
+  if (body === null || typeof body !== "object" || Array.isArray(body) || !isPlainObject(body) || !dataOnly(body))
+    return undefined;
+  const own = Object.getOwnPropertyDescriptor(body, "messages");
+  const messages: unknown = own?.enumerable ? own.value : undefined;
+  if (!Array.isArray(messages) || hasToJson(messages) || types.isProxy(messages)) return undefined;
+  // A message's own toJSON is called with its index, which a message serialised on its own would not be given.
+  for (let i = 0; i < messages.length; i++) if (hasToJson(messages[i])) return undefined;
   const json = JSON.stringify({ ...body, messages: MARK });
   const at = json.indexOf(MARK_JSON);
   if (at < 0 || json.indexOf(MARK_JSON, at + 1) >= 0) return undefined;
@@ -96,11 +112,21 @@ export class RequestKeys {
   key(model: ChatModel, request: ChatRequest): string {
     const body = model.wireBody ? model.wireBody(request) : request;
     const trial = `\0trial=${request.trial ?? 0}`;
+    try {
+      const key = this.fromParts(body, trial);
+      if (key) return key;
+    } catch {
+      // hashed whole below, which throws what requestKey throws for such a body (a cycle, a BigInt)
+    }
+    return createHash("sha256").update(JSON.stringify(body)).update(trial).digest("hex");
+  }
+
+  /** The key from the body's messages one by one, or undefined for a body not split around them. */
+  private fromParts(body: unknown, trial: string): string | undefined {
     const shell = shellOf(body);
-    // A message's own toJSON is called with its index, which a message serialised on its own would not be given.
-    if (!shell || shell.messages.some(hasToJson))
-      return createHash("sha256").update(JSON.stringify(body)).update(trial).digest("hex");
-    const parts = shell.messages.map((m) => this.json(m));
+    if (!shell) return undefined;
+    const parts: string[] = [];
+    for (let i = 0; i < shell.messages.length; i++) parts.push(this.json(shell.messages[i])); // a hole is null, as in JSON
     const state = this.prefixState(shell.head, parts);
     this.last = { head: shell.head, parts, state: state.copy() };
     return state.update(`]${shell.tail}`).update(trial).digest("hex");

@@ -21,6 +21,34 @@ function agree(model: ChatModel, requests: ChatRequest[], keys = new RequestKeys
   });
 }
 
+/** Each step's key through one RequestKeys against requestKey's, a thrown error compared by its message. */
+function agreeSteps(steps: [ChatModel, () => ChatRequest][]): void {
+  const keys = new RequestKeys();
+  const outcome = (f: () => string) => {
+    try {
+      return f();
+    } catch (err) {
+      return `threw ${(err as Error).message}`;
+    }
+  };
+  for (const [model, next] of steps) {
+    const r = next();
+    expect(outcome(() => keys.key(model, r))).toBe(outcome(() => requestKey(model, r)));
+  }
+}
+
+const odd = (m: Record<string, unknown>): ChatMessage => ({ role: "user", content: "x", ...m }) as unknown as ChatMessage;
+const twice = (m: ChatMessage, change: () => void): [ChatModel, () => ChatRequest][] => [
+  [vllm, () => ({ messages: [m] })],
+  [
+    vllm,
+    () => {
+      change();
+      return { messages: [m] };
+    },
+  ],
+];
+
 const call = (id: string, args: string): ChatMessage => ({
   role: "assistant",
   content: null,
@@ -82,7 +110,11 @@ describe("RequestKeys", () => {
     const a = growing(8);
     const b = growing(5);
     const keys = new RequestKeys();
-    const compacted: ChatMessage[] = [a.messages[0] as ChatMessage, { role: "user", content: "summary" }, ...a.messages.slice(-4)];
+    const compacted: ChatMessage[] = [
+      a.messages[0] as ChatMessage,
+      { role: "user", content: "summary" },
+      ...a.messages.slice(-4),
+    ];
     agree(
       vllm,
       [
@@ -105,7 +137,7 @@ describe("RequestKeys", () => {
     const odd = [
       { role: "user", content: "x", toJSON: (key: string) => ({ role: "user", content: `at ${key}` }) },
       { role: "user", content: "y", extra: undefined, n: Number.NaN, inf: Number.POSITIVE_INFINITY, z: -0 },
-      { role: "user", content: "z", when: new Date(0), list: [1, undefined, , 3], sym: Symbol("s") },
+      { role: "user", content: "z", when: new Date(0), list: Object.assign([1, undefined], { 3: 3 }), sym: Symbol("s") },
       { role: "user", content: "w", nested: { toJSON: () => "nested" } },
     ] as unknown as ChatMessage[];
     const keys = new RequestKeys();
@@ -126,6 +158,113 @@ describe("RequestKeys", () => {
     agree(odd([1, 2]), requests, keys);
     agree(odd("body"), requests, keys);
     agree(odd({ messages: [{ role: "user", content: "a" }], toJSON: () => ({ other: 1 }) }), requests, keys);
+  });
+
+  it("agrees on a messages array with holes (in the middle, first, last): JSON writes null there", () => {
+    const a = { role: "user", content: "a" } as ChatMessage;
+    const middle: ChatMessage[] = [a];
+    middle[2] = a;
+    const first: ChatMessage[] = [];
+    first[1] = a;
+    const last: ChatMessage[] = [a];
+    last.length = 2;
+    for (const messages of [middle, first, last])
+      agreeSteps([
+        [vllm, () => ({ messages })],
+        [vllm, () => ({ messages })],
+      ]);
+  });
+
+  it("agrees when a message's nested values change in place: a key deleted, an array grown or swapped for a look-alike, a Date, a toJSON, a boxed number", () => {
+    const other = new OpenAICompatibleModel({ baseUrl: "http://127.0.0.1:9/v1", model: "n" }, {});
+    const same = odd({});
+    agreeSteps([
+      [vllm, () => ({ messages: [same] })],
+      [other, () => ({ messages: [same] })],
+    ]);
+    // One message a case, each cached before its change (a boxed number or a Date anywhere would keep it uncached).
+    let unboxed = 1;
+    const boxed = Object.setPrototypeOf(Object.assign(new Number(1), { [Symbol.toPrimitive]: () => unboxed }), Object.prototype);
+    const cases: [Record<string, unknown>, (it: Record<string, unknown>) => void][] = [
+      [{ a: 1, b: 2 }, (it) => delete it.b],
+      [{ list: [1] }, (it) => (it.list as number[]).push(2)],
+      [{ list: [1] }, (it) => (it.list = { 0: 1, length: 1 })],
+      [{ o: { 0: 1 } }, (it) => (it.o = [1])],
+      [{ p: {} }, (it) => (it.p = new Date(0))],
+      [{ q: { k: 1 } }, (it) => Object.setPrototypeOf(it.q, { toJSON: () => "T" })],
+      [{ r: { valueOf: 1 } }, (it) => Object.setPrototypeOf(it.r, Number.prototype)],
+      [{ n: 1 }, (it) => (it.n = new Number(2))],
+      [{ n: boxed }, () => (unboxed = 2)], // JSON reads a boxed number through its Symbol.toPrimitive
+    ];
+    for (const [fields, change] of cases) {
+      const m = odd(fields);
+      agreeSteps(twice(m, () => change(m as unknown as Record<string, unknown>)));
+    }
+    let v = "a";
+    const withToJson = Object.assign([1], { toJSON: () => v });
+    agreeSteps(twice(odd({ withToJson }), () => (v = "b")));
+  });
+
+  it("agrees on what reads differently each time or is not plain data: getters, proxies, a body's own odd messages", () => {
+    // Each reads "first" once and "later" ever after: RequestKeys reads it first (that key is not compared), and
+    // must not keep the JSON of that first read under a snapshot of a later one.
+    const firstThenLater = () => {
+      let reads = 0;
+      return () => (reads++ === 0 ? "first" : "later");
+    };
+    const lazyRead = firstThenLater();
+    const lazy = {
+      role: "user",
+      get content() {
+        return lazyRead();
+      },
+    } as unknown as ChatMessage;
+    const proxyRead = firstThenLater();
+    const proxy = new Proxy(
+      { role: "user", content: "p" },
+      { get: (t, k) => (k === "content" ? proxyRead() : Reflect.get(t, k)) },
+    );
+    for (const m of [lazy, proxy as unknown as ChatMessage]) {
+      const keys = new RequestKeys();
+      keys.key(vllm, { messages: [m] });
+      for (const _ of [1, 2]) expect(keys.key(vllm, { messages: [m] })).toBe(requestKey(vllm, { messages: [m] }));
+    }
+    const shaped = (make: (messages: readonly ChatMessage[]) => unknown): ChatModel => ({
+      id: "w",
+      complete: () => Promise.reject(new Error("not called")),
+      wireBody: (q) => make(q.messages),
+    });
+    const hidden = shaped((messages) =>
+      Object.defineProperty({ model: "m" }, "messages", { value: messages, enumerable: false }),
+    );
+    const ownMap = shaped((messages) => ({ model: "m", messages: Object.assign([...messages], { map: () => [] }) }));
+    const pushes = shaped((messages) => {
+      const list = [...messages];
+      return {
+        model: "m",
+        messages: list,
+        get seed() {
+          list.push({ role: "user", content: "late" });
+          return 1;
+        },
+      };
+    });
+    const arrayToJson = shaped((messages) => ({ model: "m", messages: Object.assign([...messages], { toJSON: () => ["x"] }) }));
+    class Body {
+      constructor(readonly messages: readonly ChatMessage[]) {}
+      toJSON() {
+        return { wrapped: this.messages.length };
+      }
+    }
+    const classBody = shaped((messages) => new Body(messages));
+    const cycle = shaped((messages) => {
+      const list: unknown[] = [...messages];
+      list.push(list);
+      return { model: "m", messages: list, seed: 1n };
+    });
+    const { requests } = growing(3);
+    for (const model of [hidden, ownMap, pushes, arrayToJson, classBody, cycle])
+      agreeSteps(requests.map((r): [ChatModel, () => ChatRequest] => [model, () => r]));
   });
 
   it("agrees with requestKey over random edits of a conversation (a seeded walk of 1500 steps)", () => {
@@ -163,12 +302,17 @@ describe("RequestKeys", () => {
           break;
         }
         case 6:
-          messages.push({ role: "user", content: "\u2028 \ud800 \u0000 é" });
+          messages.push({ role: "user", content: "\u2028 \ud800 \u0000 é" }, {
+            role: "assistant",
+            content: "a",
+            reasoning: rand(2) ? "why" : "",
+          } as ChatMessage);
           break;
         default:
           target.extra = rand(2) ? step : undefined;
       }
-      agree(vllm, [{ messages: [...messages], tools, trial: rand(2) }], keys);
+      const model = [vllm, vllm, vllm, openai][rand(4)] as ChatModel; // the fields before the messages change now and then
+      agree(model, [{ messages: [...messages], tools, trial: rand(2) }], keys);
     }
   });
 });
