@@ -27,8 +27,11 @@ const MARK_JSON = JSON.stringify(MARK);
 /** Deeper data is serialised each time rather than copied (a message is a few levels deep). */
 const MAX_DEPTH = 16;
 
+/** Whether JSON.stringify would call `v.toJSON` (an object's or a function's). */
 function hasToJson(v: unknown): boolean {
-  return v !== null && typeof v === "object" && typeof (v as { toJSON?: unknown }).toJSON === "function";
+  return (
+    v !== null && (typeof v === "object" || typeof v === "function") && typeof (v as { toJSON?: unknown }).toJSON === "function"
+  );
 }
 
 /** An object JSON.stringify reads as its own data properties only: no toJSON, proxy, boxed value or class. */

@@ -139,6 +139,7 @@ describe("RequestKeys", () => {
       { role: "user", content: "y", extra: undefined, n: Number.NaN, inf: Number.POSITIVE_INFINITY, z: -0 },
       { role: "user", content: "z", when: new Date(0), list: Object.assign([1, undefined], { 3: 3 }), sym: Symbol("s") },
       { role: "user", content: "w", nested: { toJSON: () => "nested" } },
+      Object.assign(() => "a function", { toJSON: (key: string) => `a function at ${key}` }),
     ] as unknown as ChatMessage[];
     const keys = new RequestKeys();
     agree(vllm, [{ messages: odd.slice(1) }, { messages: odd.slice(1) }, { messages: odd }, { messages: odd }], keys);
