@@ -5,7 +5,7 @@ import type { Harness } from "../harness/types.ts";
 import type { CacheMode } from "../model/cache.ts";
 import type { ModelSettings } from "../model/resolve.ts";
 import { insertCandidate } from "../store/candidates.ts";
-import { createRunDb, finishRun, openDb } from "../store/db.ts";
+import { createRunDb, type Db, finishRun, openDb } from "../store/db.ts";
 import { type LoadableSplit, loadSplit, type QATask } from "../task/qa/benchmarks.ts";
 import { meanOver, passAtK, passHatK } from "../task/qa/code/pass-at-k.ts";
 import { officialScorer, primaryMetric } from "../task/qa/score-answer.ts";
@@ -14,7 +14,7 @@ import { LocalQARunner, type QARunner } from "./qa-runner.ts";
 import type { TaskResult } from "./qa-task.ts";
 import { Recording } from "./recording.ts";
 import { snapshotHarness } from "./run-dir.ts";
-import { claimNewRunDir } from "./run-writer.ts";
+import { takeRunDir } from "./run-writer.ts";
 
 export { questionMessage, solveTask, type TaskResult } from "./qa-task.ts";
 
@@ -97,10 +97,12 @@ export interface EvalOptions extends Partial<ModelSettings> {
   onResult?: (r: TaskResult, done: number, total: number) => void;
   /** Called with a plain note a user should see (its folder written without its lock, where locks do not work). */
   onNotice?: (text: string) => void;
+  /** Called once the run's folder is held, with what removes everything the eval wrote there (`hone replay` on a stop). */
+  onHeld?: (dir: string, abandon: () => void) => void;
 }
 
 /** What an eval run stores to be replayed: its options without callbacks, paths absolute. */
-export type EvalConfig = Omit<EvalOptions, "onResult" | "onNotice">;
+export type EvalConfig = Omit<EvalOptions, "onResult" | "onNotice" | "onHeld">;
 
 /**
  * `hone eval`: a harness on a benchmark split, each task scored by the benchmark's official rule. Tasks run through a
@@ -112,32 +114,50 @@ export async function evaluateBenchmark(o: EvalOptions, runner?: QARunner): Prom
   const harness = loadHarness(o.harnessDir);
   const tasks = await loadSplit(o.benchmark, o.split, { dir: o.dataDir, seed: o.seed, limit: o.limit });
   // Held until the measurement ends: a second eval into the same folder is refused, one without --out goes elsewhere.
-  const { dir: outDir, lock } = claimNewRunDir(o.outDir, `eval-${o.benchmark}-${o.split}`, o.onNotice);
+  const held = takeRunDir({
+    dir: o.outDir,
+    prefix: `eval-${o.benchmark}-${o.split}`,
+    resume: false,
+    onNotice: o.onNotice,
+    hint: "choose another --out",
+  });
+  let db: Db;
   try {
-    return await measureInto(outDir, o, harness, tasks, runner);
+    o.onHeld?.(held.dir, held.abandon);
+    db = beginEval(held.dir, o, harness.dir);
+  } catch (err) {
+    held.abandon(); // an eval that could not begin (its harness copy or hone.db not written: a full disk) leaves no folder
+    throw err;
+  }
+  try {
+    return await measureInto(held.dir, db, o, harness, tasks, runner);
   } finally {
-    lock.release();
+    held.lock.release();
   }
 }
 
-/** The measurement itself, into `outDir` (held): the harness's copy, hone.db, the trajectories, summary.json. */
-async function measureInto(
-  outDir: string,
-  o: EvalOptions,
-  harness: Harness,
-  tasks: QATask[],
-  runner?: QARunner,
-): Promise<EvalSummary> {
-  const harnessDir = harness.dir; // resolved by loadHarness
+/** The eval's folder begun (held): a copy of the harness measured (`harnessDir`, resolved), and hone.db, open. */
+function beginEval(outDir: string, o: EvalOptions, harnessDir: string): Db {
   snapshotHarness(harnessDir, join(outDir, "harness"));
-  const { onResult: _cb, onNotice: _n, ...config } = o;
+  const { onResult: _cb, onNotice: _n, onHeld: _h, ...config } = o;
   createRunDb(join(outDir, "hone.db"), "eval", {
     ...config,
     harnessDir,
     dataDir: o.dataDir ? resolve(o.dataDir) : undefined,
     outDir,
   } satisfies EvalConfig);
-  const db = openDb(join(outDir, "hone.db"));
+  return openDb(join(outDir, "hone.db"));
+}
+
+/** The measurement itself, into `outDir` (held, begun): the trajectories, the results in `db`, summary.json. */
+async function measureInto(
+  outDir: string,
+  db: Db,
+  o: EvalOptions,
+  harness: Harness,
+  tasks: QATask[],
+  runner?: QARunner,
+): Promise<EvalSummary> {
   const recording = new Recording(outDir, { cache: o.cache ?? { mode: "off" }, replayOf: o.replayOf });
   // With --samples n each task is measured n times, each sample its own panel row and seed.
   const n = Math.max(1, o.samples ?? 1);

@@ -26,12 +26,15 @@ export interface ReplayResult {
 
 const replayCache = { mode: "replay" as const };
 
-async function replayTrain(dir: string, out: string): Promise<void> {
+/** Called once a replay's folder is held, with what removes it and everything written there (`hone replay` on a stop). */
+export type OnHeld = (dir: string, abandon: () => void) => void;
+
+async function replayTrain(dir: string, out: string, onHeld?: OnHeld): Promise<void> {
   const db = openDb(join(dir, "hone.db"), { readonly: true });
   const epochs = (db.prepare("SELECT MAX(round) AS n FROM rounds").get() as { n: number | null }).n ?? 0;
   db.close();
   const { openTrainRun } = await import("./train-setup.ts");
-  const run = await openTrainRun({ out, replayOf: dir });
+  const run = await openTrainRun({ out, replayOf: dir, onHeld });
   try {
     for await (const loss of run.trainer.epochs(epochs)) {
       loss.backward();
@@ -42,8 +45,17 @@ async function replayTrain(dir: string, out: string): Promise<void> {
   }
 }
 
-/** Replays the finished run in `dirArg` into `outArg` (a new folder; default the first free `<run-dir>-replay[-N]`) and compares their records. */
-export async function replayRun(dirArg: string, outArg?: string, onEvent?: (e: OptimizeEvent) => void): Promise<ReplayResult> {
+/**
+ * Replays the finished run in `dirArg` into `outArg` (a new folder; default the first free `<run-dir>-replay[-N]`) and
+ * compares their records. `onHeld` gets what removes the replay's folder while the replay goes (a replay has nothing
+ * worth keeping until it has finished).
+ */
+export async function replayRun(
+  dirArg: string,
+  outArg?: string,
+  onEvent?: (e: OptimizeEvent) => void,
+  onHeld?: OnHeld,
+): Promise<ReplayResult> {
   const dir = resolve(dirArg);
   if (!existsSync(join(dir, "hone.db"))) throw new HoneError("usage", `${dir} is not a run directory (no hone.db)`);
   const db = openDb(join(dir, "hone.db"), { readonly: true });
@@ -56,8 +68,19 @@ export async function replayRun(dirArg: string, outArg?: string, onEvent?: (e: O
   // Without --out, the name is taken by making the folder: two replays of one run started together get one each.
   const out = outArg ? resolve(outArg) : freeDir(`${dir}-replay`, madeHere);
   const started = performance.now();
+  // The writer removes what it wrote (a folder it made itself with it); the folder made here for the name goes after.
+  const held: OnHeld | undefined =
+    onHeld &&
+    ((d, abandon) =>
+      onHeld(d, () => {
+        try {
+          abandon();
+        } finally {
+          if (!outArg) removeUnused(out);
+        }
+      }));
   try {
-    await replayInto(row, dir, out, onEvent);
+    await replayInto(row, dir, out, onEvent, held);
   } catch (err) {
     // A replay that left nothing in the folder it made (one that could not begin) leaves no folder either; what the
     // replay failed with is what the user is told, whatever the removal meets.
@@ -81,7 +104,13 @@ export async function replayRun(dirArg: string, outArg?: string, onEvent?: (e: O
 }
 
 /** Runs the replay of the run `row` in `dir` into the folder `out`, as its kind runs. */
-async function replayInto(row: RunRow, dir: string, out: string, onEvent?: (e: OptimizeEvent) => void): Promise<void> {
+async function replayInto(
+  row: RunRow,
+  dir: string,
+  out: string,
+  onEvent?: (e: OptimizeEvent) => void,
+  onHeld?: OnHeld,
+): Promise<void> {
   const config = JSON.parse(row.config);
   if (row.kind === "optimize") {
     // The seed harness as the run kept it (its candidate r00-seed), not the folder it was started from, which may
@@ -90,16 +119,16 @@ async function replayInto(row: RunRow, dir: string, out: string, onEvent?: (e: O
     const own = keptSeedDir(dir);
     const seedHarness = isHarnessFolder(own) ? own : recorded.seedHarness;
     const settings: OptimizeSettings = { ...recorded, seedHarness, cache: replayCache, replayOf: dir };
-    await optimize(settings, { outDir: out, onEvent });
+    await optimize(settings, { outDir: out, onEvent, onHeld });
   } else if (row.kind === "run") {
     const c = config as RunConfig;
     const { runHarness } = await import("./run.ts");
-    await runHarness(join(dir, "harness"), c.task, { ...c, cache: replayCache, replayOf: dir, outDir: out });
+    await runHarness(join(dir, "harness"), c.task, { ...c, cache: replayCache, replayOf: dir, outDir: out, onPartial: onHeld });
   } else if (row.kind === "eval") {
     const c = config as EvalConfig;
     const { evaluateBenchmark } = await import("./eval.ts");
-    await evaluateBenchmark({ ...c, harnessDir: join(dir, "harness"), cache: replayCache, replayOf: dir, outDir: out });
-  } else await replayTrain(dir, out);
+    await evaluateBenchmark({ ...c, harnessDir: join(dir, "harness"), cache: replayCache, replayOf: dir, outDir: out, onHeld });
+  } else await replayTrain(dir, out, onHeld);
 }
 
 /** Takes `d` as a replay's folder by making it: false where another process made it first. */

@@ -98,6 +98,8 @@ export function takeRunDir(o: {
   prefix: string;
   resume: boolean;
   onNotice?: (text: string) => void;
+  /** What a refusal of `dir` suggests (default: another --out, or --resume). */
+  hint?: string;
 }): HeldRunDir {
   if (o.resume) {
     const dir = resolve(o.dir as string);
@@ -105,7 +107,7 @@ export function takeRunDir(o: {
     return { dir, lock, abandon: () => lock.release() }; // a resumed run's folder and records stay
   }
   const existed = o.dir !== undefined && existsSync(resolve(o.dir));
-  const { dir, lock } = claimNewRunDir(o.dir, o.prefix, o.onNotice, "choose another --out, or --resume it");
+  const { dir, lock } = claimNewRunDir(o.dir, o.prefix, o.onNotice, o.hint ?? "choose another --out, or --resume it");
   let done = false;
   const abandon = () => {
     if (done) return; // once: a second call could meet another run's folder of the same name

@@ -103,6 +103,8 @@ export async function openTrainRun(o: {
   replayOf?: string;
   queue?: string;
   onEvent?: TrainerOptions["onEvent"];
+  /** Called once the run's folder is held, with what removes everything written there (a new run's folder itself). */
+  onHeld?: (dir: string, abandon: () => void) => void;
 }): Promise<TrainRun> {
   if (o.resume && !o.out) throw new HoneError("usage", "--resume needs the run directory");
   const source = o.resume ? resolve(o.out as string) : o.replayOf;
@@ -123,6 +125,7 @@ export async function openTrainRun(o: {
     onNotice: (text) => o.onEvent?.({ type: "notice", epoch: 0, text }),
   });
   try {
+    o.onHeld?.(held.dir, held.abandon);
     const run = await buildTrainRun(o, held.dir, c);
     return {
       ...run,

@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { running as alive, descendants } from "../../src/cli/shutdown.ts";
+import { optimize } from "../../src/loop/optimize.ts";
 import { optimizeArgs } from "../helpers/cli.ts";
 import { makeTask, ROOT, tempDir } from "../helpers/fixtures.ts";
 import { requireTool } from "../helpers/requires.ts";
@@ -89,6 +90,38 @@ describe("stopping long commands", () => {
     expect(await r.exited).toBe(130);
     expect(r.err()).toContain(`continue the run with: npx hone optimize --resume ${out}`);
     expect(pids.filter(alive)).toEqual([]);
+  });
+});
+
+describe("stopping hone replay", () => {
+  // A replay serves every evaluation from the run's records, so nothing in it blocks: the run replayed is long (8
+  // rounds) and the stop is sent once its first round has begun, with seven rounds still to go.
+  it("leaves no folder: not the one it named, nor an --out it made, and an --out that was there keeps nothing", {
+    timeout: 180_000,
+  }, async () => {
+    const dir = tempDir();
+    const run = join(dir, "run");
+    const small = { rounds: 8, proposals: 2, maxEvals: 2, noiseRepeats: 1, cache: { mode: "off" as const } };
+    await optimize(
+      { task: "circle-packing", executor: { model: "offline" }, proposer: { model: "offline" }, ...small },
+      { outDir: run },
+    );
+    mkdirSync(join(dir, "empty"));
+    for (const out of [[], ["--out", join(dir, "new")], ["--out", join(dir, "empty")]]) {
+      const r = start(["replay", run, ...out]);
+      await until(() => r.out().includes("round 1: incumbent"), "round 1", r);
+      r.child.kill("SIGINT");
+      expect(await r.exited, r.out()).toBe(130);
+      expect(r.err()).toMatch(/SIGINT: stopping/);
+      expect(r.err()).not.toMatch(/could not be removed/);
+      expect(readdirSync(dir).sort()).toEqual(["empty", "run"]);
+      // An --out that was there stays, holding nothing a run counts (its lock file, as a failed start leaves it).
+      expect(readdirSync(join(dir, "empty")).filter((f) => f !== "hone.lock")).toEqual([]);
+    }
+    // The name a stopped replay took is free again.
+    const again = start(["replay", run, "--json"]);
+    expect(await again.exited, again.err()).toBe(0);
+    expect(JSON.parse(again.out())).toMatchObject({ replay: join(dir, "run-replay"), matches: true });
   });
 });
 

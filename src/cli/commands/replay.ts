@@ -3,11 +3,20 @@ import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
 import { isTty, printJson } from "../output.ts";
 import { OptimizeProgress } from "../progress.ts";
+import { atStop } from "../shutdown.ts";
 
 function parseAge(text: string): number {
   const m = /^(\d+)\s*(s|m|h|d)$/.exec(text.trim());
   if (!m) throw new HoneError("usage", `--older-than takes a number and a unit (s, m, h, d), like 14d; got "${text}"`);
   return Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as "s" | "m" | "h" | "d"];
+}
+
+function removeStopped(dir: string, abandon: () => void): void {
+  try {
+    abandon();
+  } catch (err) {
+    process.stderr.write(`hone: the stopped replay's folder ${dir} could not be removed: ${(err as Error).message}\n`);
+  }
 }
 
 export function registerReplay(program: Command): void {
@@ -21,7 +30,20 @@ export function registerReplay(program: Command): void {
     .action(async (dirArg: string, opts) => {
       const { replayRun } = await import("../../loop/replay.ts");
       const progress = opts.json ? undefined : new OptimizeProgress(isTty());
-      const r = await replayRun(dirArg, opts.out, (e) => progress?.on(e));
+      // Stopped, a replay leaves no folder: it is the run's again at any time, and half of one compares with nothing.
+      let atStopOff = () => {};
+      const r = await replayRun(
+        dirArg,
+        opts.out,
+        (e) => progress?.on(e),
+        (dir, abandon) => {
+          // Removed as the process exits, after every other step of the stop: the replay still going meanwhile could
+          // write into a folder removed sooner.
+          atStopOff = atStop(() => {
+            process.once("exit", () => removeStopped(dir, abandon));
+          });
+        },
+      ).finally(() => atStopOff());
       progress?.end();
       const { kind, source, replay, seconds, counts, differences } = r;
       if (opts.json) printJson({ kind, source, replay, seconds, matches: differences.length === 0, counts, differences });
