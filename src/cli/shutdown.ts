@@ -21,6 +21,20 @@ export function atStop(fn: Cleanup): () => void {
   };
 }
 
+/**
+ * Runs `fn` as the process exits: called from a stop's cleanup, after every other step of the stop, when no more of the
+ * command's work can run (what removes a folder the command may still be writing into). What it throws is said.
+ */
+export function atExit(fn: () => void): void {
+  process.once("exit", () => {
+    try {
+      fn();
+    } catch (err) {
+      process.stderr.write(`hone: while stopping: ${(err as Error).message}\n`);
+    }
+  });
+}
+
 /** Resolves when a stop has been asked for (for services that serve until then). */
 export function stopRequested(): Promise<void> {
   return stopping ? Promise.resolve() : new Promise((resolve) => waiters.push(resolve));

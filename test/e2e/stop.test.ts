@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -89,6 +89,27 @@ describe("stopping long commands", () => {
     r.child.kill("SIGINT");
     expect(await r.exited).toBe(130);
     expect(r.err()).toContain(`continue the run with: npx hone optimize --resume ${out}`);
+    expect(pids.filter(alive)).toEqual([]);
+  });
+});
+
+describe("stopping hone train", () => {
+  it("mid-epoch on SIGINT: exit 130, says how to resume, keeps the run, and leaves no process", async () => {
+    const dir = tempDir();
+    const out = join(dir, "run");
+    const data = join(ROOT, "test", "fixtures", "datasets");
+    // Its agent CLI (the epoch's proposal) blocks in a `sleep` child until the stop.
+    writeFileSync(
+      join(dir, "train.yaml"),
+      `harness: ${join(ROOT, "harnesses", "qa")}\npanel: {benchmark: gsm8k, split: validation, limit: 2, data_dir: ${data}}\nestimator: {kind: agent_cli, command: "sleep 600"}\ncriterion: {kind: strict_pareto}\n`,
+    );
+    const r = start(["train", "--config", join(dir, "train.yaml"), "--epochs", "1", "--out", out]);
+    await until(evaluating(r.child.pid), "the agent CLI's start", r);
+    const pids = descendants(r.child.pid as number);
+    r.child.kill("SIGINT");
+    expect(await r.exited).toBe(130);
+    expect(r.err()).toContain(`continue the run with: npx hone train --resume ${out}`);
+    expect(readdirSync(out)).toContain("hone.db");
     expect(pids.filter(alive)).toEqual([]);
   });
 });

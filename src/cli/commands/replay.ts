@@ -3,20 +3,12 @@ import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
 import { isTty, printJson } from "../output.ts";
 import { OptimizeProgress } from "../progress.ts";
-import { atStop } from "../shutdown.ts";
+import { atExit, atStop } from "../shutdown.ts";
 
 function parseAge(text: string): number {
   const m = /^(\d+)\s*(s|m|h|d)$/.exec(text.trim());
   if (!m) throw new HoneError("usage", `--older-than takes a number and a unit (s, m, h, d), like 14d; got "${text}"`);
   return Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as "s" | "m" | "h" | "d"];
-}
-
-function removeStopped(dir: string, abandon: () => void): void {
-  try {
-    abandon();
-  } catch (err) {
-    process.stderr.write(`hone: the stopped replay's folder ${dir} could not be removed: ${(err as Error).message}\n`);
-  }
 }
 
 export function registerReplay(program: Command): void {
@@ -36,12 +28,10 @@ export function registerReplay(program: Command): void {
         dirArg,
         opts.out,
         (e) => progress?.on(e),
-        (dir, abandon) => {
-          // Removed as the process exits, after every other step of the stop: the replay still going meanwhile could
-          // write into a folder removed sooner.
-          atStopOff = atStop(() => {
-            process.once("exit", () => removeStopped(dir, abandon));
-          });
+        (_dir, abandon) => {
+          // Removed as the process exits: the replay, still going while the stop's other steps run, could write into a
+          // folder removed sooner.
+          atStopOff = atStop(() => atExit(abandon));
         },
       ).finally(() => atStopOff());
       progress?.end();

@@ -1,7 +1,9 @@
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
+import type { TrainRun } from "../../loop/train-setup.ts";
 import { formatScore, printJson } from "../output.ts";
 import { QUEUE_HELP } from "../queue-option.ts";
+import { atExit, atStop } from "../shutdown.ts";
 
 export function registerTrain(program: Command): void {
   program
@@ -25,35 +27,57 @@ export function registerTrain(program: Command): void {
       const say = (text: string) => {
         if (!opts.json) process.stdout.write(`${text}\n`);
       };
-      const run = await openTrainRun({
-        config: c,
-        out,
-        resume: Boolean(opts.resume),
-        queue: opts.queue,
-        onEvent: (e) => {
-          if (e.type === "notice") say(String(e.text));
-          if (e.type === "skip") say(`epoch ${e.epoch}: skipped (${e.reason})`);
-          if (e.type === "loss") say(`epoch ${e.epoch}: ${e.decision} (${e.reason})`);
-        },
-      });
-      const { trainer, optimizer } = run;
-      say(
-        `training ${run.config.harness} on ${run.tasks} ${run.config.panel.benchmark} ${run.config.panel.split} tasks with ${run.criterion.describe()}; records in ${run.out}`,
-      );
+      // Stopped in its set-up, a new run leaves no folder (removed as the process exits, when the set-up cannot write
+      // there any more); once set up, or resumed, it says how to go on.
+      let setUp = false;
+      let atStopOff = () => {};
+      const onHeld = (dir: string, abandon: () => void) => {
+        atStopOff = atStop(() => {
+          if (!setUp && !opts.resume) return atExit(abandon);
+          process.stderr.write(`hone: stopped; continue the run with: npx hone train --resume ${opts.resume ?? dir}\n`);
+        });
+      };
       try {
-        for await (const loss of trainer.epochs(opts.epochs)) {
-          loss.backward();
-          optimizer.step();
-          const solved = (m: typeof loss.baseline) => Object.values(m.tasks).filter((t) => t.status === "solved").length;
-          say(
-            `  solved ${solved(loss.baseline)} → ${solved(loss.measured)} of ${run.tasks}; ${loss.promoted ? `promoted, HEAD ${trainer.harness.data.slice(0, 12)}` : "kept HEAD"} (loss ${formatScore(loss.value)})`,
-          );
-        }
+        const run = await openTrainRun({
+          config: c,
+          out,
+          resume: Boolean(opts.resume),
+          queue: opts.queue,
+          onEvent: (e) => {
+            if (e.type === "notice") say(String(e.text));
+            if (e.type === "skip") say(`epoch ${e.epoch}: skipped (${e.reason})`);
+            if (e.type === "loss") say(`epoch ${e.epoch}: ${e.decision} (${e.reason})`);
+          },
+          onHeld,
+        });
+        setUp = true;
+        await trainEpochs(run, opts.epochs, say);
+        const { trainer } = run;
+        if (opts.json) printJson({ out: run.out, head: trainer.harness.data, head_dir: trainer.headDir(), ...trainer.summary() });
+        else say(`done: HEAD ${trainer.harness.data.slice(0, 12)} (${trainer.headDir()})`);
       } finally {
-        await run.close();
+        atStopOff();
       }
-      if (opts.json) printJson({ out: run.out, head: trainer.harness.data, head_dir: trainer.headDir(), ...trainer.summary() });
-      else say(`done: HEAD ${trainer.harness.data.slice(0, 12)} (${trainer.headDir()})`);
       process.exitCode = ExitCode.ok;
     });
+}
+
+/** Runs the set-up train run `run` to `epochs` epochs in all, a line for each, then closes it. */
+async function trainEpochs(run: TrainRun, epochs: number, say: (text: string) => void): Promise<void> {
+  const { trainer, optimizer } = run;
+  say(
+    `training ${run.config.harness} on ${run.tasks} ${run.config.panel.benchmark} ${run.config.panel.split} tasks with ${run.criterion.describe()}; records in ${run.out}`,
+  );
+  try {
+    for await (const loss of trainer.epochs(epochs)) {
+      loss.backward();
+      optimizer.step();
+      const solved = (m: typeof loss.baseline) => Object.values(m.tasks).filter((t) => t.status === "solved").length;
+      say(
+        `  solved ${solved(loss.baseline)} → ${solved(loss.measured)} of ${run.tasks}; ${loss.promoted ? `promoted, HEAD ${trainer.harness.data.slice(0, 12)}` : "kept HEAD"} (loss ${formatScore(loss.value)})`,
+      );
+    }
+  } finally {
+    await run.close();
+  }
 }
