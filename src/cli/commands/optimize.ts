@@ -8,7 +8,7 @@ import { numberish } from "../numberish.ts";
 import { formatScore, isTty, printJson, table } from "../output.ts";
 import { modelCallSummary, OptimizeProgress } from "../progress.ts";
 import { addRunnerOptions } from "../runner-options.ts";
-import { atStop } from "../shutdown.ts";
+import { atExit, atStop } from "../shutdown.ts";
 
 export function registerOptimize(program: Command): void {
   const cmd = program
@@ -105,7 +105,8 @@ export function registerOptimize(program: Command): void {
       // settled, the folder is its own business (a run it abandoned may be another's by then).
       onHeld: (dir, abandon) => {
         atStopOff = atStop(() => {
-          if (!existsSync(join(dir, "hone.db"))) return abandon();
+          // Removed as the process exits: the set-up, still going meanwhile, could write into a folder removed sooner.
+          if (!existsSync(join(dir, "hone.db"))) return atExit(abandon);
           process.stderr.write(`hone: stopped; continue the run with: npx hone optimize --resume ${opts.resume ?? dir}\n`);
         });
       },
