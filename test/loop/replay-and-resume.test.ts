@@ -1,10 +1,11 @@
 import { readdirSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { evaluateBenchmark } from "../../src/loop/eval.ts";
 import { optimize } from "../../src/loop/optimize.ts";
 import { replayRun } from "../../src/loop/replay.ts";
-import { DEFAULT_HARNESS } from "../../src/loop/run.ts";
-import { copyOf, tempDir } from "../helpers/fixtures.ts";
+import { DEFAULT_HARNESS, runHarness } from "../../src/loop/run.ts";
+import { copyOf, ROOT, tempDir } from "../helpers/fixtures.ts";
 
 // What a replay and a resume start from: the folder a replay writes in, and the seed harness the run kept.
 //
@@ -43,6 +44,43 @@ describe("a replay's folder without --out", () => {
     writeFileSync(join(run, "candidates", "r00-seed", "agent.yaml"), "model: [unclosed\n");
     await expect(replayRun(run)).rejects.toThrow(/agent\.yaml: is not valid YAML/);
     expect(readdirSync(dir).sort()).toEqual(["run", "run-replay"]);
+  });
+});
+
+describe("a replay's writer, for each run kind", () => {
+  // hone replay removes the folder on a stop with what the writer hands over once it holds it (test/e2e/stop.test.ts
+  // stops an optimize replay): each kind hands it over once, before it writes anything, and keeps it when it finishes.
+  it("says once, before writing, which folder it holds: optimize, eval and run", { timeout: 120_000 }, async () => {
+    const dir = tempDir();
+    const models = { executor: { model: "offline" }, proposer: { model: "offline" } };
+    const small = { rounds: 1, proposals: 1, maxEvals: 2, noiseRepeats: 1, cache: { mode: "off" as const } };
+    await optimize({ task: "circle-packing", ...models, ...small }, { outDir: join(dir, "optimize") });
+    await evaluateBenchmark({
+      harnessDir: join(ROOT, "harnesses", "qa"),
+      benchmark: "bfcl-simple",
+      split: "test",
+      limit: 2,
+      dataDir: join(ROOT, "test", "fixtures", "datasets"),
+      model: "offline",
+      outDir: join(dir, "eval"),
+    });
+    await runHarness(DEFAULT_HARNESS, "circle-packing", { model: "offline", maxEvals: 2, outDir: join(dir, "run") });
+    for (const kind of ["optimize", "eval", "run"]) {
+      const held: { dir: string; files: string[] }[] = [];
+      const r = await replayRun(join(dir, kind), undefined, undefined, (d) => {
+        held.push({ dir: d, files: readdirSync(d) });
+      });
+      expect(r.differences, kind).toEqual([]);
+      expect(
+        held.map((h) => h.files),
+        kind,
+      ).toEqual([["hone.lock"]]);
+      // hone run builds in a hidden folder beside the replay's, put in place when it finishes.
+      const at = held[0]?.dir as string;
+      if (kind === "run") expect(dirname(at), kind).toBe(dir);
+      else expect(at, kind).toBe(r.replay);
+      expect(readdirSync(r.replay), kind).toContain("hone.db");
+    }
   });
 });
 
