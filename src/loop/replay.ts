@@ -48,7 +48,8 @@ async function replayTrain(dir: string, out: string, onHeld?: OnHeld): Promise<v
 /**
  * Replays the finished run in `dirArg` into `outArg` (a new folder; default the first free `<run-dir>-replay[-N]`) and
  * compares their records. `onHeld` gets what removes the replay's folder while the replay goes (a replay has nothing
- * worth keeping until it has finished).
+ * worth keeping until it has finished): first the folder made for the name, then, once the run kind's writer holds the
+ * folder, with all it wrote; each call replaces the one before.
  */
 export async function replayRun(
   dirArg: string,
@@ -67,6 +68,8 @@ export async function replayRun(
   if (outArg) refuseNonEmpty(resolve(outArg), "a replay needs a new folder: choose another --out");
   // Without --out, the name is taken by making the folder: two replays of one run started together get one each.
   const out = outArg ? resolve(outArg) : freeDir(`${dir}-replay`, madeHere);
+  // Until its writer holds it, the folder made here for the name is what a stop removes.
+  if (!outArg) onHeld?.(out, () => removeUnused(out));
   const started = performance.now();
   // The writer removes what it wrote (a folder it made itself with it); the folder made here for the name goes after.
   const held: OnHeld | undefined =

@@ -120,7 +120,12 @@ export function takeRunDir(o: {
       lock.release();
     }
   };
-  return { dir, lock, abandon };
+  // Let go by its writer, the run is its own: abandon (a stop's cleanup come late) removes nothing any more.
+  const release = () => {
+    done = true;
+    lock.release();
+  };
+  return { dir, lock: { ...lock, release }, abandon };
 }
 
 /**

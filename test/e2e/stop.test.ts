@@ -116,7 +116,8 @@ describe("stopping hone train", () => {
 
 describe("stopping hone replay", () => {
   // A replay serves every evaluation from the run's records, so nothing in it blocks: the run replayed is long (8
-  // rounds) and the stop is sent once its first round has begun, with seven rounds still to go.
+  // rounds) and the stop is sent from the handler of the output that says its first round has begun, with seven
+  // rounds (~1 s of work here) still to go.
   it("leaves no folder: not the one it named, nor an --out it made, and an --out that was there keeps nothing", {
     timeout: 180_000,
   }, async () => {
@@ -130,8 +131,14 @@ describe("stopping hone replay", () => {
     mkdirSync(join(dir, "empty"));
     for (const out of [[], ["--out", join(dir, "new")], ["--out", join(dir, "empty")]]) {
       const r = start(["replay", run, ...out]);
-      await until(() => r.out().includes("round 1: incumbent"), "round 1", r);
-      r.child.kill("SIGINT");
+      const round1 = () => r.out().includes("round 1: incumbent");
+      let sent = false;
+      r.child.stdout?.on("data", () => {
+        if (sent || !round1()) return;
+        sent = true;
+        r.child.kill("SIGINT");
+      });
+      await until(round1, "round 1", r);
       expect(await r.exited, r.out()).toBe(130);
       expect(r.err()).toMatch(/SIGINT: stopping/);
       expect(r.err()).not.toMatch(/could not be removed/);

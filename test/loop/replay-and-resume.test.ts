@@ -5,6 +5,8 @@ import { evaluateBenchmark } from "../../src/loop/eval.ts";
 import { optimize } from "../../src/loop/optimize.ts";
 import { replayRun } from "../../src/loop/replay.ts";
 import { DEFAULT_HARNESS, runHarness } from "../../src/loop/run.ts";
+import { readTrainConfig } from "../../src/loop/train-config.ts";
+import { openTrainRun } from "../../src/loop/train-setup.ts";
 import { copyOf, ROOT, tempDir } from "../helpers/fixtures.ts";
 
 // What a replay and a resume start from: the folder a replay writes in, and the seed harness the run kept.
@@ -47,10 +49,33 @@ describe("a replay's folder without --out", () => {
   });
 });
 
+/** A train run of one epoch (a patch queue of one patch) on two questions of the fixtures' gsm8k, finished in `out`. */
+async function trainOneEpoch(out: string): Promise<void> {
+  const dir = tempDir();
+  const patch =
+    "diff --git a/prompt.md b/prompt.md\n--- a/prompt.md\n+++ b/prompt.md\n@@ -2,3 +2,3 @@\n final_answer exactly once with your answer in the requested format.\n \n-hone-hint: qa_strategy=last\n+hone-hint: qa_strategy=sum\n";
+  writeFileSync(join(dir, "sum.diff"), patch);
+  const data = join(ROOT, "test", "fixtures", "datasets");
+  writeFileSync(
+    join(dir, "train.yaml"),
+    `harness: ${join(ROOT, "harnesses", "qa")}\npanel: {benchmark: gsm8k, split: validation, limit: 2, data_dir: ${data}}\nestimator: {kind: patch_queue, patches: [sum.diff]}\ncriterion: {kind: strict_pareto}\n`,
+  );
+  const run = await openTrainRun({ config: readTrainConfig(join(dir, "train.yaml")), out });
+  try {
+    for await (const loss of run.trainer.epochs(1)) {
+      loss.backward();
+      run.optimizer.step();
+    }
+  } finally {
+    await run.close();
+  }
+}
+
 describe("a replay's writer, for each run kind", () => {
   // hone replay removes the folder on a stop with what the writer hands over once it holds it (test/e2e/stop.test.ts
-  // stops an optimize replay): each kind hands it over once, before it writes anything, and keeps it when it finishes.
-  it("says once, before writing, which folder it holds: optimize, eval and run", { timeout: 120_000 }, async () => {
+  // stops an optimize replay): each kind hands it over once, before it writes anything, and keeps it when it finishes;
+  // before that, the folder made for the replay's name is handed over.
+  it("says, before writing, which folder it holds: optimize, eval, run and train", { timeout: 120_000 }, async () => {
     const dir = tempDir();
     const models = { executor: { model: "offline" }, proposer: { model: "offline" } };
     const small = { rounds: 1, proposals: 1, maxEvals: 2, noiseRepeats: 1, cache: { mode: "off" as const } };
@@ -65,18 +90,21 @@ describe("a replay's writer, for each run kind", () => {
       outDir: join(dir, "eval"),
     });
     await runHarness(DEFAULT_HARNESS, "circle-packing", { model: "offline", maxEvals: 2, outDir: join(dir, "run") });
-    for (const kind of ["optimize", "eval", "run"]) {
+    await trainOneEpoch(join(dir, "train"));
+    for (const kind of ["optimize", "eval", "run", "train"]) {
       const held: { dir: string; files: string[] }[] = [];
       const r = await replayRun(join(dir, kind), undefined, undefined, (d) => {
         held.push({ dir: d, files: readdirSync(d) });
       });
       expect(r.differences, kind).toEqual([]);
+      // First the folder made for the name (empty), then the writer's, holding its lock file only.
       expect(
         held.map((h) => h.files),
         kind,
-      ).toEqual([["hone.lock"]]);
+      ).toEqual([[], ["hone.lock"]]);
+      expect(held[0]?.dir, kind).toBe(r.replay);
       // hone run builds in a hidden folder beside the replay's, put in place when it finishes.
-      const at = held[0]?.dir as string;
+      const at = held[1]?.dir as string;
       if (kind === "run") expect(dirname(at), kind).toBe(dir);
       else expect(at, kind).toBe(r.replay);
       expect(readdirSync(r.replay), kind).toContain("hone.db");

@@ -98,7 +98,7 @@ describe("a start cut short", () => {
   });
 });
 
-describe("a new run's folder (claimNewRunDir: hone eval; claimDestination: hone run)", () => {
+describe("a new run's folder (claimNewRunDir, which takeRunDir calls; claimDestination: hone run)", () => {
   const was = process.cwd();
   afterEach(() => {
     process.chdir(was);
@@ -275,5 +275,14 @@ describe("an optimize or train run's folder (takeRunDir)", () => {
     const after = lockRunDir(join(cwd, "mine"));
     expect("release" in after).toBe(true);
     if ("release" in after) after.release();
+  });
+
+  it("is its writer's once let go: abandon, come late (a stop's cleanup), removes nothing", () => {
+    const cwd = inTemp();
+    const done = take(join(cwd, "done"));
+    writeFileSync(join(done.dir, "hone.db"), "");
+    done.lock.release();
+    done.abandon();
+    expect(readdirSync(join(cwd, "done")).sort()).toEqual(["hone.db", RUN_LOCK_FILE]);
   });
 });

@@ -30,7 +30,8 @@ export function registerReplay(program: Command): void {
         (e) => progress?.on(e),
         (_dir, abandon) => {
           // Removed as the process exits: the replay, still going while the stop's other steps run, could write into a
-          // folder removed sooner.
+          // folder removed sooner. Called again once the writer holds the folder, with what removes all it wrote.
+          atStopOff();
           atStopOff = atStop(() => atExit(abandon));
         },
       ).finally(() => atStopOff());

@@ -3,7 +3,7 @@ import { ExitCode } from "../../errors.ts";
 import { addModelOptions, modelSettingsFrom } from "../model-options.ts";
 import { formatScore, isTty, printJson } from "../output.ts";
 import { addRunnerOptions, slurmFromFlags } from "../runner-options.ts";
-import { atStop } from "../shutdown.ts";
+import { atExit, atStop } from "../shutdown.ts";
 
 export function registerRun(program: Command): void {
   const cmd = program
@@ -41,8 +41,9 @@ export function registerRun(program: Command): void {
       queue: opts.queue,
       slurm,
       onNotice: (text) => process.stderr.write(`${text}\n`),
-      // Stopped by a signal, the run leaves nothing half-written.
-      onPartial: (_dir, abandon) => atStop(abandon),
+      // Stopped by a signal, the run leaves nothing half-written: removed as the process exits, after the stop's other
+      // steps, during which the run (and what it started) could still write into a folder removed sooner.
+      onPartial: (_dir, abandon) => atStop(() => atExit(abandon)),
       onEvent: live ? (e) => printEvent(e) : undefined,
     });
     if (opts.json) {
