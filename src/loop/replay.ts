@@ -26,7 +26,7 @@ export interface ReplayResult {
 
 const replayCache = { mode: "replay" as const };
 
-/** Called once a replay's folder is held, with what removes it and everything written there (`hone replay` on a stop). */
+/** Called as a replay's folder is made, then held by its writer, with what removes it and all written there (on a stop). */
 export type OnHeld = (dir: string, abandon: () => void) => void;
 
 async function replayTrain(dir: string, out: string, onHeld?: OnHeld): Promise<void> {
