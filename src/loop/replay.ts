@@ -63,8 +63,7 @@ export async function replayRun(
   const row = runRow(db);
   db.close();
   if (!row) throw new HoneError("usage", `${dir} holds no run`);
-  if (row.status !== "finished")
-    throw new HoneError("usage", `${dir} has not finished; resume it first (hone ${row.kind} --resume ${dirArg})`);
+  if (row.status !== "finished") throw new HoneError("usage", unfinished(dir, dirArg, row.kind));
   if (outArg) refuseNonEmpty(resolve(outArg), "a replay needs a new folder: choose another --out");
   // Without --out, the name is taken by making the folder: two replays of one run started together get one each.
   const out = outArg ? resolve(outArg) : freeDir(`${dir}-replay`, madeHere);
@@ -104,6 +103,13 @@ export async function replayRun(
     a.close();
     b.close();
   }
+}
+
+/** Why a run that has not finished is not replayed, and what to do: a resume where its kind has one. */
+function unfinished(dir: string, dirArg: string, kind: RunRow["kind"]): string {
+  if (kind === "optimize" || kind === "train")
+    return `${dir} has not finished; resume it first (hone ${kind} --resume ${dirArg})`;
+  return `${dir} has not finished (it was stopped or failed before its end), and hone ${kind} does not resume: run it again to replay it`;
 }
 
 /** Runs the replay of the run `row` in `dir` into the folder `out`, as its kind runs. */

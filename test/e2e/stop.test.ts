@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -111,6 +111,38 @@ describe("stopping hone train", () => {
     expect(r.err()).toContain(`continue the run with: npx hone train --resume ${out}`);
     expect(readdirSync(out)).toContain("hone.db");
     expect(pids.filter(alive)).toEqual([]);
+  });
+});
+
+describe("stopping hone eval", () => {
+  it("keeps what it measured and says where; a replay of it says it cannot resume instead of naming a --resume", async () => {
+    const dir = tempDir();
+    const out = join(dir, "eval");
+    // Every model call waits ten minutes: the eval is certainly mid-measurement once its hone.db is there.
+    const data = join(ROOT, "test", "fixtures", "datasets");
+    const r = start(
+      ["eval", "--harness", join(ROOT, "harnesses", "qa"), "--benchmark", "gsm8k", "--split", "test", "--limit", "2"].concat([
+        "--data-dir",
+        data,
+        "--model",
+        "offline",
+        "--offline-latency-ms",
+        "600000",
+        "--out",
+        out,
+      ]),
+    );
+    await until(() => existsSync(join(out, "hone.db")), "the eval's hone.db", r);
+    r.child.kill("SIGINT");
+    expect(await r.exited).toBe(130);
+    expect(r.err()).toContain(`hone: stopped; the tasks measured so far are in ${out} (an eval does not resume)`);
+    expect(readdirSync(out)).toContain("hone.db");
+    const replay = start(["replay", out]);
+    expect(await replay.exited).toBe(2);
+    expect(replay.err()).toContain(
+      `${out} has not finished (it was stopped or failed before its end), and hone eval does not resume`,
+    );
+    expect(replay.err()).not.toContain("--resume");
   });
 });
 

@@ -4,6 +4,7 @@ import type { ModelSettings } from "../../model/resolve.ts";
 import { addModelOptions, modelSettingsFrom } from "../model-options.ts";
 import { printJson, table } from "../output.ts";
 import { QUEUE_HELP, queueQARunner } from "../queue-option.ts";
+import { atStop } from "../shutdown.ts";
 
 export function registerEval(program: Command): void {
   const cmd = program
@@ -30,6 +31,7 @@ export function registerEval(program: Command): void {
     const user = modelSettingsFrom(opts, "user");
     const { evaluateBenchmark } = await import("../../loop/eval.ts");
     const runner = await queueQARunner(opts.queue, { ...s, model: s.model ?? "offline" }, "eval");
+    let atStopOff = () => {};
     const summary = await evaluateBenchmark(
       {
         ...s,
@@ -45,9 +47,18 @@ export function registerEval(program: Command): void {
         userModel: user.model ? (user as ModelSettings) : undefined,
         samples: opts.samples,
         onNotice: (text) => process.stderr.write(`${text}\n`),
+        // Stopped, an eval keeps what it measured (each answer may have cost a model call), and says where it is.
+        onHeld: (dir) => {
+          atStopOff = atStop(() => {
+            process.stderr.write(`hone: stopped; the tasks measured so far are in ${dir} (an eval does not resume)\n`);
+          });
+        },
       },
       runner,
-    ).finally(() => runner?.close());
+    ).finally(() => {
+      atStopOff();
+      return runner?.close();
+    });
     if (opts.json) printJson(summary);
     else {
       const rows = summary.results.map((r) => [
