@@ -106,3 +106,24 @@ for _fd in range(3, 256):
     except Exception:
         pass
 `;
+
+/**
+ * Python: a function body (4 spaces in) that writes `reply` (JSON text) as a well-formed reply on the channel its
+ * own process holds — framed by its length on a socket (the warm zygote's call), raw on the result pipe (the cold
+ * path's fd 3) — and exits before hone's call writes the real one.
+ */
+export const pyFramedForger = (reply: string) =>
+  [
+    "    import os, stat",
+    `    body = ${JSON.stringify(reply)}.encode()`,
+    "    for fd in range(3, 64):",
+    "        try:",
+    "            mode = os.fstat(fd).st_mode",
+    "            if stat.S_ISSOCK(mode):",
+    "                os.write(fd, b'%d\\n' % len(body) + body)",
+    "            elif stat.S_ISFIFO(mode) and fd == 3:",
+    "                os.write(fd, body)",
+    "        except OSError:",
+    "            pass",
+    "    os._exit(0)",
+  ].join("\n");

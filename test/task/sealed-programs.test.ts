@@ -7,7 +7,15 @@ import { type DiscoveryTask, loadTaskFolder } from "../../src/task/discovery-tas
 import type { Evaluation } from "../../src/task/evaluation.ts";
 import { evaluateProgram } from "../../src/task/evaluator.ts";
 import { EvaluatorPool } from "../../src/task/evaluator-pool.ts";
-import { PY_DAEMON, PY_FD_FORGER, PY_FORGER, PY_HEAVY_DAEMON, SURVIVOR_MARK, survivors } from "../helpers/attacks.ts";
+import {
+  PY_DAEMON,
+  PY_FD_FORGER,
+  PY_FORGER,
+  PY_HEAVY_DAEMON,
+  pyFramedForger,
+  SURVIVOR_MARK,
+  survivors,
+} from "../helpers/attacks.ts";
 import { makeTask, ROOT, tempDir } from "../helpers/fixtures.ts";
 import { withPool } from "../helpers/pool.ts";
 import { requireTool, sealedMissing } from "../helpers/requires.ts";
@@ -25,6 +33,15 @@ function probeTask(runTimeout = 20): DiscoveryTask {
     ),
   );
 }
+/** A task whose evaluator makes three calls with run_program_many and reports their values as `seen`. */
+function probeManyTask(): DiscoveryTask {
+  return loadTaskFolder(
+    makeTask(
+      `import json\nfrom hone_runtime import run_program_many, ProgramError\ndef evaluate(program_path):\n    try:\n        out = run_program_many(program_path, 'run', [(), (), ()], timeout=20)\n    except ProgramError as e:\n        return {'combined_score': 0.0, 'validity': 0.0, 'error': str(e)}\n    return {'combined_score': 1.0, 'validity': 1.0, 'seen': json.dumps([r.get('value') for r in out])}\n`,
+      { timeout: 30 },
+    ),
+  );
+}
 const program = (body: string, prelude = "") =>
   `${prelude}\n# EVOLVE-BLOCK-START\nX = 1\n# EVOLVE-BLOCK-END\ndef run():\n${body}\n`;
 const seen = (e: Evaluation) => JSON.parse(String(e.metrics.seen));
@@ -36,16 +53,23 @@ const MODES: Mode[] = ["warm", "cold"];
 describe("sealed evaluation: programs cannot forge, escape or outlive their call", () => {
   beforeEach((ctx) => requireTool(ctx, "bubblewrap", sealedMissing()));
   let task: DiscoveryTask;
+  let manyTask: DiscoveryTask;
   let pool: EvaluatorPool;
+  let manyPool: EvaluatorPool;
+  const warm = (t: DiscoveryTask) => (t === task ? pool : t === manyTask ? manyPool : undefined);
   const evaluate = (mode: Mode, p: string, t = task) =>
-    mode === "warm" && t === task ? pool.evaluate(p) : evaluateProgram(t, p);
+    mode === "warm" && warm(t) ? (warm(t) as EvaluatorPool).evaluate(p) : evaluateProgram(t, p);
 
   beforeAll(async () => {
     if (sealedMissing()) return;
     task = probeTask();
-    pool = await EvaluatorPool.start(task, { size: 2 });
+    manyTask = probeManyTask();
+    [pool, manyPool] = await Promise.all([EvaluatorPool.start(task, { size: 2 }), EvaluatorPool.start(manyTask, { size: 1 })]);
   });
-  afterAll(() => pool?.close());
+  afterAll(() => {
+    pool?.close();
+    manyPool?.close();
+  });
 
   it.each(MODES)("[%s] a forging daemon and forged files change nothing, now or later", async (mode) => {
     const attack = await evaluate(mode, program("    return 'forger'", PY_FORGER));
@@ -62,6 +86,40 @@ describe("sealed evaluation: programs cannot forge, escape or outlive their call
     expect(e.valid).toBe(false);
     expect(e.score).toBeUndefined();
     expect(e.reason).toMatch(/ended without a result/);
+  });
+
+  // A reply framed as hone's call frames it, written by the program on the channel its own process holds: only a
+  // reply exactly of the call's shape is read, so a forger gains nothing a program returning values could not.
+  const FORGED_REPLIES: [string, string, string][] = [
+    ["one result where three calls were made", "many", JSON.stringify({ ok: true, value: [{ ok: true, value: 9 }] })],
+    [
+      "four results where three calls were made",
+      "many",
+      JSON.stringify({ ok: true, value: Array(4).fill({ ok: true, value: 9 }) }),
+    ],
+    ["a result that is not a call's", "many", JSON.stringify({ ok: true, value: [1, 2, 3] })],
+    [
+      "a result with a field of its own",
+      "many",
+      JSON.stringify({ ok: true, value: Array(3).fill({ ok: true, value: 9, score: 1 }) }),
+    ],
+    ["a bare NaN", "one", '{"ok": true, "value": [NaN, Infinity, 1.0]}'],
+    ["a reply with a field of its own", "one", JSON.stringify({ ok: true, value: 1, metrics: { combined_score: 1e9 } })],
+  ];
+  it.each(MODES.flatMap((m) => FORGED_REPLIES.map(([what, kind, reply]) => [m, what, kind, reply])))(
+    "[%s] a well-framed forged reply holding %s leaves it unscored",
+    async (mode, _what, kind, reply) => {
+      const t = kind === "many" ? manyTask : task;
+      const e = await evaluate(mode as Mode, program(pyFramedForger(reply)), t);
+      expect(e.valid).toBe(false);
+      expect(e.reason).toMatch(/a reply that hone's call never writes/);
+    },
+  );
+
+  it.each(MODES)("[%s] the same calls made honestly are scored, one result per call", async (mode) => {
+    const e = await evaluate(mode, program("    return 9"), manyTask);
+    expect(e).toMatchObject({ valid: true, score: 1 });
+    expect(seen(e)).toEqual([9, 9, 9]);
   });
 
   it.each(MODES)("[%s] cannot write a host file, directly, through a symlink or through /proc", async (mode) => {

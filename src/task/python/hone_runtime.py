@@ -11,6 +11,7 @@ that has numpy imported; on the cold path it is a fresh interpreter. Both run th
 values.
 """
 import json
+import math
 import os
 import socket
 import subprocess
@@ -27,14 +28,43 @@ class ProgramError(Exception):
     """The program failed, timed out, or returned something that is not plain data."""
 
 
-def _decode(data):
+FORGED = "the program's process returned a reply that hone's call never writes"
+
+
+class _Forged(Exception):
+    pass
+
+
+def _refuse_constant(token):
+    # hone's call writes non-finite floats as {"__nonfinite__": ...}: a bare NaN or Infinity token was written by
+    # the program itself, on the channel its process holds.
+    raise _Forged(token)
+
+
+def _is_result(item):
+    """One call's result as hone's call writes it: {"ok": true, "value": ...} or {"ok": false, "error": "..."}."""
+    if not isinstance(item, dict) or not isinstance(item.get("ok"), bool):
+        return False
+    return set(item) == ({"ok", "value"} if item["ok"] else {"ok", "error"}) and (item["ok"] or isinstance(item["error"], str))
+
+
+def _decode(data, count=None):
+    """The reply's value. The program's own process writes the reply, so a program may write one itself: anything
+    that is not exactly what hone's call writes (with `count`, one result per call) leaves it without a result."""
     try:
-        reply = json.loads(data.decode())
+        reply = json.loads(data.decode(), parse_constant=_refuse_constant)
+    except _Forged:
+        raise ProgramError(FORGED)
     except Exception:
         raise ProgramError("the program's process returned no result")
-    if not isinstance(reply, dict) or not reply.get("ok"):
-        raise ProgramError((reply.get("error") if isinstance(reply, dict) else None) or "the program failed")
-    return reply.get("value")
+    if not _is_result(reply):
+        raise ProgramError(FORGED)
+    if not reply["ok"]:
+        raise ProgramError(reply["error"] or "the program failed")
+    value = reply["value"]
+    if count is not None and not (isinstance(value, list) and len(value) == count and all(map(_is_result, value))):
+        raise ProgramError(FORGED)
+    return value
 
 
 def _read_program(path):
@@ -131,7 +161,7 @@ def _cold(request):
 def _run(program_path, entry, args, timeout, memory_mb, many):
     request = _request(os.path.abspath(program_path), entry, args, float(timeout), int(memory_mb), many)
     zygote = os.environ.get("HONE_PROGRAM_SOCKET")
-    return _decode(_via_zygote(zygote, request) if zygote else _cold(request))
+    return _decode(_via_zygote(zygote, request) if zygote else _cold(request), len(args) if many else None)
 
 
 def run_program(program_path, entry, args=(), timeout=60.0, memory_mb=2048):
@@ -147,7 +177,7 @@ def run_program_many(program_path, entry, args_list, timeout=60.0, memory_mb=204
 
 
 def finite_array(value, name="value"):
-    """Rejects the {"__nonfinite__": ...} markers and non-numbers before numpy sees them."""
+    """Rejects the {"__nonfinite__": ...} markers, non-finite floats and non-numbers before numpy sees them."""
     import numpy as np
 
     def walk(v):
@@ -158,6 +188,8 @@ def finite_array(value, name="value"):
                 walk(x)
         elif isinstance(v, bool) or not isinstance(v, (int, float)):
             raise ProgramError("%s must contain only numbers" % name)
+        elif isinstance(v, float) and not math.isfinite(v):
+            raise ProgramError("%s contains a non-finite or non-numeric value" % name)
 
     walk(value)
     return np.asarray(value, dtype=float)
