@@ -18,6 +18,7 @@ import { makePoolDir } from "./pool-dir.ts";
 import { knownPythonInfo, PYTHON_DIR, pythonInfo, pythonInfoAsync } from "./python-env.ts";
 import { bwrapArgs, SOCKET_DIR_INSIDE } from "./sandbox-layout.ts";
 import { type ToolChannelSource, zygoteChannel } from "./tool-channel.ts";
+import { zygoteAnswers } from "./zygote-ping.ts";
 
 /** When the pool's other evaluators start at the latest, after it is ready (ms). */
 const REST_AFTER_MS = 500;
@@ -32,6 +33,8 @@ const rehearsalSample = (seed: string) =>
 const ONE_THREAD = { OMP_NUM_THREADS: "1", OPENBLAS_NUM_THREADS: "1", MKL_NUM_THREADS: "1" };
 /** The line hone_runtime writes to the evaluator's stderr when the program zygote does not answer. */
 const SANDBOX_GONE = "hone-runtime: the program sandbox is not answering";
+/** An evaluation whose evaluator printed that line while the zygote answers: its own result is not trusted. */
+const SAID_GONE = "the evaluator reported that the program sandbox did not answer, but it answers; this evaluation is not scored";
 
 export interface PoolOptions {
   /** Warm evaluator processes (evaluations that may run at once). */
@@ -63,6 +66,8 @@ export class EvaluatorPool {
   private readonly queue: ((p: LineProcess) => void)[] = [];
   private zygote: LineProcess | undefined;
   private zygoteStarting: Promise<LineProcess> | undefined;
+  /** The check of whether a zygote answers (`answers`) in flight, shared by the evaluations that asked for it. */
+  private zygoteCheck: { zygote: LineProcess; answers: Promise<boolean> } | undefined;
   private nextId = 1;
   private closed = false;
   private starting = 0;
@@ -250,10 +255,12 @@ export class EvaluatorPool {
     if (reply?.kept_refused === true) return this.evaluate(program, opts);
     if (!reply) return failed("the evaluator process died during this evaluation; it is not scored", seconds());
     const lostSandbox = typeof reply.stderr === "string" && reply.stderr.includes(SANDBOX_GONE);
-    if (lostSandbox || zygote.exited || zygote !== this.zygote) {
+    if (zygote.exited || zygote !== this.zygote || (lostSandbox && !(await this.answers(zygote)))) {
       if (!zygote.exited) zygote.kill(); // it stopped answering: start afresh
+      if (this.zygote === zygote) this.zygote = undefined; // not used while it is still on its way out
       return failed("the program sandbox stopped during this evaluation; it is not scored", seconds());
     }
+    if (lostSandbox) return failed(SAID_GONE, seconds());
     const exit: EvaluatorExit = {
       code: typeof reply.code === "number" ? reply.code : null,
       signal: typeof reply.signal === "number" ? (`SIG${reply.signal === 9 ? "KILL" : reply.signal}` as NodeJS.Signals) : null,
@@ -264,6 +271,21 @@ export class EvaluatorPool {
       seconds: seconds(),
     };
     return judgeExit(this.task, exit, timeoutSec);
+  }
+
+  /**
+   * Whether the zygote still answers a call. The line hone_runtime writes when it does not is only a claim: a
+   * program's error text that the evaluator prints can hold it, and killing the shared zygote on its word would
+   * fail every other evaluation in flight. Evaluations that make the claim together share one check.
+   */
+  private answers(zygote: LineProcess): Promise<boolean> {
+    if (this.zygoteCheck?.zygote === zygote) return this.zygoteCheck.answers;
+    const answers = zygoteAnswers(join(this.socketDir, "zygote.sock"));
+    this.zygoteCheck = { zygote, answers };
+    void answers.then(() => {
+      if (this.zygoteCheck?.answers === answers) this.zygoteCheck = undefined; // the next claim is checked anew
+    });
+    return answers;
   }
 
   private refuseKept(): void {

@@ -113,6 +113,62 @@ describe("the warm pool's own housekeeping", () => {
     rmSync(live, { recursive: true, force: true });
   });
 
+  // An evaluator that prints its programs' errors (traceback.print_exc, as OpenEvolve's examples do) prints what a
+  // program raises: a program may raise hone_runtime's "sandbox is not answering" line to have the shared zygote
+  // killed under the other evaluations in flight. The line is checked against the zygote before anything is killed.
+  const printsErrors = () =>
+    loadTaskFolder(
+      makeTask(
+        "import sys, traceback\nfrom hone_runtime import run_program, ProgramError\ndef evaluate(program_path):\n    try:\n        return {'combined_score': float(run_program(program_path, 'run', timeout=10))}\n    except ProgramError as e:\n        traceback.print_exc()\n        return {'combined_score': 0.0, 'error': str(e)}\n",
+      ),
+    );
+  const zygotePid = (pool: EvaluatorPool) => (pool as unknown as { zygote: { child: { pid: number } } }).zygote.child.pid;
+
+  it("a program raising the runtime's sandbox-lost line fails only its own evaluation", async (ctx) => {
+    requireTool(ctx, "bubblewrap", sealedMissing());
+    const task = printsErrors();
+    const pool = await EvaluatorPool.start(task, { size: 2 });
+    try {
+      const before = zygotePid(pool);
+      const slow = task.seedProgram.replace("return X", "import time\n    time.sleep(1.5)\n    return X");
+      const liar = task.seedProgram.replace(
+        "return X",
+        "raise RuntimeError('hone-runtime: the program sandbox is not answering (timed out)')",
+      );
+      const victim = pool.evaluate(slow);
+      await new Promise((r) => setTimeout(r, 300));
+      const attack = await pool.evaluate(liar);
+      expect(attack).toMatchObject({
+        valid: false,
+        reason: expect.stringMatching(/reported that the program sandbox did not answer, but it answers/),
+      });
+      expect(await victim).toMatchObject({ valid: true, score: 1 });
+      expect(zygotePid(pool)).toBe(before);
+      expect(await pool.evaluate(task.seedProgram)).toMatchObject({ valid: true, score: 1 });
+    } finally {
+      pool.close();
+    }
+  });
+
+  it("a zygote that does not answer when the line comes is started afresh", async (ctx) => {
+    requireTool(ctx, "bubblewrap", sealedMissing());
+    const task = printsErrors();
+    const pool = await EvaluatorPool.start(task, { size: 1 });
+    try {
+      const before = zygotePid(pool);
+      (pool as unknown as { answers: () => Promise<boolean> }).answers = async () => false; // as a hung zygote
+      const liar = task.seedProgram.replace(
+        "return X",
+        "raise RuntimeError('hone-runtime: the program sandbox is not answering')",
+      );
+      expect(await pool.evaluate(liar)).toMatchObject({ valid: false, reason: expect.stringMatching(/program sandbox stopped/) });
+      expect(await pool.evaluate(task.seedProgram)).toMatchObject({ valid: true, score: 1 });
+      expect(zygotePid(pool)).not.toBe(before);
+    } finally {
+      pool.close();
+    }
+  });
+
   it("restarts a dead program zygote and fails the evaluation that lost it", async (ctx) => {
     requireTool(ctx, "bubblewrap", sealedMissing());
     const task = loadTaskFolder(
