@@ -16,6 +16,8 @@ interface RawToolCall {
 }
 interface RawMessage {
   content?: string | null;
+  /** OpenAI: the model declined; `content` is null then. */
+  refusal?: string | null;
   /** vLLM ≥ 0.11 (and OpenRouter); older vLLM, SGLang, llama.cpp and DeepSeek say `reasoning_content`. */
   reasoning?: string | null;
   reasoning_content?: string | null;
@@ -64,16 +66,29 @@ function toolCallsOf(calls: RawToolCall[] | null | undefined): ToolCall[] {
     }));
 }
 
+/** What a server says in place of an answer when its engine dropped the request (vLLM: preemption, shutdown). */
+const ABORTED = "abort";
+
+function refuseAborted(finish: string | null | undefined, url: string, model: string): void {
+  if (finish === ABORTED)
+    throw new ModelError("server_error", `${url} aborted the answer for model ${model} (finish_reason "abort")`, { url });
+}
+
+/**
+ * A refusal (OpenAI's `refusal`, with no content) is kept as the message's `refusal` and, where there is no text,
+ * stands as its content too, so the trajectory and the conversation show what the model said.
+ */
 function response(
-  message: { content: string | null; tool_calls: ToolCall[]; reasoning?: string },
+  message: { content: string | null; tool_calls: ToolCall[]; reasoning?: string; refusal?: string },
   finish: string | null | undefined,
   usage: Usage,
   model: string,
   latency_ms: number,
 ): ChatResponse {
-  const { reasoning, ...rest } = message;
+  const { reasoning, refusal, ...rest } = message;
+  const said = refusal ? { ...rest, content: rest.content ?? refusal, refusal } : rest;
   return {
-    message: reasoning ? { ...rest, reasoning } : rest,
+    message: reasoning ? { ...said, reasoning } : said,
     finish_reason: finish ?? "stop",
     usage,
     latency_ms,
@@ -88,9 +103,15 @@ export function parseCompletion(raw: RawCompletion, url: string, model: string, 
   if (!choice?.message) {
     throw new ModelError("bad_response", `${url} returned a completion with no choices for model ${model}`, { url });
   }
+  refuseAborted(choice.finish_reason, url, model);
   const m = choice.message;
   return response(
-    { content: str(m.content) || null, tool_calls: toolCallsOf(m.tool_calls), reasoning: reasoningOf(m) },
+    {
+      content: str(m.content) || null,
+      tool_calls: toolCallsOf(m.tool_calls),
+      reasoning: reasoningOf(m),
+      refusal: str(m.refusal) || undefined,
+    },
     choice.finish_reason,
     usageOf(raw.usage),
     str(raw.model) ?? model,
@@ -105,6 +126,7 @@ export function parseCompletion(raw: RawCompletion, url: string, model: string, 
 export class StreamAccumulator {
   private content = "";
   private reasoning = "";
+  private refusal = "";
   private readonly calls = new Map<number, RawToolCall & { function: { name: string; arguments: string } }>();
   private finish: string | undefined;
   private usage: RawUsage | undefined;
@@ -143,6 +165,11 @@ export class StreamAccumulator {
       this.reasoning += thought;
       this.chars += thought.length;
     }
+    const refusal = str(d.refusal);
+    if (refusal) {
+      this.refusal += refusal;
+      this.chars += refusal.length;
+    }
     for (const [i, t] of (d.tool_calls ?? []).entries()) {
       const index = num(t.index) ?? i;
       let call = this.calls.get(index);
@@ -162,7 +189,18 @@ export class StreamAccumulator {
     }
   }
 
-  result(latency_ms: number): ChatResponse {
+  /**
+   * The answer, once the stream has ended. `sawDone`: the stream's `data: [DONE]` line arrived. A stream that stopped
+   * with neither that nor a finish_reason was cut (a proxy or server dropped it cleanly): a dropped connection, retried.
+   */
+  result(latency_ms: number, sawDone: boolean): ChatResponse {
+    if (!this.finish && !sawDone)
+      throw new ModelError(
+        "unreachable",
+        `${this.url} ended the stream for model ${this.modelName} before the answer did (no finish_reason, no [DONE]): the connection was dropped mid-answer`,
+        { url: this.url },
+      );
+    refuseAborted(this.finish, this.url, this.modelName);
     if (this.choices === 0)
       throw new ModelError("bad_response", `${this.url} streamed no choices for model ${this.modelName}`, { url: this.url });
     const calls = [...this.calls.entries()].sort((a, b) => a[0] - b[0]).map(([, c]) => c);
@@ -171,6 +209,7 @@ export class StreamAccumulator {
         content: this.content || null,
         tool_calls: toolCallsOf(calls),
         reasoning: this.reasoning || undefined,
+        refusal: this.refusal || undefined,
       },
       this.finish,
       usageOf(this.usage),

@@ -1,5 +1,5 @@
 import { isKnownNonReasoningModel, isOpenAIReasoningModel } from "./model-family.ts";
-import type { ChatMessage, ChatRequest } from "./types.ts";
+import type { ChatMessage, ChatRequest, ToolCall } from "./types.ts";
 
 /**
  * How a request body is written for a server family.
@@ -65,18 +65,66 @@ export function buildRequestBody(request: ChatRequest, opts: DialectOptions): Re
 
 /**
  * Messages as the dialect's servers accept them. An assistant message without tool calls always has string
- * content (OpenAI refuses `content: null` there); reasoning goes back only in the vllm dialect.
+ * content (OpenAI refuses `content: null` there); reasoning goes back only in the vllm dialect, and so do tool-call
+ * arguments made renderable (`vllmToolCalls`). The messages themselves are never changed: the trajectory keeps them.
  */
 export function wireMessages(messages: readonly ChatMessage[], dialect: Dialect): readonly ChatMessage[] {
   let changed = false;
   const out = messages.map((m) => {
     if (m.role !== "assistant") return m;
-    const emptyText = m.content === null && !m.tool_calls?.length;
-    const dropReasoning = m.reasoning !== undefined && (dialect === "openai" || m.reasoning === "");
-    if (!emptyText && !dropReasoning) return m;
-    changed = true;
-    const { reasoning, ...rest } = m;
-    return { ...rest, content: emptyText ? "" : m.content, ...(dropReasoning ? {} : { reasoning }) };
+    const wire = wireAssistant(m, dialect);
+    if (wire !== m) changed = true;
+    return wire;
   });
   return changed ? out : messages;
+}
+
+type AssistantMessage = Extract<ChatMessage, { role: "assistant" }>;
+
+function wireAssistant(m: AssistantMessage, dialect: Dialect): AssistantMessage {
+  const emptyText = m.content === null && !m.tool_calls?.length;
+  const dropReasoning = m.reasoning !== undefined && (dialect === "openai" || m.reasoning === "");
+  const calls = dialect === "vllm" && m.tool_calls ? vllmToolCalls(m.tool_calls) : m.tool_calls;
+  if (!emptyText && !dropReasoning && calls === m.tool_calls) return m;
+  // Keys keep their order (cache keys hash the serialised body): overriding a key leaves it where it was.
+  const { reasoning, ...rest } = m;
+  return {
+    ...rest,
+    content: emptyText ? "" : m.content,
+    ...(calls !== m.tool_calls ? { tool_calls: calls } : {}),
+    ...(dropReasoning ? {} : { reasoning }),
+  };
+}
+
+/**
+ * vLLM renders past tool calls with `json.loads` of each call's arguments (chat_utils `_postprocess_messages`) and
+ * answers 400 when that fails, so a call the model cut short (`{"x": "abc`, finish_reason length) would end the
+ * rollout. Arguments that are not a JSON object go as "{}"; empty ones stay, vLLM reads them as {} itself. OpenAI
+ * takes any string there, so the openai dialect sends what the model wrote.
+ */
+function vllmToolCalls(calls: ToolCall[]): ToolCall[] {
+  const renderable = (c: ToolCall) => c.function.arguments === "" || hasObjectArguments(c);
+  if (calls.every(renderable)) return calls;
+  return calls.map((c) => (renderable(c) ? c : { ...c, function: { ...c.function, arguments: "{}" } }));
+}
+
+/** Each past call's verdict, kept with the call so a long conversation does not parse its history every step. */
+const verdicts = new WeakMap<ToolCall, { args: string; ok: boolean }>();
+
+function hasObjectArguments(c: ToolCall): boolean {
+  const args = c.function.arguments;
+  const known = verdicts.get(c);
+  if (known?.args === args) return known.ok;
+  const ok = isJsonObject(args);
+  verdicts.set(c, { args, ok });
+  return ok;
+}
+
+function isJsonObject(text: string): boolean {
+  try {
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === "object" && !Array.isArray(v);
+  } catch {
+    return false;
+  }
 }

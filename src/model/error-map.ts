@@ -1,20 +1,13 @@
 import OpenAI from "openai";
+import { BodyTooLarge } from "./body-limit.ts";
 import { ClientTimeout } from "./client-timeout.ts";
+import type { Dialect } from "./dialect.ts";
 import { ModelError, redact } from "./errors.ts";
+import { isOpenAIReasoningModel } from "./model-family.ts";
+import { retryAfterMs } from "./retry-after.ts";
 
 // Where ClientTimeout lives for the transport, which must not load the SDK with it.
 export { ClientTimeout } from "./client-timeout.ts";
-
-function retryAfterMs(headers: unknown): number | undefined {
-  let v: string | null | undefined;
-  if (headers && typeof (headers as Headers).get === "function") v = (headers as Headers).get("retry-after");
-  else if (headers && typeof headers === "object") v = (headers as Record<string, string>)["retry-after"];
-  if (!v) return undefined;
-  const secs = Number(v);
-  if (Number.isFinite(secs)) return Math.max(0, secs * 1000);
-  const date = Date.parse(v);
-  return Number.isFinite(date) ? Math.max(0, date - Date.now()) : undefined;
-}
 
 /**
  * A prompt that does not fit the model's window, as vLLM (renderer and engine checks, old and new wording),
@@ -58,10 +51,41 @@ function contextLengthError(url: string, model: string, detail: string, status: 
   );
 }
 
-function statusError(err: InstanceType<typeof OpenAI.APIError>, url: string, model: string, clean: (s: string) => string) {
+/** The SDK's message is `<status> <server's message>`; a hone message names the status once, itself. */
+function serverMessage(err: InstanceType<typeof OpenAI.APIError>, clean: (s: string) => string): string {
+  const message = String(err.message ?? "");
+  const prefix = err.status ? `${err.status} ` : undefined;
+  return clean(prefix && message.startsWith(prefix) ? message.slice(prefix.length) : message).slice(0, 500);
+}
+
+/** A server's message followed by hone's advice: one full stop between them. */
+const sentence = (detail: string) => detail.replace(/\.\s*$/, "");
+
+/** What the caller knows that the error does not say. */
+export interface ErrorContext {
+  /** The dialect the request was written in (unset: vllm, the client's default). */
+  dialect?: Dialect;
+}
+
+interface Refusal {
+  url: string;
+  model: string;
+  status: number;
+  detail: string;
+  code: unknown;
+  opts: { url: string; status: number; retryAfterMs?: number };
+}
+
+function statusError(
+  err: InstanceType<typeof OpenAI.APIError>,
+  url: string,
+  model: string,
+  clean: (s: string) => string,
+  context: ErrorContext,
+) {
   // An error event inside a stream has no HTTP status; vLLM puts one in its code.
   const status = err.status ?? (typeof err.code === "number" ? err.code : 0);
-  const detail = clean(String(err.message ?? "")).slice(0, 500);
+  const detail = serverMessage(err, clean);
   const opts = { url, status, retryAfterMs: retryAfterMs(err.headers) };
   if (status === 401 || status === 403) {
     return new ModelError(
@@ -73,18 +97,31 @@ function statusError(err: InstanceType<typeof OpenAI.APIError>, url: string, mod
   if (status === 404) {
     return new ModelError(
       "unknown_model",
-      `${url} answered 404 for model "${model}": ${detail}. Check --model against \`hone models check\`.`,
+      `${url} answered 404 for model "${model}": ${sentence(detail)}. Check --model against \`hone models check\`.`,
       opts,
     );
   }
   if (status === 429) return new ModelError("rate_limited", `${url} is rate limiting (HTTP 429): ${detail}`, opts);
   if (status === 408) return new ModelError("timeout", `${url} timed out (HTTP 408)`, opts);
   if (status >= 500 || status === 0) return new ModelError("server_error", `${url} failed with HTTP ${status}: ${detail}`, opts);
-  if (isContextLengthMessage(detail, err.code)) return contextLengthError(url, model, detail, status);
+  return requestError({ url, model, status, detail, code: err.code, opts }, context);
+}
+
+/** A 4xx other than the key, the model's name and rate limits: what about the request the server refused. */
+function requestError(r: Refusal, context: ErrorContext): ModelError {
+  const { url, model, status, detail, opts } = r;
+  if (isContextLengthMessage(detail, r.code)) return contextLengthError(url, model, detail, status);
+  if (isWrongDialect(r, context)) {
+    return new ModelError(
+      "bad_request",
+      `${url} rejected the request (HTTP ${status}): ${sentence(detail)}. "${model}" is an OpenAI reasoning model, which refuses the vllm dialect's sampling fields: use --dialect openai.`,
+      opts,
+    );
+  }
   if (/tool/i.test(detail) && /(auto|choice|support|enable)/i.test(detail)) {
     return new ModelError(
       "no_tool_support",
-      `${url} does not accept tool calls for "${model}": ${detail}. For vLLM start the server with --enable-auto-tool-choice --tool-call-parser <parser>.`,
+      `${url} does not accept tool calls for "${model}": ${sentence(detail)}. For vLLM start the server with --enable-auto-tool-choice --tool-call-parser <parser>.`,
       opts,
     );
   }
@@ -92,6 +129,12 @@ function statusError(err: InstanceType<typeof OpenAI.APIError>, url: string, mod
     return new ModelError("unknown_model", `${url} does not serve model "${model}": ${detail}`, opts);
   }
   return new ModelError("bad_request", `${url} rejected the request (HTTP ${status}): ${detail}`, opts);
+}
+
+/** OpenAI refusing a parameter of the vllm dialect (max_tokens, temperature…) for one of its reasoning models. */
+function isWrongDialect(r: Refusal, context: ErrorContext): boolean {
+  if ((context.dialect ?? "vllm") !== "vllm" || !isOpenAIReasoningModel(r.model)) return false;
+  return r.code === "unsupported_parameter" || r.code === "unsupported_value" || /unsupported (parameter|value)/i.test(r.detail);
 }
 
 /**
@@ -103,12 +146,15 @@ export function toModelError(
   url: string,
   model: string,
   secrets: readonly (string | undefined)[] = [],
+  context: ErrorContext = {},
 ): ModelError {
   if (err instanceof ModelError) return err;
   const clean = (s: string) => redact(s, secrets);
   const cause = err instanceof Error ? err.cause : undefined;
   const timer = err instanceof ClientTimeout ? err : cause instanceof ClientTimeout ? cause : undefined;
   if (timer) return new ModelError("timeout", `request to ${url} failed: ${timer.what}`, { url });
+  const tooLarge = err instanceof BodyTooLarge ? err : cause instanceof BodyTooLarge ? cause : undefined;
+  if (tooLarge) return new ModelError("bad_response", `${url} sent too much: ${tooLarge.what}`, { url });
   if (err instanceof OpenAI.APIConnectionTimeoutError) {
     return new ModelError("timeout", `request to ${url} timed out`, { url });
   }
@@ -122,7 +168,7 @@ export function toModelError(
       { url },
     );
   }
-  if (err instanceof OpenAI.APIError) return statusError(err, url, model, clean);
+  if (err instanceof OpenAI.APIError) return statusError(err, url, model, clean, context);
   const message = clean(err instanceof Error ? err.message : String(err));
   return new ModelError("unreachable", `request to ${url} failed: ${message}`, { url });
 }

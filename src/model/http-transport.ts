@@ -1,7 +1,9 @@
 import { type ClientRequest, Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { Socket } from "node:net";
+import { bodyTooLarge, MAX_BODY_BYTES } from "./body-limit.ts";
 import { ClientTimeout } from "./client-timeout.ts";
+import { EventStreamWatch } from "./sse-watch.ts";
 
 const httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 256 });
 const httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: 256 });
@@ -47,25 +49,20 @@ export function nodeFetchWith(t: TransportOptions = {}): typeof fetch {
           const h = responseHeaders(res);
           const ok = status >= 200 && status < 300 && status !== 204;
           if (ok && String(res.headers["content-type"] ?? "").startsWith("text/event-stream")) {
-            resolve(new Response(eventStream(res), { status, statusText: res.statusMessage, headers: h }));
+            const watch = new EventStreamWatch();
+            const response = new Response(eventStream(res, watch), { status, statusText: res.statusMessage, headers: h });
+            streamWatches.set(response, watch);
+            resolve(response);
             return;
           }
-          const chunks: Buffer[] = [];
-          res.on("data", (c: Buffer) => chunks.push(c));
-          res.on("error", reject);
-          // A connection reset mid-body ends the response without "end"; that is a dropped connection, retried.
-          res.on("close", () => {
-            if (!res.complete) reject(Object.assign(new Error("the connection was reset mid-response"), { code: "ECONNRESET" }));
-          });
-          res.on("end", () => {
-            const bytes = Buffer.concat(chunks);
+          readWhole(res).then((bytes) => {
             if (ok) {
               resolve(lightResponse(url.href, status, res.statusMessage ?? "", h, bytes));
               return;
             }
             const nullBody = status === 204 || status === 304;
             resolve(new Response(nullBody ? null : errorBody(bytes), { status, statusText: res.statusMessage, headers: h }));
-          });
+          }, reject);
         },
       );
       const onAbort = () => req.destroy(Object.assign(new Error("The operation was aborted."), { name: "AbortError" }));
@@ -75,6 +72,38 @@ export function nodeFetchWith(t: TransportOptions = {}): typeof fetch {
       if (t.connectTimeoutMs) limitConnect(req, https, t.connectTimeoutMs);
       req.end(payload);
     });
+}
+
+/** A whole body, at most `MAX_BODY_BYTES` of it: a longer one is cut off (the connection closed) and refused. */
+function readWhole(res: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer<ArrayBuffer>> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    res.on("data", (c: Buffer) => {
+      size += c.length;
+      if (size <= limit) chunks.push(c);
+      else {
+        reject(bodyTooLarge("body", limit));
+        res.destroy();
+      }
+    });
+    res.on("error", reject);
+    // A connection reset mid-body ends the response without "end"; that is a dropped connection, retried.
+    res.on("close", () => {
+      if (!res.complete) reject(Object.assign(new Error("the connection was reset mid-response"), { code: "ECONNRESET" }));
+    });
+    res.on("end", () => resolve(Buffer.concat(chunks)));
+  });
+}
+
+const streamWatches = new WeakMap<Response, EventStreamWatch>();
+
+/**
+ * Whether an event-stream response of this transport has passed its `data: [DONE]` line; undefined for a response it
+ * did not stream. The SDK swallows that line, so this is how a stream that ended is told from one that just stopped.
+ */
+export function streamSawDone(response: Response): boolean | undefined {
+  return streamWatches.get(response)?.done;
 }
 
 /** The transport with no connect limit of its own (the SDK's timeout still bounds every request). */
@@ -101,8 +130,11 @@ function responseHeaders(res: IncomingMessage): Headers {
   return h;
 }
 
-/** The response body as a web stream, chunk by chunk; a reset connection errors the stream. */
-function eventStream(res: IncomingMessage): ReadableStream<Uint8Array> {
+/**
+ * The response body as a web stream, chunk by chunk, each chunk shown to `watch` first (which refuses a line that
+ * never ends); a reset connection errors the stream.
+ */
+function eventStream(res: IncomingMessage, watch: EventStreamWatch): ReadableStream<Uint8Array> {
   let done = false;
   return new ReadableStream<Uint8Array>({
     start(controller) {
@@ -112,7 +144,15 @@ function eventStream(res: IncomingMessage): ReadableStream<Uint8Array> {
         controller.error(err);
       };
       res.on("data", (c: Buffer) => {
-        if (!done) controller.enqueue(new Uint8Array(c.buffer, c.byteOffset, c.byteLength));
+        if (done) return;
+        try {
+          watch.feed(c);
+        } catch (err) {
+          fail(err as Error);
+          res.destroy();
+          return;
+        }
+        controller.enqueue(new Uint8Array(c.buffer, c.byteOffset, c.byteLength));
       });
       res.on("end", () => {
         if (done) return;

@@ -3,7 +3,7 @@ import { urlPassword, withoutPassword } from "../secret-url.ts";
 import { ClientTimeout } from "./client-timeout.ts";
 import { parseCompletion, type RawChunk, type RawCompletion, StreamAccumulator } from "./completion-parse.ts";
 import { buildRequestBody, type Dialect } from "./dialect.ts";
-import { nodeFetchWith } from "./http-transport.ts";
+import { nodeFetchWith, streamSawDone } from "./http-transport.ts";
 import { resolveTimeouts, type Timeouts } from "./timeouts.ts";
 import type { ChatModel, ChatRequest, ChatResponse } from "./types.ts";
 
@@ -113,7 +113,7 @@ export class OpenAICompatibleModel implements ChatModel {
         : await this.whole(sdk, body, started, signal);
       return window === undefined ? res : { ...res, context_window: window };
     } catch (err) {
-      throw sdk.toModelError(err, this.chatUrl, this.opts.model, this.secrets);
+      throw sdk.toModelError(err, this.chatUrl, this.opts.model, this.secrets, { dialect: this.dialect });
     }
   }
 
@@ -159,10 +159,9 @@ export class OpenAICompatibleModel implements ChatModel {
     const firstByte = `no token within the first-byte timeout of ${t.first_byte} s`;
     try {
       arm(t.first_byte, firstByte);
-      const stream = await client.chat.completions.create(body as unknown as StreamParams, {
-        signal: controller.signal,
-        timeout: t.first_byte * 1000,
-      });
+      const { data: stream, response } = await client.chat.completions
+        .create(body as unknown as StreamParams, { signal: controller.signal, timeout: t.first_byte * 1000 })
+        .withResponse();
       const acc = new StreamAccumulator(this.chatUrl, this.opts.model);
       for await (const chunk of stream) {
         arm(t.idle, `no token for ${t.idle} s (the idle timeout) in the middle of a streamed answer`);
@@ -170,7 +169,7 @@ export class OpenAICompatibleModel implements ChatModel {
       }
       if (fired) throw new ClientTimeout(fired);
       if (signal?.aborted) throw new sdk.APIUserAbortError();
-      return acc.result(performance.now() - started);
+      return acc.result(performance.now() - started, streamSawDone(response) ?? false);
     } catch (err) {
       if (fired) throw new ClientTimeout(fired);
       if (err instanceof sdk.APIConnectionTimeoutError) throw new ClientTimeout(firstByte);

@@ -5,7 +5,13 @@ export interface RetryPolicy {
   /** Total attempts, first included. */
   maxAttempts: number;
   baseDelayMs: number;
+  /** Cap on hone's own backoff. */
   maxDelayMs: number;
+  /**
+   * Cap on a wait the server asks for (Retry-After, retry-after-ms), honoured above `maxDelayMs` up to this (the
+   * OpenAI SDK honours up to 60 s); the call's `totalMs` bounds it too. Unset: `maxDelayMs`.
+   */
+  maxServerDelayMs?: number;
   /** Cap on one call, every attempt and backoff included (the `total` timeout); unset: no cap. */
   totalMs?: number;
   /** Uniform random in [0,1); injectable so tests are deterministic. */
@@ -14,13 +20,22 @@ export interface RetryPolicy {
   onRetry?: (info: { attempt: number; delayMs: number; error: ModelError }) => void;
 }
 
-export const defaultRetryPolicy: RetryPolicy = { maxAttempts: 5, baseDelayMs: 500, maxDelayMs: 20_000 };
+export const defaultRetryPolicy: RetryPolicy = {
+  maxAttempts: 5,
+  baseDelayMs: 500,
+  maxDelayMs: 20_000,
+  maxServerDelayMs: 60_000,
+};
 
-/** Exponential backoff with full jitter, honouring a server's Retry-After when it asks for longer. */
+/**
+ * Exponential backoff with full jitter, honouring a server's Retry-After when it asks for longer, up to the policy's
+ * cap on a server's wait.
+ */
 export function backoffDelay(attempt: number, policy: RetryPolicy, retryAfterMs?: number): number {
   const cap = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
   const jittered = cap * (policy.random ?? Math.random)();
-  return Math.min(policy.maxDelayMs, Math.max(jittered, retryAfterMs ?? 0));
+  const asked = Math.min(retryAfterMs ?? 0, policy.maxServerDelayMs ?? policy.maxDelayMs);
+  return Math.max(jittered, asked);
 }
 
 const realSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -60,8 +60,11 @@ export interface Usage {
 }
 
 export interface ChatResponse {
-  /** Tool calls keep the server's ids; a call the server gave no id has `id: ""` (the agent loop names it). */
-  message: { content: string | null; tool_calls: ToolCall[]; reasoning?: string };
+  /**
+   * Tool calls keep the server's ids; a call the server gave no id has `id: ""` (the agent loop names it). `refusal`:
+   * the model declined (OpenAI); with no text of its own the refusal is the content too.
+   */
+  message: { content: string | null; tool_calls: ToolCall[]; reasoning?: string; refusal?: string };
   finish_reason: string;
   usage: Usage;
   /** Wall-clock time of the call as seen by the client, retries included. */
