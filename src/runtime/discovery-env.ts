@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import { type Evaluation, isBetter } from "../task/evaluation.ts";
-import { applySearchReplace, EditError, findRegions, replaceBlock } from "../task/evolve-block.ts";
+import { applySearchReplace, EditError, findRegions, hasEvolveMarkers, replaceBlock } from "../task/evolve-block.ts";
 import { type Environment, type ToolOutcome, toolError } from "./environment.ts";
 
 export type Evaluate = (program: string) => Promise<Evaluation>;
@@ -25,6 +25,10 @@ export interface DiscoveryEnvOptions {
   /** Cap on the artifacts text shown to the executor per evaluation. */
   artifactChars?: number;
 }
+
+/** How a program with no EVOLVE-BLOCK markers (an OpenEvolve seed may have none) is described to the executor. */
+export const WHOLE_PROGRAM_EDITABLE =
+  "it has no EVOLVE-BLOCK markers, so the whole program is editable (edit_program's block replaces all of it)";
 
 export const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
@@ -91,9 +95,10 @@ export class DiscoveryEnvironment implements Environment {
 
   /** The whole program and where its editable region is, for view_program and for generated tools. */
   view(): string {
+    const lines = this.program.split("\n").length;
+    if (!hasEvolveMarkers(this.program)) return `Current program (${lines} lines; ${WHOLE_PROGRAM_EDITABLE}):\n\n${this.program}`;
     const r = findRegions(this.program);
     const where = r.map((x) => `lines ${x.startLine}-${x.endLine}`).join(", ");
-    const lines = this.program.split("\n").length;
     return `Current program (${lines} lines; editable region: ${where}, between the EVOLVE-BLOCK markers):\n\n${this.program}`;
   }
 

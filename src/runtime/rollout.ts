@@ -5,8 +5,9 @@ import type { RolloutFiles } from "../store/rollout-files.ts";
 import type { TrajectorySink } from "../store/trajectory.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import type { Evaluation } from "../task/evaluation.ts";
+import { hasEvolveMarkers } from "../task/evolve-block.ts";
 import { runAgentLoop, type StopReason } from "./agent-loop.ts";
-import { DiscoveryEnvironment, type Evaluate, type EvaluationRecord } from "./discovery-env.ts";
+import { DiscoveryEnvironment, type Evaluate, type EvaluationRecord, WHOLE_PROGRAM_EDITABLE } from "./discovery-env.ts";
 import { type Environment, type ToolOutcome, toToolDefinition } from "./environment.ts";
 import type { Middleware } from "./middleware.ts";
 import { builtinMiddlewares, type MiddlewareHost } from "./middlewares/index.ts";
@@ -54,6 +55,7 @@ export function taskMessage(task: DiscoveryTask, start: Evaluation | undefined, 
   const lines = [`# Task\n\n${task.description}\n`];
   if (start?.valid) lines.push(`Starting score: ${start.score} (${task.metric}, ${task.direction})`);
   else if (start) lines.push(`The starting program is invalid: ${start.reason}`);
+  if (!hasEvolveMarkers(task.seedProgram)) lines.push(`The program: ${WHOLE_PROGRAM_EDITABLE}.`);
   lines.push(`Budget: ${maxEvals} evaluator calls (evaluate_program).`);
   if (task.reference) lines.push(`Best known value: ${task.reference.value}.`);
   lines.push("\nBegin by looking at the program with view_program.");

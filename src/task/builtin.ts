@@ -3,6 +3,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { HoneError } from "../errors.ts";
 import { type DiscoveryTask, loadTaskFolder } from "./discovery-task.ts";
+import { loadTaskFolderNeedsFirst } from "./folder-refusal.ts";
 import { phasesOf } from "./layouts.ts";
 import { checkTaskNeeds } from "./needs.ts";
 
@@ -47,7 +48,7 @@ export async function resolveTask(
 }
 
 async function findTask(ref: string, tasksDir: string | undefined): Promise<DiscoveryTask> {
-  if (isPath(ref)) return loadTaskFolder(ref);
+  if (isPath(ref)) return loadTaskFolderNeedsFirst(ref);
   if (tasksDir) {
     const { readRegistry, loadEntry } = await import("./registry.ts");
     const entry = readRegistry(tasksDir).find((e) => e.id === ref);

@@ -4,9 +4,18 @@ import { basename, dirname, join, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import * as z from "zod";
 import { taskError, zodIssues } from "../errors.ts";
+import { missingDescription } from "./description-hint.ts";
 import type { MetricFallback } from "./evaluation.ts";
-import { findRegions } from "./evolve-block.ts";
-import { detectLayout, type FolderLayout, type LayoutOptions, type TaskLayout } from "./layouts.ts";
+import { type EvaluatorEntries, evaluatorEntries } from "./evaluator-entry.ts";
+import { editableRegions, findRegions, hasEvolveMarkers } from "./evolve-block.ts";
+import {
+  containerRefusal,
+  detectLayout,
+  type FolderLayout,
+  type LayoutOptions,
+  looksLikeTaskFolder,
+  type TaskLayout,
+} from "./layouts.ts";
 
 export type Direction = "maximize" | "minimize";
 
@@ -169,10 +178,14 @@ export interface LoadOptions extends LayoutOptions {
 }
 
 /** A path to a config file inside a task folder names the folder and that config (as OpenEvolve's `--config`). */
-function splitRef(ref: string): { dir: string; config?: string } {
+/** The task folder a `--task` path names, and the config file when it names one. */
+export function splitRef(ref: string): { dir: string; config?: string } {
   const path = resolve(ref);
-  if (/\.ya?ml$/.test(path) && existsSync(path) && statSync(path).isFile()) return { dir: dirname(path), config: path };
-  return { dir: path };
+  if (!/\.ya?ml$/.test(path) || !existsSync(path) || !statSync(path).isFile()) return { dir: path };
+  // A config in a subfolder of the task folder (OpenEvolve's examples/sldbench/configs/*.yaml, run with --config).
+  const here = dirname(path);
+  const parent = dirname(here);
+  return { dir: !looksLikeTaskFolder(here) && looksLikeTaskFolder(parent) ? parent : here, config: path };
 }
 
 const MAX_DESCRIPTION_BYTES = 256 << 10;
@@ -224,6 +237,36 @@ function configuredId(dir: string, l: FolderLayout, config?: string): string {
 }
 
 /**
+ * The seed's EVOLVE blocks must pair. A seed with no marker at all is editable whole in the OpenEvolve layout (as
+ * OpenEvolve treats it); the other layouts' frameworks mark the region, so there it is a mistake.
+ */
+function checkSeedRegions(seedPath: string, seed: string, layout: TaskLayout): void {
+  try {
+    if (layout === "openevolve") editableRegions(seed);
+    else findRegions(seed);
+  } catch (err) {
+    const hint = hasEvolveMarkers(seed) ? "" : " (only an OpenEvolve-layout folder's seed may go without them, editable whole)";
+    throw taskError(seedPath, "EVOLVE-BLOCK", `${(err as Error).message}${hint}`);
+  }
+}
+
+/** What the evaluator binds of the runner's entry points; refuses one that binds neither, saying why. */
+function checkedEntries(dir: string, evaluatorPath: string, source: string, python: string): EvaluatorEntries {
+  const entries = evaluatorEntries(source, python);
+  if (entries.evaluate || entries.stage1) return entries;
+  if (entries.syntaxError)
+    throw taskError(evaluatorPath, undefined, `is not valid Python (${entries.syntaxError}), so it defines no evaluate()`);
+  throw (
+    containerRefusal(dir, evaluatorPath) ??
+    taskError(
+      evaluatorPath,
+      "evaluate",
+      "binds no evaluate(program_path) (nor evaluate_stage1) at module level: define it (def or async def), or import it from the module that does",
+    )
+  );
+}
+
+/**
  * Loads a task folder in the OpenEvolve, SkyDiscover or SimpleTES layout (see layouts.ts), plus an optional hone.yaml.
  * `ref` may also name a config file inside the folder (`circle_packing/config_phase_2.yaml`).
  */
@@ -234,30 +277,21 @@ export function loadTaskFolder(ref: string, overrides: LoadOptions = {}): Discov
   const layout = detectLayout(dir, { ...overrides, config: overrides.config ?? configRef });
   const { seedPath, evaluatorPath, configPath } = layout;
   const evaluatorSource = readFileSync(evaluatorPath, "utf8");
-  if (!/^def\s+evaluate\s*\(/m.test(evaluatorSource))
-    throw taskError(evaluatorPath, "evaluate", "defines no evaluate(program_path) function");
 
   const seedProgram = readFileSync(seedPath, "utf8");
-  try {
-    findRegions(seedProgram);
-  } catch (err) {
-    throw taskError(seedPath, "EVOLVE-BLOCK", (err as Error).message);
-  }
+  checkSeedRegions(seedPath, seedProgram, layout.layout);
 
   const config = configPath ? checked(configSchema, readYaml(configPath), configPath) : {};
   const honePath = join(dir, "hone.yaml");
   const rawHone = existsSync(honePath) ? readYaml(honePath) : {};
   const hone = checked(honeTaskSchema, rawHone, honePath);
   const metricSet = typeof rawHone === "object" && rawHone !== null && "metric" in rawHone;
+  // A command name is looked up on PATH; a path (./venv/bin/python) resolves against the task folder.
+  const python = hone.python?.includes("/") ? resolve(dir, hone.python) : (hone.python ?? "python3");
+  const entries = checkedEntries(dir, evaluatorPath, evaluatorSource, python);
 
   const description = readDescription(hone, config, layout);
-  if (!description || description.trim().length === 0) {
-    throw taskError(
-      configPath ?? honePath,
-      "prompt.system_message",
-      `the task has no description; set prompt.system_message in ${configPath ? basename(configPath) : "config.yaml"} or description in hone.yaml${layout.layout === "simpletes" ? `, or write it in ${basename(dir)}.txt` : ""}`,
-    );
-  }
+  if (!description || description.trim().length === 0) throw missingDescription(dir, configPath);
   const upstream = UPSTREAM_DEFAULTS[layout.layout];
   const fallback = hone.metric_fallback ?? (!metricSet && hone.metric === "combined_score" ? upstream.fallback : "none");
   return {
@@ -275,17 +309,13 @@ export function loadTaskFolder(ref: string, overrides: LoadOptions = {}): Discov
     budget: { maxEvals: hone.budget?.max_evals ?? DEFAULT_MAX_EVALS },
     timeoutSec: hone.timeout ?? config.evaluator?.timeout ?? overrides.defaultTimeoutSec ?? upstream.timeoutSec,
     memoryMb: hone.memory_mb ?? DEFAULT_MEMORY_MB,
-    // A command name is looked up on PATH; a path (./venv/bin/python) resolves against the task folder.
-    python: hone.python?.includes("/") ? resolve(dir, hone.python) : (hone.python ?? "python3"),
+    python,
     pythonPath: hone.python_path.map((p) => bound("python_path", p, resolve(dir, p), honePath)),
     env: hone.env,
     domain: hone.domain,
     secrets: [evaluatorSource, ...hone.secrets],
     cascade: {
-      enabled:
-        upstream.cascade &&
-        /^def\s+evaluate_stage1\s*\(/m.test(evaluatorSource) &&
-        (config.evaluator?.cascade_evaluation ?? true),
+      enabled: upstream.cascade && entries.stage1 && (config.evaluator?.cascade_evaluation ?? true),
       thresholds: config.evaluator?.cascade_thresholds ?? OPENEVOLVE_THRESHOLDS,
     },
     programPreload: hone.program_preload,

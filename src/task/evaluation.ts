@@ -9,6 +9,8 @@ export interface Evaluation {
   artifacts: { stderr?: string; stdout?: string; feedback?: string; [k: string]: unknown };
   seconds: number;
   timedOut?: boolean;
+  /** The evaluator itself failed to load (its module raised on import): the program was never run. */
+  evaluatorFailed?: boolean;
 }
 
 const VALIDITY_KEYS = ["validity", "valid", "is_valid"];

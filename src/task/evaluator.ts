@@ -5,6 +5,7 @@ import type { DiscoveryTask } from "./discovery-task.ts";
 import { type Evaluation, judgeMetrics } from "./evaluation.ts";
 import { COMPAT_DIR, isolationSupport, PYTHON_DIR, pythonInfo } from "./python-env.ts";
 import { runProcess } from "./python-process.ts";
+import { readOnlyHint } from "./read-only-hint.ts";
 import { bwrapArgs, type SandboxSpec, SOCKET_DIR_INSIDE } from "./sandbox-layout.ts";
 
 const RUNNER = join(PYTHON_DIR, "hone_eval_runner.py");
@@ -88,7 +89,7 @@ const invalid = (reason: string, exit: EvaluatorExit, extra: Partial<Evaluation>
 
 function parseResult(
   text: string | undefined,
-): { metrics?: Record<string, unknown>; artifacts?: Record<string, unknown>; error?: string } | undefined {
+): { metrics?: Record<string, unknown>; artifacts?: Record<string, unknown>; error?: string; stage?: string } | undefined {
   if (!text) return undefined;
   try {
     const raw = JSON.parse(text);
@@ -98,14 +99,21 @@ function parseResult(
   }
 }
 
+const lastLine = (text: string) => text.trim().split("\n").slice(-1)[0];
+const withHint = (hint: string | undefined) => (hint ? `; ${hint}` : "");
+
 /** Judges how an evaluator ended. Metrics are accepted only from an evaluator that exited cleanly (code 0). */
 export function judgeExit(task: DiscoveryTask, exit: EvaluatorExit, timeoutSec: number): Evaluation {
   if (exit.timedOut)
     return invalid(`the evaluator did not finish within ${timeoutSec} s and was killed`, exit, { timedOut: true });
   const raw = parseResult(exit.result);
+  if (raw?.error && exit.code === 1 && raw.stage === "load")
+    return invalid(`the evaluator failed to load: ${lastLine(raw.error)}${withHint(readOnlyHint(task, raw.error))}`, exit, {
+      evaluatorFailed: true,
+      artifacts: { stderr: exit.stderr || undefined, traceback: raw.error },
+    });
   if (raw?.error && exit.code === 1) {
-    const last = raw.error.trim().split("\n").slice(-1)[0];
-    return invalid(`the evaluator raised: ${last}`, exit, {
+    return invalid(`the evaluator raised: ${lastLine(raw.error)}${withHint(readOnlyHint(task, raw.error))}`, exit, {
       artifacts: { stderr: exit.stderr || undefined, traceback: raw.error },
     });
   }

@@ -1,6 +1,8 @@
 /**
  * The editable region of a discovery program: the lines between `# EVOLVE-BLOCK-START` and `# EVOLVE-BLOCK-END`.
- * In OpenEvolve these markers are only prompt hints; here every edit is checked against them.
+ * In OpenEvolve these markers are only prompt hints; here every edit is checked against them. A program with no
+ * marker at all is editable whole (OpenEvolve never requires them; the task loader accepts such a seed only in the
+ * OpenEvolve layout), and stays without markers: an edit may neither add them to it nor remove them from another.
  */
 export const EVOLVE_START = "EVOLVE-BLOCK-START";
 export const EVOLVE_END = "EVOLVE-BLOCK-END";
@@ -59,8 +61,20 @@ export function findRegions(program: string): Region[] {
   return regions;
 }
 
+const ANY_MARKER = /^[ \t]*(?:#|\/\/)[ \t]*EVOLVE-BLOCK-(?:START|END)\b/m;
+
+/** Whether the program has any EVOLVE-BLOCK marker line. */
+export const hasEvolveMarkers = (program: string): boolean => ANY_MARKER.test(program);
+
+/** The regions an edit may change: the EVOLVE blocks, or the whole program when it has no marker at all. */
+export function editableRegions(program: string): Region[] {
+  if (hasEvolveMarkers(program)) return findRegions(program);
+  const lines = program.length === 0 ? 0 : program.split("\n").length - (program.endsWith("\n") ? 1 : 0);
+  return [{ start: 0, end: program.length, startLine: 1, endLine: lines }];
+}
+
 /** The text outside every editable region, markers included; an edit may never change it. */
-export function frozenParts(program: string, regions = findRegions(program)): string[] {
+export function frozenParts(program: string, regions = editableRegions(program)): string[] {
   const parts: string[] = [];
   let last = 0;
   for (const r of regions) {
@@ -73,9 +87,16 @@ export function frozenParts(program: string, regions = findRegions(program)): st
 
 /** Throws unless `edited` keeps every frozen part of `original` byte for byte. */
 export function assertFrozenUnchanged(original: string, edited: string): void {
+  const marked = hasEvolveMarkers(original);
+  if (marked !== hasEvolveMarkers(edited))
+    throw new EditError(
+      marked
+        ? "the edit would remove every EVOLVE-BLOCK marker; only code between them may change"
+        : "the edit would add EVOLVE-BLOCK markers to a program that has none (the whole program is editable as it is)",
+    );
   let editedRegions: Region[];
   try {
-    editedRegions = findRegions(edited);
+    editedRegions = editableRegions(edited);
   } catch (err) {
     throw new EditError(`the edit would break the EVOLVE-BLOCK markers: ${(err as Error).message}`);
   }
@@ -88,7 +109,7 @@ export function assertFrozenUnchanged(original: string, edited: string): void {
 }
 
 export function blockText(program: string, index = 0): string {
-  const r = findRegions(program)[index];
+  const r = editableRegions(program)[index];
   if (!r) throw new EditError(`there is no EVOLVE block number ${index}`);
   return program.slice(r.start, r.end);
 }
@@ -97,7 +118,7 @@ export function blockText(program: string, index = 0): string {
 export function replaceBlock(program: string, newBlock: string, index = 0): string {
   if (newBlock.length > MAX_EDIT_CHARS)
     throw new EditError(`the new block is ${newBlock.length} characters; the limit is ${MAX_EDIT_CHARS}`);
-  const regions = findRegions(program);
+  const regions = editableRegions(program);
   const r = regions[index];
   if (!r) throw new EditError(`there is no EVOLVE block number ${index} (the program has ${regions.length})`);
   if (/^[ \t]*(?:#|\/\/)[ \t]*EVOLVE-BLOCK-(START|END)/m.test(newBlock)) {
@@ -283,7 +304,7 @@ export function applySearchReplace(program: string, editText: string): string {
       throw new EditError(
         `${label}: the edit's blocks would scan more than ${MAX_EDIT_WORK} characters of a ${current.length}-character program; send fewer blocks per edit`,
       );
-    const regions = findRegions(current);
+    const regions = editableRegions(current);
     const { first, inside } = occurrences(current, b.search, regions);
     if (first < 0)
       throw new EditError(

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
-import { taskError } from "../errors.ts";
+import { type HoneError, taskError } from "../errors.ts";
 
 /**
  * The task-folder layouts of the field, found by the files a folder holds:
@@ -67,6 +67,24 @@ function containerOnly(dir: string): string | undefined {
   return undefined;
 }
 
+/**
+ * The refusal of a folder whose evaluator runs only in a container, or undefined when it is not one. `script`: the
+ * Python file beside the container that defines no evaluate() (SkyDiscover's `evaluator/evaluator.py` with only a
+ * `main()`, which the container's evaluate.sh runs), when there is one.
+ */
+export function containerRefusal(dir: string, script?: string): HoneError | undefined {
+  const container = containerOnly(dir);
+  if (!container) return undefined;
+  const what = script
+    ? `a container whose ${relative(dir, script)} defines no evaluate(program_path) (it is the container's entry point)`
+    : "a container with no Python evaluator";
+  return taskError(
+    container,
+    undefined,
+    `this task's evaluator is ${what}: it needs Docker, which hone does not drive. hone calls evaluate(program_path) from evaluator.py or evaluator/evaluator.py; add one that scores the program as the container does`,
+  );
+}
+
 function findEvaluator(dir: string, named?: string): string {
   if (named) {
     if (!isFile(named)) throw taskError(named, undefined, "is not a file: the named evaluator does not exist");
@@ -74,13 +92,8 @@ function findEvaluator(dir: string, named?: string): string {
   }
   const found = EVALUATOR_NAMES.map((n) => join(dir, n)).find(isFile);
   if (found) return found;
-  const container = containerOnly(dir);
-  if (container)
-    throw taskError(
-      container,
-      undefined,
-      "this task's evaluator is a container with no Python evaluator: it needs Docker, which hone does not drive. hone calls evaluate(program_path) from evaluator.py or evaluator/evaluator.py; add one that scores the program as the container does",
-    );
+  const refusal = containerRefusal(dir);
+  if (refusal) throw refusal;
   throw taskError(dir, undefined, "has no evaluator.py (nor evaluator/evaluator.py) defining evaluate(program_path)");
 }
 

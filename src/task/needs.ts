@@ -78,6 +78,9 @@ path = [p or here for p in sys.path]
 print(json.dumps({"missing": missing, "present": sorted(present), "files": sorted(considered), "path": path}))
 `;
 
+/** What the check reads of a task: a whole one, or one whose folder could not be loaded yet (folder-refusal.ts). */
+export type NeedsSubject = Pick<DiscoveryTask, "id" | "dir" | "evaluatorPath" | "seedPath" | "python" | "pythonPath">;
+
 /** Modules that only run on an NVIDIA GPU. */
 const GPU_MODULES = ["triton", "cupy", "pycuda", "tensorrt"];
 
@@ -101,7 +104,7 @@ interface Scan {
 
 const SCAN_HASH = createHash("sha256").update(SCAN).digest("hex").slice(0, 16);
 
-function scanOf(task: DiscoveryTask, python = pythonInfo(task.python).executable): Scan {
+function scanOf(task: NeedsSubject, python = pythonInfo(task.python).executable): Scan {
   const evaluatorDir = dirname(task.evaluatorPath);
   const paths = [task.dir, evaluatorDir, ...task.pythonPath, PYTHON_DIR, COMPAT_DIR];
   const request = {
@@ -127,7 +130,7 @@ const scanEnv = () => ({ PATH: process.env.PATH ?? "/usr/bin:/bin" });
 const scanOptions = () => ({ encoding: "utf8" as const, timeout: 30_000, maxBuffer: 4 << 20, env: scanEnv() });
 
 /** The scan's printed answer, or a refusal naming the interpreter. */
-function answerOf(task: DiscoveryTask, scan: Scan, run: () => string): ScanAnswer {
+function answerOf(task: NeedsSubject, scan: Scan, run: () => string): ScanAnswer {
   try {
     const raw = JSON.parse(run().trim().split("\n").pop() ?? "{}") as ScanAnswer;
     if (typeof raw.missing !== "object" || raw.missing === null || !Array.isArray(raw.present))
@@ -142,7 +145,7 @@ function answerOf(task: DiscoveryTask, scan: Scan, run: () => string): ScanAnswe
 }
 
 /** The answer in needs, kept for the process. */
-function needsOf(task: DiscoveryTask, scan: Scan, raw: ScanAnswer): TaskNeeds {
+function needsOf(task: NeedsSubject, scan: Scan, raw: ScanAnswer): TaskNeeds {
   const where = (refs: [string, number][]) => {
     const files = new Map<string, number>();
     for (const [f, line] of refs) if (!files.has(f)) files.set(f, line);
@@ -159,7 +162,7 @@ function needsOf(task: DiscoveryTask, scan: Scan, raw: ScanAnswer): TaskNeeds {
  * What this process or the disk cache already knows for this scan. A kept answer that would refuse the task is not
  * trusted: the task is scanned again first (a refusal is rare, and the stamps cannot see everything that decides it).
  */
-function known(task: DiscoveryTask, scan: Scan): TaskNeeds | undefined {
+function known(task: NeedsSubject, scan: Scan): TaskNeeds | undefined {
   const held = cache.get(scan.key);
   if (held) return held;
   const kept = readCachedNeeds(scan.key);
@@ -171,14 +174,14 @@ function known(task: DiscoveryTask, scan: Scan): TaskNeeds | undefined {
 }
 
 /** A scan's answer, kept on disk for the next process, then in needs. */
-function scanned(task: DiscoveryTask, scan: Scan, startedAt: number, run: () => string): TaskNeeds {
+function scanned(task: NeedsSubject, scan: Scan, startedAt: number, run: () => string): TaskNeeds {
   const answer = answerOf(task, scan, run);
   writeCachedNeeds(scan.key, scan.python, answer, startedAt);
   return needsOf(task, scan, answer);
 }
 
 /** Finds what the task needs that is missing here (one Python process, cached per task and interpreter). */
-export function taskNeeds(task: DiscoveryTask): TaskNeeds {
+export function taskNeeds(task: NeedsSubject): TaskNeeds {
   const scan = scanOf(task);
   const startedAt = Date.now();
   return (
@@ -190,7 +193,7 @@ export function taskNeeds(task: DiscoveryTask): TaskNeeds {
 }
 
 /** taskNeeds() without blocking this process while Python scans (set-up does other checks meanwhile). */
-export async function taskNeedsAsync(task: DiscoveryTask): Promise<TaskNeeds> {
+export async function taskNeedsAsync(task: NeedsSubject): Promise<TaskNeeds> {
   const scan = scanOf(task, (await pythonInfoAsync(task.python)).executable);
   const held = known(task, scan);
   if (held) return held;
@@ -212,7 +215,7 @@ export async function taskNeedsAsync(task: DiscoveryTask): Promise<TaskNeeds> {
 }
 
 /** The requirements file an upstream folder ships beside its evaluator or seed, for the hint in the message. */
-function requirementsHint(task: DiscoveryTask): string {
+function requirementsHint(task: NeedsSubject): string {
   for (const dir of [dirname(task.evaluatorPath), task.dir]) {
     const file = join(dir, "requirements.txt");
     if (!existsSync(file)) continue;
@@ -227,7 +230,7 @@ function requirementsHint(task: DiscoveryTask): string {
 }
 
 /** The needs in words: which modules or device, where they are used. */
-export function describeNeeds(task: DiscoveryTask, needs: TaskNeeds): string[] {
+export function describeNeeds(task: NeedsSubject, needs: TaskNeeds): string[] {
   const lines: string[] = [];
   if (needs.missing.length > 0) {
     const modules = needs.missing.map((m) => `${m.module} (${m.where.join(", ")})`).join(", ");
@@ -238,22 +241,28 @@ export function describeNeeds(task: DiscoveryTask, needs: TaskNeeds): string[] {
 }
 
 /** Refuses, with exit 4, a task that cannot run here; says exactly what is missing and what to do. */
-export function checkTaskNeeds(task: DiscoveryTask): void {
+export function checkTaskNeeds(task: NeedsSubject): void {
   refuseMissing(task, taskNeeds(task));
 }
 
 /** checkTaskNeeds() without blocking this process while Python scans. */
-export async function checkTaskNeedsAsync(task: DiscoveryTask): Promise<void> {
+export async function checkTaskNeedsAsync(task: NeedsSubject): Promise<void> {
   refuseMissing(task, await taskNeedsAsync(task));
 }
 
-function refuseMissing(task: DiscoveryTask, needs: TaskNeeds): void {
-  if (needs.missing.length === 0 && needs.gpu.length === 0) return;
+function refuseMissing(task: NeedsSubject, needs: TaskNeeds): void {
+  const refusal = needsRefusal(task, needs);
+  if (refusal) throw refusal;
+}
+
+/** The refusal of a task that cannot run here, saying what is missing and what to do; undefined when it can. */
+export function needsRefusal(task: NeedsSubject, needs: TaskNeeds): HoneError | undefined {
+  if (needs.missing.length === 0 && needs.gpu.length === 0) return undefined;
   const todo =
     needs.missing.length > 0
       ? `install ${needs.missing.map((m) => m.module).join(", ")} for that interpreter${requirementsHint(task)}, or name one that has them with python: in hone.yaml or in the task's manifest entry`
       : "run it on a machine with an NVIDIA GPU and its driver";
-  throw new HoneError("badTask", `task ${task.id} needs ${describeNeeds(task, needs).join("; and ")}. To run it: ${todo}.`, {
+  return new HoneError("badTask", `task ${task.id} needs ${describeNeeds(task, needs).join("; and ")}. To run it: ${todo}.`, {
     file: task.evaluatorPath,
   });
 }

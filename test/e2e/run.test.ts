@@ -58,11 +58,11 @@ describe("hone run (CLI, offline model)", () => {
   });
 
   it("refuses a bad task folder with exit 4 and writes nothing", async () => {
-    const task = makeTask("def evaluate(program_path):\n    return {}\n", { seed: "X = 1\n" });
+    const task = makeTask("def evaluate(program_path):\n    return {}\n", { seed: "# EVOLVE-BLOCK-START\nX = 1\n" });
     const out = join(tempDir(), "never");
     const r = await hone(["run", "--task", task, "--model", "offline", "--out", out]);
     expect(r.code).toBe(4);
-    expect(r.stderr).toMatch(/initial_program.py \(EVOLVE-BLOCK\): the program has no editable region/);
+    expect(r.stderr).toMatch(/initial_program.py \(EVOLVE-BLOCK\): EVOLVE-BLOCK-START has no EVOLVE-BLOCK-END after it/);
     expect(existsSync(out)).toBe(false);
   });
 

@@ -71,6 +71,59 @@ describe("upstream task folders, unmodified", () => {
   });
 });
 
+// Three stages, as OpenEvolve's cascade runs them: stage 3 is judged on stages 1 and 2 merged, and a stage past the
+// first that raises keeps what the stages before it gave.
+const STAGED_EVALUATOR = `
+import importlib.util
+
+def _value(program_path):
+    spec = importlib.util.spec_from_file_location("p", program_path)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m.run()
+
+def evaluate_stage1(program_path):
+    _value(program_path)
+    return {"combined_score": 0.6, "note": "first"}
+
+def evaluate_stage2(program_path):
+    v = _value(program_path)
+    if v < 0:
+        raise ValueError("stage two broke")
+    return {"accuracy": v}
+
+def evaluate_stage3(program_path):
+    return {"combined_score": 1.0, "stage3": 1.0}
+`;
+
+describe("OpenEvolve's cascade, through the evaluator runner", () => {
+  const staged = (v: number) => {
+    const dir = makeTask(STAGED_EVALUATOR, {
+      seed: `# EVOLVE-BLOCK-START\nV = ${v}\n# EVOLVE-BLOCK-END\ndef run():\n    return V\n`,
+    });
+    write(
+      join(dir, "config.yaml"),
+      "prompt:\n  system_message: staged\nevaluator:\n  timeout: 30\n  cascade_evaluation: true\n  cascade_thresholds: [0.5, 0.75]\n",
+    );
+    return loadTaskFolder(dir);
+  };
+
+  it("judges stage 3 on the merged metrics: stage 1's combined_score stands against stage 2's mean", async () => {
+    const t = staged(0.9);
+    const e = await evaluateProgram(t, t.seedProgram);
+    expect(e).toMatchObject({ valid: true, score: 0.6 });
+    expect(e.metrics).toEqual({ combined_score: 0.6, accuracy: 0.9, cascade_stage: 2 });
+  });
+
+  it("keeps stage 1's result when stage 2 raises", async () => {
+    const t = staged(-1);
+    const e = await evaluateProgram(t, t.seedProgram);
+    expect(e).toMatchObject({ valid: true, score: 0.6 });
+    expect(e.metrics).toMatchObject({ combined_score: 0.6, note: "first", stage2_passed: 0, cascade_stage: 2 });
+    expect(e.artifacts).toMatchObject({ failure_stage: "stage2", stage2_stderr: "stage two broke" });
+  });
+});
+
 describe("task registry and manifest", () => {
   const suite = () => {
     const dir = tempDir("hone-suite-");

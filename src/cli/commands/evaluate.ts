@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
+import type { Evaluation } from "../../task/evaluation.ts";
 import { formatScore, printJson } from "../output.ts";
 
 export function registerEvaluate(program: Command): void {
@@ -26,6 +27,7 @@ export function registerEvaluate(program: Command): void {
       const notice = isolationNotice();
       if (notice) process.stderr.write(`${notice}\n`);
       const e = await evaluateProgram(task, text, { timeoutSec: opts.timeout });
+      if (e.evaluatorFailed && !opts.json) throw evaluatorLoadError(task.evaluatorPath, e);
       if (opts.json) printJson({ task: task.id, metric: task.metric, direction: task.direction, ...e });
       else {
         process.stdout.write(
@@ -37,7 +39,17 @@ export function registerEvaluate(program: Command): void {
           if (k !== task.metric && typeof v !== "object") process.stdout.write(`  ${k}: ${v}\n`);
         process.stdout.write(`  ${e.seconds.toFixed(2)} s\n`);
       }
-      // An invalid program is a result of the evaluation, not a failure of hone: exit 0 either way.
-      process.exitCode = ExitCode.ok;
+      // An invalid program is a result of the evaluation, not a failure of hone: exit 0 either way. An evaluator
+      // that failed to load evaluated nothing: exit 8, as the warm pool's refusal of it.
+      process.exitCode = e.evaluatorFailed ? ExitCode.evaluatorFailed : ExitCode.ok;
     });
+}
+
+/** The evaluator raised while it loaded, before the program ran: said as such, with its traceback's end. */
+function evaluatorLoadError(evaluatorPath: string, e: Evaluation): HoneError {
+  const traceback = typeof e.artifacts.traceback === "string" ? e.artifacts.traceback.trim().split("\n").slice(-6) : [];
+  return new HoneError(
+    "evaluatorFailed",
+    `${e.reason} (${evaluatorPath}), so the program was not evaluated. Its traceback ends:\n${traceback.map((l) => `  ${l}`).join("\n")}\nFix the evaluator (or what it imports) and run this again.`,
+  );
 }

@@ -4,6 +4,7 @@ import { ExitCode, HoneError } from "../../errors.ts";
 import type { MiddlewareConfig, ToolSpec } from "../../harness/types.ts";
 import type { CheckReport, Problem } from "../../sandbox/check.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
+import { cordisRefusal } from "../cordis-package.ts";
 import { printJson } from "../output.ts";
 
 type Reported = Problem & { field?: string };
@@ -25,6 +26,8 @@ async function report(dir: string, task: DiscoveryTask | undefined): Promise<Che
         gated.push({ file: m.file, check: "gate", message: formatRefusal(relative(d, m.file), r) });
     }
   };
+  const cordis = cordisRefusal(dir);
+  if (cordis) return { ok: false, problems: [{ file: dir, check: "load", message: cordis }] };
   const load = harnessProblems(dir, { generatedCode: gateAll });
   if (load.length === 0) return checkHarness(dir, { task });
   const problems: Reported[] = load.map((p) => ({ file: p.file, field: p.field, check: "load", message: p.message }));

@@ -27,6 +27,10 @@ function layoutLine(t: DiscoveryTask): string {
   return `${LAYOUT_NAMES[t.layout]}: ${relative(t.dir, t.seedPath)}, ${relative(t.dir, t.evaluatorPath)}${config}${phase}`;
 }
 
+/** What `editable:` says of a seed with no EVOLVE-BLOCK markers (accepted in the OpenEvolve layout). */
+const WHOLE_FILE =
+  "the whole program: its seed has no EVOLVE-BLOCK markers, which OpenEvolve does not require (edits may change any line, and may not add markers)";
+
 /** Every entry that loads; each one that does not is named on stderr with its reason, and the exit code says so. */
 function loadAll(entries: RegistryEntry[], loadEntry: (e: RegistryEntry) => DiscoveryTask): DiscoveryTask[] {
   return entries.flatMap((e) => {
@@ -79,7 +83,9 @@ export function registerTasks(program: Command): void {
       const { resolveTask, withPhase } = await import("../../task/builtin.ts");
       const { describeFallback } = await import("../../task/evaluation.ts");
       const { describeNeeds, taskNeeds } = await import("../../task/needs.ts");
+      const { hasEvolveMarkers } = await import("../../task/evolve-block.ts");
       const t = await resolveTask(withPhase(id, opts.phase), tasks.opts().tasksDir, { check: false });
+      const wholeFile = !hasEvolveMarkers(t.seedProgram);
       const needs = describeNeeds(t, taskNeeds(t));
       if (opts.json || tasks.opts().json) {
         printJson({
@@ -91,6 +97,7 @@ export function registerTasks(program: Command): void {
           cascade: t.cascade,
           evaluator_state: t.evaluatorState,
           layout: t.layout,
+          editable: wholeFile ? "whole program" : "evolve blocks",
           config: t.configPath ?? null,
           phase: t.phase ?? null,
           scoring: { metric: t.metric, fallback: t.metricFallback, rule: describeFallback(t.metric, t.metricFallback) },
@@ -106,6 +113,7 @@ export function registerTasks(program: Command): void {
         `evaluator: ${t.evaluatorState === "kept" ? "one process for every evaluation (evaluator_state: kept)" : "a fresh copy for each evaluation"}`,
         `folder: ${t.dir}`,
         `layout: ${layoutLine(t)}`,
+        ...(wholeFile ? [`editable: ${WHOLE_FILE}`] : []),
         `score: ${describeFallback(t.metric, t.metricFallback)}`,
         ...(t.cascade.enabled ? [`cascade: evaluate_stage1/2/3 while the score clears ${t.cascade.thresholds.join(", ")}`] : []),
         ...(t.declaredNeeds?.length ? [`declared needs: ${t.declaredNeeds.join(", ")}`] : []),

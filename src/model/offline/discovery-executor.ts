@@ -38,7 +38,7 @@ export function decideDiscoveryStep(request: ChatRequest): Decision {
   }
 
   const viewed = [...calls].reverse().find((c) => c.name === "view_program" && !c.failed && c.result);
-  const startBlock = viewed?.result ? extractBlock(viewed.result) : undefined;
+  const startBlock = viewed?.result ? viewedBlock(viewed.result) : undefined;
   if (startBlock === undefined) return { name: "view_program", args: {} };
 
   let direction: "maximize" | "minimize" = "maximize";
@@ -100,6 +100,14 @@ function statedStartScore(request: ChatRequest, hints: Hints, block: string): Sc
 
 export function listedSkills(systemText: string): string[] {
   return [...systemText.matchAll(/^- `([a-z0-9][a-z0-9-]*)`:/gm)].map((m) => m[1] as string);
+}
+
+/** The editable text in view_program's answer: the EVOLVE block, or the whole program when it has no markers. */
+function viewedBlock(view: string): string | undefined {
+  const block = extractBlock(view);
+  if (block !== undefined || !view.includes("no EVOLVE-BLOCK markers")) return block;
+  const body = view.indexOf("\n\n");
+  return body < 0 ? undefined : view.slice(body + 2);
 }
 
 export function extractBlock(programText: string): string | undefined {

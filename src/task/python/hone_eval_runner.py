@@ -6,18 +6,21 @@ The program text is written into this process's own scratch folder, the evaluato
 ({"metrics", "artifacts"} or {"error"}) is written to file descriptor 3, which hone holds; the exit code is 0 only
 when the evaluator returned. Evaluator output goes to stdout/stderr, which hone keeps as artifacts.
 
-The evaluator's `evaluate(program_path)` may return a dict of metrics or an object with `metrics` and
-`artifacts` (OpenEvolve's EvaluationResult). With a cascade ({"enabled": true, "thresholds": [...]}) and
-`evaluate_stage1/2/3` defined, stages run in turn while combined_score clears each threshold, as OpenEvolve does.
+The evaluator's `evaluate(program_path)` (a function or an `async def` one, defined or imported) may return a dict
+of metrics or an object with `metrics` and `artifacts` (OpenEvolve's EvaluationResult). With a cascade ({"enabled": true, "thresholds": [...]}) and
+`evaluate_stage1/2/3` defined, stages run as OpenEvolve's cascade runs them (hone_cascade).
 Non-finite floats are written as {"__nonfinite__": "nan"} so hone can refuse them explicitly. hone_pool.py imports
 this module and forks per evaluation.
 """
 import importlib.util
+import inspect
 import json
 import math
 import os
 import sys
 import traceback
+
+from hone_cascade import run_cascade  # beside this file: the script's own folder, or hone_pool's path
 
 
 def limit_memory(mb):
@@ -69,39 +72,48 @@ def split_result(result):
     raise TypeError("evaluate() returned %s; expected a dict of metrics or an object with .metrics" % type(result).__name__)
 
 
+EVALUATOR_MODULE = "hone_task_evaluator"
+
+
 def load_evaluator(path):
+    """Imports the evaluator as Python imports a module: registered in sys.modules before its code runs (as
+    OpenEvolve's evaluator.py does), so that what looks its own module up while it loads (a @dataclass under
+    `from __future__ import annotations`, pickle, typing.get_type_hints) finds it. A forked evaluation inherits it."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-    spec = importlib.util.spec_from_file_location("hone_task_evaluator", path)
+    spec = importlib.util.spec_from_file_location(EVALUATOR_MODULE, path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.modules[EVALUATOR_MODULE] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(EVALUATOR_MODULE, None)
+        raise
     if not hasattr(module, "evaluate") and not hasattr(module, "evaluate_stage1"):
         raise AttributeError("the evaluator defines no evaluate(program_path) function")
     return module
 
 
-def _score(metrics):
-    v = metrics.get("combined_score")
-    if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
-        return float(v)
-    nums = [float(x) for x in metrics.values() if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)]
-    return sum(nums) / len(nums) if nums else 0.0
+def call_entry(fn, program_path):
+    """An entry point's result; an `async def` one is run to its end on an event loop of its own."""
+    result = fn(program_path)
+    if inspect.isawaitable(result):
+        import asyncio
+
+        result = asyncio.run(_awaited(result))
+    return result
+
+
+async def _awaited(awaitable):
+    return await awaitable
 
 
 def run_evaluation(module, program_path, cascade):
-    """The metrics and artifacts of one evaluation, running cascade stages when configured and defined."""
-    stages = [getattr(module, "evaluate_stage%d" % i, None) for i in (1, 2, 3)]
-    if cascade.get("enabled") and callable(stages[0]):
-        thresholds = list(cascade.get("thresholds") or [])
-        metrics, artifacts = {}, {}
-        for i, stage in enumerate(s for s in stages if callable(s)):
-            m, a = split_result(stage(program_path))
-            metrics.update(m)
-            artifacts.update(a)
-            metrics["cascade_stage"] = i + 1
-            if i < len(thresholds) and _score(m) < thresholds[i]:
-                break
-        return metrics, artifacts
-    return split_result(module.evaluate(program_path))
+    """The metrics and artifacts of one evaluation, running cascade stages (hone_cascade) when configured and defined."""
+    # An evaluator with stages and no evaluate() is scored by its stages, the cascade on or not.
+    staged = cascade.get("enabled") or not callable(getattr(module, "evaluate", None))
+    if staged and callable(getattr(module, "evaluate_stage1", None)):
+        return run_cascade(module, cascade.get("thresholds"), lambda stage: split_result(call_entry(stage, program_path)))
+    return split_result(call_entry(module.evaluate, program_path))
 
 
 RESULT_FD = 3
@@ -152,7 +164,7 @@ if __name__ == "__main__":
     try:
         module = load_evaluator(evaluator_path)
     except BaseException:
-        code, payload = 1, json.dumps({"error": traceback.format_exc(limit=8)[-4000:]})
+        code, payload = 1, json.dumps({"error": traceback.format_exc(limit=8)[-4000:], "stage": "load"})
     else:
         code, payload = evaluate_payload(module, program_path, cascade)
     sys.stdout.flush()

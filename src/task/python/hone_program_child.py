@@ -66,12 +66,18 @@ def _call(fn, args):
         return {"ok": False, "error": _failure(exc)}
 
 
+PROGRAM_MODULE = "candidate_program"
+
+
 def run_entry(program_path, entry, args, many=False):
     """Imports the program and calls its entry with `args` (or once per item of `args` when `many`); returns the
     JSON text {"ok": true, "value": ...} (with `many`, value is a list of per-call {"ok", "value"|"error"})."""
     try:
-        spec = importlib.util.spec_from_file_location("candidate_program", program_path)
+        spec = importlib.util.spec_from_file_location(PROGRAM_MODULE, program_path)
         module = importlib.util.module_from_spec(spec)
+        # Registered while it loads and runs, as Python's import does (a @dataclass under `from __future__ import
+        # annotations` looks its module up there); removed after, so the rehearsal leaves nothing registered.
+        sys.modules[PROGRAM_MODULE] = module
         spec.loader.exec_module(module)
         fn = getattr(module, entry, None)
         if not callable(fn):
@@ -81,6 +87,8 @@ def run_entry(program_path, entry, args, many=False):
         return json.dumps({"ok": True, "value": to_jsonable(fn(*args))})
     except BaseException as exc:
         return json.dumps({"ok": False, "error": _failure(exc)})
+    finally:
+        sys.modules.pop(PROGRAM_MODULE, None)
 
 
 def _error(text):
@@ -100,8 +108,8 @@ def rehearse():
     """Runs a tiny program through the path a real one takes (the request checked, the file written, imported,
     called, numpy, JSON), in a prepared first process before its request arrives: the copy-on-write faults of a
     freshly forked interpreter then fall here, off the evaluation's path. Limits are not set (a request sets its
-    own, and a hard limit cannot be raised again). Leaves nothing behind (the module is not registered, the file is
-    removed)."""
+    own, and a hard limit cannot be raised again). Leaves nothing behind (run_entry removes the module it registered
+    from sys.modules, the file is removed)."""
     scratch = os.getcwd()  # the call's own scratch folder
     try:
         job = program_job({"program": _REHEARSAL, "ext": ".py", "entry": "run", "args": [8]}, {})
