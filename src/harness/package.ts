@@ -126,6 +126,13 @@ export function loadHarness(dirArg: string, opts: LoadOptions = {}): Harness {
     if (seen.has(t.name)) problems.add(agentFile, `tools.${i}.name`, `"${t.name}" is listed twice`);
     seen.add(t.name);
   });
+  const offered = new Set<string>();
+  tools.forEach((t, i) => {
+    const name = t.offeredAs ?? t.name;
+    if (offered.has(name))
+      problems.add(agentFile, `tools.${i}.offered_as`, `the model would be offered two tools named "${name}"`);
+    offered.add(name);
+  });
   const skills = loadSkills(dir, agent.skills, agentFile, problems);
   const middlewares = agent.middlewares
     .map((ref, i) => problems.try(() => loadMiddleware(dir, ref, `middlewares.${i}`, agentFile)))
@@ -201,7 +208,12 @@ function loadTool(dir: string, ref: Agent["tools"][number], field: string, agent
       "name",
       `"${tf.name}" is not one of hone's tools (${BUILTIN_TOOLS.join(", ")}) and custom_tools/${tf.name}.js does not exist (nor custom_tools/${tf.name}.py)`,
     );
-  const base = { name: tf.name, description: tf.description.trim(), inputSchema: tf.input_schema };
+  const base = {
+    name: tf.name,
+    description: tf.description.trim(),
+    inputSchema: tf.input_schema,
+    ...(ref.offered_as && ref.offered_as !== tf.name ? { offeredAs: ref.offered_as } : {}),
+  };
   return isBuiltin
     ? { ...base, kind: "builtin", file, ...((ref.binding ?? tf.binding) ? { binding: ref.binding ?? tf.binding } : {}) }
     : {

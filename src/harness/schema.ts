@@ -13,6 +13,8 @@ export const BUILTIN_TOOLS = [
   "oracle_answer",
 ] as const;
 export const TOOL_NAME = /^[a-z][a-z0-9_]{2,31}$/;
+/** A name a tool may be offered to the model under (`offered_as`): what chat APIs accept as a function name. */
+export const OFFERED_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 export const SKILL_NAME = /^[a-z0-9](?:[a-z0-9]|-(?!-)){0,62}[a-z0-9]$|^[a-z0-9]$/;
 
 const envRef = z
@@ -47,6 +49,11 @@ export const toolRefSchema = z
     yaml_path: z.string().min(1),
     binding: z.string().optional(),
     lazy: z.boolean().optional(),
+    /** The name the model is offered for this tool when it is not hone's (a NexAU package's edit_solution, LoadSkill). */
+    offered_as: z
+      .string()
+      .regex(OFFERED_NAME, "an offered tool name is 1-64 letters, digits, _ or -, starting with a letter")
+      .optional(),
   })
   .strict();
 

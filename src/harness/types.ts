@@ -13,6 +13,11 @@ export interface ToolSpec {
   binding?: string;
   /** A custom tool's language: `custom_tools/<name>.js` (the default) or `custom_tools/<name>.py` (HarnessTTT's). */
   language?: ToolLanguage;
+  /**
+   * The name the model is offered and calls this tool by, when it is not `name` (agent.yaml's `offered_as`): an
+   * imported NexAU package's own names (edit_solution for edit_program, LoadSkill for load_skill), which its prompt uses.
+   */
+  offeredAs?: string;
 }
 
 export type ToolLanguage = "javascript" | "python";

@@ -15,6 +15,7 @@ import type { TrajectorySink } from "../store/trajectory.ts";
 import { ContextKeeper, defaultContextBudget } from "./context-keeper.ts";
 import { type Environment, type ToolOutcome, toolError } from "./environment.ts";
 import { type LoopView, type Middleware, MiddlewareChain, type MiddlewareNote } from "./middleware.ts";
+import { type OfferedNames, offeredName, requestToModel, responseFromModel } from "./offered-names.ts";
 import { withCallIds } from "./tool-call-ids.ts";
 
 export type StopReason = "finish" | "budget_spent" | "iteration_cap" | "time_limit" | "model_stopped" | "model_error";
@@ -38,6 +39,8 @@ export interface AgentLoopOptions {
    * what it answers comes back as the next user message; undefined ends the conversation.
    */
   onText?: (content: string, iteration: number) => Promise<string | undefined>;
+  /** Tools the model is offered under other names than hone's (offered-names.ts); the loop itself uses hone's. */
+  offered?: OfferedNames;
 }
 
 export interface AgentLoopResult {
@@ -49,10 +52,15 @@ export interface AgentLoopResult {
   messages: ChatMessage[];
 }
 
-export function systemMessage(systemPrompt: string, skills: readonly Skill[], canLoadSkills: boolean): string {
+export function systemMessage(
+  systemPrompt: string,
+  skills: readonly Skill[],
+  canLoadSkills: boolean,
+  skillTool = "load_skill",
+): string {
   if (skills.length === 0 || !canLoadSkills) return systemPrompt;
   const index = skills.map((s) => `- \`${s.name}\`: ${s.description}`).join("\n");
-  return `${systemPrompt}\n\n## Available skills (load one with load_skill)\n${index}`;
+  return `${systemPrompt}\n\n## Available skills (load one with ${skillTool})\n${index}`;
 }
 
 function parseArgs(raw: string): Record<string, unknown> | string {
@@ -70,7 +78,15 @@ function parseArgs(raw: string): Record<string, unknown> | string {
 export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult> {
   const toolNames = new Set(o.tools.map((t) => t.function.name));
   const messages: ChatMessage[] = [
-    { role: "system", content: systemMessage(o.harness.systemPrompt, o.harness.skills, toolNames.has("load_skill")) },
+    {
+      role: "system",
+      content: systemMessage(
+        o.harness.systemPrompt,
+        o.harness.skills,
+        toolNames.has("load_skill"),
+        offeredName("load_skill", o.offered),
+      ),
+    },
     { role: "user", content: o.taskMessage },
   ];
   for (const m of messages)
@@ -124,7 +140,11 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
 
   /** One model call; a context-length refusal compacts the conversation and tries once more. */
   async function call(iteration: number): Promise<ChatResponse> {
-    const request = () => o.model.complete({ messages, tools: o.tools, sampling: o.sampling }, deadline.signal);
+    const request = async () =>
+      responseFromModel(
+        await o.model.complete(requestToModel({ messages, tools: o.tools, sampling: o.sampling }, o.offered), deadline.signal),
+        o.offered,
+      );
     let response: ChatResponse;
     try {
       // The list is not copied: nothing appends to it while the call is in flight.
@@ -216,7 +236,8 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
         if (typeof parsed === "string") {
           outcome = toolError(parsed);
         } else if (!toolNames.has(name)) {
-          outcome = toolError(`there is no tool named "${name}"; the tools are ${[...toolNames].join(", ")}`);
+          const offered = [...toolNames].map((t) => offeredName(t, o.offered));
+          outcome = toolError(`there is no tool named "${name}"; the tools are ${offered.join(", ")}`);
         } else {
           const before = await chain.beforeTool(view(), { name, args: parsed }, notes);
           outcome =
@@ -245,10 +266,12 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
 
 async function dispatch(o: AgentLoopOptions, name: string, args: Record<string, unknown>): Promise<ToolOutcome> {
   if (name === "load_skill") {
-    const skill = o.harness.skills.find((s) => s.name === args.name);
+    // NexAU's LoadSkill takes skill_name, hone's load_skill name.
+    const wanted = args.name ?? args.skill_name;
+    const skill = o.harness.skills.find((s) => s.name === wanted);
     if (!skill)
       return toolError(
-        `no skill named "${String(args.name)}"; the skills are ${o.harness.skills.map((s) => s.name).join(", ") || "none"}`,
+        `no skill named "${String(wanted)}"; the skills are ${o.harness.skills.map((s) => s.name).join(", ") || "none"}`,
       );
     return { output: `# Skill: ${skill.name}\n\n${skill.body}` };
   }

@@ -11,6 +11,7 @@ import { DiscoveryEnvironment, type Evaluate, type EvaluationRecord, WHOLE_PROGR
 import { type Environment, type ToolOutcome, toToolDefinition } from "./environment.ts";
 import type { Middleware } from "./middleware.ts";
 import { builtinMiddlewares, type MiddlewareHost } from "./middlewares/index.ts";
+import { modelOffered, type OfferedNames, offeredName } from "./offered-names.ts";
 import { runProgramRollout } from "./program-rollout.ts";
 
 export interface RolloutOptions {
@@ -51,14 +52,14 @@ export interface RolloutOutcome {
   iterations: number;
 }
 
-export function taskMessage(task: DiscoveryTask, start: Evaluation | undefined, maxEvals: number): string {
+export function taskMessage(task: DiscoveryTask, start: Evaluation | undefined, maxEvals: number, names?: OfferedNames): string {
   const lines = [`# Task\n\n${task.description}\n`];
   if (start?.valid) lines.push(`Starting score: ${start.score} (${task.metric}, ${task.direction})`);
   else if (start) lines.push(`The starting program is invalid: ${start.reason}`);
   if (!hasEvolveMarkers(task.seedProgram)) lines.push(`The program: ${WHOLE_PROGRAM_EDITABLE}.`);
-  lines.push(`Budget: ${maxEvals} evaluator calls (evaluate_program).`);
+  lines.push(`Budget: ${maxEvals} evaluator calls (${offeredName("evaluate_program", names)}).`);
   if (task.reference) lines.push(`Best known value: ${task.reference.value}.`);
-  lines.push("\nBegin by looking at the program with view_program.");
+  lines.push(`\nBegin by looking at the program with ${offeredName("view_program", names)}.`);
   return lines.join("\n");
 }
 
@@ -135,17 +136,19 @@ export async function runRollout(o: RolloutOptions): Promise<RolloutOutcome> {
     time_limit_sec: timeLimitSec,
     start_score: o.startEvaluation?.valid ? o.startEvaluation.score : null,
   });
+  const offered = modelOffered(o.model, o.harness.tools);
   const loop = await runAgentLoop({
     harness: o.harness,
     model: o.model,
     env: withGeneratedTools(env, generated),
     tools: o.harness.tools.map(toToolDefinition),
-    taskMessage: taskMessage(o.task, o.startEvaluation, o.maxEvals),
+    taskMessage: taskMessage(o.task, o.startEvaluation, o.maxEvals, offered),
     sampling: { ...o.harness.sampling, seed: o.harness.sampling.seed ?? o.seed },
     middlewares: buildMiddlewares(o, env, generated),
     trajectory: o.trajectory,
     budget: () => ({ used: env.used, left: env.left, total: env.total }),
     deadline: started + timeLimitSec * 1000,
+    offered,
   }).finally(() => generated?.dispose());
   const valid = env.records.filter((r) => r.evaluation.valid).length;
   const startScore = o.startEvaluation?.valid ? o.startEvaluation.score : undefined;

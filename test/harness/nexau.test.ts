@@ -58,6 +58,12 @@ describe("a HarnessTTT package in NexAU's layout, read as a hone harness", () =>
       ["evaluate_block", "custom", "python"],
       ["load_skill", "builtin", null],
     ]);
+    // The model is offered each tool under the package's name, as its prompt calls them (NexAU's LoadSkill too).
+    expect(h.tools.filter((t) => t.offeredAs).map((t) => [t.name, t.offeredAs])).toEqual([
+      ["edit_program", "edit_solution"],
+      ["evaluate_program", "evaluate_solution"],
+      ["load_skill", "LoadSkill"],
+    ]);
     const edit = h.tools.find((t) => t.name === "edit_program");
     expect(edit?.inputSchema).toMatchObject({ properties: { code: { type: "string" } }, required: ["code"] });
     expect(edit?.file).toBe(join(FIXTURE, "tools", "edit_solution.tool.yaml"));
@@ -258,7 +264,7 @@ describe("import -> export -> import", () => {
     expect(behaviour(load(b)).middlewares[0]?.params.from_calls_left).toBe(5);
   });
 
-  it("takes hone's own initial harness to HarnessTTT's layout and back; only edit_program's arguments (and the tools' order) change", () => {
+  it("takes hone's own initial harness to HarnessTTT's layout and back; only edit_program's arguments, the tools' order and the names they are offered under change", () => {
     const b = writePackage(out(), nexauExport(load(INITIAL_HARNESS)).files);
     const agent = parseYaml(readFileSync(join(b, "agent.yaml"), "utf8"));
     expect(agent.tools.map((t: { binding: string }) => t.binding)).toEqual([
@@ -274,10 +280,18 @@ describe("import -> export -> import", () => {
     const initial = behaviour(load(INITIAL_HARNESS));
     const editSchema = (x: typeof back) => x.tools.find((t) => t.name === "edit_program")?.inputSchema;
     expect(Object.keys(editSchema(back)?.properties as object)).toEqual(["code"]);
+    // Back in NexAU's layout the package offers the model NexAU's names, as its prompt would use them.
+    const offered = (x: typeof back) => x.tools.map((t) => [t.name, t.offeredAs ?? null]);
+    expect(offered(back).filter(([, as]) => as !== null)).toEqual([
+      ["edit_program", "edit_solution"],
+      ["evaluate_program", "evaluate_solution"],
+      ["load_skill", "LoadSkill"],
+    ]);
+    expect(offered(initial).filter(([, as]) => as !== null)).toEqual([]);
     const without = (x: typeof back) => ({
       ...x,
       tools: x.tools
-        .map((t) => ({ ...t, inputSchema: t.name === "edit_program" ? null : t.inputSchema }))
+        .map(({ offeredAs: _o, ...t }) => ({ ...t, inputSchema: t.name === "edit_program" ? null : t.inputSchema }))
         .sort((p, q) => p.name.localeCompare(q.name)),
       middlewares: x.middlewares.map((m) => ({ ...m, params: { ...m.params, message: null } })),
     });

@@ -1,7 +1,8 @@
+import { execFileSync, spawnSync } from "node:child_process";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type DiscoveryTask, loadTaskFolder } from "../../src/task/discovery-task.ts";
 import { EvaluatorPool } from "../../src/task/evaluator-pool.ts";
-import { isolationSupport, pythonInfo } from "../../src/task/python-env.ts";
+import { isolationSupport, PYTHON_DIR, pythonInfo } from "../../src/task/python-env.ts";
 import { checkPythonTool } from "../../src/task/python-tool-gate.ts";
 import {
   type CtxHandler,
@@ -56,6 +57,73 @@ describe("the static gate on Python tools", () => {
       /syntax error|nested too deeply/,
     ],
     ["a dunder name", tool("    return __builtins__"), /forbidden builtin: __builtins__|dunder/],
+    // Modules reached as attributes of whitelisted modules, and frames reached as attributes of generators.
+    [
+      "sys through typing",
+      tool("    return typing.sys.modules['os'].getpid()", "import typing"),
+      /typing\.sys is the module sys/,
+    ],
+    ["sys.modules on any receiver", tool("    m = args['m']\n    return m.modules"), /reaches a module or a frame: \.modules/],
+    [
+      "builtins through dataclasses",
+      tool("    return dataclasses.builtins.open('/etc/passwd')", "import dataclasses"),
+      /dataclasses\.builtins is the module builtins/,
+    ],
+    [
+      "inspect through dataclasses",
+      tool("    return dataclasses.inspect.currentframe()", "import dataclasses"),
+      /the module inspect/,
+    ],
+    [
+      "sys through statistics",
+      tool("    return statistics.sys.modules", "import statistics"),
+      /statistics\.sys is the module sys/,
+    ],
+    [
+      "codecs through json",
+      tool("    return json.codecs.open('/etc/passwd').read()", "import json"),
+      /json\.codecs is the module codecs/,
+    ],
+    ["copyreg through re", tool("    return re.copyreg.dispatch_table", "import re"), /re\.copyreg is the module copyreg/],
+    [
+      "operator's attrgetter through typing",
+      tool("    return typing.operator.attrgetter('x')", "import typing"),
+      /the module operator/,
+    ],
+    [
+      "numpy.testing's tempdir",
+      tool("    return np.testing.tempdir()", "import numpy as np"),
+      /np\.testing is the module numpy\.testing/,
+    ],
+    [
+      "importing a module re-exported by a whitelisted one",
+      tool("    return 1", "from typing import sys"),
+      /typing\.sys is the module sys/,
+    ],
+    [
+      "importing a submodule outside the allowed ones",
+      tool("    return 1", "import numpy.testing"),
+      /module not allowed in a tool: numpy\.testing/,
+    ],
+    [
+      "importing numpy's extension builder",
+      tool("    return 1", "from numpy.testing._private.extbuild import build_and_import_extension"),
+      /module not allowed in a tool: numpy\.testing\._private\.extbuild/,
+    ],
+    ["a module passed around as a value", tool("    t = typing\n    return t.sys", "import typing"), /not as a value: typing/],
+    ["a module inside a container", tool("    return [dataclasses][0].sys", "import dataclasses"), /not as a value: dataclasses/],
+    ["a generator's frame", tool("    g = (i for i in [1])\n    return g.gi_frame.f_globals"), /\.gi_frame/],
+    ["a frame's caller", tool("    return args['frame'].f_back"), /\.f_back/],
+    [
+      "numpy's ctypes view of a bit generator",
+      tool("    return np.random.default_rng(0).bit_generator.ctypes", "import numpy as np"),
+      /\.ctypes/,
+    ],
+    // str.format on anything but a literal with plain fields.
+    ["a format string that indexes", tool("    return '{0[k]}'.format(args)"), /forbidden \.format/],
+    ["an attribute walk in a nested format spec", tool("    return '{0:{1.real}}'.format(1, 2)"), /forbidden \.format/],
+    ["format_map walking attributes", tool("    return '{a.b}'.format_map(args)"), /forbidden \.format_map/],
+    ["format on a template that is not a literal", tool("    t = args['t']\n    return t.format(ctx)"), /forbidden \.format/],
   ];
   it.each(refused)("refuses %s, naming the line", async (_name, code, reason) => {
     const problems = await checkPythonTool(code);
@@ -64,12 +132,111 @@ describe("the static gate on Python tools", () => {
     for (const p of problems) expect(p.line).toBeGreaterThanOrEqual(1);
   });
 
+  it("accepts format strings whose fields neither walk attributes nor index", async () => {
+    const code = tool(
+      "    left = ctx.budget_left()\n    head = 'best={:.6f} evals_left={}'.format(ctx.best_score(), left)\n" +
+        "    return head + '{name!r:>{w}}'.format(name='x', w=6) + '{a}'.format_map({'a': 1})",
+    );
+    expect(await checkPythonTool(code)).toEqual([]);
+  });
+
+  it("accepts the allowed submodules, reached as attributes or imported", async () => {
+    const code = tool(
+      "    r = np.random.default_rng(0).random(3)\n    w = np.lib.stride_tricks.sliding_window_view(r, 2)\n" +
+        "    return [float(np.linalg.norm(r)), npr.rand(), isinstance({}, abc.Mapping), collections.abc.Sized, w.shape]",
+      "import collections\nimport numpy as np\nfrom numpy import random as npr\nfrom collections import abc",
+    );
+    expect(await checkPythonTool(code)).toEqual([]);
+  });
+
+  it("refuses every module that a whitelisted module holds outside the allowed ones", () => {
+    // Walks what this Python's whitelisted modules really hold, two attributes deep, and puts each chain that ends on
+    // a module a tool may not reach through the gate: a new numpy or Python that imports one more module is covered.
+    const script = [
+      "import json, sys, types, warnings",
+      "warnings.simplefilter('ignore')",
+      "from hone_tool_gate import check, ALLOWED_IMPORTS",
+      "from hone_tool_modules import ALLOWED_MODULES, load, step",
+      "found, passed = [], []",
+      "def walk(root, value, path, depth):",
+      "    for a in dir(value):",
+      "        w = step(value, a)",
+      "        if a.startswith('_') or not isinstance(w, types.ModuleType):",
+      "            continue",
+      "        if w.__name__ not in ALLOWED_MODULES:",
+      "            found.append('%s.%s' % (path, a))",
+      "        elif depth < 2:",
+      "            walk(root, w, '%s.%s' % (path, a), depth + 1)",
+      "for root in sorted(ALLOWED_IMPORTS):",
+      "    if load(root) is not None:",
+      "        walk(root, load(root), root, 1)",
+      "for chain in found:",
+      "    code = 'import %s\\ndef run(ctx, args):\\n    return %s.x\\n' % (chain.split('.')[0], chain)",
+      "    if not check(code):",
+      "        passed.append(chain)",
+      "print(json.dumps({'found': len(found), 'passed': passed}))",
+    ].join("\n");
+    const out = execFileSync("python3", ["-c", script], { cwd: PYTHON_DIR, encoding: "utf8", timeout: 60_000 });
+    const { found, passed } = JSON.parse(out) as { found: number; passed: string[] };
+    expect(found).toBeGreaterThan(10);
+    expect(passed).toEqual([]);
+  });
+
   it("accepts a plain tool with numpy, math and json", async () => {
     const code = tool(
       "    xs = np.array(args.get('xs', [1, 2]))\n    return json.dumps({'m': float(xs.mean()), 'pi': math.pi})",
       "import json, math\nimport numpy as np",
     );
     expect(await checkPythonTool(code)).toEqual([]);
+  });
+});
+
+describe("ctx.read_input_df, HarnessTTT's CSV reader", () => {
+  // The tool's ctx without a host: read_input_sample answers from a table, pandas is a stand-in (or absent).
+  const script = (body: string) =>
+    [
+      "import json, sys, types",
+      "import hone_tool_runner as r",
+      "class Ctx(r.ToolContext):",
+      "    __slots__ = ('sent',)",
+      "    def __init__(self):",
+      "        self.sent = []",
+      "    def _call(self, name, *args):",
+      "        self.sent.append([name] + list(args))",
+      "        return 'a,b\\n1,2\\n3,4\\n' if args[0] == 'in.csv' else r.NOT_ALLOWED",
+      "fake = types.ModuleType('pandas')",
+      "fake.read_csv = lambda buf, nrows: {'text': buf.read(), 'nrows': nrows}",
+      body,
+    ].join("\n");
+  const py = (body: string) =>
+    JSON.parse(execFileSync("python3", ["-c", script(body)], { cwd: PYTHON_DIR, encoding: "utf8", timeout: 30_000 }));
+
+  it("parses the header and nrows rows of a listed input that it reads through read_input_sample", () => {
+    const out = py(
+      "sys.modules['pandas'] = fake\nc = Ctx()\nprint(json.dumps([c.read_input_df('in.csv', nrows=2), c.read_input_df('in.csv', 10**6), c.sent]))",
+    );
+    expect(out).toEqual([
+      { text: "a,b\n1,2\n3,4\n", nrows: 2 },
+      { text: "a,b\n1,2\n3,4\n", nrows: 4999 },
+      [
+        ["read_input_sample", "in.csv", 3],
+        ["read_input_sample", "in.csv", 5000],
+      ],
+    ]);
+  });
+
+  it("refuses an input that is not listed, as HarnessTTT does (ValueError)", () => {
+    const out = py(
+      "sys.modules['pandas'] = fake\ntry:\n    Ctx().read_input_df('../evaluator.py')\nexcept ValueError as e:\n    print(json.dumps(str(e)))",
+    );
+    expect(out).toBe("input not allowed or missing: ../evaluator.py");
+  });
+
+  it("says it needs pandas where the task's Python has none (an ImportError, as HarnessTTT's)", () => {
+    const out = py(
+      "sys.modules['pandas'] = None\ntry:\n    Ctx().read_input_df('in.csv')\nexcept ImportError as e:\n    print(json.dumps(str(e)))",
+    );
+    expect(out).toMatch(/read_input_df needs pandas, which the task's Python does not have/);
   });
 });
 
@@ -85,6 +252,7 @@ describe("Python tools run contained, gate or no gate", () => {
   let evaluateDelayMs = 0;
   const ctx: CtxHandler = async (method) => {
     if (method === "get_program") return "PROGRAM";
+    if (method === "read_input_sample") return "a,b\n1,2\n3,4\n";
     if (method === "evaluate") {
       await new Promise((r) => setTimeout(r, evaluateDelayMs));
       return { combined_score: 1 };
@@ -120,6 +288,17 @@ describe("Python tools run contained, gate or no gate", () => {
       args: { k: 2 },
     }))
       expect(r).toEqual({ ok: true, value: { program: "PROGRAM", score: { combined_score: 1 }, args: { k: 2 } } });
+  });
+
+  it("offers ctx.read_input_df: a DataFrame where the task's Python has pandas, else an error that says so", async () => {
+    const hasPandas = spawnSync("python3", ["-c", "import pandas"]).status === 0;
+    const code = tool("    df = ctx.read_input_df('in.csv', nrows=1)\n    return [len(df), [str(c) for c in df.columns]]");
+    for (const r of await both(code))
+      expect(r).toEqual(
+        hasPandas
+          ? { ok: true, value: [1, ["a", "b"]] }
+          : expect.objectContaining({ ok: false, error: expect.stringMatching(/needs pandas/) }),
+      );
   });
 
   it("counts only its own running time: a slow ctx.evaluate on the host is not a timeout", async () => {

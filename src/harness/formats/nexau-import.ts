@@ -1,5 +1,5 @@
 import { stringify } from "yaml";
-import { ORIGIN_DIR, PROBE_TOOL_SOURCE } from "./nexau-layout.ts";
+import { NEXAU_SKILL_TOOL, ORIGIN_DIR, PROBE_TOOL_SOURCE } from "./nexau-layout.ts";
 import { type MappedAgent, mapAgent } from "./nexau-map.ts";
 import { type FormatProblem, PackageReader } from "./package-reader.ts";
 
@@ -41,6 +41,15 @@ export function nexauToHone(dir: string, withOrigin = true): Conversion {
   return out;
 }
 
+/**
+ * The name the package's own prompt calls a tool by, when it is not hone's: NexAU offers each tool under its
+ * agent.yaml name (edit_solution, evaluate_solution) and the skill loader as LoadSkill, so hone offers them so too.
+ */
+function offeredName(t: MappedAgent["tools"][number]): string | undefined {
+  if (t.kind === "added") return t.hone === "load_skill" ? NEXAU_SKILL_TOOL : undefined;
+  return t.nexau !== undefined && t.nexau !== t.hone ? t.nexau : undefined;
+}
+
 function put(out: Conversion, path: string, content: string | Buffer, from?: string): void {
   out.files.set(path, content);
   if (from !== undefined) out.origin.set(path, from);
@@ -56,7 +65,10 @@ function writeHone(m: MappedAgent, out: Conversion): void {
     max_iterations: m.maxIterations,
     timeout: m.timeout,
     llm_config: m.llm,
-    tools: m.tools.map((t) => ({ name: t.hone, yaml_path: `tools/${t.hone}.tool.yaml` })),
+    tools: m.tools.map((t) => {
+      const offered = offeredName(t);
+      return { name: t.hone, yaml_path: `tools/${t.hone}.tool.yaml`, ...(offered ? { offered_as: offered } : {}) };
+    }),
     skills: m.skills.map((s) => `skills/${s.name}`),
     middlewares: m.middlewares.map((u) => ({ import: `hone:${u.hone}`, params: u.params })),
     stop_tools: m.stopTools,

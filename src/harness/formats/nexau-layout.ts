@@ -40,6 +40,9 @@ async function run(ctx, args) {
 }
 `;
 
+/** The name NexAU offers its skill loader under (nexau/archs/tool/builtin/description/skill_tool.yaml): hone's load_skill. */
+export const NEXAU_SKILL_TOOL = "LoadSkill";
+
 /** Tools NexAU packages do not list but hone needs, added on import with the texts of harnesses/initial. */
 export const ADDED_TOOLS = {
   view_program: {

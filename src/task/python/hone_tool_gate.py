@@ -6,13 +6,24 @@ As strict as HarnessTTT's gate on the same files, and a little stricter: one top
 most 6,000 characters, imports only from a whitelist, none of the builtins that reach the filesystem, the
 interpreter or string-driven attribute access, no attribute whose name starts with an underscore (dunders and
 private names), none of numpy's or pandas' file readers and writers, no `global`/`nonlocal`, no star imports and
-no relative imports, and no attribute that turns a string into code or attribute access (`str.format` walks
-attributes, `typing.get_type_hints` evaluates strings, `DataFrame.eval`). Every problem is listed with its line and column; an empty list means accepted. The gate is
-the first wall, not the only one: the tool then runs contained like any evaluated program.
+no relative imports, and no attribute that turns a string into code or attribute access (`typing.get_type_hints`
+evaluates strings, `DataFrame.eval`). `str.format` walks attributes ("{0.__class__}"), so `.format`/`.format_map`
+are accepted only on a string literal whose fields neither walk attributes nor index ("{} left", "{:.6f}").
+Modules reached as attributes are checked too (hone_tool_modules.py): a name bound to an imported module is used
+only as the root of an attribute chain, and the chain may meet no module outside the allowed ones (`typing.sys`,
+`dataclasses.builtins`, `np.testing` are refused); whatever the receiver, no attribute named after such a module,
+`modules`, operator's attribute getters or a frame's links (`gi_frame`, `f_globals`, `f_back`). Every problem is
+listed with its line and column; an empty list means accepted. The gate never runs the tool's code (it imports the
+whitelisted modules the tool imports, to see what they hold); it is the first wall, not the only one: the tool then
+runs contained like any evaluated program.
 """
 import ast
 import json
+import re
+import string
 import sys
+
+from hone_tool_modules import ALLOWED_MODULES, follow, module_of
 
 MAX_CODE_CHARS = 6000
 ALLOWED_IMPORTS = frozenset(
@@ -38,11 +49,72 @@ IO_ATTRIBUTES = frozenset(
 STRING_CODE_ATTRIBUTES = frozenset(
     "format format_map Formatter get_type_hints ForwardRef eval query ctypeslib load_library f2py distutils io".split()
 )
+# Routes to a module or a frame through an attribute, whatever the receiver: the modules a whitelisted module
+# imported for itself (typing.sys, dataclasses.builtins, statistics.sys; numpy's own alias `bltns`), sys.modules,
+# operator's string-driven attribute getters, and a generator's or traceback's frame, whose f_globals hold
+# __builtins__ and whose f_back walks into hone's own frames.
+REACH_ATTRIBUTES = frozenset(
+    "sys os posix nt builtins bltns inspect importlib subprocess socket shutil pathlib ctypes signal resource pickle "
+    "marshal gc codecs operator traceback linecache tempfile threading multiprocessing platform sysconfig site runpy "
+    "pkgutil zipimport cffi modules attrgetter methodcaller gi_frame gi_code cr_frame cr_code ag_frame ag_code f_back "
+    "f_globals f_locals f_builtins f_code f_trace tb_frame tb_next".split()
+)
+
+
+def module_bindings(tree):
+    """The names an import binds to a module, with the module's dotted name: `import numpy.linalg` binds numpy,
+    `import numpy.linalg as la` binds la to numpy.linalg, `from numpy import random` binds random to numpy.random."""
+    bound = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                bound[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in ALLOWED_MODULES:
+            for a in node.names:
+                target = module_of(node.module, a.name) if a.name != "*" else None
+                if target:
+                    bound[a.asname or a.name] = target
+    return bound
+
+
+def attribute_chain(name_node, parents):
+    """The outermost node of `name.a.b...` and its attribute names ["a", "b", ...]."""
+    node, attrs = name_node, []
+    while isinstance(parents.get(node), ast.Attribute) and parents[node].value is node:
+        node = parents[node]
+        attrs.append(node.attr)
+    return node, attrs
+
+
+PLAIN_FIELD = re.compile(r"\d*|[A-Za-z_]\w*")
+
+
+def plain_template(text, depth=0):
+    """True when no field of the format string `text` walks attributes or indexes ("{}", "{0:.3f}", "{name!r:>{w}}"
+    are plain; "{0.__class__}", "{0[k]}" are not), nested format specs included."""
+    try:
+        fields = list(string.Formatter().parse(text))
+    except (ValueError, TypeError):
+        return False
+    for _, field, spec, _ in fields:
+        if field is not None and not PLAIN_FIELD.fullmatch(field):
+            return False
+        if spec and (depth > 2 or not plain_template(spec, depth + 1)):
+            return False
+    return True
+
+
+def literal_format(node):
+    """`"...".format` or `"...".format_map` on a string literal whose fields are plain: it formats, it walks nothing."""
+    template = node.value
+    return node.attr in ("format", "format_map") and isinstance(template, ast.Constant) and isinstance(template.value, str) and plain_template(template.value)
 
 
 class Gate(ast.NodeVisitor):
-    def __init__(self):
+    def __init__(self, tree):
         self.problems = []
+        self.modules = module_bindings(tree)
+        self.parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
 
     def refuse(self, node, rule, message):
         self.problems.append({"line": getattr(node, "lineno", 1), "col": getattr(node, "col_offset", 0) + 1, "rule": rule, "message": message})
@@ -55,6 +127,8 @@ class Gate(ast.NodeVisitor):
             self.refuse(node, "import", "forbidden import: %s" % root)
         elif root not in ALLOWED_IMPORTS:
             self.refuse(node, "import", "import not in whitelist: %s (allowed: %s)" % (root, ", ".join(sorted(ALLOWED_IMPORTS))))
+        elif name not in ALLOWED_MODULES:
+            self.refuse(node, "import", "module not allowed in a tool: %s" % name)
 
     def visit_Import(self, node):
         for alias in node.names:
@@ -66,6 +140,7 @@ class Gate(ast.NodeVisitor):
         for alias in node.names:
             if alias.name in IO_ATTRIBUTES or alias.name in STRING_CODE_ATTRIBUTES or alias.name in FORBIDDEN_NAMES:
                 self.refuse(node, "import", "forbidden name imported: %s" % alias.name)
+        self.check_imported_modules(node)
         if any(a.name == "*" for a in node.names):
             self.refuse(node, "import", "star imports are not allowed")
         for alias in node.names:
@@ -73,7 +148,29 @@ class Gate(ast.NodeVisitor):
                 self.refuse(node, "private", "forbidden private name: %s" % alias.name)
         self.generic_visit(node)
 
+    def check_imported_modules(self, node):
+        if node.level != 0 or node.module not in ALLOWED_MODULES:
+            return
+        for alias in node.names:
+            target = module_of(node.module, alias.name) if alias.name != "*" else None
+            if target and target not in ALLOWED_MODULES:
+                self.refuse(node, "module", "%s.%s is the module %s, which a tool may not reach" % (node.module, alias.name, target))
+
+    def check_module_use(self, node):
+        """A name bound to a module is only the root of an attribute chain, and the chain reaches no other module
+        than an allowed one (typing.sys, dataclasses.builtins) and ends on something that is not a module."""
+        outer, attrs = attribute_chain(node, self.parents)
+        (steps, reached), ends_on_module = follow(self.modules[node.id], attrs)
+        if reached:
+            path = ".".join([node.id] + attrs[:steps])
+            self.refuse(outer, "module", "%s is the module %s, which a tool may not reach" % (path, reached))
+        elif not attrs or ends_on_module:
+            what = ".".join([node.id] + attrs)
+            self.refuse(outer, "module", "a module is used only through its attributes (np.random.rand), not as a value: %s" % what)
+
     def visit_Name(self, node):
+        if node.id in self.modules and isinstance(node.ctx, ast.Load):
+            self.check_module_use(node)
         if node.id in FORBIDDEN_NAMES:
             self.refuse(node, "builtin", "forbidden builtin: %s" % node.id)
         elif node.id.startswith("__"):
@@ -85,7 +182,11 @@ class Gate(ast.NodeVisitor):
             self.refuse(node, "private", "forbidden private attribute access: .%s" % node.attr)
         elif node.attr in IO_ATTRIBUTES:
             self.refuse(node, "io", "forbidden I/O-capable attribute: .%s" % node.attr)
-        elif node.attr in STRING_CODE_ATTRIBUTES:
+        elif node.attr in REACH_ATTRIBUTES:
+            self.refuse(node, "module", "forbidden attribute that reaches a module or a frame: .%s" % node.attr)
+        elif node.attr in ("format", "format_map") and not literal_format(node):
+            self.refuse(node, "string-code", "forbidden .%s: allowed only on a string literal whose fields neither walk attributes nor index ('{}', '{0:.3f}', '{name!r}'; not '{0.attr}', '{0[k]}')" % node.attr)
+        elif node.attr in STRING_CODE_ATTRIBUTES and node.attr not in ("format", "format_map"):
             self.refuse(node, "string-code", "forbidden attribute that turns strings into code or attribute access: .%s" % node.attr)
         self.generic_visit(node)
 
@@ -110,7 +211,7 @@ def check(code):
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return [{"line": getattr(exc, "lineno", None) or 1, "col": getattr(exc, "offset", None) or 1, "rule": "syntax", "message": "syntax error: %s" % getattr(exc, "msg", exc)}]
-    gate = Gate()
+    gate = Gate(tree)
     try:
         gate.visit(tree)
     except RecursionError:

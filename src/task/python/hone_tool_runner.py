@@ -6,8 +6,12 @@ by messages: each method writes {"ctx": name, "args": [...]} as one JSON line an
 the names HarnessTTT's tool context uses, so released tools run unchanged:
 
     get_program() get_best_program() best_score() stage_edit(code) probe(subsample=None) evaluate()
-    budget_left() list_task_inputs() read_input_sample(name, nrows=1000) scratch_write(name, text)
-    scratch_read(name) log(message)
+    budget_left() list_task_inputs() read_input_sample(name, nrows=1000) read_input_df(name, nrows=2000)
+    scratch_write(name, text) scratch_read(name) log(message)
+
+`read_input_df` is HarnessTTT's CSV reader: the header and at most `nrows` rows of a listed input as a pandas
+DataFrame. It asks the host for the text (read_input_sample, so the same files, caps and checks) and parses it in the
+tool's own process; like HarnessTTT's, it needs pandas, and without it says so (an ImportError).
 
 The relay between the tool and the host (`converse`) checks every line the tool writes, allows one outstanding
 ctx call at a time, and counts the wall-clock limit only while the tool itself is running (not while the host
@@ -36,6 +40,8 @@ CTX_METHODS = (
     "scratch_write scratch_read log"
 ).split()
 MAX_CODE_CHARS = 6000
+SAMPLE_CAP = 5000  # the most lines read_input_sample returns (src/sandbox/python-task-inputs.ts)
+NOT_ALLOWED = "ERROR: path not allowed or missing"
 
 
 class ToolContext:
@@ -87,6 +93,16 @@ class ToolContext:
     def read_input_sample(self, name, nrows=1000):
         return self._call("read_input_sample", str(name), int(nrows))
 
+    def read_input_df(self, name, nrows=2000):
+        pandas = _pandas()
+        rows = max(0, min(int(nrows), SAMPLE_CAP - 1))
+        text = self.read_input_sample(name, rows + 1)
+        if not isinstance(text, str) or text == NOT_ALLOWED:
+            raise ValueError("input not allowed or missing: %s" % name)
+        import io
+
+        return pandas.read_csv(io.StringIO(text), nrows=rows)
+
     def scratch_write(self, name, text):
         return self._call("scratch_write", str(name), str(text))
 
@@ -95,6 +111,17 @@ class ToolContext:
 
     def log(self, message):
         self._call("log", str(message)[:400])
+
+
+def _pandas():
+    try:
+        import pandas
+    except ImportError as exc:
+        raise ImportError(
+            "ctx.read_input_df needs pandas, which the task's Python does not have (install it there, or read the text "
+            "with ctx.read_input_sample(name, nrows))"
+        ) from exc
+    return pandas
 
 
 def _done(ok, value=None, kind=None, error=None):
