@@ -16,7 +16,7 @@ export interface RetryPolicy {
   totalMs?: number;
   /** Uniform random in [0,1); injectable so tests are deterministic. */
   random?: () => number;
-  sleep?: (ms: number) => Promise<void>;
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   onRetry?: (info: { attempt: number; delayMs: number; error: ModelError }) => void;
 }
 
@@ -38,7 +38,22 @@ export function backoffDelay(attempt: number, policy: RetryPolicy, retryAfterMs?
   return Math.max(jittered, asked);
 }
 
-const realSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/**
+ * Waits `ms`, or less once `signal` aborts (the call's total, the rollout's deadline, a stop): a server may ask for a
+ * minute, which must not hold a rollout past its end. The next attempt then sees the signal and ends the call.
+ */
+function realSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
 
 /** Bounded retries on 429, 5xx, timeouts, dropped connections and empty completions; other errors pass through. */
 export function withRetries(model: ChatModel, policy: RetryPolicy = defaultRetryPolicy): ChatModel {
@@ -72,7 +87,7 @@ export function withRetries(model: ChatModel, policy: RetryPolicy = defaultRetry
             const delayMs = backoffDelay(attempt, policy, err.retryAfterMs);
             if (cap.left() <= delayMs) throw cap.error(err.message, attempt);
             policy.onRetry?.({ attempt, delayMs, error: err });
-            await (policy.sleep ?? realSleep)(delayMs);
+            await (policy.sleep ?? realSleep)(delayMs, cap.signal);
           }
         }
       } finally {

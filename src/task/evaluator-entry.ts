@@ -6,7 +6,8 @@ import { tmpdir } from "node:os";
  * at module level, decided as Python would bind them, without running it: a `def` or `async def`, an import that binds
  * the name (`from shared_eval import evaluate`, as SkyDiscover's gpu_mode evaluators do, or `import x as evaluate`),
  * an assignment, a class, in the module's body or in its module-level `if`/`try`/`with`/`for` blocks (never a
- * function's or a class's body). A `from m import *` may bind any name: it counts as binding both, and the runner
+ * function's or a class's body). A `from m import *` may bind any name, and so may `globals()[...] =`, `setattr`,
+ * `exec`, a walrus or a `match` capture: each counts as binding both, and the runner
  * says so when it loads the evaluator if it did not. The common case (a `def` at the start of a line) is read from
  * the text; anything else is parsed with Python's own `ast` (parsed, never executed).
  */
@@ -69,6 +70,13 @@ def walk(body):
         for c in getattr(n, "cases", None) or []:
             walk(c.body)
 walk(tree.body)
+# What binds names as it runs rather than as it reads (globals()[...] =, setattr on the module, a walrus or a match
+# capture): counted as a star import, may bind anything; the runner says so at load if it did not.
+for n in ast.walk(tree):
+    if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("globals", "setattr", "exec"):
+        star = True
+    elif isinstance(n, (ast.NamedExpr, ast.MatchAs, ast.MatchStar)):
+        star = True
 print(json.dumps({"bound": sorted(bound), "star": star}))
 `;
 

@@ -171,21 +171,35 @@ describe("past tool calls whose arguments vLLM could not render", () => {
     {
       role: "assistant",
       content: null,
-      tool_calls: [call("a", '{"x": "abc'), call("b", '{"word":"pong"}'), call("c", "[1]"), call("d", "")],
+      tool_calls: [
+        call("a", '{"x": "abc'),
+        call("b", '{"word":"pong"}'),
+        call("c", "[1]"),
+        call("d", ""),
+        call("e", '{"a": NaN}'),
+        call("f", "{'x': 1}"),
+      ],
       reasoning: "r",
     },
     { role: "tool", tool_call_id: "a", content: "error" },
   ];
-  it('go to vLLM as "{}" (cut, or not an object); objects and empty arguments as written; the history unchanged', () => {
+  it('go to vLLM as "{}" where Python cannot read them; all it reads, and empty arguments, as written; the history unchanged', () => {
     const before = JSON.stringify(history);
     const sent = wireMessages(history, "vllm")[1] as Extract<ChatMessage, { role: "assistant" }>;
-    expect(sent.tool_calls?.map((c) => c.function.arguments)).toEqual(["{}", '{"word":"pong"}', "{}", ""]);
+    expect(sent.tool_calls?.map((c) => c.function.arguments)).toEqual(["{}", '{"word":"pong"}', "[1]", "", '{"a": NaN}', "{}"]);
     expect(Object.keys(sent)).toEqual(["role", "content", "tool_calls", "reasoning"]);
     expect(JSON.stringify(history)).toBe(before);
   });
   it("go to OpenAI as the model wrote them (it takes any string)", () => {
     const sent = wireMessages(history, "openai")[1] as Extract<ChatMessage, { role: "assistant" }>;
-    expect(sent.tool_calls?.map((c) => c.function.arguments)).toEqual(['{"x": "abc', '{"word":"pong"}', "[1]", ""]);
+    expect(sent.tool_calls?.map((c) => c.function.arguments)).toEqual([
+      '{"x": "abc',
+      '{"word":"pong"}',
+      "[1]",
+      "",
+      '{"a": NaN}',
+      "{'x': 1}",
+    ]);
   });
   it("leave a history of well-formed calls as the same array", () => {
     const fine: ChatMessage[] = [{ role: "assistant", content: null, tool_calls: [call("b", '{"word":"pong"}')] }];

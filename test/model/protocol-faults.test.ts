@@ -148,6 +148,8 @@ describe("bodies are capped", () => {
     });
 });
 
+const ok429 = whole({ content: "ok", finish_reason: "stop" });
+
 describe("retry headers", () => {
   const ok = whole({ content: "ok", finish_reason: "stop" });
   const delays = async (headers: Record<string, string>) => {
@@ -181,6 +183,17 @@ describe("retry headers", () => {
     expect(err.kind).toBe("timeout");
     expect(err.message).toMatch(/total timeout of 2 s/);
   });
+});
+
+describe("a server's wait, cut short", () => {
+  it("ends when the caller's signal aborts (the rollout's deadline), not a minute later", async () => {
+    const f = await fake([errorReply(429, "Rate limit reached", { "retry-after": "60" }), ok429]);
+    const m = withRetries(client(f.url), { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5, maxServerDelayMs: 60_000 });
+    const deadline = AbortSignal.timeout(300);
+    const err = await m.complete(request, deadline).catch((e) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect(f.requests).toHaveLength(1);
+  }, 15_000); // a wait that ignored the signal would hold the call the whole 60 s
 });
 
 describe("how long a server asks to wait", () => {

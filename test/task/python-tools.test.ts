@@ -132,6 +132,17 @@ describe("the static gate on Python tools", () => {
     for (const p of problems) expect(p.line).toBeGreaterThanOrEqual(1);
   });
 
+  // The gate runs on the host: a module the tool names and may not import is never imported there to be followed
+  // (`this` prints on import, which would also leave the gate's answer unreadable).
+  it.each([
+    ["import this as t", "    return t.x"],
+    ["from this import s", "    return s"],
+    ["import this", "    return this.s"],
+  ])("refuses %s without importing it on the host", async (imports, body) => {
+    const problems = await checkPythonTool(tool(body, imports));
+    expect(problems.map((p) => p.message).join("\n")).toMatch(/this/);
+  });
+
   it("accepts format strings whose fields neither walk attributes nor index", async () => {
     const code = tool(
       "    left = ctx.budget_left()\n    head = 'best={:.6f} evals_left={}'.format(ctx.best_score(), left)\n" +

@@ -62,13 +62,15 @@ describe("hone_runtime: a call's reply", () => {
         ["decode", [JSON.stringify({ ok: true, value: 1 }), 2]],
         ["decode", ['{"ok": true, "value": NaN}', null]],
         ["decode", ['{"ok": true, "value": [-Infinity]}', null]],
+        ["decode", ['{"ok": true, "value": [1e999]}', null]],
+        ["decode", ['{"ok": true, "value": [{"ok": true, "value": -1e400}]}', 1]],
         ["decode", [JSON.stringify({ ok: true, value: 1, score: 5 }), null]],
         ["decode", [JSON.stringify({ ok: true }), null]],
         ["decode", [JSON.stringify({ ok: 1, value: 1 }), null]],
         ["decode", [JSON.stringify({ ok: false, error: 7 }), null]],
         ["decode", [JSON.stringify([{ ok: true, value: 1 }]), null]],
       ]),
-    ).toEqual(Array(11).fill(FORGED));
+    ).toEqual(Array(13).fill(FORGED));
   });
 
   it("finite_array refuses non-finite floats as well as the markers", () => {

@@ -41,6 +41,15 @@ def _refuse_constant(token):
     raise _Forged(token)
 
 
+def _finite_float(text):
+    # Likewise a number too large for a float (1e999), which would read as infinity: hone's call writes repr(x) of
+    # finite floats only.
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Forged(text)
+    return value
+
+
 def _is_result(item):
     """One call's result as hone's call writes it: {"ok": true, "value": ...} or {"ok": false, "error": "..."}."""
     if not isinstance(item, dict) or not isinstance(item.get("ok"), bool):
@@ -52,7 +61,7 @@ def _decode(data, count=None):
     """The reply's value. The program's own process writes the reply, so a program may write one itself: anything
     that is not exactly what hone's call writes (with `count`, one result per call) leaves it without a result."""
     try:
-        reply = json.loads(data.decode(), parse_constant=_refuse_constant)
+        reply = json.loads(data.decode(), parse_constant=_refuse_constant, parse_float=_finite_float)
     except _Forged:
         raise ProgramError(FORGED)
     except Exception:
