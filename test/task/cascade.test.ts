@@ -71,9 +71,9 @@ describe("OpenEvolve's cascade", () => {
     });
   });
 
-  it("stops after stage 2 without a second threshold, and after stage 1 without any", () => {
+  it("stops after stage 2 without a second threshold, and runs every stage with none (OpenEvolve fails there)", () => {
     expect(cascade([{ combined_score: 1 }, { combined_score: 1 }, { combined_score: 1 }], [0.5]).ran).toEqual([1, 2]);
-    expect(cascade([{ combined_score: 1 }, { combined_score: 1 }], []).ran).toEqual([1]);
+    expect(cascade([{ combined_score: 0 }, { combined_score: 0 }, { combined_score: 0 }], []).ran).toEqual([1, 2, 3]);
   });
 
   it("keeps what the stages before gave when stage 2 or 3 raises", () => {

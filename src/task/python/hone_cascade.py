@@ -10,7 +10,8 @@ openevolve/evaluator.py), for an evaluator defining evaluate_stage1 (and evaluat
   artifacts. Stage 1 raising fails the evaluation, as an evaluate() raising does in hone (OpenEvolve scores it 0.0).
 
 hone adds `cascade_stage` (how many stages ran), which is never part of the score. Timeouts cover the whole
-evaluation, not each stage.
+evaluation, not each stage. With no thresholds at all (`cascade_thresholds: []`), where OpenEvolve fails on its first
+check, every stage runs, as hone always ran them then.
 """
 import traceback
 
@@ -44,7 +45,7 @@ def _run(module, thresholds, run_stage):
     metrics, artifacts = run_stage(module.evaluate_stage1)
     metrics, artifacts = dict(metrics), dict(artifacts)
     stage2 = _stage(module, 2)
-    if not thresholds or not passes(metrics, thresholds[0]) or stage2 is None:
+    if stage2 is None or (thresholds and not passes(metrics, thresholds[0])):
         return metrics, artifacts, 1
     try:
         m2, a2 = run_stage(stage2)
@@ -52,7 +53,7 @@ def _run(module, thresholds, run_stage):
         return _failed(metrics, artifacts, 2, exc) + (2,)
     metrics, artifacts = {**_numbers(metrics), **_numbers(m2)}, {**artifacts, **a2}
     stage3 = _stage(module, 3)
-    if len(thresholds) < 2 or not passes(metrics, thresholds[1]) or stage3 is None:
+    if stage3 is None or (thresholds and (len(thresholds) < 2 or not passes(metrics, thresholds[1]))):
         return metrics, artifacts, 2
     try:
         m3, a3 = run_stage(stage3)
