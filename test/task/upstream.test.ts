@@ -6,17 +6,20 @@ import { evaluateProgram } from "../../src/task/evaluator.ts";
 import { loadEntry, readRegistry } from "../../src/task/registry.ts";
 import { makeTask, tempDir, write } from "../helpers/fixtures.ts";
 
-// An evaluator written as OpenEvolve's examples are: EvaluationResult with artifacts, cascade stages.
-const OPENEVOLVE_EVALUATOR = `
-import importlib.util
-from openevolve.evaluation_result import EvaluationResult
+/** An evaluator's helper: what the program's run() returns, the program imported as OpenEvolve's examples import it. */
+const VALUE_OF = `import importlib.util
 
 def _value(program_path):
     spec = importlib.util.spec_from_file_location("p", program_path)
     m = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(m)
     return m.run()
+`;
 
+// An evaluator written as OpenEvolve's examples are: EvaluationResult with artifacts, cascade stages.
+const OPENEVOLVE_EVALUATOR = `
+from openevolve.evaluation_result import EvaluationResult
+${VALUE_OF}
 def evaluate_stage1(program_path):
     v = _value(program_path)
     return EvaluationResult(metrics={"combined_score": min(v, 0.4), "stage1": 1.0}, artifacts={"stderr": "stage one ran", "feedback": "x" * 50000})
@@ -74,14 +77,7 @@ describe("upstream task folders, unmodified", () => {
 // Three stages, as OpenEvolve's cascade runs them: stage 3 is judged on stages 1 and 2 merged, and a stage past the
 // first that raises keeps what the stages before it gave.
 const STAGED_EVALUATOR = `
-import importlib.util
-
-def _value(program_path):
-    spec = importlib.util.spec_from_file_location("p", program_path)
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m.run()
-
+${VALUE_OF}
 def evaluate_stage1(program_path):
     _value(program_path)
     return {"combined_score": 0.6, "note": "first"}
