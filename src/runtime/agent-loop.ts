@@ -194,7 +194,7 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
         ...(response.faults?.length ? { faults: response.faults } : {}),
       });
       const calls = withCallIds(response.message.tool_calls, iteration, callIds);
-      const reasoning = response.message.reasoning;
+      const { reasoning, refusal } = response.message;
       messages.push({
         role: "assistant",
         content: response.message.content,
@@ -207,6 +207,7 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
         content: response.message.content,
         tool_calls: calls,
         ...(reasoning ? { reasoning } : {}),
+        ...(refusal ? { refusal } : {}),
       });
       await chain.afterModel(view(), response, notes);
       flushNotes(notes, iteration);

@@ -57,6 +57,40 @@ function loop(
 }
 
 describe("agent loop", () => {
+  it("records a model's refusal on its trajectory event, beside the content it also stands as", async () => {
+    const refusal = "I can't help with that.";
+    const e = env();
+    const trajectory = new MemoryTrajectory();
+    const refusing = {
+      id: "refusing",
+      async complete() {
+        return {
+          message: { content: refusal, tool_calls: [], refusal },
+          finish_reason: "stop",
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+          latency_ms: 1,
+          attempts: 1,
+          model: "refusing",
+        };
+      },
+    };
+    await runAgentLoop({
+      harness: { ...harness, maxIterations: 2 },
+      model: refusing,
+      env: e,
+      tools,
+      taskMessage: "task",
+      sampling: { seed: 1 },
+      middlewares: [],
+      trajectory,
+      budget: () => ({ used: e.used, left: e.left, total: e.total }),
+      deadline: performance.now() + 30_000,
+    });
+    const said = trajectory.events.filter((ev) => ev.type === "assistant");
+    expect(said.length).toBeGreaterThan(0);
+    for (const ev of said) expect(ev).toMatchObject({ content: refusal, refusal });
+  });
+
   it("dispatches tools, keeps the best valid program and stops on finish", async () => {
     const { run, env: e } = loop([
       [call("edit_program", { block: "X = 3.0" })],
