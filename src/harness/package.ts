@@ -3,6 +3,7 @@ import { join, relative, resolve } from "node:path";
 import type * as z from "zod";
 import { HoneError, harnessError, zodIssues } from "../errors.ts";
 import { contentHash, listFiles } from "./files.ts";
+import { cordisRefusal } from "./formats/cordis.ts";
 import { isNexauPackage, loadNexauHarness } from "./formats/nexau.ts";
 import { BUILTIN_MIDDLEWARE_PREFIX, type BuiltinMiddlewareName, builtinMiddlewareParams } from "./middleware-params.ts";
 import { escapingLinks, readPackageText } from "./package-files.ts";
@@ -105,7 +106,7 @@ export function loadHarness(dirArg: string, opts: LoadOptions = {}): Harness {
     throw harnessError(
       dir,
       undefined,
-      "has no agent.yaml; a harness package is a folder with agent.yaml, prompt.md, skills/ and tools/",
+      cordisRefusal(dir) ?? "has no agent.yaml; a harness package is a folder with agent.yaml, prompt.md, skills/ and tools/",
     );
   // A NexAU / HarnessTTT package (module:function bindings, module:Class middlewares) is read by its own reader.
   if (isNexauPackage(agentFile)) return loadNexauHarness(dir, opts, loadHarness);

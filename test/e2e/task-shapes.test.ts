@@ -1,7 +1,8 @@
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { hone } from "../helpers/cli.ts";
-import { ROOT } from "../helpers/fixtures.ts";
+import { ROOT, tempDir } from "../helpers/fixtures.ts";
 
 // What `hone evaluate`, `hone tasks show` and `hone harness check` say about folders in the field's shapes: never a
 // file that does not exist, never "the program was evaluated" when it was not, what a folder needs said first.
@@ -84,5 +85,17 @@ describe("hone harness check", () => {
     expect(r.stdout).toMatch(/is a Cordis package \(cordis.yml with plugins\/discovery-optimization.mjs\).*hone does not read/);
     expect(r.stdout).toMatch(/NexAU layout .*gray311\/Self_Adapt_Harness commit bebde8e/);
     expect(r.stdout).not.toMatch(/has no agent.yaml/);
+  });
+
+  it.each([
+    ["run", ["run", "--harness", "HARNESS", "--task", "circle-packing", "--model", "offline", "--max-evals", "1"]],
+    ["harness import", ["harness", "import", "HARNESS", "--out", "OUT"]],
+  ])("says so too when hone %s is given one", async (_verb, args) => {
+    const out = join(tempDir(), "imported");
+    const r = await hone(args.map((a) => (a === "HARNESS" ? at("cordis-harness") : a === "OUT" ? out : a)));
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/is a Cordis package .*commit bebde8e/);
+    expect(r.stderr).not.toMatch(/has no agent.yaml/);
+    expect(existsSync(out)).toBe(false);
   });
 });

@@ -4,7 +4,7 @@ import { ExitCode, HoneError } from "../../errors.ts";
 import type { MiddlewareConfig, ToolSpec } from "../../harness/types.ts";
 import type { CheckReport, Problem } from "../../sandbox/check.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
-import { cordisRefusal } from "../cordis-package.ts";
+import { cordisRefusal } from "../../harness/formats/cordis.ts";
 import { printJson } from "../output.ts";
 
 type Reported = Problem & { field?: string };

@@ -15,6 +15,7 @@ import { HoneError } from "../../errors.ts";
 import { contentHash, listFiles } from "../files.ts";
 import type { Harness, MiddlewareConfig, ToolSpec } from "../types.ts";
 import { parseYamlCached } from "../yaml-cache.ts";
+import { cordisRefusal } from "./cordis.ts";
 import { type Conversion, nexauToHone } from "./nexau-import.ts";
 import { INERT_KEYS, REFUSED_KEYS } from "./nexau-layout.ts";
 import { isRecord, MAX_FILE_BYTES } from "./package-reader.ts";
@@ -149,7 +150,7 @@ export function importNexau(dirArg: string, out: string): { out: string; notes: 
   if (!existsSync(agentFile))
     throw new HoneError(
       "badHarness",
-      `${dir} has no agent.yaml; a NexAU package is a folder with agent.yaml, tools/ and skills/`,
+      `${dir} ${cordisRefusal(dir) ?? "has no agent.yaml; a NexAU package is a folder with agent.yaml, tools/ and skills/"}`,
     );
   if (!isNexauPackage(agentFile))
     throw new HoneError("usage", `${dir} is already a hone package (no NexAU bindings or middleware imports); use it as it is`);
