@@ -1,10 +1,10 @@
 import { isAbsolute, join, relative, resolve } from "node:path";
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
+import { cordisRefusal } from "../../harness/formats/cordis.ts";
 import type { MiddlewareConfig, ToolSpec } from "../../harness/types.ts";
 import type { CheckReport, Problem } from "../../sandbox/check.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
-import { cordisRefusal } from "../../harness/formats/cordis.ts";
 import { printJson } from "../output.ts";
 
 type Reported = Problem & { field?: string };
