@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { listenLoopback } from "./loopback.ts";
 
 /** One scripted answer: a status and JSON body, or a dropped connection. */
 export type FakeReply = { status?: number; body?: unknown; headers?: Record<string, string>; drop?: boolean; delayMs?: number };
@@ -48,17 +48,10 @@ export async function startFakeOpenAI(script: FakeReply[], models: string[] | Fa
     res.writeHead(reply.status ?? 200, { "content-type": "application/json", ...reply.headers });
     res.end(JSON.stringify(reply.body ?? {}));
   });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    ...(await listenLoopback(server)),
     requests,
     chatRequests: () => requests.filter((r) => r.path === "/v1/chat/completions"),
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
   };
 }
 

@@ -1,6 +1,6 @@
 import { createServer, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { brain, promptTokens, readJson, sendJson, sendStream, sendWhole } from "./fake-chat.ts";
+import { listenLoopback } from "./loopback.ts";
 
 export interface FakeVllmOptions {
   /** `--max-model-len`: listed in /v1/models; a prompt plus max_tokens past it is refused with vLLM's 400. */
@@ -123,19 +123,7 @@ export async function startFakeVllm(baseModel: string, o: FakeVllmOptions = {}) 
     if (stall) return; // A whole answer that never comes.
     sendWhole(res, answer);
   });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-    loads,
-    chatModels,
-    refusals,
-    requests,
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
+  return { ...(await listenLoopback(server)), loads, chatModels, refusals, requests };
 }
 
 /** What vLLM's request validation (and a Mistral model's template) refuses. */

@@ -1,6 +1,6 @@
 import { createServer, request as httpRequest } from "node:http";
-import type { AddressInfo } from "node:net";
 import { rng } from "../../src/model/offline/rng.ts";
+import { listenLoopback } from "./loopback.ts";
 
 export type Fault = "429" | "500" | "timeout" | "reset" | "malformed_args" | "empty_choices";
 const FAULTS: Fault[] = ["429", "500", "timeout", "reset", "malformed_args", "empty_choices"];
@@ -78,15 +78,5 @@ export async function startFaultProxy(upstream: string, opts: { rate: number; se
       }
     }
   });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-    injected,
-    passed: () => passed,
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
+  return { ...(await listenLoopback(server)), injected, passed: () => passed };
 }

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { brain, promptTokens, readJson, sendJson, sendStream, sendWhole } from "./fake-chat.ts";
+import { listenLoopback } from "./loopback.ts";
 import { checkOpenAIRequest, isReasoningModel, type Refusal } from "./openai-rules.ts";
 
 export interface StrictOpenAIOptions {
@@ -100,15 +100,5 @@ export async function startStrictOpenAI(o: StrictOpenAIOptions = {}) {
     }
     sendWhole(res, answer);
   });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-    refusals,
-    requests,
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
+  return { ...(await listenLoopback(server)), refusals, requests };
 }

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { listenLoopback } from "../helpers/loopback.ts";
 
 /**
  * A fake chat-completions server for the protocol faults of test/model/protocol-faults.test.ts, speaking the wire
@@ -37,17 +37,7 @@ export async function startWireFake(script: WireReply[], o: WireFakeOptions) {
     const reply = script[Math.min(i++, script.length - 1)];
     reply?.(res, body, o.flavor);
   });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-    requests,
-    refusals,
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
+  return { ...(await listenLoopback(server)), requests, refusals };
 }
 
 /**
