@@ -99,12 +99,13 @@ function wireAssistant(m: AssistantMessage, dialect: Dialect): AssistantMessage 
 /**
  * vLLM renders past tool calls with `json.loads` of each call's arguments (chat_utils `_postprocess_messages`) and
  * answers 400 when that fails, so a call the model cut short (`{"x": "abc`, finish_reason length) would end the
- * rollout. Arguments Python's `json.loads` would refuse go as "{}"; anything it reads (an object, but also `[1]` or
- * `{"a": NaN}`) and empty ones (vLLM reads them as {} itself) go as written, so a body changes only where vLLM would
- * have refused it. OpenAI takes any string there, so the openai dialect sends what the model wrote.
+ * rollout, and the templates that iterate them (`tool_call.arguments | items`: Llama 3, Hermes) fail on anything but
+ * a mapping. Arguments Python would not read as a mapping go as "{}"; a mapping and empty arguments (vLLM reads them
+ * as {} itself) go as written, so a body changes only where vLLM would have refused it. OpenAI takes any string
+ * there, so the openai dialect sends what the model wrote.
  */
 function vllmToolCalls(calls: ToolCall[]): ToolCall[] {
-  const renderable = (c: ToolCall) => c.function.arguments === "" || pythonReads(c);
+  const renderable = (c: ToolCall) => c.function.arguments === "" || readsAsMapping(c);
   if (calls.every(renderable)) return calls;
   return calls.map((c) => (renderable(c) ? c : { ...c, function: { ...c.function, arguments: "{}" } }));
 }
@@ -112,24 +113,25 @@ function vllmToolCalls(calls: ToolCall[]): ToolCall[] {
 /** Each past call's verdict, kept with the call so a long conversation does not parse its history every step. */
 const verdicts = new WeakMap<ToolCall, { args: string; ok: boolean }>();
 
-function pythonReads(c: ToolCall): boolean {
+function readsAsMapping(c: ToolCall): boolean {
   const args = c.function.arguments;
   const known = verdicts.get(c);
   if (known?.args === args) return known.ok;
-  const ok = readsAsJson(args);
+  const ok = jsonMapping(args);
   verdicts.set(c, { args, ok });
   return ok;
 }
 
 /**
- * Whether Python's `json.loads` reads the text. JSON.parse reads what it reads but NaN, Infinity and -Infinity, which
- * Python takes: text holding those tokens is left as written (a refusal then is the server's, as before).
+ * Whether Python's `json.loads` reads the text as a mapping. JSON.parse reads what it reads but NaN, Infinity and
+ * -Infinity, which Python takes: an object's text holding those tokens is left as written (a refusal then is the
+ * server's, as before).
  */
-function readsAsJson(text: string): boolean {
+function jsonMapping(text: string): boolean {
   try {
-    JSON.parse(text);
-    return true;
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === "object" && !Array.isArray(v);
   } catch {
-    return /NaN|Infinity/.test(text);
+    return /^\s*\{/.test(text) && /NaN|Infinity/.test(text);
   }
 }
