@@ -1,7 +1,6 @@
 import { isAbsolute, join, relative, resolve } from "node:path";
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
-import { cordisRefusal } from "../../harness/formats/cordis.ts";
 import type { MiddlewareConfig, ToolSpec } from "../../harness/types.ts";
 import type { CheckReport, Problem } from "../../sandbox/check.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
@@ -26,8 +25,6 @@ async function report(dir: string, task: DiscoveryTask | undefined): Promise<Che
         gated.push({ file: m.file, check: "gate", message: formatRefusal(relative(d, m.file), r) });
     }
   };
-  const cordis = cordisRefusal(dir);
-  if (cordis) return { ok: false, problems: [{ file: dir, check: "load", message: cordis }] };
   const load = harnessProblems(dir, { generatedCode: gateAll });
   if (load.length === 0) return checkHarness(dir, { task });
   const problems: Reported[] = load.map((p) => ({ file: p.file, field: p.field, check: "load", message: p.message }));
