@@ -5,6 +5,7 @@ import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { type OptimizeEvent, type OptimizeSettings, optimize } from "../loop/optimize.ts";
 import type { Direction } from "../measure/compare.ts";
+import { methodByName, methodParams } from "../method/registry.ts";
 import { spendRollouts, spendRounds } from "../store/cell-spend.ts";
 import { openDb } from "../store/db.ts";
 import { loadNoise } from "../store/noise.ts";
@@ -78,8 +79,17 @@ async function optimizeCell(o: SearchOptions, cap: number, nextRound: (round: nu
   );
 }
 
+/**
+ * The most proposals a round of the cell's method makes: K, or the method's own count where it does not make K (ace
+ * and skillopt make one step a round), so a budget of evaluator calls buys every method as many rollouts.
+ */
+export function roundProposals(s: Pick<OptimizeSettings, "method" | "methodParams" | "proposals">): number {
+  const method = methodByName(s.method ?? "harnessttt");
+  return method.proposalsPerRound?.(s.proposals, methodParams(method, s.methodParams ?? {})) ?? s.proposals;
+}
+
 const shapeOf = (s: OptimizeSettings): RoundShape => ({
-  proposals: s.proposals,
+  proposals: roundProposals(s),
   maxEvals: s.maxEvals,
   noiseRepeats: s.noiseRepeats ?? 3,
   paired: s.paired,
@@ -93,7 +103,7 @@ const shapeOf = (s: OptimizeSettings): RoundShape => ({
 function budgetRule(o: SearchOptions): (round: number) => boolean {
   const { unit, size } = o.budget;
   if (unit === "evaluator_calls" && o.qa) {
-    const planned = qaRoundsForCalls(size, o.qa.train, o.qa.validation, o.settings.proposals);
+    const planned = qaRoundsForCalls(size, o.qa.train, o.qa.validation, roundProposals(o.settings));
     return (round) => round <= planned;
   }
   if (unit === "evaluator_calls") {
@@ -121,7 +131,7 @@ function budgetRule(o: SearchOptions): (round: number) => boolean {
 /** The most rounds a cell can run: for evaluator calls, what fits if every round spent only its rollouts' calls. */
 function roundCap(o: SearchOptions): number {
   if (o.budget.unit !== "evaluator_calls") return MAX_ROUNDS;
-  if (o.qa) return qaRoundsForCalls(o.budget.size, o.qa.train, o.qa.validation, o.settings.proposals);
+  if (o.qa) return qaRoundsForCalls(o.budget.size, o.qa.train, o.qa.validation, roundProposals(o.settings));
   const s = shapeOf(o.settings);
   const least = s.proposals * (s.paired ? 2 : 1) * s.maxEvals;
   return Math.max(0, Math.min(MAX_ROUNDS, Math.floor(o.budget.size / least)));

@@ -97,7 +97,7 @@ async function compile(ctx: SearchContext, p: Proposal, parentDir: string, dir: 
   try {
     if (p.spec) applySpec(parentDir, p.spec, dir);
     else if (p.dir) cpSync(p.dir, dir, { recursive: true });
-    else return ["the proposal has neither a spec nor a folder"];
+    else return p.problems?.length ? p.problems : ["the proposal has neither a spec nor a folder"];
   } catch (err) {
     if (err instanceof SpecError) return [err.message];
     throw err;

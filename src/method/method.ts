@@ -126,6 +126,8 @@ export interface Proposal {
   sample?: { messages: ChatMessage[]; completion: string };
   /** State to record with the candidate (restored into the archive on resume). */
   state?: Record<string, unknown>;
+  /** With neither a spec nor a folder: why the method has no candidate here (recorded as the gate's problems). */
+  problems?: string[];
 }
 
 export interface KeepDecision {
@@ -157,6 +159,11 @@ export interface Method<P = Record<string, unknown>> {
   /** Where a discovery rollout of a candidate starts: the task's seed program, or the incumbent's best program. */
   startFrom: "seed" | "incumbent";
   propose(ctx: ProposeContext<P>): Promise<Proposal[]>;
+  /**
+   * The most proposals a round makes when K are asked, where that is not K (ace and skillopt make one step a round,
+   * greedy its own `proposals`): what a budget of evaluator calls plans a round's cost with.
+   */
+  proposalsPerRound?(k: number, params: P): number;
   /** Pure: whether the archive keeps a measured candidate (and with it, for methods with one, the incumbent). */
   keep(archive: Archive, candidate: Candidate, params: P): KeepDecision;
   /** Pure: the method's final choice, measured once on the test split by the platform. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { anotherRound, MAX_ROUNDS, roundCalls, roundsForCalls, seedRoundCalls } from "../../src/compare/budget.ts";
 import type { CellCost } from "../../src/compare/cell.ts";
+import { roundProposals } from "../../src/compare/search.ts";
 import { cellSpend } from "../../src/compare/spend.ts";
 import type { SpendRollout, SpendRound } from "../../src/store/cell-spend.ts";
 
@@ -97,5 +98,17 @@ describe("a cell's spend and curve from its rows", () => {
       measured_by: "hone",
     });
     expect(cellSpend(rounds, rollouts, "proposer_tokens", "maximize").curve.map((p) => p.x)).toEqual([0, 0, 800]);
+  });
+});
+
+describe("roundProposals", () => {
+  // What a round of evaluator calls is planned with: the proposals the method makes, not K when it makes fewer.
+  it("is K for methods that make K, and the method's own count for the others", () => {
+    expect(roundProposals({ method: "random", proposals: 4 })).toBe(4);
+    expect(roundProposals({ proposals: 4 })).toBe(4);
+    expect(roundProposals({ method: "ace", proposals: 4 })).toBe(1);
+    expect(roundProposals({ method: "skillopt", proposals: 4 })).toBe(1);
+    expect(roundProposals({ method: "greedy", proposals: 4 })).toBe(1);
+    expect(roundProposals({ method: "greedy", methodParams: { proposals: 3 }, proposals: 4 })).toBe(3);
   });
 });

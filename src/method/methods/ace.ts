@@ -104,6 +104,7 @@ export const ace: Method<Params> = {
   edits: "playbook",
   params,
   startFrom: "seed",
+  proposalsPerRound: () => 1,
   async propose(ctx) {
     const parent = latestMeasured(ctx.archive.candidates);
     if (!parent) return [];

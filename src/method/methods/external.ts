@@ -1,8 +1,33 @@
 import * as z from "zod";
-import { loadExternalMethod, runExternalStep } from "../external.ts";
-import { bestMeasured, type Method } from "../method.ts";
+import { type ExternalProposal, loadExternalMethod, runExternalStep } from "../external.ts";
+import { bestMeasured, type Method, type Proposal } from "../method.ts";
 
 const params = z.object({}).passthrough();
+const SEED = "r00-seed";
+/** How many refusals a slot's problems list in full (the rest are counted). */
+const SHOWN = 20;
+
+/**
+ * What the loop takes of a program's step: at most the k proposals it asked for (in the order of their folder names;
+ * the rest are refused as over), and, while a slot is left, one invalid slot that records why the program's other
+ * output was refused, so a program whose every folder is refused leaves a record of why, not an empty round. When
+ * every slot holds a proposal, the refusals go with the first one's state.
+ */
+export function takeProposals(
+  step: { proposals: readonly ExternalProposal[]; refused: readonly string[] },
+  k: number,
+  fallbackParent: string,
+): Proposal[] {
+  const over = step.proposals.slice(k).map((p) => `${p.name}: over the ${k} proposal(s) asked for`);
+  const refused = [...step.refused, ...over];
+  const out: Proposal[] = step.proposals.slice(0, k).map((p) => ({ parents: [p.parent], dir: p.dir, rationale: p.rationale }));
+  if (refused.length === 0) return out;
+  const shown = refused.length > SHOWN ? [...refused.slice(0, SHOWN), `and ${refused.length - SHOWN} more`] : refused;
+  if (out.length < k)
+    return [...out, { parents: [fallbackParent], rationale: "no candidate: the program's output was refused", problems: shown }];
+  (out[0] as Proposal).state = { external: { refused: shown } };
+  return out;
+}
 
 /**
  * A method given as a program (bring your own, see external.ts): each round its entrypoint reads the archive and
@@ -36,7 +61,7 @@ export function externalMethod(dir: string): Method<z.infer<typeof params>> {
         { model: ctx.proposer.chat, modelId: ctx.proposer.model },
         ctx.scratch,
       );
-      return step.proposals.map((p) => ({ parents: [p.parent], dir: p.dir, rationale: p.rationale }));
+      return takeProposals(step, ctx.k, bestMeasured(ctx.archive)?.id ?? SEED);
     },
     keep: (_archive, candidate) => ({
       keep: candidate.status === "measured",

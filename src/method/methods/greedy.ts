@@ -19,6 +19,7 @@ export const greedy: Method<z.infer<typeof params>> = {
   edits: "spec",
   params,
   startFrom: "incumbent",
+  proposalsPerRound: (_k, p) => p.proposals,
   async propose(ctx) {
     const parent = incumbentOf(ctx.archive);
     if (!parent) return [];

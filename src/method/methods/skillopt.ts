@@ -158,6 +158,7 @@ export const skillopt: Method<Params> = {
   params,
   derivedDefaults: { skill: { rule: "the first skill", words: "the seed harness's first skill" } },
   startFrom: "seed",
+  proposalsPerRound: () => 1,
   async propose(ctx) {
     const current = currentSkill(ctx.archive, ctx.round);
     if (!current) return [];

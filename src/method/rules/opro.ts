@@ -15,7 +15,7 @@
  *   `linear_increase`: t0 + step/steps·(t1 − t0)); each sample's instruction is the text between <INS> and </INS>
  *   (from the start or to the end when a tag is missing), stripped; then `polish_sentence` (strip, drop "**",
  *   capitalise the first letter); an instruction seen in any earlier step or earlier in this step is dropped; so is one
- *   longer than 500 characters, one containing "INS", and (GSM8K) one containing a digit.
+ *   longer than 500 characters (Python's len: code points), one containing "INS", and (GSM8K) one containing a digit.
  *
  * Deviations: duplicates are recognised by exact text (upstream: the md5 of the ASCII text, which throws on non-ASCII
  * text); the in-step de-duplication keeps first-seen order (upstream `list(set(...))` has none).
@@ -104,7 +104,7 @@ export function newInstructions(samples: readonly string[], seen: Set<string>, o
     seen.add(text);
     fresh.push(text);
   }
-  return fresh.filter((t) => t.length <= maxLength && !t.includes("INS") && !(o.rejectDigits && /\p{Nd}/u.test(t)));
+  return fresh.filter((t) => [...t].length <= maxLength && !t.includes("INS") && !(o.rejectDigits && /\p{Nd}/u.test(t)));
 }
 
 /** The optimizer's temperature at a step (0-based). */

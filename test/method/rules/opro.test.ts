@@ -94,6 +94,13 @@ describe("opro: new instructions from the optimizer's samples", () => {
     expect(seen.has("Use 2 steps")).toBe(true); // counted as seen even when filtered, as upstream's md5 set
     expect(newInstructions(["<INS>Use 2 steps now</INS>"], new Set())).toEqual(["Use 2 steps now"]);
   });
+
+  it("measures the 500-character limit as Python's len does: in code points, not UTF-16 units", () => {
+    const rocket = "\u{1F680}"; // two UTF-16 units, one code point
+    const fits = `Go ${rocket.repeat(497)}`; // 500 code points, 997 UTF-16 units
+    const over = `Go ${rocket.repeat(498)}`; // 501 code points
+    expect(newInstructions([`<INS>${fits}</INS>`, `<INS>${over}</INS>`], new Set())).toEqual([fits]);
+  });
   it("temperature: constant, or a linear increase t0 + step/steps·(t1 − t0)", () => {
     expect(temperatureAt(50, 200, 1.0)).toBe(1.0);
     expect(temperatureAt(50, 200, 1.0, 2.0)).toBe(1.25);
