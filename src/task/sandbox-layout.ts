@@ -21,6 +21,8 @@ export interface SandboxSpec {
   setuid?: boolean;
   /** Device globs (`/dev/nvidia*`) bound in, for tasks that need a GPU. */
   devices?: string[];
+  /** The folder the command starts in (bubblewrap keeps only its last --chdir, warning on stderr): /tmp unless given. */
+  cwd?: string;
 }
 
 /** The device files a glob names (only `*` in the last part), those that exist. */
@@ -89,7 +91,7 @@ export function bwrapArgs(spec: SandboxSpec, command: string[]): string[] {
     ...readOnly.flatMap((p) => ["--ro-bind", p, p]),
     ...binds.flatMap(([host, inside, rw]) => [rw ? "--bind" : "--ro-bind", host, inside]),
     ...expandDevices(spec.devices ?? []).flatMap((d) => ["--dev-bind", d, d]),
-    ...["--chdir", "/tmp", "--clearenv", ...env],
+    ...["--chdir", spec.cwd ?? "/tmp", "--clearenv", ...env],
     ...command,
   ];
 }

@@ -75,6 +75,6 @@ export function runSealed(cmd: SealedCommand): Promise<ProcessResult> {
     return runProcess(argv[0] as string, argv.slice(1), { cwd: cmd.cwd, env, ...io, lifeline: { graceSec: 0 } });
   const binds: [string, string, boolean][] = cmd.writable.map((p) => [p, p, true]);
   if (cmd.modelSocketDir) binds.push([cmd.modelSocketDir, MODEL_DIR_INSIDE, false]);
-  const args = bwrapArgs({ python, readOnly: [PYTHON_DIR, ...cmd.readOnly], binds, env }, ["--chdir", cmd.cwd, ...argv]);
+  const args = bwrapArgs({ python, readOnly: [PYTHON_DIR, ...cmd.readOnly], binds, env, cwd: cmd.cwd }, argv);
   return runProcess("bwrap", args, { cwd: cmd.cwd, env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, ...io });
 }
