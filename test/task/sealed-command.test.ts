@@ -15,7 +15,14 @@ describe("runSealed", () => {
     requireTool(ctx, "bubblewrap");
     dir = mkdtempSync(join(tmpdir(), "hone-sealed-"));
     writeFileSync(join(dir, "prog.py"), "import os, sys\nprint(os.getcwd())\nsys.stderr.write('my reason\\n')\nsys.exit(3)\n");
-    const r = await runSealed({ argv: ["python3", "prog.py"], readOnly: [dir], writable: [], cwd: dir, env: {}, timeoutMs: 30_000 });
+    const r = await runSealed({
+      argv: ["python3", "prog.py"],
+      readOnly: [dir],
+      writable: [],
+      cwd: dir,
+      env: {},
+      timeoutMs: 30_000,
+    });
     expect(r.code).toBe(3);
     expect(r.stdout.trim()).toBe(dir);
     expect(r.stderr).toBe("my reason\n");
