@@ -7,6 +7,7 @@ import { startModelProxy } from "../model/proxy.ts";
 import type { ChatModel } from "../model/types.ts";
 import { readUntrusted } from "../runtime/program-harness.ts";
 import { modelBaseUrl, modelPort, runSealed } from "../task/sealed-command.ts";
+import { traceEvents } from "./methods/traces.ts";
 
 /**
  * Bring your own method: a folder with `method.json` ({"name", "entrypoint", "timeout"?}) whose entrypoint hone
@@ -16,7 +17,8 @@ import { modelBaseUrl, modelPort, runSealed } from "../task/sealed-command.ts";
  *   {"round", "proposals", "archive_dir", "output_dir", "proposer": {"base_url", "model"}, "budget": {...}}
  *
  * `archive_dir` holds `candidates.jsonl` (one line per measured candidate: id, parent, score, valid, per-task
- * scores) and `candidates/<id>/` (that candidate's harness files). The program writes each proposal as a complete
+ * scores), `candidates/<id>/` (that candidate's harness files) and `traces/<id>/trajectory.jsonl` (what its rollouts
+ * did, cleaned as methods/traces.ts says; `trajectory-1.jsonl`… for more than one). The program writes each proposal as a complete
  * harness folder `output_dir/<name>/` with a `proposal.json` ({"parent": <candidate id>, "rationale"}); what it
  * writes then goes through the same gate as every candidate. The proposer's key never reaches it:
  * OPENAI_API_KEY is the proxy's one-run token.
@@ -36,6 +38,8 @@ export interface ArchiveRecord {
   per_task?: Record<string, number | null>;
   /** The candidate's harness folder, copied into the archive for the program to read. */
   dir: string;
+  /** Its measurement's trajectory files, written cleaned under traces/<id>/. */
+  trajectories?: readonly string[];
 }
 
 export interface ExternalProposal {
@@ -83,12 +87,26 @@ export function loadExternalMethod(dirArg: string): ExternalMethod {
   return { name: r.data.name, dir, entrypoint: r.data.entrypoint.trim().split(/\s+/), timeoutSec: r.data.timeout };
 }
 
-/** Writes the archive folder the program reads: candidates.jsonl and each candidate's files. */
+const jsonl = (rows: readonly unknown[]) => rows.map((r) => `${JSON.stringify(r)}\n`).join("");
+
+/** traces/<id>/: each of a candidate's trajectories, cleaned (the task's message and evaluator metrics dropped). */
+function writeTraces(archiveDir: string, r: ArchiveRecord): void {
+  const files = r.trajectories ?? [];
+  if (files.length === 0) return;
+  const dir = join(archiveDir, "traces", r.id);
+  mkdirSync(dir, { recursive: true });
+  for (const [i, t] of files.entries())
+    writeFileSync(join(dir, i ? `trajectory-${i}.jsonl` : "trajectory.jsonl"), jsonl(traceEvents(t)));
+}
+
+/** Writes the archive folder the program reads: candidates.jsonl, each candidate's files and its traces. */
 export function writeArchive(archiveDir: string, records: readonly ArchiveRecord[]): void {
   mkdirSync(join(archiveDir, "candidates"), { recursive: true });
-  const lines = records.map(({ dir: _dir, ...r }) => JSON.stringify(r));
-  writeFileSync(join(archiveDir, "candidates.jsonl"), lines.length ? `${lines.join("\n")}\n` : "");
-  for (const r of records) cpSync(r.dir, join(archiveDir, "candidates", r.id), { recursive: true, dereference: false });
+  writeFileSync(join(archiveDir, "candidates.jsonl"), jsonl(records.map(({ dir: _d, trajectories: _t, ...r }) => r)));
+  for (const r of records) {
+    cpSync(r.dir, join(archiveDir, "candidates", r.id), { recursive: true, dereference: false });
+    writeTraces(archiveDir, r);
+  }
 }
 
 /** Checks a folder the program wrote without trusting it: no links, bounded files, bytes and depth. */

@@ -2,7 +2,13 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadHarness } from "../../src/harness/package.ts";
-import { type ExternalMethod, loadExternalMethod, runExternalStep } from "../../src/method/external.ts";
+import {
+  type ArchiveRecord,
+  type ExternalMethod,
+  loadExternalMethod,
+  runExternalStep,
+  writeArchive,
+} from "../../src/method/external.ts";
 import { type ResolvedModel, resolveModel } from "../../src/model/resolve.ts";
 import { copyOf, INITIAL_HARNESS, ROOT, tempDir } from "../helpers/fixtures.ts";
 import { requireTool } from "../helpers/requires.ts";
@@ -27,6 +33,12 @@ describe("methods given as programs", () => {
       into,
     );
 
+  it("the README shows the example method as it is", () => {
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    expect(readme).toContain(readFileSync(join(EXAMPLE, "propose.py"), "utf8"));
+    expect(readme).toContain(readFileSync(join(EXAMPLE, "method.json"), "utf8"));
+  });
+
   it("runs the README's example method: two proposals, each a harness folder with its parent", async () => {
     const r = await step(loadExternalMethod(EXAMPLE));
     expect(r.refused).toEqual([]);
@@ -38,6 +50,37 @@ describe("methods given as programs", () => {
       expect(readFileSync(join(p.dir, "prompt.md"), "utf8")).toMatch(/Advice \(round 1\): /);
       expect(loadHarness(p.dir).name).toBe(loadHarness(INITIAL_HARNESS).name);
     }
+  });
+
+  it("gives the program each candidate's trajectories, without the task's message or evaluator metrics", () => {
+    const dir = tempDir();
+    const trajectory = join(dir, "trajectory.jsonl");
+    const events = [
+      { type: "message", source: "task", role: "user", content: "the task brief with its reference value" },
+      { type: "assistant", content: "I will widen the ring", t: 1 },
+      { type: "evaluation", index: 0, valid: true, score: 0.97, metrics: { ratio_to_best: 0.36 } },
+    ];
+    writeFileSync(trajectory, events.map((e) => JSON.stringify(e)).join("\n"));
+    const out = join(dir, "archive");
+    const [seed] = archive();
+    writeArchive(out, [{ ...(seed as ArchiveRecord), trajectories: [trajectory, trajectory] }]);
+    expect(JSON.parse(readFileSync(join(out, "candidates.jsonl"), "utf8"))).toEqual({
+      id: "r00-seed",
+      parent: null,
+      score: 0.96,
+      valid: true,
+    });
+    const trace = readFileSync(join(out, "traces", "r00-seed", "trajectory.jsonl"), "utf8");
+    expect(
+      trace
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l)),
+    ).toEqual([
+      { type: "assistant", content: "I will widen the ring" },
+      { type: "evaluation", index: 0, valid: true, score: 0.97 },
+    ]);
+    expect(readFileSync(join(out, "traces", "r00-seed", "trajectory-1.jsonl"), "utf8")).toBe(trace);
   });
 
   it("refuses a bad method.json naming the field", () => {

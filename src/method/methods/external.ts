@@ -52,6 +52,7 @@ export function externalMethod(dir: string): Method<z.infer<typeof params>> {
           valid: c.measured?.score !== null && c.measured?.score !== undefined,
           per_task: c.measured?.perTask,
           dir: c.dir,
+          trajectories: c.measured?.trajectories,
         }));
       const left = { [ctx.budget.unit]: Math.max(0, ctx.budget.total - ctx.budget.used) };
       const step = await runExternalStep(

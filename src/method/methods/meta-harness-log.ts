@@ -6,7 +6,6 @@ import { join } from "node:path";
 import { type ArchiveRecord, writeArchive } from "../external.ts";
 import type { Archive, Candidate } from "../method.ts";
 import { type CandidateResult, type EvolutionRow, evolutionRows, type Frontier, updateFrontier } from "../rules/meta-harness.ts";
-import { traceEvents } from "./traces.ts";
 
 /** What a Meta-Harness proposal records in its candidate's state (pending_eval.json's fields). */
 export interface MetaHarnessState {
@@ -69,7 +68,18 @@ export function shownRecords(archive: Archive, dirOf: (c: Candidate) => string |
     const dir = c.status === "refused" ? undefined : dirOf(c);
     if (!dir) return [];
     const score = c.measured?.score ?? null;
-    return [{ id: c.id, parent: c.parents[0] ?? null, score, valid: score !== null, per_task: c.measured?.perTask, dir }];
+    const per_task = c.measured?.perTask;
+    return [
+      {
+        id: c.id,
+        parent: c.parents[0] ?? null,
+        score,
+        valid: score !== null,
+        per_task,
+        dir,
+        trajectories: c.measured?.trajectories,
+      },
+    ];
   });
 }
 
@@ -87,14 +97,6 @@ export function writeLog(
   o: { percent: boolean; texts: Record<string, string> },
 ): void {
   writeArchive(work, records);
-  for (const r of records) {
-    const c = archive.candidates.find((x) => x.id === r.id) as Candidate;
-    const trajectories = c.measured?.trajectories ?? [];
-    if (trajectories.length === 0) continue;
-    mkdirSync(join(work, "traces", c.id), { recursive: true });
-    for (const [i, t] of trajectories.entries())
-      writeFileSync(join(work, "traces", c.id, i ? `trajectory-${i}.jsonl` : "trajectory.jsonl"), jsonl(traceEvents(t)));
-  }
   const { frontier, rows } = history(archive, o.percent);
   writeFileSync(join(work, "frontier_val.json"), `${JSON.stringify(frontierJson(frontier), null, 2)}\n`);
   writeFileSync(join(work, "evolution_summary.jsonl"), jsonl(rows));
