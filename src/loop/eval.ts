@@ -65,6 +65,20 @@ function estimates(results: TaskResult[], n: number): Pick<EvalSummary, "passAtK
   };
 }
 
+/**
+ * The 95% interval of the accuracy, over questions: with several samples per question they are not independent
+ * trials (a question the harness always solves is solved in every sample), so each question counts once, with its
+ * share of correct samples. This is Wilson's interval with the number of questions as n; it is never narrower than
+ * the questions alone support (the share of a question varies no more than one 0/1 answer does).
+ */
+function accuracyInterval(results: TaskResult[], n: number): [number, number] {
+  const per = counts(results, n);
+  return wilson(
+    per.reduce((a, t) => a + t.c / t.n, 0),
+    per.length,
+  );
+}
+
 /** Wilson score interval for a proportion (95%). */
 export function wilson(successes: number, n: number, z = 1.96): [number, number] {
   if (n === 0) return [0, 0];
@@ -231,7 +245,7 @@ async function measureInto(
       metric: primaryMetric(scorer),
       metrics: Object.fromEntries(scorer.metrics.map((m) => [m, mean(m)])),
       accuracy: completed.length ? correct / completed.length : 0,
-      ci95: wilson(correct, completed.length),
+      ci95: accuracyInterval(results, n),
       meanScore: completed.length ? completed.reduce((a, r) => a + r.score, 0) / completed.length : 0,
       samples: n,
       ...estimates(results, n),

@@ -89,13 +89,25 @@ const detailOf = (cmp: Comparison, control?: Comparison) => ({
   interval: cmp.interval,
   candidate: cmp.candidate,
   baseline: cmp.baseline,
+  ...(cmp.family ? { family: cmp.family } : {}),
   ...(control
     ? { control: { rule: control.rule, difference: control.difference, interval: control.interval, reason: control.reason } }
     : {}),
 });
 
-/** The comparisons of an eligible candidate: against the incumbent, and (paired) against its own control. */
-async function compare(ctx: RunContext, round: number, e: Eligible, inc: Incumbent, incScores: number[] | undefined) {
+/**
+ * The comparisons of an eligible candidate: against the incumbent, and (paired) against its own control. `comparisons`
+ * is how many of the round's candidates are compared with the incumbent's repeats: the round promotes the best of
+ * them, so each must clear the incumbent at the Bonferroni-corrected level.
+ */
+async function compare(
+  ctx: RunContext,
+  round: number,
+  e: Eligible,
+  inc: Incumbent,
+  incScores: number[] | undefined,
+  comparisons: number,
+) {
   const direction = ctx.task.direction;
   const noise = ctx.noise;
   if (!noise || !comparesRepeats(noise) || !incScores) {
@@ -109,7 +121,7 @@ async function compare(ctx: RunContext, round: number, e: Eligible, inc: Incumbe
   const floorSd = noise.sd;
   if (scores.length < mine.length)
     return { invalid: `invalid in ${mine.length - scores.length} of ${mine.length} repeats`, score: null };
-  const vsInc = clearsNoise(scores, incScores, { direction, floorSd });
+  const vsInc = clearsNoise(scores, incScores, { direction, floorSd, comparisons });
   let vsControl: Comparison | undefined;
   if (e.control?.best_program) {
     const theirs =
@@ -163,7 +175,7 @@ export async function ratchet(ctx: RunContext, round: number, inc: Incumbent, co
       });
       continue;
     }
-    const r = await compare(ctx, round, e, inc, incScores);
+    const r = await compare(ctx, round, e, inc, incScores, eligible.length);
     const base = { candidate_id: e.c.candidate, score: r.score };
     if ("invalid" in r) {
       decisions.push({

@@ -1,9 +1,11 @@
 // The noise rule of a QA search: the incumbent and a candidate answered the same train questions at the same seeds,
 // so their comparison is paired, question by question. A candidate clears the incumbent only when the 95% Student t
 // interval of the mean per-question difference lies above zero: a gain of one or two questions that the variation
-// between questions explains is not promoted. `--noise-repeats 1` turns the rule off (strictly better train mean),
-// as it does on discovery tasks. Questions either side failed for infrastructure reasons are left out of the pairs.
-import { mean, sampleSd, tCritical95 } from "../measure/stats.ts";
+// between questions explains is not promoted. With several candidates compared with the same incumbent in a round
+// (the best of them wins), the interval is Bonferroni-corrected over them. `--noise-repeats 1` turns the rule off
+// (strictly better train mean), as it does on discovery tasks. Questions either side failed for infrastructure
+// reasons are left out of the pairs.
+import { mean, sampleSd, tCritical } from "../measure/stats.ts";
 
 /** Per-question scores of one measurement: task id → score, null where the infrastructure failed. */
 export type PerQuestion = Readonly<Record<string, number | null>>;
@@ -37,7 +39,11 @@ export function pairedDifferences(candidate: PerQuestion, incumbent: PerQuestion
  * Whether a candidate clears the incumbent on the same questions: with `noise`, mean(d) − t₀.₉₇₅(n−1)·sd(d)/√n > 0
  * (sd the sample standard deviation of the differences d); without it, mean(d) > 0.
  */
-export function clearsPairedNoise(candidate: PerQuestion, incumbent: PerQuestion, o: { noise: boolean }): PairedComparison {
+export function clearsPairedNoise(
+  candidate: PerQuestion,
+  incumbent: PerQuestion,
+  o: { noise: boolean; comparisons?: number },
+): PairedComparison {
   const d = pairedDifferences(candidate, incumbent);
   const n = d.length;
   const diff = n ? mean(d) : Number.NaN;
@@ -56,12 +62,14 @@ export function clearsPairedNoise(candidate: PerQuestion, incumbent: PerQuestion
     const reason = `mean gain ${fmt(diff)} over ${n} paired questions ${better ? "is above" : "is not above"} 0`;
     return { rule: "strictly_better", better, n, difference: diff, margin: 0, interval: [diff, diff], reason };
   }
-  const margin = n < 2 ? Number.POSITIVE_INFINITY : (tCritical95(n - 1) * sampleSd(d)) / Math.sqrt(n);
+  const alpha = 0.05 / Math.max(1, o.comparisons ?? 1);
+  const margin = n < 2 ? Number.POSITIVE_INFINITY : (tCritical(n - 1, alpha) * sampleSd(d)) / Math.sqrt(n);
   const interval: [number, number] = [diff - margin, diff + margin];
   const better = interval[0] > 0;
+  const level = alpha === 0.05 ? "95%" : `${fmt(100 * (1 - alpha))}% (Bonferroni over ${o.comparisons} candidates)`;
   const reason =
     n < 2
       ? "one paired question: the noise cannot be measured (--noise-repeats 1 compares single scores)"
-      : `mean gain ${fmt(diff)} over ${n} paired questions, 95% interval [${fmt(interval[0])}, ${fmt(interval[1])}] ${better ? "above 0" : "includes or is below 0"}`;
+      : `mean gain ${fmt(diff)} over ${n} paired questions, ${level} interval [${fmt(interval[0])}, ${fmt(interval[1])}] ${better ? "above 0" : "includes or is below 0"}`;
   return { rule: "paired_t_interval", better, n, difference: diff, margin, interval, reason };
 }

@@ -36,6 +36,8 @@ export function decideQA(
   const cands = archive.candidates.filter((c) => c.round === round && c.commit);
   const decisions: DecisionRow[] = [];
   const passing: { c: Candidate; row: DecisionRow }[] = [];
+  // The round promotes the best of the candidates compared with the incumbent: each clears it at the corrected level.
+  const comparisons = cands.filter((c) => c.status === "measured" && c.measured?.score != null && kept(c)).length;
   for (const c of cands) {
     const score = c.measured?.score ?? null;
     if (c.status !== "measured" || score === null) {
@@ -49,7 +51,7 @@ export function decideQA(
       decisions.push({ candidate_id: c.id, decision: "reject", rule: c.kept?.rule || "method_keep", reason, score, detail });
       continue;
     }
-    const cmp = clearsPairedNoise(c.measured?.perTask ?? {}, incPerTask, o);
+    const cmp = clearsPairedNoise(c.measured?.perTask ?? {}, incPerTask, { ...o, comparisons });
     const row: DecisionRow = {
       candidate_id: c.id,
       decision: "reject",

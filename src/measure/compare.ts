@@ -1,5 +1,5 @@
 import { rng } from "../rng.ts";
-import { mean, sampleSd, tCritical95 } from "./stats.ts";
+import { mean, sampleSd, tCritical, tCritical95 } from "./stats.ts";
 
 export type Direction = "maximize" | "minimize";
 
@@ -16,6 +16,12 @@ export interface Comparison {
   interval: [number, number];
   candidate: { n: number; mean: number };
   baseline: { n: number; mean: number };
+  /**
+   * Where several candidates were compared with one baseline (a round's), the Bonferroni-corrected interval that
+   * decided `better`: at level 1 − 0.05/comparisons, so that the round promotes noise no more often than one
+   * comparison at 95% would. `interval` and `margin` stay the 95% ones.
+   */
+  family?: { comparisons: number; confidence: number; margin: number; interval: [number, number] };
   reason: string;
 }
 
@@ -52,12 +58,13 @@ export function strictlyBetter(candidate: number, baseline: number | undefined, 
  * Repeated scores of a candidate against repeated scores of a baseline (a stochastic evaluator): Welch's 95%
  * interval of the difference of means must lie above zero. Each side's standard deviation is at least `floorSd`
  * (the noise measured on the seed), so a few repeats that happen to agree cannot shrink the margin below the
- * evaluator's known noise.
+ * evaluator's known noise. With `comparisons` > 1 (that many candidates compared with the same baseline, the best of
+ * which wins), the interval that must lie above zero is the Bonferroni-corrected one (`family`).
  */
 export function clearsNoise(
   candidate: readonly number[],
   baseline: readonly number[],
-  o: { direction: Direction; floorSd?: number },
+  o: { direction: Direction; floorSd?: number; comparisons?: number },
 ): Comparison {
   const nc = candidate.length;
   const nb = baseline.length;
@@ -72,7 +79,12 @@ export function clearsNoise(
   const margin = tCritical95(df) * se;
   const d = signOf(o.direction) * (mc - mb);
   const interval: [number, number] = [d - margin, d + margin];
-  const better = interval[0] > 0;
+  const family = familyInterval(d, df, se, o.comparisons ?? 1);
+  const deciding = family?.interval ?? interval;
+  const better = deciding[0] > 0;
+  const level = family
+    ? `${fmt(family.confidence * 100)}% interval (Bonferroni over ${family.comparisons} candidates)`
+    : "95% interval";
   return {
     rule: "welch_interval",
     better,
@@ -81,8 +93,17 @@ export function clearsNoise(
     interval,
     candidate: { n: nc, mean: mc },
     baseline: { n: nb, mean: mb },
-    reason: `mean ${fmt(mc)} (n=${nc}) vs ${fmt(mb)} (n=${nb}): difference ${fmt(d)}, 95% interval [${fmt(interval[0])}, ${fmt(interval[1])}] ${better ? "above 0" : "includes or is below 0"}`,
+    ...(family ? { family } : {}),
+    reason: `mean ${fmt(mc)} (n=${nc}) vs ${fmt(mb)} (n=${nb}): difference ${fmt(d)}, ${level} [${fmt(deciding[0])}, ${fmt(deciding[1])}] ${better ? "above 0" : "includes or is below 0"}`,
   };
+}
+
+/** The interval at level 1 − 0.05/comparisons, for more than one comparison. */
+function familyInterval(d: number, df: number, se: number, comparisons: number): Comparison["family"] {
+  if (!(comparisons > 1)) return undefined;
+  const alpha = 0.05 / comparisons;
+  const margin = se === 0 ? 0 : tCritical(df, alpha) * se;
+  return { comparisons, confidence: 1 - alpha, margin, interval: [d - margin, d + margin] };
 }
 
 /** A paired bootstrap interval of the mean of per-item differences (candidate − baseline on the same items). */

@@ -37,3 +37,69 @@ export function tCritical95(df: number): number {
   for (const [at, t] of T975_LARGE) if (d >= at) return t;
   return T975[29] as number;
 }
+
+/** The regularised incomplete beta function I_x(a, b), by its continued fraction (modified Lentz). */
+function incompleteBeta(x: number, a: number, b: number): number {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  if (x > (a + 1) / (a + b + 2)) return 1 - incompleteBeta(1 - x, b, a);
+  const lnFront = a * Math.log(x) + b * Math.log(1 - x) - logBeta(a, b) - Math.log(a);
+  const tiny = 1e-300;
+  let c = 1;
+  let d = 1 - ((a + b) * x) / (a + 1);
+  d = 1 / (Math.abs(d) < tiny ? tiny : d);
+  let f = d;
+  for (let m = 1; m <= 300; m++) {
+    for (const num of [
+      (m * (b - m) * x) / ((a + 2 * m - 1) * (a + 2 * m)),
+      -((a + m) * (a + b + m) * x) / ((a + 2 * m) * (a + 2 * m + 1)),
+    ]) {
+      d = 1 + num * d;
+      d = 1 / (Math.abs(d) < tiny ? tiny : d);
+      c = 1 + num / c;
+      if (Math.abs(c) < tiny) c = tiny;
+      f *= c * d;
+    }
+    if (Math.abs(c * d - 1) < 1e-15) break;
+  }
+  return Math.exp(lnFront) * f;
+}
+
+const logBeta = (a: number, b: number) => logGamma(a) + logGamma(b) - logGamma(a + b);
+
+/** ln Γ(x) for x > 0 (Lanczos, g = 7, n = 9: about 15 significant digits). */
+function logGamma(x: number): number {
+  const g = [
+    0.9999999999998099, 676.5203681218851, -1259.1392167224028, 771.3234287776531, -176.61503916999186, 12.507343278686905,
+    -0.13857109526572012, 9.984369578019572e-6, 1.5056327351493116e-7,
+  ];
+  if (x < 0.5) return Math.log(Math.PI / Math.sin(Math.PI * x)) - logGamma(1 - x);
+  const y = x - 1;
+  let s = g[0] as number;
+  for (let i = 1; i < 9; i++) s += (g[i] as number) / (y + i);
+  const t = y + 7.5;
+  return 0.5 * Math.log(2 * Math.PI) + (y + 0.5) * Math.log(t) - t + Math.log(s);
+}
+
+/** P(T > t) for Student's t with df degrees of freedom, t ≥ 0. */
+function tUpperTail(t: number, df: number): number {
+  return 0.5 * incompleteBeta(df / (df + t * t), df / 2, 0.5);
+}
+
+/**
+ * The two-sided critical value of Student's t at level `alpha` (P(|T| > t) = alpha), with df rounded down as in
+ * tCritical95. At alpha 0.05 it is tCritical95's table value; other levels (a Bonferroni correction) are computed.
+ */
+export function tCritical(df: number, alpha: number): number {
+  if (alpha === 0.05) return tCritical95(df);
+  const d = Number.isFinite(df) ? Math.max(1, Math.floor(df + 1e-9)) : 1e9;
+  let lo = 0;
+  let hi = 1;
+  while (tUpperTail(hi, d) > alpha / 2) hi *= 2;
+  for (let i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
+    const mid = (lo + hi) / 2;
+    if (tUpperTail(mid, d) > alpha / 2) lo = mid;
+    else hi = mid;
+  }
+  return hi;
+}

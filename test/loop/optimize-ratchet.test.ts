@@ -224,6 +224,46 @@ describe("the ratchet: different program and a margin above the noise", () => {
   });
 });
 
+describe("a round of many candidates promotes noise no more often than one comparison would", () => {
+  it("each candidate clears the incumbent at the Bonferroni level over the round's comparisons", async () => {
+    // Eight programs as good as the incumbent (scripted repeats, no randomness), one of which drew three high repeats:
+    // alone, its 95% Welch interval [0.0073, 0.053] excludes zero; as the best of eight it is what luck gives.
+    const ids = ["k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7"];
+    for (const id of ids) await commit(id, id, incCommit);
+    const scripted: Record<string, number[]> = { INC: [0.7, 0.71, 0.69], LUCKY: [0.73, 0.74, 0.72] };
+    for (const [i, id] of ids.entries()) {
+      const program = i === 7 ? "LUCKY" : `TWIN${i}`;
+      scripted[program] ??= [0.7, 0.705, 0.695];
+      rollout(id, id, { best: program, own: [0.75] });
+    }
+    const used: Record<string, number> = {};
+    const evaluate = async (program: string): Promise<Evaluation> => {
+      used[program] = (used[program] ?? -1) + 1;
+      const score = scripted[program]?.[used[program]] ?? 0;
+      return { valid: true, score, metrics: { combined_score: score }, artifacts: {}, seconds: 0 };
+    };
+    const { ctx } = context({ sd: 0.01, stochastic: true });
+    (ctx as { evaluate: unknown }).evaluate = recordingEvaluator(evaluate, "task", new MemoryEvaluations());
+    const r = await ratchet(ctx, 1, incumbent(), ids.map(contender));
+    const lucky = r.decisions.find((d) => d.candidate_id === "k7");
+    expect((lucky?.detail?.interval as number[] | undefined)?.[0]).toBeGreaterThan(0); // the single comparison's 95% interval
+    expect(lucky).toMatchObject({ decision: "reject", rule: "welch_interval" });
+    expect(lucky?.reason).toMatch(/99\.375% interval \(Bonferroni over 8 candidates\) \[-0\.\d+, /);
+    expect(lucky?.detail?.family).toMatchObject({ comparisons: 8, confidence: 0.99375 });
+    expect(r.decisions.every((d) => d.decision !== "promote")).toBe(true);
+    expect(r.next.commit).toBe(incCommit);
+  });
+
+  it("a real gain still clears the corrected interval", async () => {
+    const ids = ["k0", "k1", "k2", "k3"];
+    for (const id of ids) await commit(id, id, incCommit);
+    for (const [i, id] of ids.entries()) rollout(id, id, { best: i === 0 ? "BETTER" : "TWIN", own: [0.75] });
+    const { ctx } = context({ sd: 0.01, stochastic: true });
+    const r = await ratchet(ctx, 1, incumbent(), ids.map(contender));
+    expect(r.decisions.find((d) => d.candidate_id === "k0")).toMatchObject({ decision: "promote", rule: "welch_interval" });
+  });
+});
+
 describe("--paired controls fail closed", () => {
   beforeEach(async () => {
     for (const id of ["k0", "k1", "k2", "k3", "k4"]) await commit(id, id, incCommit);

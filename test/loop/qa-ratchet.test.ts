@@ -28,6 +28,17 @@ describe("the paired noise rule of a QA search (clearsPairedNoise)", () => {
     expect(r).toMatchObject({ better: true, difference: 1, margin: 0, interval: [1, 1] });
   });
 
+  it("several candidates in a round: the interval is Bonferroni-corrected over them", () => {
+    // Four gains in ten: alone, mean 0.4, sd √(2.4/9) = 0.516398, t lower bound 0.4 − 0.369383 = 0.0306, promoted; as
+    // one of three, t₀.₉₉₁₆₇(9) = 2.9333 (scipy.stats.t.ppf(1 − 0.05/6, 9)) widens the margin to 0.4790: not.
+    const four = q([1, 1, 1, 1, 0, 0, 0, 0, 0, 0]);
+    expect(clearsPairedNoise(four, q(Array(10).fill(0)), { noise: true }).better).toBe(true);
+    const r = clearsPairedNoise(four, q(Array(10).fill(0)), { noise: true, comparisons: 3 });
+    expect(r.margin).toBeCloseTo((2.933324 * Math.sqrt(2.4 / 9)) / Math.sqrt(10), 5);
+    expect(r.better).toBe(false);
+    expect(r.reason).toMatch(/98\.3333% \(Bonferroni over 3 candidates\)/);
+  });
+
   it("six gains in ten: mean 0.6, sd √(2.4/9) = 0.516398, margin 2.262·0.516398/√10 = 0.369383, lower bound 0.230617 > 0", () => {
     const r = clearsPairedNoise(q([1, 1, 1, 1, 1, 1, 0, 0, 0, 0]), q(Array(10).fill(0)), { noise: true });
     expect(r.better).toBe(true);
@@ -115,6 +126,23 @@ describe("a QA round's decisions (decideQA)", () => {
     });
     expect(decisions.find((d) => d.candidate_id === "r01-k1")?.reason).toMatch(/but r01-k3 scored higher/);
     expect(decisions.find((d) => d.candidate_id === "r01-k3")?.score).toBeCloseTo(0.7, 12);
+  });
+
+  it("three candidates with four gains in ten each: the best of three is what luck gives, none is promoted", () => {
+    const four = [1, 1, 1, 1, 0, 0, 0, 0, 0, 0];
+    const three: Archive = {
+      direction: "maximize",
+      candidates: [
+        seed,
+        cand("r01-k0", 1, four),
+        cand("r01-k1", 1, [...four].reverse()),
+        cand("r01-k2", 1, four.slice(1).concat(1)),
+      ],
+    };
+    const { decisions, winner } = decideQA(three, 1, inc, () => true, { noise: true });
+    expect(winner).toBeUndefined();
+    expect(decisions.map((d) => d.decision)).toEqual(["reject", "reject", "reject"]);
+    expect(decisions[0]?.reason).toMatch(/Bonferroni over 3 candidates/);
   });
 
   it("without the noise rule the one-question gain counts too (and still loses to the best)", () => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { clearsNoise, pairedInterval, strictlyBetter } from "../../src/measure/compare.ts";
 import { estimateNoise, needsAnotherRepeat } from "../../src/measure/noise.ts";
-import { mean, sampleSd, tCritical95 } from "../../src/measure/stats.ts";
+import { mean, sampleSd, tCritical, tCritical95 } from "../../src/measure/stats.ts";
+import { rng } from "../../src/rng.ts";
 
 describe("statistics", () => {
   it("t critical values match scipy.stats.t.ppf(0.975, df)", () => {
@@ -19,6 +20,21 @@ describe("statistics", () => {
     expect(tCritical95(3.72)).toBe(3.182); // rounded down: a wider interval, never a narrower one
     expect(tCritical95(4.000000000000001)).toBe(2.776);
     expect(tCritical95(Number.POSITIVE_INFINITY)).toBe(1.96);
+  });
+
+  it("t critical values at other levels (a Bonferroni correction) match scipy.stats.t.ppf(1 - alpha/2, df)", () => {
+    const scipy: [number, number, number][] = [
+      [1, 0.025, 25.451699579357168],
+      [2, 0.00625, 12.589740561191753],
+      [4, 0.00625, 5.261057575065803],
+      [4, 0.0125, 4.314656048886743],
+      [7, 0.01, 3.4994832973504924],
+      [30, 0.001, 3.6459586350420627],
+      [1000, 0.025, 2.2447831150193935],
+    ];
+    for (const [df, alpha, t] of scipy) expect(Math.abs(tCritical(df, alpha) - t) / t).toBeLessThan(1e-7);
+    expect(tCritical(4.7, 0.00625)).toBe(tCritical(4, 0.00625)); // df rounded down, as tCritical95 does
+    expect(tCritical(4, 0.05)).toBe(tCritical95(4));
   });
 
   it("the mean of equal values is that value exactly; sd of one value is 0", () => {
@@ -103,6 +119,33 @@ describe("comparisons", () => {
     // Three identical repeats would give a zero margin; the floor keeps the measured noise in the margin.
     expect(clearsNoise([1.01, 1.01, 1.01], [1, 1, 1], { direction: "maximize" }).better).toBe(true);
     expect(clearsNoise([1.01, 1.01, 1.01], [1, 1, 1], { direction: "maximize", floorSd: 0.02 }).better).toBe(false);
+  });
+
+  it("welch_interval over a round's comparisons: the best of K noise draws clears at about the rate of one comparison", () => {
+    // K candidates as good as the incumbent, all compared with the incumbent's same repeats, the best one promoted:
+    // without the correction a round promoted noise K times as often as one 95% comparison does.
+    const random = rng(5);
+    const gauss = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+    const draw = () => [gauss(), gauss(), gauss()];
+    const K = 8;
+    let rounds = 0;
+    const n = 2000;
+    for (let i = 0; i < n; i++) {
+      const inc = draw();
+      const floorSd = sampleSd(draw());
+      if (
+        Array.from({ length: K }, draw).some(
+          (c) => clearsNoise(c, inc, { direction: "maximize", floorSd, comparisons: K }).better,
+        )
+      )
+        rounds++;
+    }
+    expect(rounds / n).toBeLessThan(0.01); // 0.05% with the correction; without it 2.75% of these rounds promoted noise
+    const lucky = clearsNoise([0.73, 0.74, 0.72], [0.7, 0.71, 0.69], { direction: "maximize", comparisons: 8 });
+    expect(lucky.interval[0]).toBeGreaterThan(0);
+    expect(lucky.better).toBe(false);
+    expect(lucky.family?.margin).toBeCloseTo(5.261057575065803 * Math.sqrt((2 * 0.0001) / 3), 9);
+    expect(clearsNoise([0.73, 0.74, 0.72], [0.7, 0.71, 0.69], { direction: "maximize", comparisons: 1 }).family).toBeUndefined();
   });
 
   it("a paired bootstrap interval excludes zero for a consistent gain and includes it for none", () => {
