@@ -1,6 +1,7 @@
 // Measuring one harness version on a QA panel (hone eval, hone train): every task's result is recorded as it
 // arrives (task_results, model_calls, the model responses for replay); a measurement killed midway resumes with
 // the tasks it has, and is `pending` until every task has a result.
+import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { TaskMeasurement } from "../method/criteria.ts";
@@ -33,7 +34,28 @@ export interface PanelMeasurement extends MeasurementStart {
 
 export const statusOf = (r: TaskResult): TaskStatus => (r.status === "failed" ? "infra" : r.correct ? "solved" : "unsolved");
 
-const fileName = (taskId: string) => `${taskId.replace(/[^A-Za-z0-9._-]/g, "_")}.jsonl`;
+/** The longest a trajectory file's name grows from its task id (a file system allows 255 bytes). */
+const NAME_CHARS = 100;
+
+/**
+ * Each task's trajectory file name: its id with characters other than letters, digits, '.', '_', '-' made '_', the
+ * same as before for every id that fits and differs from the panel's other ids so made; a longer id, or one that
+ * would take a name an earlier task of the panel has (`a/b` after `a_b`), gets a digest of the whole id after its
+ * first 100 characters, so no two tasks of a panel write one file.
+ */
+export function trajectoryNames(panel: readonly QATask[]): Map<string, string> {
+  const names = new Map<string, string>();
+  const taken = new Set<string>();
+  for (const { id } of panel) {
+    const safe = id.replace(/[^A-Za-z0-9._-]/g, "_");
+    let name = safe.length <= NAME_CHARS ? safe : "";
+    if (!name || taken.has(name))
+      name = `${safe.slice(0, NAME_CHARS)}-${createHash("sha256").update(id).digest("hex").slice(0, 16)}`;
+    taken.add(name);
+    names.set(id, `${name}.jsonl`);
+  }
+  return names;
+}
 
 function row(i: number, job: QAJob, r: TaskResult, trajectory: string): TaskResultRow {
   return {
@@ -70,6 +92,8 @@ export async function measurePanel(
   const done = new Map(taskResults(db, m.id).map((r) => [r.task_id, r]));
   for (const r of done.values()) onResult?.(r);
   mkdirSync(join(runDir, m.trajectoryDir), { recursive: true });
+  const names = trajectoryNames(m.panel);
+  const fileName = (id: string) => names.get(id) as string;
   const jobs = m.panel.flatMap((task, i): (QAJob & { i: number })[] =>
     done.has(task.id)
       ? []
