@@ -103,3 +103,22 @@ export function tCritical(df: number, alpha: number): number {
   }
   return hi;
 }
+
+/**
+ * The exact two-sided sign test: of `nonzero` paired differences with no tie, `positive` were above zero. The
+ * probability, were each sign a fair coin, of a split at least as uneven: min(1, 2·P(X ≥ max(k, n − k))), X ~ Bin(n, ½),
+ * summed in log space so that thousands of pairs do not underflow.
+ */
+export function signTestP(positive: number, nonzero: number): number {
+  if (nonzero <= 0) return 1;
+  const k = Math.max(positive, nonzero - positive);
+  let logC = 0; // ln C(n, 0)
+  const logs: number[] = [];
+  for (let i = 0; i <= nonzero; i++) {
+    if (i >= k) logs.push(logC - nonzero * Math.LN2);
+    logC += Math.log(nonzero - i) - Math.log(i + 1);
+  }
+  const top = logs[0] as number; // k ≥ n/2: the largest term is the first
+  const tail = Math.exp(top) * logs.reduce((a, l) => a + Math.exp(l - top), 0);
+  return Math.min(1, 2 * tail);
+}

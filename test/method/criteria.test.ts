@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MeanWithConfidence, type Measurement, StrictPareto, type TaskStatus } from "../../src/method/criteria.ts";
+import { rng } from "../../src/rng.ts";
 
 const m = (statuses: TaskStatus[], steps = 1, tokens = 10): Measurement => ({
   commit: "x",
@@ -71,5 +72,40 @@ describe("MeanWithConfidence (paired bootstrap)", () => {
   it("gives the same interval for the same seed", () => {
     const d = [0.1, -0.2, 0.3, 0.5, 0];
     expect(c.interval(d)).toEqual(new MeanWithConfidence({ seed: 1, resamples: 2000 }).interval(d));
+  });
+});
+
+describe("MeanWithConfidence on small panels", () => {
+  const c = new MeanWithConfidence({ seed: 1, resamples: 2000 });
+  it("does not promote 2 of 2 or 4 of 4 gained tasks, which a fair coin gives 1 time in 2 or 8", () => {
+    for (const n of [2, 4]) {
+      const v = c.compare(m(Array(n).fill("solved")), m(Array(n).fill("unsolved")));
+      expect(v.decision).toBe("reject");
+      expect(v.reason).toMatch(/sign test p = /);
+    }
+    expect(c.compare(m(Array(6).fill("solved")), m(Array(6).fill("unsolved"))).decision).toBe("promote");
+  });
+
+  it("promotes noise no more often than its level: two-sided 95% is 2.5% for gains", () => {
+    const random = rng(7);
+    const score = () => Math.round(random() * 4) / 4;
+    for (const n of [2, 3, 6]) {
+      let promoted = 0;
+      const trials = 1500;
+      for (let i = 0; i < trials; i++) {
+        const panel = (xs: number[]): Measurement => ({
+          commit: "x",
+          tasks: Object.fromEntries(
+            xs.map((s, j) => [`t${j}`, { status: s > 0.5 ? "solved" : "unsolved", score: s, steps: 1, tokens: 1 }]),
+          ),
+        });
+        const same = Array.from({ length: n }, score);
+        if (
+          new MeanWithConfidence({ seed: i }).compare(panel(Array.from({ length: n }, score)), panel(same)).decision === "promote"
+        )
+          promoted++;
+      }
+      expect(promoted / trials).toBeLessThanOrEqual(0.025);
+    }
   });
 });
