@@ -5,8 +5,12 @@ frames, return an object whose __eq__ is always true, patch builtins or sys.modu
 early with status 0. Here the completion runs in another process (hone_sandbox.run_contained: namespaces of its own,
 no network, a private /tmp, process, memory, file and CPU limits, everything in it killed at the end), which
 `exec`s a fresh interpreter (hone_code_server.py), so it shares no memory with this one. The tests run here, and
-each call of the function under test crosses as plain typed data (hone_code_values): the value a test compares is
-always one this process built. A completion that fails to load, exits, hangs, or breaks the protocol fails the check.
+each call of the function under test crosses as typed data (hone_code_values): the value a test compares is always
+one this process built, or a Remote that is equal only to itself. So that tests behave as in the official single
+program, a call's argument changed in place is changed here too, an argument returned is the same object, the
+completion's exception arrives under its built-in base, and names of the completion's module that the tests use
+(a module it imported, a helper) are bound here (`bind_globals`). A completion that fails to load, exits, hangs, or
+breaks the protocol fails the check.
 
 Request (stdin, one JSON object): program (the completion's module text), setup (trusted code run here first:
 HumanEval's prompt, for helpers such as `poly`; MBPP's test imports), tests (trusted test code), entries (names
@@ -15,6 +19,7 @@ under test, bound here to proxies), after (trusted code run last, e.g. "check(ha
 {"passed": bool, "result": "passed" | "failed: ..." | "timed out", "calls": n, "isolation": {...}}.
 """
 import builtins
+import importlib
 import json
 import os
 import select
@@ -104,41 +109,202 @@ class Channel:
 
 
 def _exception(error):
-    """The completion's exception as one of this process's own built-in exception types (by name only)."""
-    if not (isinstance(error, list) and len(error) == 2 and all(isinstance(e, str) for e in error)):
+    """The completion's exception, built here: its built-in type, or a class of its name under its nearest built-in
+    base (so `except ValueError` catches a completion's ValueError subclass), with its arguments when they are data."""
+    if not (isinstance(error, list) and len(error) in (2, 4) and all(isinstance(e, str) for e in error[:2])):
         raise Broken("the completion sent a malformed error")
     name, message = error[0][:100], error[1][:1000]
+    base = error[2] if len(error) == 4 and isinstance(error[2], str) else name
     cls = getattr(builtins, name, None)
-    if isinstance(cls, type) and issubclass(cls, Exception) and cls.__module__ == "builtins":
+    if not _builtin_exception(cls):
+        cls = getattr(builtins, base[:100], None)
+        if not _builtin_exception(cls):
+            return RuntimeError("%s: %s" % (name, message))
+        if name.isidentifier() and cls not in (SystemExit, KeyboardInterrupt, GeneratorExit):
+            cls = type(name, (cls,), {"__module__": "completion"})
+    args = None
+    if len(error) == 4 and error[3] is not None:
         try:
-            return cls(message)
+            args = values.decode(error[3])
+        except values.BadValue:
+            args = None
+    for attempt in ((args,) if isinstance(args, tuple) else ()) + ((message,),):
+        try:
+            return cls(*attempt)
         except Exception:
             pass
     return RuntimeError("%s: %s" % (name, message))
 
 
+def _builtin_exception(cls):
+    return isinstance(cls, type) and issubclass(cls, BaseException) and cls.__module__ == "builtins"
+
+
+class Remote:
+    """A value that stayed in the completion's process (a regex match, an instance of its class, a function): each
+    operation goes there and its answer comes back as data or as another Remote. It is equal only to itself, so a
+    completion's __eq__ never decides a comparison."""
+
+    __slots__ = ("_channel", "_id", "_type")
+
+    def __init__(self, channel, ident, type_name):
+        object.__setattr__(self, "_channel", channel)
+        object.__setattr__(self, "_id", ident)
+        object.__setattr__(self, "_type", type_name)
+
+    def _op(self, op, *args, **kwargs):
+        return invoke(self._channel, {"op": op, "h": self._id}, args, kwargs)
+
+    def __bool__(self):
+        return self._op("bool")
+
+    def __len__(self):
+        return self._op("len")
+
+    def __str__(self):
+        return self._op("str")
+
+    def __repr__(self):
+        return self._op("repr")
+
+    def __iter__(self):
+        return self._op("iter")
+
+    def __next__(self):
+        return self._op("next")
+
+    def __getitem__(self, key):
+        return self._op("getitem", key)
+
+    def __contains__(self, item):
+        return self._op("contains", item)
+
+    def __call__(self, *args, **kwargs):
+        return self._op("call", *args, **kwargs)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return invoke(self._channel, {"op": "getattr", "h": self._id, "name": name}, (), {})
+
+    def __setattr__(self, name, value):
+        raise AttributeError("hone does not change the completion's objects from the tests")
+
+
+class Codec(values.Codec):
+    """The checker's side: a Remote goes back by reference; a handle becomes a Remote; "A" is the call's argument."""
+
+    def __init__(self, channel, arguments=()):
+        self.channel, self.arguments = channel, arguments
+
+    def reference(self, value):
+        return ["H", format(value._id, "x"), value._type] if type(value) is Remote else None
+
+    def remote(self, ident, type_name):
+        return Remote(self.channel, ident, type_name)
+
+    def argument_at(self, index):
+        return self.arguments[index] if 0 <= index < len(self.arguments) else None
+
+
+def invoke(channel, message, args, kwargs):
+    """One call or operation in the completion's process: the arguments go out as data (a Remote by reference), the
+    result comes back as data, a Remote, or one of the arguments; arguments it changed in place are changed here too;
+    its exception is re-raised here."""
+    try:
+        codec = Codec(channel)
+        message = dict(message, args=[values.encode(a, codec=codec) for a in args], kwargs=[[k, values.encode(v, codec=codec)] for k, v in kwargs.items()])
+    except values.NotData as exc:
+        raise TypeError("hone passes only plain data to the completion: %s" % exc)
+    channel.calls += 1
+    reply = channel.exchange(message)
+    arguments = list(args) + list(kwargs.values())
+    if reply.get("ok") is True and set(reply) == {"ok", "value", "after"}:
+        after = reply["after"]
+        if not (isinstance(after, list) and len(after) == len(arguments)):
+            raise Broken("the completion sent an unknown reply")
+        try:
+            for target, node in zip(arguments, after):
+                if node is not None:
+                    _update(target, values.decode(node))
+            return values.decode(reply["value"], codec=Codec(channel, arguments))
+        except values.BadValue as exc:
+            raise Broken("the completion sent a value that is not data: %s" % exc)
+    if reply.get("ok") is False and set(reply) == {"ok", "error"}:
+        raise _exception(reply["error"])
+    raise Broken("the completion sent an unknown reply")
+
+
+def _update(target, new):
+    """An argument the completion changed in place: the tests' own object gets its new content."""
+    if isinstance(target, list) and type(new) is list:
+        list.__setitem__(target, slice(None), new)
+    elif isinstance(target, bytearray) and type(new) is bytearray:
+        bytearray.__setitem__(target, slice(None), new)
+    elif isinstance(target, dict) and type(new) is dict:
+        dict.clear(target)
+        dict.update(target, new)
+    elif isinstance(target, set) and type(new) is set:
+        set.clear(target)
+        set.update(target, new)
+    else:
+        raise values.BadValue("an argument changed into another type")
+
+
 def proxy(channel, name):
-    """What the tests call in place of the completion's function: the arguments go out as data, the result
-    comes back as data (or the completion's exception, re-raised here)."""
+    """What the tests call in place of the completion's function."""
 
     def call(*args, **kwargs):
-        try:
-            message = {"call": name, "args": [values.encode(a) for a in args], "kwargs": [[k, values.encode(v)] for k, v in kwargs.items()]}
-        except values.NotData as exc:
-            raise TypeError("hone passes only plain data to the completion: %s" % exc)
-        channel.calls += 1
-        reply = channel.exchange(message)
-        if reply.get("ok") is True and set(reply) == {"ok", "value"}:
-            try:
-                return values.decode(reply["value"])
-            except values.BadValue as exc:
-                raise Broken("the completion sent a value that is not data: %s" % exc)
-        if reply.get("ok") is False and set(reply) == {"ok", "error"}:
-            raise _exception(reply["error"])
-        raise Broken("the completion sent an unknown reply")
+        return invoke(channel, {"call": name}, args, kwargs)
 
     call.__name__ = name
     return call
+
+
+def _names(code):
+    """Every global or attribute name a compiled test uses, nested functions included."""
+    found = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, type(code)):
+            found |= _names(const)
+    return found
+
+
+# Modules whose import does something beyond defining names (a browser, a window, text on stdout).
+NOT_IMPORTED = {"antigravity", "this", "__hello__", "__phello__", "idlelib", "tkinter", "turtle", "turtledemo", "webbrowser"}
+
+
+def bind_globals(channel, namespace, codes):
+    """The official harness runs the tests in the completion's module, so they see its names (MBPP's tests use a
+    module the program imported, say). Each name the tests use that neither the trusted setup, the tests' entries
+    nor the built-ins provide is asked of the completion: a module is imported here (this interpreter's own copy),
+    a value arrives as data or a Remote. Built-in and setup names stay the checker's own."""
+    wanted = set()
+    for code in codes:
+        wanted |= _names(code)
+    for name in sorted(wanted):
+        if name in namespace or hasattr(builtins, name) or not name.isidentifier():
+            continue
+        reply = channel.exchange({"global": name})
+        if reply == {"ok": False}:
+            continue
+        if reply.get("ok") is True and set(reply) == {"ok", "module"} and isinstance(reply["module"], str):
+            module = reply["module"]
+            if module.partition(".")[0] not in NOT_IMPORTED and not module.startswith("hone_"):
+                try:
+                    namespace[name] = importlib.import_module(module)
+                except Exception:
+                    pass
+            continue
+        if reply.get("ok") is True and set(reply) == {"ok", "value", "after"} and reply["after"] == []:
+            try:
+                namespace[name] = values.decode(reply["value"], codec=Codec(channel))
+            except values.BadValue as exc:
+                raise Broken("the completion sent a value that is not data: %s" % exc)
+            continue
+        if reply.get("ok") is False and set(reply) == {"ok", "error"}:
+            continue
+        raise Broken("the completion sent an unknown reply")
 
 
 def run_tests(request, channel):
@@ -152,9 +318,11 @@ def run_tests(request, channel):
     exec(compile(request.get("setup") or "", "setup.py", "exec"), namespace)
     for name in request["entries"]:
         namespace[name] = proxy(channel, name)
-    exec(compile(request["tests"], "tests.py", "exec"), namespace)
-    if request.get("after"):
-        exec(compile(request["after"], "check.py", "exec"), namespace)
+    tests = compile(request["tests"], "tests.py", "exec")
+    after = compile(request.get("after") or "", "check.py", "exec")
+    bind_globals(channel, namespace, [tests, after])
+    exec(tests, namespace)
+    exec(after, namespace)
     return "passed"
 
 

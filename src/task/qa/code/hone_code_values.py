@@ -1,17 +1,26 @@
 """Python values as plain, typed JSON, for the calls that cross between a code benchmark's tests and a completion.
 
-Only data crosses: None, bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset, range, and an
-iterator's items (a generator or map the completion returns arrives as an iterator over them, so `list(it)` works
-and `it == [...]` is False, as it is for the original). Each value is one JSON array tagged with its exact type, so
-1, True and 1.0 stay what they are; ints travel in hexadecimal, which has no digit limit. Anything else (a function,
-a class instance, an object whose __eq__ says yes to everything) cannot be written, so it never reaches the tests.
+Data crosses as data: None, bool, int, float, complex, str, bytes, bytearray, list, tuple, dict, set, frozenset,
+range, the standard library's value types (Fraction, Decimal, deque, Counter, OrderedDict), and an iterator's items
+(a generator or map the completion returns arrives as an iterator over them, so `list(it)` works and `it == [...]` is
+False, as it is for the original). Each value is one JSON array tagged with its exact type, so 1, True and 1.0 stay
+what they are; ints travel in hexadecimal, which has no digit limit.
+
+Anything else the completion returns (a regex match, an instance of its own class, a function) stays in the
+completion's process: the tests get a handle (tag "H"), which the checker turns into a stand-in that forwards
+truthiness, len, str, repr, iteration, attributes, calls and indexing to the completion, each answer again data or a
+handle, and that is equal only to itself, so an object whose __eq__ says yes to everything proves nothing. A value
+that is one of the call's own arguments comes back as that argument (tag "A"), so identity holds as in one process.
 
 `decode` is what the trusted checker applies to whatever a completion sends: every node is checked, nesting and size
-are capped, and the values it builds are the checker's own built-in types.
+are capped, and the values it builds are the checker's own types.
 """
+import collections
+import decimal
+import fractions
 import json
 
-MAX_DEPTH = 64
+MAX_DEPTH = 200
 MAX_NODES = 1_000_000
 MAX_LINE = 32 << 20
 
@@ -20,7 +29,29 @@ class NotData(TypeError):
     """A value that is not plain data."""
 
 
-def encode(value, depth=0, budget=None):
+class Codec:
+    """What an encoding or decoding may do beyond plain data: `reference(value)` gives the node of a value passed by
+    reference (a call's own argument, a handle), looked up before anything else (None: not one); `handle(value)` a
+    node for a value that is not data (None: refuse it); on decoding, `remote(id, type_name)` and
+    `argument_at(index)` give the values those nodes stand for (None: not allowed)."""
+
+    def handle(self, value):
+        return None
+
+    def reference(self, value):
+        return None
+
+    def remote(self, ident, type_name):
+        return None
+
+    def argument_at(self, index):
+        return None
+
+
+PLAIN = Codec()
+
+
+def encode(value, depth=0, budget=None, codec=PLAIN):
     budget = budget if budget is not None else [MAX_NODES]
     budget[0] -= 1
     if budget[0] < 0:
@@ -40,15 +71,31 @@ def encode(value, depth=0, budget=None):
         return ["C", float.__repr__(value.real), float.__repr__(value.imag)]
     if isinstance(value, str):
         return ["S", str.__str__(value)]
-    if isinstance(value, (bytes, bytearray)):
+    if isinstance(value, bytes):
         return ["Y", bytes(value).hex()]
-    sub = lambda items: [encode(v, depth + 1, budget) for v in items]  # noqa: E731
+    same = codec.reference(value)
+    if same is not None:
+        return same
+    sub = lambda items: [encode(v, depth + 1, budget, codec) for v in items]  # noqa: E731
+    pairs = lambda d: [[encode(k, depth + 1, budget, codec), encode(v, depth + 1, budget, codec)] for k, v in dict.items(d)]  # noqa: E731
+    if isinstance(value, bytearray):
+        return ["Z", bytes(value).hex()]
+    if t is collections.Counter:
+        return ["CT", pairs(value)]
+    if t is collections.OrderedDict:
+        return ["OD", pairs(value)]
+    if t is collections.deque:
+        return ["DQ", sub(collections.deque.__iter__(value)), value.maxlen]
+    if t is fractions.Fraction:
+        return ["FR", format(value.numerator, "x"), format(value.denominator, "x")]
+    if t is decimal.Decimal:
+        return ["DE", decimal.Decimal.__str__(value)]
     if isinstance(value, list):
         return ["L", sub(list.__iter__(value))]
     if isinstance(value, tuple):
         return ["T", sub(tuple.__iter__(value))]
     if isinstance(value, dict):
-        return ["D", [[encode(k, depth + 1, budget), encode(v, depth + 1, budget)] for k, v in dict.items(value)]]
+        return ["D", pairs(value)]
     if isinstance(value, frozenset):
         return ["R", sub(frozenset.__iter__(value))]
     if isinstance(value, set):
@@ -59,7 +106,10 @@ def encode(value, depth=0, budget=None):
         return ["G", sub(_bounded(value))]
     tolist = getattr(value, "tolist", None)  # numpy arrays and scalars
     if callable(tolist) and type(value).__module__ == "numpy":
-        return encode(tolist(), depth + 1, budget)
+        return encode(tolist(), depth + 1, budget, codec)
+    node = codec.handle(value)
+    if node is not None:
+        return node
     raise NotData("a %s is not plain data (numbers, text, lists, tuples, dicts, sets)" % t.__name__)
 
 
@@ -90,7 +140,7 @@ def _float(text):
     return float(text)
 
 
-def decode(node, depth=0, budget=None):
+def decode(node, depth=0, budget=None, codec=PLAIN):
     """The value an encoded node stands for, built from the checker's own types; BadValue when it is not one."""
     budget = budget if budget is not None else [MAX_NODES]
     budget[0] -= 1
@@ -100,7 +150,14 @@ def decode(node, depth=0, budget=None):
         raise BadValue("a value is a tagged list")
     tag, rest = node[0], node[1:]
     one = rest[0] if len(rest) == 1 else None
-    many = lambda: [decode(v, depth + 1, budget) for v in _items(one)]  # noqa: E731
+    many = lambda items: [decode(v, depth + 1, budget, codec) for v in _items(items)]  # noqa: E731
+
+    def pairs(items):
+        items = _items(items)
+        if not all(isinstance(p, list) and len(p) == 2 for p in items):
+            raise BadValue("a dict is a list of pairs")
+        return [(decode(k, depth + 1, budget, codec), decode(v, depth + 1, budget, codec)) for k, v in items]
+
     if tag == "N" and not rest:
         return None
     if tag == "B" and len(rest) == 1 and isinstance(one, bool):
@@ -113,28 +170,45 @@ def decode(node, depth=0, budget=None):
         return complex(_float(rest[0]), _float(rest[1]))
     if tag == "S" and len(rest) == 1 and isinstance(one, str):
         return one
-    if tag == "Y" and len(rest) == 1 and isinstance(one, str):
-        return bytes.fromhex(one)
-    if tag == "L" and len(rest) == 1:
-        return many()
-    if tag == "T" and len(rest) == 1:
-        return tuple(many())
-    if tag == "G" and len(rest) == 1:
-        return iter(tuple(many()))
     try:
+        if tag == "Y" and len(rest) == 1 and isinstance(one, str):
+            return bytes.fromhex(one)
+        if tag == "Z" and len(rest) == 1 and isinstance(one, str):
+            return bytearray.fromhex(one)
+        if tag == "L" and len(rest) == 1:
+            return many(one)
+        if tag == "T" and len(rest) == 1:
+            return tuple(many(one))
+        if tag == "G" and len(rest) == 1:
+            return iter(tuple(many(one)))
         if tag == "E" and len(rest) == 1:
-            return set(many())
+            return set(many(one))
         if tag == "R" and len(rest) == 1:
-            return frozenset(many())
+            return frozenset(many(one))
         if tag == "D" and len(rest) == 1:
-            pairs = _items(one)
-            if not all(isinstance(p, list) and len(p) == 2 for p in pairs):
-                raise BadValue("a dict is a list of pairs")
-            return {decode(k, depth + 1, budget): decode(v, depth + 1, budget) for k, v in pairs}
-    except TypeError as exc:  # an unhashable key or element: no honest value looks like that
-        raise BadValue(str(exc))
+            return dict(pairs(one))
+        if tag == "CT" and len(rest) == 1:
+            return collections.Counter(dict(pairs(one)))
+        if tag == "OD" and len(rest) == 1:
+            return collections.OrderedDict(pairs(one))
+        if tag == "DQ" and len(rest) == 2 and (rest[1] is None or (type(rest[1]) is int and rest[1] >= 0)):
+            return collections.deque(many(rest[0]), rest[1])
+        if tag == "FR" and len(rest) == 2:
+            return fractions.Fraction(_int(rest[0]), _int(rest[1]))
+        if tag == "DE" and len(rest) == 1 and isinstance(one, str) and len(one) <= 10_000:
+            return decimal.Decimal(one)
+    except (TypeError, ValueError, ArithmeticError) as exc:  # an unhashable key, a zero denominator: no honest value
+        raise BadValue(str(exc)[:200])
     if tag == "Q" and len(rest) == 3:
         return range(_int(rest[0]), _int(rest[1]), _int(rest[2]))
+    if tag == "H" and len(rest) == 2 and isinstance(rest[0], str) and isinstance(rest[1], str):
+        value = codec.remote(_int(rest[0]), rest[1][:100])
+        if value is not None:
+            return value
+    if tag == "A" and len(rest) == 1 and type(one) is int:
+        value = codec.argument_at(one)
+        if value is not None:
+            return value
     raise BadValue("unknown value tag %r" % tag[:20])
 
 

@@ -1,9 +1,10 @@
 """What τ-bench's two domains share: the database hash of its reward, its `calculate` tool, and tool naming."""
 import ast
 import operator
+import warnings
 from hashlib import sha256
 
-ALLOWED = set("0123456789+-*/(). ")
+ALLOWED = "0123456789+-*/(). "  # a str, as in τ-bench: `in` is a substring test and refuses what is not text
 # The largest power `calculate` works out. τ-bench evaluates the expression with eval, so `9**9**9` would run for
 # minutes there; here it is an error. Nothing below this size differs.
 MAX_POWER_BITS = 1 << 16
@@ -35,15 +36,6 @@ def data_hash(data):
     return sha256(str(to_hashable(data)).encode("utf-8")).hexdigest()
 
 
-BINARY = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv,
-}
-
-
 def _power(base, exponent):
     if isinstance(base, int) and isinstance(exponent, int) and exponent > 0:
         if abs(base) > 1 and exponent * abs(base).bit_length() > MAX_POWER_BITS:
@@ -51,34 +43,32 @@ def _power(base, exponent):
     return operator.pow(base, exponent)
 
 
-def _value(node):
-    if isinstance(node, ast.Expression):
-        return _value(node.body)
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.Tuple) and not node.elts:
-        return ()
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
-        v = _value(node.operand)
-        return +v if isinstance(node.op, ast.UAdd) else -v
-    if isinstance(node, ast.BinOp):
-        left, right = _value(node.left), _value(node.right)
+class _GuardPowers(ast.NodeTransformer):
+    """Every `a ** b` becomes `_hone_power(a, b)`: the same operands in the same order, the same errors, but a power
+    too large to work out is refused. The name cannot appear in an expression (letters fail the character check)."""
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
         if isinstance(node.op, ast.Pow):
-            return _power(left, right)
-        fn = BINARY.get(type(node.op))
-        if fn:
-            return fn(left, right)
-    raise TypeError("unsupported expression")
+            call = ast.Call(func=ast.Name(id="_hone_power", ctx=ast.Load()), args=[node.left, node.right], keywords=[])
+            return ast.copy_location(call, node)
+        return node
 
 
 def calculate(expression):
-    """τ-bench's `calculate`: the expression's value rounded to 2 places, as str(); its own errors word for word. The
-    expression is parsed, never run: only numbers and + - * / // ** in parentheses can appear in it."""
+    """τ-bench's `calculate`: the expression's value rounded to 2 places, as str(); its own errors word for word. As
+    τ-bench, only numbers, + - * / ( ) . and spaces pass the character check and the rest is Python's own evaluation
+    (a call such as `2(3)` fails as it does there), except that every power is guarded."""
     if not all(char in ALLOWED for char in expression):
         return "Error: invalid characters in expression"
     try:
+        if not isinstance(expression, str):  # a list or dict of allowed characters: what eval says of it
+            raise TypeError("eval() arg 1 must be a string, bytes or code object")
         # eval() drops leading spaces and tabs before it compiles; so does this
-        tree = compile(expression.lstrip(" \t"), "<string>", "eval", ast.PyCF_ONLY_AST)
-        return str(round(float(_value(tree)), 2))
+        tree = ast.fix_missing_locations(_GuardPowers().visit(ast.parse(expression.lstrip(" \t"), "<string>", "eval")))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # `2(3)` warns at compile time; the observation is the error at run time
+            code = compile(tree, "<string>", "eval")
+        return str(round(float(eval(code, {"__builtins__": None, "_hone_power": _power}, {})), 2))
     except Exception as e:
         return f"Error: {e}"
