@@ -23,18 +23,29 @@ describe("the paired noise rule of a QA search (clearsPairedNoise)", () => {
     expect(r).toMatchObject({ rule: "strictly_better", better: true, difference: 0.25, margin: 0 });
   });
 
-  it("a gain on every question has no variation: margin 0, promoted", () => {
-    const r = clearsPairedNoise(q([1, 1, 1, 1]), q([0, 0, 0, 0]), { noise: true });
-    expect(r).toMatchObject({ better: true, difference: 1, margin: 0, interval: [1, 1] });
+  it("a gain on every question has no variation: margin 0, and the sign test decides (4 of 4 is 1 in 8 by chance)", () => {
+    const four = clearsPairedNoise(q([1, 1, 1, 1]), q([0, 0, 0, 0]), { noise: true });
+    expect(four).toMatchObject({ better: false, difference: 1, margin: 0, interval: [1, 1] });
+    expect(four.reason).toMatch(/above 0, but 4 of 4 differing questions gained: sign test p = 0\.125 ≥ 0\.05/);
+    expect(clearsPairedNoise(q(Array(6).fill(1)), q(Array(6).fill(0)), { noise: true }).better).toBe(true);
+  });
+
+  it("four gains in ten and no loss: the t interval is above 0, but the exact sign test (McNemar's) over 4 is not", () => {
+    const r = clearsPairedNoise(q([1, 1, 1, 1, 0, 0, 0, 0, 0, 0]), q(Array(10).fill(0)), { noise: true });
+    expect(r.interval[0]).toBeCloseTo(0.4 - 0.369383, 5);
+    expect(r.better).toBe(false);
   });
 
   it("several candidates in a round: the interval is Bonferroni-corrected over them", () => {
-    // Four gains in ten: alone, mean 0.4, sd √(2.4/9) = 0.516398, t lower bound 0.4 − 0.369383 = 0.0306, promoted; as
-    // one of three, t₀.₉₉₁₆₇(9) = 2.9333 (scipy.stats.t.ppf(1 − 0.05/6, 9)) widens the margin to 0.4790: not.
-    const four = q([1, 1, 1, 1, 0, 0, 0, 0, 0, 0]);
-    expect(clearsPairedNoise(four, q(Array(10).fill(0)), { noise: true }).better).toBe(true);
-    const r = clearsPairedNoise(four, q(Array(10).fill(0)), { noise: true, comparisons: 3 });
-    expect(r.margin).toBeCloseTo((2.933324 * Math.sqrt(2.4 / 9)) / Math.sqrt(10), 5);
+    // Twelve gains, three of 1 and nine of 0.05: mean 0.2875, sd 0.429654; alone t₀.₉₇₅(11) = 2.201 gives the lower
+    // bound 0.014509 > 0, promoted; as one of three, t₀.₉₉₁₆₇(11) = 2.820034 (scipy.stats.t.ppf(1 − 0.05/6, 11))
+    // gives −0.062270: not. The sign test (12 of 12, p = 0.000488) agrees at both levels.
+    const gains = q([1, 1, 1, ...Array(9).fill(0.05)]);
+    const alone = clearsPairedNoise(gains, q(Array(12).fill(0)), { noise: true });
+    expect(alone.better).toBe(true);
+    expect(alone.interval[0]).toBeCloseTo(0.014509, 5);
+    const r = clearsPairedNoise(gains, q(Array(12).fill(0)), { noise: true, comparisons: 3 });
+    expect(r.margin).toBeCloseTo((2.820034 * 0.429654) / Math.sqrt(12), 5);
     expect(r.better).toBe(false);
     expect(r.reason).toMatch(/98\.3333% \(Bonferroni over 3 candidates\)/);
   });
@@ -58,8 +69,8 @@ describe("the paired noise rule of a QA search (clearsPairedNoise)", () => {
   });
 
   it("pairs only questions both sides scored: an infrastructure failure on either side leaves the question out", () => {
-    const r = clearsPairedNoise(q([1, 1, null, 1]), q([0, 0, 0, null]), { noise: true });
-    expect(r).toMatchObject({ n: 2, difference: 1, better: true });
+    const r = clearsPairedNoise(q([1, 1, null, 1, 1, 1, 1, 1, 1]), q([0, 0, 0, null, 0, 0, 0, 0, 0]), { noise: true });
+    expect(r).toMatchObject({ n: 7, difference: 1, better: true });
   });
 
   it("equal scores are never a gain; one pair cannot measure the noise; no pair is no comparison", () => {
@@ -105,9 +116,9 @@ describe("a QA round's decisions (decideQA)", () => {
     candidates: [
       seed,
       cand("r01-k0", 1, [1, 0, 0, 0, 0, 0, 0, 0, 0, 0]), // +0.1: inside the noise
-      cand("r01-k1", 1, [1, 1, 1, 1, 1, 1, 0, 0, 0, 0]), // +0.6: clears it
-      cand("r01-k2", 1, [1, 1, 1, 1, 1, 1, 1, 1, 0, 0]), // +0.8: clears it, best, but the method dropped it
-      cand("r01-k3", 1, [1, 1, 1, 1, 1, 1, 1, 0, 0, 0]), // +0.7: clears it and is the best kept
+      cand("r01-k1", 1, [1, 1, 1, 1, 1, 1, 1, 0, 0, 0]), // +0.7: clears it (as one of three: 7 of 7, sign p 0.0156)
+      cand("r01-k2", 1, [1, 1, 1, 1, 1, 1, 1, 1, 1, 0]), // +0.9: clears it, best, but the method dropped it
+      cand("r01-k3", 1, [1, 1, 1, 1, 1, 1, 1, 1, 0, 0]), // +0.8: clears it and is the best kept
       cand("r01-k4", 1, null),
     ],
   };
@@ -125,7 +136,7 @@ describe("a QA round's decisions (decideQA)", () => {
       "r01-k4": ["unmeasurable", "train_measurement"],
     });
     expect(decisions.find((d) => d.candidate_id === "r01-k1")?.reason).toMatch(/but r01-k3 scored higher/);
-    expect(decisions.find((d) => d.candidate_id === "r01-k3")?.score).toBeCloseTo(0.7, 12);
+    expect(decisions.find((d) => d.candidate_id === "r01-k3")?.score).toBeCloseTo(0.8, 12);
   });
 
   it("three candidates with four gains in ten each: the best of three is what luck gives, none is promoted", () => {
