@@ -9,6 +9,31 @@ import { resolveInside } from "./safe-path.ts";
 const MAX_DIFF_BYTES = 256 * 1024;
 const ROLLOUT_ID = /^[A-Za-z0-9_-]{1,200}$/;
 
+/**
+ * The deepest a trajectory event may nest and still be served as itself. JSON.parse takes any depth, but sending the
+ * page back (JSON.stringify) and drawing it are recursive: one line of 100,000 nested arrays (200 KB, under the line
+ * cap) made the whole trajectory page an error 500. hone writes nothing near this deep.
+ */
+const MAX_DEPTH = 256;
+
+/** Whether JSON text nests arrays and objects deeper than `max`, read in one pass (brackets inside strings skipped). */
+export function nestedDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92)
+        i++; // a backslash: the next character is escaped
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) {
+      if (++depth > max) return true;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return false;
+}
+
 const refused = (c: Context, e: unknown) => {
   if (e instanceof Refused) return c.json({ error: e.message }, e.status);
   throw e;
@@ -91,6 +116,8 @@ export function fileRoutes(runs: RunRegistry): Hono {
       const events = lines.map((line, i) => {
         const bytes = cut.get(i);
         if (bytes !== undefined) return { type: "unreadable", raw: line, bytes, why: "line longer than 1 MiB" };
+        if (nestedDeeperThan(line, MAX_DEPTH))
+          return { type: "unreadable", raw: line.slice(0, 500), why: `nested deeper than ${MAX_DEPTH} levels` };
         try {
           return JSON.parse(line) as Record<string, unknown>;
         } catch {

@@ -5,9 +5,9 @@ import { type IdentityParts, identityDifferences } from "../loop/identity.ts";
 import { runReceipt } from "../loop/receipt.ts";
 import { HarnessRepo } from "../store/git.ts";
 import { fileRoutes } from "./api-files.ts";
-import { dbFilesRegular } from "./files.ts";
 import type { LiveHub } from "./live.ts";
 import { badRequest, page } from "./params.ts";
+import type { RunReader } from "./run-reader.ts";
 import type { RunRegistry } from "./runs.ts";
 
 const notFound = (c: Context, what: string) => c.json({ error: `${what} not found` }, 404);
@@ -35,7 +35,12 @@ export function consoleApi(runs: RunRegistry, live: LiveHub): Hono {
     const { offset, limit } = p.value;
     const ids = runs.ids();
     const items = ids.slice(offset, offset + limit).map((id) => {
-      const overview = runs.reader(id)?.overview();
+      let overview: ReturnType<RunReader["overview"]> | undefined;
+      try {
+        overview = runs.reader(id)?.overview();
+      } catch {
+        overview = undefined; // one run's records SQLite cannot read never take the others' list down
+      }
       if (!overview) return { id, status: "unreadable" };
       const { config: _config, ...rest } = overview;
       return { id, ...rest };
@@ -67,9 +72,10 @@ export function consoleApi(runs: RunRegistry, live: LiveHub): Hono {
   });
 
   api.get("/runs/:run/receipt", (c) => {
-    const dir = runs.dir(c.req.param("run"));
-    if (!dir || dbFilesRegular(join(dir, "hone.db")) === null) return noRun(c, c.req.param("run"));
-    return c.json(runReceipt(dir));
+    // Through the registry's reader: only a hone.db SQLite can read (and not a FIFO) is opened for the receipt.
+    const reader = runs.reader(c.req.param("run"));
+    if (!reader) return noRun(c, c.req.param("run"));
+    return c.json(runReceipt(reader.dir));
   });
 
   api.get("/runs/:run/candidates/:cid", async (c) => {

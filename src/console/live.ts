@@ -122,15 +122,21 @@ class RunMonitor {
     this.checkedAt = Date.now();
     const reader = this.runs.reader(this.id);
     let now = "gone";
-    if (reader) {
-      const version = reader.version();
-      const marks = this.markState();
-      if (version === this.version && marks === this.marks && this.last !== undefined) return;
-      this.version = version;
-      this.marks = marks;
-      this.counts.fingerprints++;
-      now = `${reader.fingerprint()}${marks ? `|${marks}` : ""}`;
-    }
+    if (reader)
+      try {
+        const version = reader.version();
+        const marks = this.markState();
+        if (version === this.version && marks === this.marks && this.last !== undefined) return;
+        this.version = version;
+        this.marks = marks;
+        this.counts.fingerprints++;
+        now = `${reader.fingerprint()}${marks ? `|${marks}` : ""}`;
+      } catch {
+        // A hone.db that SQLite stopped being able to read (overwritten in place): said as such, and checked again
+        // at the next change; thrown from a timer, it would stop the console.
+        this.version = undefined;
+        now = "unreadable";
+      }
     if (now === this.last) return;
     this.last = now;
     for (const l of this.listeners) l(now);

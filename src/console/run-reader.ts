@@ -32,6 +32,19 @@ export class RunReader {
     this.db.close();
   }
 
+  /**
+   * Whether this is a hone.db at all: SQLite reads the file (a corrupt one, or another program's, throws here, not
+   * in the middle of a page or of a live check) and it has hone's runs table.
+   */
+  readable(): boolean {
+    try {
+      this.version();
+      return hasTable(this.db, "runs");
+    } catch {
+      return false;
+    }
+  }
+
   /** Changes whenever another connection commits to the database. */
   version(): number {
     return this.db.pragma("data_version", { simple: true }) as number;

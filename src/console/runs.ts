@@ -42,14 +42,21 @@ export class RunRegistry {
     // A run folder deleted and made again under the same name is a different run: reopen it.
     if (known && known.ino === ino) return known.reader;
     known?.reader.close();
+    this.readers.delete(id);
+    let reader: RunReader;
     try {
-      const reader = new RunReader(dir);
-      this.readers.set(id, { reader, ino });
-      return reader;
+      reader = new RunReader(dir);
     } catch {
-      this.readers.delete(id);
       return undefined; // a hone.db being created right now
     }
+    // A file named hone.db that SQLite cannot read, or another program's database: listed as unreadable, never a
+    // query that throws (from a live page's timer, that would stop the console).
+    if (!reader.readable()) {
+      reader.close();
+      return undefined;
+    }
+    this.readers.set(id, { reader, ino });
+    return reader;
   }
 
   private used(id: string): void {

@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
 import { Worker } from "bullmq";
 import { Redis } from "ioredis";
+import { HoneError } from "../../errors.ts";
 import { isRecord } from "../../harness/formats/package-reader.ts";
 import { withoutPassword } from "../../secret-url.ts";
 import { executeJobData, executeQAJobData, WorkerCaches } from "./execute.ts";
@@ -72,6 +73,10 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 /** `hone worker`: runs rollouts from the queue. API keys come only from this machine's environment. */
 export async function startWorker(o: WorkerOptions): Promise<{ close(graceMs?: number): Promise<void> }> {
+  // Checked before anything connects: BullMQ's own refusal comes from a worker already connecting, whose connections
+  // then hold the process open.
+  if (!(Number.isInteger(o.concurrency) && o.concurrency >= 1))
+    throw new HoneError("usage", `--concurrency takes a whole number of rollouts at once, at least 1, not ${o.concurrency}`);
   const connection = connectionFrom(o.url);
   const name = `${hostname()}:${process.pid}`;
   // A package a job names by digest is fetched from the queue's Redis, under the queue's prefix (`worker` is made below,

@@ -23,6 +23,7 @@ export const PACKAGE_TTL_SEC = 7 * 24 * 3600;
 export function connectionFrom(url: string): {
   host: string;
   port: number;
+  username?: string;
   password?: string;
   db?: number;
   maxRetriesPerRequest: null;
@@ -34,11 +35,17 @@ export function connectionFrom(url: string): {
     throw new HoneError("usage", `--queue takes a Redis URL like redis://127.0.0.1:6379, not "${url}"`);
   }
   if (u.protocol !== "redis:") throw new HoneError("usage", `--queue takes a redis:// URL, not ${u.protocol}`);
+  const db = u.pathname.length > 1 ? u.pathname.slice(1) : undefined;
+  if (db !== undefined && !/^\d{1,5}$/.test(db))
+    throw new HoneError("usage", `--queue ${withoutPassword(url)}: the part after the port is a database number, not "${db}"`);
   return {
-    host: u.hostname || "127.0.0.1",
+    // A URL writes an IPv6 address in brackets ([::1]); a socket connects to the address without them.
+    host: u.hostname.replace(/^\[(.*)\]$/, "$1") || "127.0.0.1",
     port: Number(u.port || 6379),
+    // A Redis 6 ACL user (redis://user:password@host): without the name Redis takes the password for `default`'s.
+    username: u.username ? decodeURIComponent(u.username) : undefined,
     password: u.password ? decodeURIComponent(u.password) : undefined,
-    db: u.pathname.length > 1 ? Number(u.pathname.slice(1)) : undefined,
+    db: db === undefined ? undefined : Number(db),
     maxRetriesPerRequest: null,
   };
 }

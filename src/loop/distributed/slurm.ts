@@ -31,6 +31,9 @@ import {
 } from "./slurm-commands.ts";
 import { checkSlurmRun, jobScript, type SlurmSettings } from "./slurm-script.ts";
 
+/** The variable an endpoint's API key is read from when the settings name none (`apiKeyFrom`). */
+const DEFAULT_API_KEY_ENV = "OPENAI_API_KEY";
+
 const HONE_BIN = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "bin", "hone.js");
 
 /** sbatch calls at once: the controller answers them one by one, and a burst of them only queues there. */
@@ -151,12 +154,25 @@ export class SlurmRunner implements Runner {
       executor: this.o.executor,
       timeLimitSec: this.o.timeLimitSec,
     });
-    const script = jobScript(this.template, this.o, {
+    const script = jobScript(this.template, this.carrying(), {
       name: this.jobName(job),
       output: join(dir, "slurm.out"),
       argv: [process.execPath, HONE_BIN, "rollout-job", join(dir, "job.json"), "--out", job.outDir],
     });
     return { json: JSON.stringify(data), script };
+  }
+
+  /**
+   * The settings with the executor's API key variable among the environment to carry: a job's --export names the
+   * variables it gets, and the model a rollout calls reads its key from the job's environment (as a local rollout
+   * reads it from the run's). Only for an endpoint (the offline model takes no key), only a variable's name.
+   */
+  private carrying(): SlurmSettings {
+    const { executor } = this.o;
+    if (!executor.baseUrl) return this.o;
+    const key = executor.apiKeyEnv ?? DEFAULT_API_KEY_ENV;
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key) || this.o.env?.includes(key)) return this.o;
+    return { ...this.o, env: [...(this.o.env ?? []), key] };
   }
 
   /** Whether the job in Slurm under this job's name was submitted with this very description (settings included). */
