@@ -43,7 +43,10 @@ const loadSdk = (): Promise<Sdk> => {
   return sdkLoaded;
 };
 
-export function apiKeyFrom(env: NodeJS.ProcessEnv, name = "OPENAI_API_KEY"): string | undefined {
+/** The variable an endpoint's API key is read from when the settings name none. */
+export const DEFAULT_API_KEY_ENV = "OPENAI_API_KEY";
+
+export function apiKeyFrom(env: NodeJS.ProcessEnv, name = DEFAULT_API_KEY_ENV): string | undefined {
   const v = env[name];
   return v && v.length > 0 ? v : undefined;
 }

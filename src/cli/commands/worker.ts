@@ -10,6 +10,10 @@ export function registerWorker(program: Command): void {
     )
     .requiredOption("--queue <redis-url>", "the coordinator's Redis, e.g. redis://queue.example.org:6379")
     .option("--concurrency <n>", "rollouts at once", Number, 4)
+    .option(
+      "--api-key-env <names...>",
+      "the environment variables a job may name for its executor's API key (default OPENAI_API_KEY); a job naming another is refused",
+    )
     .option("--pool-size <n>", "warm evaluator processes per task (default: min(4, concurrency), as the local pool)", Number)
     .option(
       "--lock-duration-ms <ms>",
@@ -33,6 +37,7 @@ export function registerWorker(program: Command): void {
         concurrency: opts.concurrency,
         poolSize: opts.poolSize,
         lockDurationMs: opts.lockDurationMs,
+        apiKeyEnvs: opts.apiKeyEnv,
         onEvent: (t) => process.stdout.write(`${t}\n`),
       });
       // Serves until asked to stop; a clean stop exits 0, whatever state Redis is in.

@@ -3,6 +3,7 @@ import { Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { HoneError } from "../../errors.ts";
 import { isRecord } from "../../harness/formats/package-reader.ts";
+import { DEFAULT_API_KEY_ENV } from "../../model/openai-compatible.ts";
 import { withoutPassword } from "../../secret-url.ts";
 import { executeJobData, executeQAJobData, WorkerCaches } from "./execute.ts";
 import { isQAJob, packageKey, type QAJobData, type QAJobReturn, type RolloutJobData, type RolloutJobReturn } from "./job-data.ts";
@@ -28,6 +29,8 @@ export interface WorkerOptions {
   /** How long a job's lock lasts without renewal; a dead worker's job returns to the queue after this. */
   lockDurationMs?: number;
   onEvent?: (text: string) => void;
+  /** The environment variables a job may name for its executor's API key (default: OPENAI_API_KEY alone). */
+  apiKeyEnvs?: readonly string[];
 }
 
 /** Returns the value at KEYS[1], or nil when there is none, or its length when that is over ARGV[1] bytes: one step. */
@@ -82,7 +85,11 @@ export async function startWorker(o: WorkerOptions): Promise<{ close(graceMs?: n
   // A package a job names by digest is fetched from the queue's Redis, under the queue's prefix (`worker` is made below,
   // before any job runs).
   const packages = new PackageFetcher(connection, (digest: string): string => worker.toKey(packageKey(digest)));
-  const caches = new WorkerCaches(o.poolSize ?? Math.max(1, Math.min(4, o.concurrency)), (digest) => packages.fetch(digest));
+  const caches = new WorkerCaches(
+    o.poolSize ?? Math.max(1, Math.min(4, o.concurrency)),
+    (digest) => packages.fetch(digest),
+    o.apiKeyEnvs ?? [DEFAULT_API_KEY_ENV],
+  );
   // Jobs in hand, so a stop knows whether there is anything to finish.
   let active = 0;
   const idle: (() => void)[] = [];

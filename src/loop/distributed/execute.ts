@@ -1,5 +1,6 @@
 import { contentHash } from "../../harness/files.ts";
 import { MemoryResponses, withCache } from "../../model/cache.ts";
+import { DEFAULT_API_KEY_ENV } from "../../model/openai-compatible.ts";
 import { type ModelSettings, type ResolvedModel, resolveModel } from "../../model/resolve.ts";
 import type { RolloutFiles } from "../../store/rollout-files.ts";
 import { resolveTask } from "../../task/builtin.ts";
@@ -26,9 +27,14 @@ export class WorkerCaches {
   private readonly tasks = new Map<string, Promise<WarmTask>>();
   private readonly models = new Map<string, Promise<ResolvedModel>>();
   readonly files = new WorkerFiles();
+  /**
+   * `keyEnvs`: the environment variables a job may name for its executor's API key (a `hone worker`'s
+   * `--api-key-env`); undefined takes the job's word (a Slurm job, written by its own coordinator).
+   */
   constructor(
     readonly poolSize = 2,
     private readonly fetchPackage?: FetchPackage,
+    private readonly keyEnvs?: readonly string[],
   ) {}
 
   /** Runs `use` with the job's harness package unpacked on this machine. */
@@ -63,6 +69,8 @@ export class WorkerCaches {
   }
 
   model(settings: QAJobData["executor"]): Promise<ResolvedModel> {
+    const refused = keyRefusal(settings, this.keyEnvs);
+    if (refused) return Promise.reject(new Error(refused));
     return WorkerCaches.shared(this.models, JSON.stringify(settings), () => resolveModel(settings as ModelSettings));
   }
 
@@ -74,6 +82,17 @@ export class WorkerCaches {
     for (const m of this.models.values()) await (await m.catch(() => undefined))?.close();
     await this.files.close();
   }
+}
+
+/**
+ * Why a job may not have its executor's key from this worker: a job names the variable its key is read from and the
+ * endpoint it is sent to, so a worker that read any variable a job names would send whatever its environment holds
+ * (another service's secret) to wherever the job says. Only the variables the worker was started with are read.
+ */
+export function keyRefusal(settings: QAJobData["executor"], keyEnvs: readonly string[] | undefined): string | undefined {
+  const name = settings.apiKeyEnv ?? DEFAULT_API_KEY_ENV;
+  if (!settings.baseUrl || !keyEnvs || keyEnvs.includes(name)) return undefined;
+  return `the job asks for its API key from $${name}, which this worker does not give (it gives ${keyEnvs.map((k) => `$${k}`).join(", ")}); start the worker with --api-key-env ${name} if that variable is meant for the executor`;
 }
 
 /** The worker's model with its responses recorded in memory, to travel back with the job's result. */

@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url";
 import { eachAtMost } from "../../at-most.ts";
 import { HoneError } from "../../errors.ts";
 import { contentHash } from "../../harness/files.ts";
+import { DEFAULT_API_KEY_ENV } from "../../model/openai-compatible.ts";
 import type { ModelSettings } from "../../model/resolve.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
 import type { RolloutJob, RolloutJobResult, Runner } from "../runner.ts";
@@ -30,9 +31,6 @@ import {
   slurmStates,
 } from "./slurm-commands.ts";
 import { checkSlurmRun, jobScript, type SlurmSettings } from "./slurm-script.ts";
-
-/** The variable an endpoint's API key is read from when the settings name none (`apiKeyFrom`). */
-const DEFAULT_API_KEY_ENV = "OPENAI_API_KEY";
 
 const HONE_BIN = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "bin", "hone.js");
 
