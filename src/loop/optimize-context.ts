@@ -9,7 +9,7 @@ import { type ProposerTask, proposerTaskOf } from "../method/proposer.ts";
 import { type ResolvedModel, resolveModel } from "../model/resolve.ts";
 import { checkHarness } from "../sandbox/check.ts";
 import { commitOfCandidate, contentHashOfCommit } from "../store/candidates.ts";
-import { createRunDb, type Db, openDb, runRow } from "../store/db.ts";
+import { createRunDb, type Db, openDb, runQueueKey } from "../store/db.ts";
 import { HarnessRepo } from "../store/git.ts";
 import { resolveTask } from "../task/builtin.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
@@ -235,8 +235,7 @@ export async function open(
       : await remoteRunner({
           queue: settings.queue,
           slurm: settings.slurm,
-          // Job ids derive from the run's creation, stable across resumes.
-          runKey: `opt-${(runRow(db)?.created_at ?? "").replace(/[^0-9]/g, "")}`,
+          runKey: runQueueKey(db, "opt"),
           runDir,
           task,
           tasksDir: settings.tasksDir,

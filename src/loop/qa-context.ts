@@ -9,7 +9,7 @@ import type { Harness } from "../harness/types.ts";
 import type { Budget, Candidate } from "../method/method.ts";
 import type { ModelSettings, ResolvedModel } from "../model/resolve.ts";
 import { gateGeneratedCode } from "../sandbox/check.ts";
-import { createRunDb, type Db, openDb, runRow } from "../store/db.ts";
+import { createRunDb, type Db, openDb, runQueueKey } from "../store/db.ts";
 import { HarnessRepo } from "../store/git.ts";
 import type { TaskResultRow } from "../store/qa.ts";
 import { loadSplit, type QATask, type Split } from "../task/qa/benchmarks.ts";
@@ -181,10 +181,9 @@ export async function measureVersion(
  */
 async function queueRunner(settings: OptimizeSettings, db: Db): Promise<QARunner> {
   const { BullmqQARunner } = await import("./distributed/bullmq.ts");
-  const created = runRow(db)?.created_at ?? "";
   return new BullmqQARunner({
     url: settings.queue as string,
-    runKey: `optqa-${created.replace(/[^0-9]/g, "")}`,
+    runKey: runQueueKey(db, "optqa"),
     executor: settings.executor,
   });
 }

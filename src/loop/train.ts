@@ -9,7 +9,7 @@ import type { Criterion, Measurement } from "../method/criteria.ts";
 import type { Estimator } from "../method/estimators.ts";
 import type { ModelSettings } from "../model/resolve.ts";
 import { finishRound, roundState, setRoundStatus, startRound } from "../store/candidates.ts";
-import { createRunDb, type Db, finishRun, openDb, runRow } from "../store/db.ts";
+import { createRunDb, type Db, finishRun, openDb, runQueueKey } from "../store/db.ts";
 import { HarnessRepo } from "../store/git.ts";
 import type { QATask } from "../task/qa/benchmarks.ts";
 import { asMeasurement, measurePanel } from "./qa-measure.ts";
@@ -117,7 +117,7 @@ export class Trainer {
 
   /** Identifies the run's queue jobs: derived from the run's creation, so a resumed coordinator finds its finished jobs. */
   get runKey(): string {
-    return `train-${runRow(this.records())?.created_at.replace(/[^0-9]/g, "")}`;
+    return runQueueKey(this.records(), "train");
   }
 
   /** Runs panel tasks on this runner from now on (BullMQ workers: built once the run's key is known). */

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { accessSync, constants, existsSync, mkdirSync, realpathSync, renameSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
@@ -191,6 +192,21 @@ export function runRow(db: Db): RunRow | undefined {
   return db.prepare("SELECT kind, created_at, finished_at, status, config, summary FROM runs WHERE id = 'run'").get() as
     | RunRow
     | undefined;
+}
+
+/**
+ * What names a run's jobs in a queue (`<prefix>-<created>-<digest>`): its creation time and a digest of its stored
+ * configuration, both fixed at its creation, so a resumed coordinator finds the jobs it queued; the digest tells apart
+ * two runs created in the same millisecond (a grid's cells started together), whose identical first jobs would
+ * otherwise be one job, taken from the queue by the first coordinator before the second could read it.
+ */
+export function runQueueKey(db: Db, prefix: string): string {
+  const row = runRow(db);
+  const digest = createHash("sha256")
+    .update(row?.config ?? "")
+    .digest("hex")
+    .slice(0, 12);
+  return `${prefix}-${(row?.created_at ?? "").replace(/[^0-9]/g, "")}-${digest}`;
 }
 
 export function finishRun(db: Db, summary: unknown, status = "finished"): void {
