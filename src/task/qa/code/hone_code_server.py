@@ -47,6 +47,9 @@ class Codec(values.Codec):
     def remote(self, ident, _type_name):
         return HANDLES[ident] if 0 <= ident < len(HANDLES) else None
 
+    def failure(self, exc):
+        return _error(exc)
+
 
 def _read_lines(fd):
     buffer = b""

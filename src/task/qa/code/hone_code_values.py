@@ -3,7 +3,8 @@
 Data crosses as data: None, bool, int, float, complex, str, bytes, bytearray, list, tuple, dict, set, frozenset,
 range, the standard library's value types (Fraction, Decimal, deque, Counter, OrderedDict), and an iterator's items
 (a generator or map the completion returns arrives as an iterator over them, so `list(it)` works and `it == [...]` is
-False, as it is for the original). Each value is one JSON array tagged with its exact type, so 1, True and 1.0 stay
+False, as it is for the original; an exception raised while it was read out comes after its items, where the tests'
+reading meets it). Each value is one JSON array tagged with its exact type, so 1, True and 1.0 stay
 what they are; ints travel in hexadecimal, which has no digit limit.
 
 Anything else the completion returns (a regex match, an instance of its own class, a function) stays in the
@@ -45,6 +46,14 @@ class Codec:
         return None
 
     def argument_at(self, index):
+        return None
+
+    def failure(self, exc):
+        """The node of an exception an iterator raised while it was read out (None: let it propagate)."""
+        return None
+
+    def raised(self, node):
+        """The exception a "G" node's failure stands for (None: not allowed)."""
         return None
 
 
@@ -103,7 +112,19 @@ def encode(value, depth=0, budget=None, codec=PLAIN):
     if t is range:
         return ["Q", format(value.start, "x"), format(value.stop, "x"), format(value.step, "x")]
     if _is_iterator(value):
-        return ["G", sub(_bounded(value))]
+        # Read out now, but an exception it raises on the way is the iterator's last "item": the tests meet it when
+        # their reading gets there, as with the original, not at the call that returned it.
+        items, failure = [], None
+        try:
+            for item in _bounded(value):
+                items.append(item)
+        except NotData:
+            raise
+        except BaseException as exc:
+            failure = codec.failure(exc)
+            if failure is None:
+                raise
+        return ["G", sub(items)] + ([failure] if failure is not None else [])
     tolist = getattr(value, "tolist", None)  # numpy arrays and scalars
     if callable(tolist) and type(value).__module__ == "numpy":
         return encode(tolist(), depth + 1, budget, codec)
@@ -181,6 +202,10 @@ def decode(node, depth=0, budget=None, codec=PLAIN):
             return tuple(many(one))
         if tag == "G" and len(rest) == 1:
             return iter(tuple(many(one)))
+        if tag == "G" and len(rest) == 2:
+            error = codec.raised(rest[1])
+            if error is not None:
+                return _replay(tuple(many(rest[0])), error)
         if tag == "E" and len(rest) == 1:
             return set(many(one))
         if tag == "R" and len(rest) == 1:
@@ -210,6 +235,11 @@ def decode(node, depth=0, budget=None, codec=PLAIN):
         if value is not None:
             return value
     raise BadValue("unknown value tag %r" % tag[:20])
+
+
+def _replay(items, error):
+    yield from items
+    raise error
 
 
 def _items(v):
