@@ -2,23 +2,28 @@
 // request cache, and (for `hone replay`) the recorded run it reproduces.
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
+import type { Statement } from "better-sqlite3";
+import { HoneError } from "../errors.ts";
 import {
   type CachedModel,
   type CacheMode,
   defaultCachePath,
   type MemoryResponses,
+  type ResponseRecords,
   ResponseStore,
   withCache,
 } from "../model/cache.ts";
 import { OpenAICompatibleModel } from "../model/openai-compatible.ts";
 import { type ModelSettings, type ResolvedModel, resolveModel } from "../model/resolve.ts";
-import type { ChatResponse } from "../model/types.ts";
-import { type Db, openRecordDb } from "../store/db.ts";
+import type { ChatResponse, ToolCall } from "../model/types.ts";
+import { type Db, hasTable, openDb, openRecordDb } from "../store/db.ts";
 import type { Evaluation } from "../task/evaluation.ts";
 import {
   type Evaluate,
   EvaluationRecords,
+  type EvaluationSink,
   type MemoryEvaluations,
+  RecordedEvaluations,
   recordingEvaluator,
   type ScopedEvaluate,
 } from "../task/recorded-evaluations.ts";
@@ -106,14 +111,85 @@ function replayClient(m: Partial<ModelSettings> & { model: string }): OpenAIComp
   );
 }
 
+const isCount = (x: unknown) => typeof x === "number" && Number.isFinite(x) && x >= 0;
+const isOptional = (x: unknown, test: (x: unknown) => boolean) => x === undefined || test(x);
+const isString = (x: unknown) => typeof x === "string";
+
+/** What is wrong with a recorded response, as the agent loop and the records read it; undefined when nothing is. */
+export function responseFault(r: unknown): string | undefined {
+  const v = r as Partial<ChatResponse> | null;
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return "it is not an object";
+  const m = v.message as Partial<ChatResponse["message"]> | undefined;
+  if (typeof m !== "object" || m === null) return "message is not an object";
+  if (!(m.content === null || isOptional(m.content, isString))) return "message.content is not text";
+  for (const k of ["reasoning", "refusal"] as const) if (!isOptional(m[k], isString)) return `message.${k} is not text`;
+  if (!Array.isArray(m.tool_calls)) return "message.tool_calls is not a list";
+  for (const [i, c] of m.tool_calls.entries()) {
+    const call = c as Partial<ToolCall> | null;
+    if (
+      typeof call !== "object" ||
+      call === null ||
+      !isString(call.id) ||
+      typeof call.function !== "object" ||
+      call.function === null ||
+      !isString(call.function.name) ||
+      !isString(call.function.arguments)
+    )
+      return `message.tool_calls[${i}] is not a call (id, function.name and function.arguments as text)`;
+  }
+  const u = v.usage as Partial<ChatResponse["usage"]> | undefined;
+  if (typeof u !== "object" || u === null) return "usage is not an object";
+  for (const k of ["prompt_tokens", "completion_tokens", "total_tokens"] as const)
+    if (!isCount(u[k])) return `usage.${k} is not a count`;
+  if (!isOptional(u.reasoning_tokens, isCount)) return "usage.reasoning_tokens is not a count";
+  if (!isOptional(v.finish_reason, isString)) return "finish_reason is not text";
+  for (const k of ["latency_ms", "attempts", "context_window"] as const)
+    if (!isOptional(v[k], isCount)) return `${k} is not a number ≥ 0`;
+  if (!isOptional(v.model, isString)) return "model is not text";
+  if (!isOptional(v.faults, Array.isArray)) return "faults is not a list";
+  return undefined;
+}
+
+/**
+ * A recorded run's responses (`hone replay`), read only. A record that is not a response, as the run would have
+ * written it, is an error naming the record and the file: never served, never removed, never taken for a miss.
+ */
+class RecordedResponses implements ResponseRecords {
+  private readonly select: Statement | undefined;
+  constructor(
+    db: Db,
+    private readonly path: string,
+  ) {
+    this.select = hasTable(db, "responses") ? db.prepare("SELECT response FROM responses WHERE key = ?") : undefined;
+  }
+  get(key: string): ChatResponse | undefined {
+    const row = this.select?.get(key) as { response: unknown } | undefined;
+    if (!row) return undefined;
+    let fault: string | undefined;
+    let r: unknown;
+    try {
+      r = typeof row.response === "string" ? JSON.parse(row.response) : undefined;
+      fault = r === undefined ? "it is not text" : responseFault(r);
+    } catch (err) {
+      fault = `it is not readable JSON (${(err as Error).message.slice(0, 80)})`;
+    }
+    if (fault)
+      throw new HoneError("runFailed", `replay: the recorded response ${key.slice(0, 16)}… in ${this.path} is damaged: ${fault}`);
+    return r as ChatResponse;
+  }
+  put(): void {
+    throw new Error("a recorded run's responses are read only");
+  }
+}
+
 /** The run's record stores, opened once; models and evaluators built through it are cached, recorded or replayed. */
 export class Recording {
   readonly mode: CacheMode;
   private readonly own: ResponseStore;
   private readonly shared?: ResponseStore;
-  private readonly source?: ResponseStore;
+  private readonly source?: ResponseRecords;
   private readonly evaluations: EvaluationRecords;
-  private readonly sourceEvaluations?: EvaluationRecords;
+  private readonly sourceEvaluations?: EvaluationSink;
   /**
    * One connection per hone.db for both of its record tables: a write through one connection makes every other
    * connection to the file read its pages again, and a job's records go in as one transaction.
@@ -129,9 +205,13 @@ export class Recording {
     const sharedWanted = this.mode === "read-write" || (this.mode === "replay" && !s.replayOf);
     if (sharedWanted) this.shared = new ResponseStore(s.cache?.dir ? join(s.cache.dir, "requests.db") : defaultCachePath());
     if (s.replayOf) {
-      const source = this.open(resolve(s.replayOf));
-      this.source = new ResponseStore(source);
-      this.sourceEvaluations = new EvaluationRecords(source);
+      // The recorded run is only read: a replay never changes it (a damaged record is reported, never removed), and
+      // it adds no table, -wal or -shm of its own there.
+      const path = join(resolve(s.replayOf), "hone.db");
+      const source = openDb(path, { readonly: true });
+      this.dbs.push(source);
+      this.source = new RecordedResponses(source, path);
+      this.sourceEvaluations = new RecordedEvaluations(source, path);
     }
     this.importAll = db.transaction((records: ShippedRecords) => {
       for (const r of records.responses) this.own.put(r.key, r.model, r.response);

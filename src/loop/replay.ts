@@ -1,11 +1,11 @@
 // `hone replay`: re-runs a finished run of any kind from its own records (model calls and evaluations, by content
 // and occurrence), with no endpoint, into a new folder, and compares the two runs' records field by field.
 // Each run kind's modules load only for a replay of that kind.
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { HoneError } from "../errors.ts";
+import { HoneError, zodIssues } from "../errors.ts";
 import { isHarnessFolder } from "../harness/program.ts";
-import { openDb, type RunRow, runRow } from "../store/db.ts";
+import { hasTable, openDb, type RunRow, runRow } from "../store/db.ts";
 import { compareRecords } from "./compare-runs.ts";
 import type { EvalConfig } from "./eval.ts";
 import { type OptimizeEvent, type OptimizeSettings, optimize } from "./optimize.ts";
@@ -14,6 +14,7 @@ import { keptSeedDir } from "./optimize-rounds.ts";
 import type { RunConfig } from "./run.ts";
 import { freeDir, refuseNonEmpty } from "./run-dir.ts";
 import { removeUnused } from "./run-writer.ts";
+import { trainConfigSchema } from "./train-config.ts";
 
 export interface ReplayResult {
   kind: RunRow["kind"];
@@ -59,9 +60,7 @@ export async function replayRun(
 ): Promise<ReplayResult> {
   const dir = resolve(dirArg);
   if (!existsSync(join(dir, "hone.db"))) throw new HoneError("usage", `${dir} is not a run directory (no hone.db)`);
-  const db = openDb(join(dir, "hone.db"), { readonly: true });
-  const row = runRow(db);
-  db.close();
+  const row = readRun(join(dir, "hone.db"));
   if (!row) throw new HoneError("usage", `${dir} holds no run`);
   if (row.status !== "finished") throw new HoneError("usage", unfinished(dir, dirArg, row.kind));
   if (outArg) refuseNonEmpty(resolve(outArg), "a replay needs a new folder: choose another --out");
@@ -105,6 +104,28 @@ export async function replayRun(
   }
 }
 
+/**
+ * The run recorded in the hone.db at `path`, read only after SQLite has checked the whole file: a file that is not a
+ * database (a link to /dev/zero, a FIFO), or one truncated or damaged, is refused naming it, before anything runs.
+ */
+function readRun(path: string): RunRow | undefined {
+  const refuse = (why: string) => new HoneError("usage", `${path}: ${why}; the recording is damaged and cannot be replayed`);
+  if (!statSync(path).isFile()) throw refuse("is not a file");
+  try {
+    const db = openDb(path, { readonly: true });
+    try {
+      const check = db.pragma("quick_check", { simple: true });
+      if (check !== "ok") throw refuse(`is not a sound database (SQLite's check: ${String(check).slice(0, 120)})`);
+      return runRow(db);
+    } finally {
+      db.close();
+    }
+  } catch (err) {
+    if (err instanceof HoneError) throw err;
+    throw refuse(`is not a readable hone run database (${(err as Error).message.slice(0, 120)})`);
+  }
+}
+
 /** Why a run that has not finished is not replayed, and what to do: a resume where its kind has one. */
 function unfinished(dir: string, dirArg: string, kind: RunRow["kind"]): string {
   if (kind === "optimize" || kind === "train")
@@ -120,7 +141,7 @@ async function replayInto(
   onEvent?: (e: OptimizeEvent) => void,
   onHeld?: OnHeld,
 ): Promise<void> {
-  const config = JSON.parse(row.config);
+  const config = recordedConfig(row, dir);
   if (row.kind === "optimize") {
     // The seed harness as the run kept it (its candidate r00-seed), not the folder it was started from, which may
     // have changed or gone since.
@@ -130,14 +151,71 @@ async function replayInto(
     const settings: OptimizeSettings = { ...recorded, seedHarness, cache: replayCache, replayOf: dir };
     await optimize(settings, { outDir: out, onEvent, onHeld });
   } else if (row.kind === "run") {
-    const c = config as RunConfig;
+    const c = config as unknown as RunConfig;
     const { runHarness } = await import("./run.ts");
     await runHarness(join(dir, "harness"), c.task, { ...c, cache: replayCache, replayOf: dir, outDir: out, onPartial: onHeld });
   } else if (row.kind === "eval") {
-    const c = config as EvalConfig;
+    const c = config as unknown as EvalConfig;
     const { evaluateBenchmark } = await import("./eval.ts");
     await evaluateBenchmark({ ...c, harnessDir: join(dir, "harness"), cache: replayCache, replayOf: dir, outDir: out, onHeld });
   } else await replayTrain(dir, out, onHeld);
+}
+
+/** The whole numbers a setting may take: at least `min`, at most `max`. */
+const isWhole = (x: unknown, min: number, max = Number.MAX_SAFE_INTEGER) =>
+  typeof x === "number" && Number.isInteger(x) && x >= min && x <= max;
+
+/**
+ * The settings the run `row` in `dir` stored, checked as its kind reads them before anything runs: a run folder may
+ * come from anyone, and settings it was never run with (a damaged file, 10⁹ samples a task) would crash the replay or
+ * have it run for ever. A setting that differs but stays in bounds is replayed and reported where its records differ.
+ */
+function recordedConfig(row: RunRow, dir: string): Record<string, unknown> {
+  const damaged = (what: string) =>
+    new HoneError(
+      "usage",
+      `${join(dir, "hone.db")}: the run's settings ${what}; the recording is damaged and cannot be replayed`,
+    );
+  let config: unknown;
+  try {
+    config = JSON.parse(row.config);
+  } catch {
+    throw damaged("(runs.config) are not readable JSON");
+  }
+  if (typeof config !== "object" || config === null || Array.isArray(config)) throw damaged("(runs.config) are not an object");
+  const c = config as Record<string, unknown>;
+  if (row.kind === "train") {
+    const r = trainConfigSchema.omit({ out: true, $schema: true }).safeParse(c);
+    if (!r.success) {
+      const first = zodIssues(r.error.issues)[0];
+      throw damaged(`are not a train run's (${first?.field}: ${first?.message})`);
+    }
+    return c;
+  }
+  const text = (k: string) => {
+    if (typeof c[k] !== "string") throw damaged(`have no ${k}`);
+  };
+  const whole = (k: string, min: number, max?: number) => {
+    if (c[k] !== undefined && !isWhole(c[k], min, max))
+      throw damaged(
+        `have ${k} ${JSON.stringify(c[k])?.slice(0, 40)}, not a whole number from ${min}${max === undefined ? "" : ` to ${max}`}`,
+      );
+  };
+  whole("seed", 0);
+  whole("concurrency", 1, 4096);
+  if (row.kind === "eval") {
+    text("benchmark");
+    text("split");
+    whole("limit", 1);
+    // Each sample of each task is a recorded task result: a replay never measures more than the run did.
+    const db = openDb(join(dir, "hone.db"), { readonly: true });
+    const rows = hasTable(db, "task_results")
+      ? (db.prepare("SELECT COUNT(*) AS n FROM task_results").get() as { n: number }).n
+      : 0;
+    db.close();
+    whole("samples", 1, Math.max(1, rows));
+  } else if (row.kind === "run") text("task");
+  return c;
 }
 
 /** Takes `d` as a replay's folder by making it: false where another process made it first. */

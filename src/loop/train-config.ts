@@ -1,5 +1,7 @@
+import { statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import * as z from "zod";
+import { configError } from "../errors.ts";
 import { readConfigFile } from "./config-file.ts";
 
 const model = z
@@ -76,11 +78,28 @@ export function readTrainConfig(file: string): TrainConfig & { base: string } {
     panel: { ...data.panel, data_dir: path(data.panel.data_dir) },
     estimator:
       e.kind === "patch_queue"
-        ? { ...e, patches: e.patches.map((p) => resolve(base, p)) }
+        ? { ...e, patches: e.patches.map((p, i) => (p.includes("\n") ? p : patchFile(file, i, resolve(base, p)))) }
         : e.kind === "llm"
           ? { ...e, proposer_harness: path(e.proposer_harness) }
           : e,
     out: path(data.out),
     base,
   };
+}
+
+/** A patch file is read whole into the run's records: far above any diff a person or an agent writes. */
+const MAX_PATCH_BYTES = 16 * 1024 * 1024;
+
+/** `path`, the patch file of estimator.patches[i] in `file`, when it is a regular file hone can read whole. */
+function patchFile(file: string, i: number, path: string): string {
+  let why: string | undefined;
+  try {
+    const s = statSync(path);
+    if (!s.isFile()) why = "is not a regular file";
+    else if (s.size > MAX_PATCH_BYTES) why = `is larger than ${MAX_PATCH_BYTES / 1024 / 1024} MiB`;
+  } catch (err) {
+    why = `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
+  }
+  if (why) throw configError(file, `estimator.patches.${i}`, `${path} ${why}`);
+  return path;
 }

@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
 import { loadHarness } from "../harness/package.ts";
+import { isHarnessFolder } from "../harness/program.ts";
 import {
   type Criterion,
   InvalidFirstAttempts,
@@ -186,9 +187,12 @@ async function buildTrainRun(
   }
   const criterion = criterionOf(c);
   const optimizer = new GreedyMonotonic();
+  // A replay starts from the seed harness as the run kept it (its epoch-00), not the folder the run was started
+  // from, which may have changed or gone since (or be on another machine): as optimize's replay does.
+  const kept = o.replayOf ? join(resolve(o.replayOf), "candidates", "epoch-00") : undefined;
   const trainer = new Trainer({
     dir: out,
-    seedHarness: c.harness,
+    seedHarness: kept && isHarnessFolder(kept) ? kept : c.harness,
     panel: { benchmark: c.panel.benchmark, split: c.panel.split, tasks },
     model: toModel(c.model),
     estimator,

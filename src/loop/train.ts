@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdirSync, rmSync } from "node:fs";
+import { cpSync, existsSync, lstatSync, mkdirSync, rmSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
 import { SpecError } from "../harness/compile.ts";
@@ -54,6 +54,12 @@ export interface TrainerOptions {
   onEvent?: (e: { type: string; epoch: number; [k: string]: unknown }) => void;
 }
 
+/** What a harness copy takes: files, folders and links (never a FIFO, socket or device). */
+const copyable = (path: string): boolean => {
+  const s = lstatSync(path);
+  return s.isFile() || s.isDirectory() || s.isSymbolicLink();
+};
+
 const glob = (pattern: string) =>
   new RegExp(
     `^${pattern
@@ -94,8 +100,11 @@ export class Trainer {
     this.repo = HarnessRepo.forRun(join(this.dir, "harnesses.git"));
     const seedDir = join(this.dir, "candidates", "epoch-00");
     if (!this.repo.resolve("refs/candidates/epoch-00")) {
+      // Checked before it is copied: a folder that is missing or no harness (train.yaml's harness: /) is refused
+      // naming it, and only its files, folders and links are copied (a FIFO or device in it would block or fail).
+      const seed = loadHarness(resolve(o.seedHarness)).dir;
       rmSync(seedDir, { recursive: true, force: true });
-      cpSync(resolve(o.seedHarness), seedDir, { recursive: true });
+      cpSync(seed, seedDir, { recursive: true, filter: copyable });
     }
     loadHarness(seedDir);
     this.harness = { data: "", grad: undefined };

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Statement } from "better-sqlite3";
 import { HoneError } from "../errors.ts";
-import { addRecordTable, type Db, openRecordDb } from "../store/db.ts";
+import { addRecordTable, type Db, hasTable, openRecordDb } from "../store/db.ts";
 import type { Evaluation } from "./evaluation.ts";
 
 /** Evaluations by key: a run's hone.db, or memory on a worker (shipped back with the job's result). */
@@ -44,6 +44,61 @@ export class EvaluationRecords implements EvaluationSink {
   }
   close(): void {
     if (this.owned) this.db.close();
+  }
+}
+
+const isObject = (x: unknown) => typeof x === "object" && x !== null && !Array.isArray(x);
+
+/** What is wrong with a recorded evaluation, as a run reads one; undefined when nothing is. */
+export function evaluationFault(e: unknown): string | undefined {
+  const v = e as Partial<Evaluation> | null;
+  if (!isObject(v) || v === null) return "it is not an object";
+  if (typeof v.valid !== "boolean") return "valid is not true or false";
+  if (v.score !== undefined && (typeof v.score !== "number" || !Number.isFinite(v.score))) return "score is not a number";
+  if (v.valid && v.score === undefined) return "a valid evaluation has no score";
+  if (!isObject(v.metrics)) return "metrics is not an object";
+  if (!isObject(v.artifacts)) return "artifacts is not an object";
+  if (typeof v.seconds !== "number" || !(v.seconds >= 0)) return "seconds is not a number ≥ 0";
+  if (v.reason !== undefined && typeof v.reason !== "string") return "reason is not text";
+  for (const k of ["timedOut", "evaluatorFailed"] as const)
+    if (v[k] !== undefined && typeof v[k] !== "boolean") return `${k} is not true or false`;
+  return undefined;
+}
+
+/**
+ * A recorded run's evaluations (\`hone replay\`), on a connection that only reads: never changed, no table added. A
+ * record that is not an evaluation as a run writes one is an error naming the record and the file, never served.
+ */
+export class RecordedEvaluations implements EvaluationSink {
+  private readonly select: Statement | undefined;
+  constructor(
+    db: Db,
+    private readonly path: string,
+  ) {
+    this.select = hasTable(db, "evaluation_records")
+      ? db.prepare("SELECT result FROM evaluation_records WHERE key = ?")
+      : undefined;
+  }
+  get(key: string): Evaluation | undefined {
+    const row = this.select?.get(key) as { result: unknown } | undefined;
+    if (!row) return undefined;
+    let fault: string | undefined;
+    let e: unknown;
+    try {
+      e = typeof row.result === "string" ? JSON.parse(row.result) : undefined;
+      fault = e === undefined ? "it is not text" : evaluationFault(e);
+    } catch (err) {
+      fault = `it is not readable JSON (${(err as Error).message.slice(0, 80)})`;
+    }
+    if (fault)
+      throw new HoneError(
+        "runFailed",
+        `replay: the recorded evaluation ${key.slice(0, 16)}… in ${this.path} is damaged: ${fault}`,
+      );
+    return e as Evaluation;
+  }
+  put(): void {
+    throw new Error("a recorded run's evaluations are read only");
   }
 }
 
