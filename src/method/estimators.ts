@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { applySpec, SpecError } from "../harness/compile.ts";
 import type { Harness } from "../harness/types.ts";
 import type { ChatModel } from "../model/types.ts";
@@ -21,6 +22,12 @@ export interface Estimator {
   propose(ctx: ProposeContext): Promise<string | undefined>;
 }
 
+/** The environment for git run on a folder as files, not as part of a repository around it (or one GIT_DIR names). */
+function plainGitEnv(dir: string): NodeJS.ProcessEnv {
+  const { GIT_DIR: _d, GIT_WORK_TREE: _w, GIT_INDEX_FILE: _i, ...env } = process.env;
+  return { ...env, GIT_CEILING_DIRECTORIES: dirname(resolve(dir)) };
+}
+
 /** Hand-written diffs (`git diff` format, paths relative to the package), applied in order: patch k at epoch k. */
 export class PatchQueue implements Estimator {
   readonly name = "patch_queue";
@@ -33,10 +40,13 @@ export class PatchQueue implements Estimator {
     if (patch === undefined) return undefined;
     const text = patch.includes("\n") ? patch : readFileSync(patch, "utf8");
     try {
+      // As a plain patch in the candidate's folder: inside a git work tree (runs/ in a user's project) git would read
+      // the paths against that tree's top and skip, silently, every one outside the folder, which is all of them.
       execFileSync("git", ["apply", "--whitespace=nowarn", "-"], {
         cwd: ctx.candidateDir,
         input: text,
         stdio: ["pipe", "pipe", "pipe"],
+        env: plainGitEnv(ctx.candidateDir),
       });
     } catch (err) {
       throw new SpecError(

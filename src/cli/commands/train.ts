@@ -19,6 +19,8 @@ export function registerTrain(program: Command): void {
     .option("--json", "print the epochs as JSON")
     .action(async (opts) => {
       if (!opts.config && !opts.resume) throw new HoneError("usage", "give --config train.yaml, or --resume a run directory");
+      if (!(Number.isInteger(opts.epochs) && opts.epochs >= 0))
+        throw new HoneError("usage", "--epochs takes a whole number of epochs in all, at least 0");
       const { readTrainConfig } = await import("../../loop/train-config.ts");
       const { openTrainRun } = await import("../../loop/train-setup.ts");
       const c = opts.config ? readTrainConfig(opts.config) : undefined;
