@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { isolationSupport, PYTHON_DIR, pythonInfo } from "../../python-env.ts";
-import { runProcess } from "../../python-process.ts";
+import { type ProcessResult, runProcess } from "../../python-process.ts";
 import { bwrapArgs } from "../../sandbox-layout.ts";
 
 export const CODE_DIR = dirname(fileURLToPath(import.meta.url));
@@ -74,11 +74,21 @@ export async function checkCode(c: CodeCheck): Promise<CodeVerdict> {
       timeoutMs: (budget * 3 + 30) * 1000,
       input: JSON.stringify(request),
     });
-    if (proc.timedOut) return { passed: false, result: "timed out", calls: 0 };
-    return readVerdict(proc.stdout) ?? failed(`the checker gave no verdict (exit ${proc.code}): ${proc.stderr.slice(-300)}`);
+    return verdictOf(proc);
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/**
+ * The checker's verdict: its last stdout line, taken only from a checker that ended as it does after writing one (exit
+ * 0). A checker that died (a signal, the memory killer) wrote none, and what its stdout ends with is nobody's verdict.
+ */
+export function verdictOf(proc: Pick<ProcessResult, "code" | "signal" | "stdout" | "stderr" | "timedOut">): CodeVerdict {
+  if (proc.timedOut) return { passed: false, result: "timed out", calls: 0 };
+  const ended = proc.signal ? `killed by ${proc.signal}` : `exit ${proc.code}`;
+  if (proc.code !== 0) return failed(`the checker ended without its verdict (${ended}): ${proc.stderr.slice(-300)}`);
+  return readVerdict(proc.stdout) ?? failed(`the checker gave no verdict (${ended}): ${proc.stderr.slice(-300)}`);
 }
 
 function readVerdict(stdout: string): CodeVerdict | undefined {
