@@ -9,7 +9,8 @@ const FRONTMATTER = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$/;
 
 /** Reads a SKILL.md per the Agent Skills spec: YAML frontmatter with name and description, then the body. */
 export function loadSkill(file: string, text = readFileSync(file, "utf8")): Skill {
-  const m = FRONTMATTER.exec(text);
+  // A byte order mark (editors on Windows write one) is not content: agent.yaml and tool files are read past it too.
+  const m = FRONTMATTER.exec(text.startsWith("\uFEFF") ? text.slice(1) : text);
   if (!m) throw harnessError(file, undefined, "must start with YAML frontmatter between --- lines holding name and description");
   let meta: unknown;
   try {

@@ -161,7 +161,7 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
   async function loop(): Promise<AgentLoopResult> {
     for (let iteration = 1; iteration <= o.harness.maxIterations; iteration++) {
       if (performance.now() >= o.deadline) return result("time_limit", iteration - 1, modelCalls);
-      const view = (): LoopView => ({ iteration, messages, budget: o.budget() });
+      const view = (): LoopView => ({ iteration, messages, budget: o.budget(), signal: deadline.signal });
       const appended = await chain.beforeModel(view(), notes);
       messages.push(...appended);
       for (const m of appended)
@@ -211,6 +211,8 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
       });
       await chain.afterModel(view(), response, notes);
       flushNotes(notes, iteration);
+      // Past the deadline (a slow hook), the step's tools are not started.
+      if (deadline.signal.aborted) return result("time_limit", iteration, modelCalls);
 
       if (calls.length === 0 && o.onText) {
         const reply = await o.onText(response.message.content ?? "", iteration);
@@ -231,6 +233,7 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
 
       let stop = false;
       for (const call of calls) {
+        if (deadline.signal.aborted) return result("time_limit", iteration, modelCalls);
         const name = call.function.name;
         const parsed = parseArgs(call.function.arguments);
         let outcome: ToolOutcome;
@@ -242,7 +245,9 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
         } else {
           const before = await chain.beforeTool(view(), { name, args: parsed }, notes);
           outcome =
-            before.output !== undefined ? { output: before.output } : await dispatch(o, before.call.name, before.call.args);
+            before.output !== undefined
+              ? { output: before.output }
+              : await dispatch(o, before.call.name, before.call.args, deadline.signal);
           const output = await chain.afterTool(view(), before.call, outcome.output, notes);
           outcome = { ...outcome, output };
         }
@@ -265,7 +270,12 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
   }
 }
 
-async function dispatch(o: AgentLoopOptions, name: string, args: Record<string, unknown>): Promise<ToolOutcome> {
+async function dispatch(
+  o: AgentLoopOptions,
+  name: string,
+  args: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<ToolOutcome> {
   if (name === "load_skill") {
     // NexAU's LoadSkill takes skill_name, hone's load_skill name.
     const wanted = args.name ?? args.skill_name;
@@ -277,5 +287,5 @@ async function dispatch(o: AgentLoopOptions, name: string, args: Record<string, 
     return { output: `# Skill: ${skill.name}\n\n${skill.body}` };
   }
   if (!o.env.implements(name)) return toolError(`the tool "${name}" is not available for this task`);
-  return o.env.call(name, args);
+  return o.env.call(name, args, signal);
 }

@@ -6,6 +6,11 @@ export interface LoopView {
   iteration: number;
   messages: readonly ChatMessage[];
   budget: { used: number; left: number; total: number };
+  /**
+   * Aborted at the rollout's deadline: hooks still to run are skipped, and a sandboxed hook running then is stopped.
+   * Never part of what generated middleware sees (sandbox/middleware-host.ts copies the view field by field).
+   */
+  signal?: AbortSignal;
 }
 
 export interface ToolCallView {
@@ -51,6 +56,7 @@ export class MiddlewareChain {
   async beforeModel(view: LoopView, notes: MiddlewareNote[]): Promise<ChatMessage[]> {
     const appended: ChatMessage[] = [];
     for (const m of this.list) {
+      if (view.signal?.aborted) break;
       const r = await m.beforeModel?.({ ...view, messages: [...view.messages, ...appended] });
       if (!r) continue;
       if (r.append) appended.push(...r.append);
@@ -61,6 +67,7 @@ export class MiddlewareChain {
 
   async afterModel(view: LoopView, response: ChatResponse, notes: MiddlewareNote[]): Promise<void> {
     for (const m of [...this.list].reverse()) {
+      if (view.signal?.aborted) break;
       const r = await m.afterModel?.(view, response);
       if (r?.note) notes.push({ middleware: m.name, hook: "afterModel", note: r.note });
     }
@@ -73,6 +80,7 @@ export class MiddlewareChain {
   ): Promise<{ call: ToolCallView; output?: string }> {
     let current = call;
     for (const m of this.list) {
+      if (view.signal?.aborted) break;
       const r = await m.beforeTool?.(view, current);
       if (!r) continue;
       if (r.note) notes.push({ middleware: m.name, hook: "beforeTool", note: r.note });
@@ -85,6 +93,7 @@ export class MiddlewareChain {
   async afterTool(view: LoopView, call: ToolCallView, output: string, notes: MiddlewareNote[]): Promise<string> {
     let current = output;
     for (const m of [...this.list].reverse()) {
+      if (view.signal?.aborted) break;
       const r = await m.afterTool?.(view, call, current);
       if (!r) continue;
       if (r.output !== undefined) current = r.output;

@@ -33,7 +33,8 @@ export interface RolloutOptions {
 
 /** What the sandbox provides to a rollout: generated tools by name, generated middleware, and cleanup. */
 export interface GeneratedCode {
-  tools: Map<string, (args: Record<string, unknown>) => Promise<ToolOutcome>>;
+  /** Generated tools by name; `signal` is aborted at the rollout's deadline, which ends a call still running. */
+  tools: Map<string, (args: Record<string, unknown>, signal?: AbortSignal) => Promise<ToolOutcome>>;
   middleware(config: Harness["middlewares"][number]): Middleware;
   dispose(): void;
 }
@@ -78,7 +79,7 @@ function withGeneratedTools(env: DiscoveryEnvironment, generated: GeneratedCode 
   const tools = generated.tools;
   return {
     implements: (t) => tools.has(t) || env.implements(t),
-    call: (t, a) => tools.get(t)?.(a) ?? env.call(t, a),
+    call: (t, a, signal) => tools.get(t)?.(a, signal) ?? env.call(t, a),
     exhausted: () => env.exhausted(),
   };
 }

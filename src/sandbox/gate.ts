@@ -119,7 +119,10 @@ function visitors(refuse: Refuse, facts: ScopeFacts): AncestorVisitors<unknown> 
   };
   return {
     ImportExpression: (n) => refuse("no-import", n),
-    MetaProperty: (n) => refuse("no-import", n, "import.meta"),
+    // import.meta only: new.target reads nothing beyond the function itself.
+    MetaProperty: (n) => {
+      if (((n as unknown as AnyNode).meta as AnyNode).name === "import") refuse("no-import", n, "import.meta");
+    },
     WithStatement: (n) => refuse("no-with", n),
     ThisExpression: (n, _s, ancestors) => {
       if (!thisIsBound(ancestors as AnyNode[])) refuse("no-global-this", n);

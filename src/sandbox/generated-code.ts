@@ -11,7 +11,7 @@ import { type HookName, middlewareResultShapes } from "./shapes.ts";
 import { discoveryToolHost, type TaskInputs } from "./tool-host.ts";
 
 export interface GeneratedCodeHost {
-  tools: Map<string, (args: Record<string, unknown>) => Promise<ToolOutcome>>;
+  tools: Map<string, (args: Record<string, unknown>, signal?: AbortSignal) => Promise<ToolOutcome>>;
   middleware(config: MiddlewareConfig): Middleware;
   dispose(): void;
 }
@@ -42,13 +42,13 @@ export function generatedCodeHost(
   const maxProbes = opts.maxProbes ?? Math.max(4, env.total * 2);
   const host = discoveryToolHost(env, task, trajectory, maxProbes);
   // Python tools (custom_tools/<name>.py) run in the program sandbox: python-tool-host.ts.
-  const toolMap = pythonTools(tools, { env, trajectory, limits, maxProbes, python: opts.python });
+  const toolMap: GeneratedCodeHost["tools"] = pythonTools(tools, { env, trajectory, limits, maxProbes, python: opts.python });
   for (const t of tools) {
     if (t.kind !== "custom" || !t.source || t.language === "python") continue;
     const module = new SandboxModule(t.source, `custom_tools/${t.name}.js`, limits, host, opts.seed);
     modules.push(module);
-    toolMap.set(t.name, async (args) => {
-      const r = await module.call("run", [args]);
+    toolMap.set(t.name, async (args, signal) => {
+      const r = await module.call("run", [args], signal);
       if (r.ok) return { output: toolOutput(r.value) };
       trajectory.write({ type: "sandbox_failure", tool: t.name, kind: r.kind, error: r.error });
       return { output: `Error: the tool ${t.name} failed (${r.kind}): ${r.error}`, error: true };

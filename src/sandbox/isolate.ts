@@ -34,6 +34,10 @@ export const MAX_EDIT_JSON = 2 * MAX_EDIT_CHARS + 4096;
 export type CallFailure = { ok: false; kind: "throw" | "timeout" | "memory" | "output"; error: string };
 export type CallResult = { ok: true; value: unknown } | CallFailure;
 
+/** How long a call waits for an abandoned isolate of its module to end before it fails without running. */
+const STUCK_GRACE_MS = 1000;
+const cutShort: CallFailure = { ok: false, kind: "timeout", error: "stopped at the rollout's time limit" };
+
 type Entry = ivm.Reference<(op: string, a?: unknown, b?: unknown, c?: unknown) => unknown>;
 type Op = [string, unknown?, unknown?, unknown?];
 
@@ -54,6 +58,13 @@ interface CurrentCall {
  * The wall clock also covers time spent in synchronous ctx calls (ctx.program, ctx.stageEdit), which the isolate's
  * CPU time does not count. After a timeout or out-of-memory the isolate is disposed (an operation still queued then
  * checks for disposal before running any code) and rebuilt on the next call.
+ *
+ * Some built-ins run long stretches of native code that V8 does not interrupt (indexOf or reverse over an array of
+ * length 2^32-1, BigInt toString or division of numbers of millions of digits: tens of seconds each), so neither the
+ * CPU limit nor disposal stops them at once. The wall clock therefore never waits for the isolate's thread: at the
+ * limit the call fails, its operations are abandoned with the disposed isolate, and the next call starts a new one.
+ * While an abandoned isolate is still stuck, the module's next calls fail at once (after a short grace), so a module
+ * never has more than one such thread; nothing the abandoned isolate does afterwards reaches the host.
  */
 export class SandboxModule {
   private isolate: ivm.Isolate | undefined;
@@ -62,6 +73,8 @@ export class SandboxModule {
   private calling: Promise<unknown> = Promise.resolve();
   private calls = 0;
   private current: CurrentCall | undefined;
+  /** Settles once the operations of an abandoned isolate (disposed mid-operation) have ended. */
+  private stuck: Promise<void> | undefined;
   private readonly host: HostCalls | undefined;
 
   constructor(
@@ -74,51 +87,96 @@ export class SandboxModule {
     this.host = host ? new HostCalls(host, MAX_EDIT_JSON, (ticket, json) => this.deliver(ticket, json)) : undefined;
   }
 
-  /** Calls a top-level function of the module with JSON arguments; never throws. Calls run one after another. */
-  call(name: string, args: unknown[]): Promise<CallResult> {
-    const next = this.calling.then(() => this.callNow(name, args)).catch((err: unknown) => this.failure(err));
+  /**
+   * Calls a top-level function of the module with JSON arguments; never throws. Calls run one after another. An
+   * aborted `signal` (the rollout's deadline) ends the call as its wall clock would.
+   */
+  call(name: string, args: unknown[], signal?: AbortSignal): Promise<CallResult> {
+    const next = this.calling.then(() => this.callNow(name, args, signal)).catch((err: unknown) => this.failure(err));
     this.calling = next;
     return next;
   }
 
-  private async callNow(name: string, args: unknown[]): Promise<CallResult> {
-    if (!this.isolate || this.isolate.isDisposed || !this.entry) {
-      const started = await this.start();
-      if (!started.ok) return started;
-    }
-    const isolate = this.isolate as ivm.Isolate;
-    const id = ++this.calls;
+  private async callNow(name: string, args: unknown[], signal?: AbortSignal): Promise<CallResult> {
+    const stuck = await this.stillStuck();
+    if (stuck) return stuck;
+    if (signal?.aborted) return cutShort;
     const wall = new WallClock(this.limits.wallMs);
-    let settle: (r: CallResult) => void = () => {};
-    const done = new Promise<CallResult>((r) => {
-      settle = r;
-    });
-    const call: CurrentCall = { id, done: settle, cpuStart: isolate.cpuTime };
-    this.current = call;
-    this.host?.open(wall);
+    const wallFailure: CallFailure = {
+      ok: false,
+      kind: "timeout",
+      error: `did not finish within ${this.limits.wallMs} ms (wall clock)`,
+    };
+    let onAbort: (() => void) | undefined;
     try {
-      void this.segment(["invoke", id, name, JSON.stringify(args)]);
-      void wall.expired.then(() => {
-        // Even mid-operation: an operation still queued checks for disposal before it runs any code.
-        call.broke ??= {
-          ok: false,
-          kind: "timeout",
-          error: `did not finish within ${this.limits.wallMs} ms (wall clock)`,
-        };
+      if (!this.isolate || this.isolate.isDisposed || !this.entry) {
+        // Loading runs the module's top level: under the same wall clock and deadline, never waited for past them.
+        const ended = new Promise<CallFailure>((resolve) => {
+          void wall.expired.then(() => resolve(wallFailure));
+          onAbort = () => resolve(cutShort);
+          signal?.addEventListener("abort", onAbort, { once: true });
+        });
+        const started = await Promise.race([this.start(), ended]);
+        if (onAbort) signal?.removeEventListener("abort", onAbort);
+        if (!started.ok) {
+          if (started === wallFailure || started === cutShort) this.reset();
+          return started;
+        }
+      }
+      const isolate = this.isolate as ivm.Isolate;
+      const id = ++this.calls;
+      let settle: (r: CallResult) => void = () => {};
+      const done = new Promise<CallResult>((r) => {
+        settle = r;
+      });
+      const call: CurrentCall = { id, done: settle, cpuStart: isolate.cpuTime };
+      // Even mid-operation: an operation still queued checks for disposal before it runs any code, and one that is
+      // running is abandoned with its isolate (see reset).
+      const expire = (failure: CallFailure) => {
+        call.broke ??= failure;
         call.done(call.broke);
         this.reset();
-      });
-      return await this.finish(call, await done);
+      };
+      this.current = call;
+      this.host?.open(wall);
+      void wall.expired.then(() => expire(wallFailure));
+      onAbort = () => expire(cutShort);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      void this.segment(["invoke", id, name, JSON.stringify(args)]);
+      return await this.finish(call, await done, wall);
     } finally {
+      if (onAbort) signal?.removeEventListener("abort", onAbort);
       wall.stop();
       this.current = undefined;
     }
   }
 
+  /** Waits briefly for an abandoned isolate to end; a failure when it is still running native code. */
+  private async stillStuck(): Promise<CallFailure | undefined> {
+    const stuck = this.stuck;
+    if (!stuck) return undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const ended = await Promise.race([
+      stuck.then(() => true),
+      new Promise<boolean>((r) => {
+        timer = setTimeout(() => r(false), Math.min(STUCK_GRACE_MS, this.limits.wallMs));
+      }),
+    ]);
+    clearTimeout(timer);
+    if (ended) return undefined;
+    return {
+      ok: false,
+      kind: "timeout",
+      error:
+        "not run: an earlier call of this module passed its limits inside a long native operation (such as indexOf over a huge array or BigInt arithmetic on huge numbers) that the sandbox is still stopping",
+    };
+  }
+
   /** After the entry settled or a limit was passed: no more deliveries, wait for the lane and the host's ctx calls. */
-  private async finish(call: CurrentCall, outcome: CallResult): Promise<CallResult> {
+  private async finish(call: CurrentCall, outcome: CallResult, wall: WallClock): Promise<CallResult> {
     this.host?.close();
-    await this.lane;
+    // Trailing operations are waited for only until the wall clock (which then abandons them with the isolate).
+    await Promise.race([this.lane, wall.expired]);
     this.current = undefined;
     await this.host?.settle();
     const final = call.broke ?? outcome;
@@ -130,40 +188,47 @@ export class SandboxModule {
     this.reset();
     const isolate = new (lib().Isolate)({ memoryLimit: this.limits.memoryMb });
     this.isolate = isolate;
+    const gone: CallFailure = { ok: false, kind: "timeout", error: "the sandbox was stopped while loading" };
     try {
       const context = await isolate.createContext();
       const script = await isolate.compileScript(BOOTSTRAP, { filename: "hone-bootstrap.js" });
       const init = (await script.run(context, { reference: true, timeout: 1000 })) as ivm.Reference;
-      const hostArgs = this.hostArgs() as ivm.ArgumentType<object, unknown>[];
-      this.entry = (await init.apply(undefined, hostArgs, { result: { reference: true }, timeout: 1000 })) as Entry;
+      const hostArgs = this.hostArgs(isolate) as ivm.ArgumentType<object, unknown>[];
+      const entry = (await init.apply(undefined, hostArgs, { result: { reference: true }, timeout: 1000 })) as Entry;
       init.release();
+      if (this.isolate !== isolate) return gone;
+      this.entry = entry;
     } catch (err) {
       const failed = this.failure(err);
-      this.reset();
+      if (this.isolate === isolate) this.reset();
       return failed;
     }
-    const cpuStart = isolate.cpuTime;
-    this.current = { id: 0, done: () => {}, cpuStart };
+    const load: CurrentCall = { id: 0, done: () => {}, cpuStart: isolate.cpuTime };
+    this.current = load;
     const loaded = await this.segment(["load", this.source]);
-    this.current = undefined;
+    if (this.current === load) this.current = undefined;
+    if (this.isolate !== isolate) return loaded.ok ? gone : loaded;
     if (!loaded.ok) this.reset();
     return loaded;
   }
 
   /** The host functions handed to the bootstrap (never put on the isolate's global object). */
-  private hostArgs(): unknown[] {
+  private hostArgs(isolate: ivm.Isolate): unknown[] {
     const tail = [this.seed, this.limits.maxResultChars, MAX_EDIT_JSON];
+    // An abandoned isolate (see reset) reaches nothing: its callbacks answer as if the call had returned.
+    const live = () => this.isolate === isolate && !isolate.isDisposed;
     const done = new (lib().Callback)((callId: unknown, envelope: unknown) => {
-      if (!this.current || this.current.id !== callId) return;
+      if (!live() || !this.current || this.current.id !== callId) return;
       this.host?.close();
       this.current.done(this.decode(envelope));
     });
     const h = this.host;
     if (!h) return [undefined, undefined, undefined, done, undefined, ...tail];
+    const stale = JSON.stringify({ ok: false, error: "the call has ended" });
     return [
-      new (lib().Callback)(() => h.program()),
-      new (lib().Callback)((json: unknown) => h.stage(json)),
-      new (lib().Callback)((kind: unknown) => h.start(kind)),
+      new (lib().Callback)(() => (live() ? h.program() : "")),
+      new (lib().Callback)((json: unknown) => (live() ? h.stage(json) : stale)),
+      new (lib().Callback)((kind: unknown) => (live() ? h.start(kind) : JSON.stringify({ error: "the call has ended" }))),
       done,
       h.taskJson,
       ...tail,
@@ -179,10 +244,11 @@ export class SandboxModule {
    * current call's CPU time (isolated-vm's timeout covers the operation's microtasks too).
    */
   private segment(op: Op): Promise<CallResult> {
+    // Bound to the isolate and call it was queued for: once reset abandons them, it never runs in their successors.
+    const isolate = this.isolate;
+    const entry = this.entry;
+    const call = this.current;
     const run = this.lane.then(async (): Promise<CallResult> => {
-      const isolate = this.isolate;
-      const entry = this.entry;
-      const call = this.current;
       if (!isolate || isolate.isDisposed || !entry) return { ok: false, kind: "throw", error: "the sandbox is gone" };
       const used = call ? Number(isolate.cpuTime - call.cpuStart) / 1e6 : 0;
       const left = Math.floor(this.limits.cpuMs - used);
@@ -232,7 +298,17 @@ export class SandboxModule {
     return { ok: false, kind: "throw", error: "the sandbox answered nothing" };
   }
 
+  /**
+   * Disposes the isolate. An operation still running in it (native code V8 does not interrupt) is abandoned: the
+   * lane starts afresh, and `stuck` settles once that operation has ended.
+   */
   private reset(): void {
+    const abandoned = this.lane;
+    this.lane = Promise.resolve();
+    const stuck: Promise<void> = Promise.allSettled([abandoned, this.stuck]).then(() => {
+      if (this.stuck === stuck) this.stuck = undefined;
+    });
+    this.stuck = stuck;
     try {
       if (this.isolate && !this.isolate.isDisposed) this.isolate.dispose();
     } catch {

@@ -27,8 +27,13 @@ export function middlewareView(view: LoopView, params: Record<string, unknown>) 
 export type HookOutcome = { ok: true; value: Record<string, unknown> | null } | { ok: false; error: string };
 
 /** Calls one hook and checks its result against the declared shape. */
-export async function callHook(module: SandboxModule, hook: HookName, args: unknown[]): Promise<HookOutcome> {
-  const r = await module.call(hook, args);
+export async function callHook(
+  module: SandboxModule,
+  hook: HookName,
+  args: unknown[],
+  signal?: AbortSignal,
+): Promise<HookOutcome> {
+  const r = await module.call(hook, args, signal);
   if (!r.ok) return { ok: false, error: `${r.kind}: ${r.error}` };
   const parsed = middlewareResultShapes[hook].safeParse(r.value);
   if (!parsed.success) {
@@ -46,8 +51,8 @@ export function sandboxedMiddleware(
   params: Record<string, unknown>,
   trajectory: TrajectorySink,
 ): Middleware {
-  const run = async (hook: HookName, args: unknown[]) => {
-    const r = await callHook(module, hook, args);
+  const run = async (hook: HookName, args: unknown[], signal: AbortSignal | undefined) => {
+    const r = await callHook(module, hook, args, signal);
     if (!r.ok) {
       trajectory.write({ type: "middleware_error", middleware: name, hook, error: r.error });
       return null;
@@ -57,31 +62,35 @@ export function sandboxedMiddleware(
   const m: Middleware = { name };
   if (hooks.includes("beforeModel")) {
     m.beforeModel = async (view) => {
-      const v = await run("beforeModel", [middlewareView(view, params)]);
+      const v = await run("beforeModel", [middlewareView(view, params)], view.signal);
       return v ? { append: v.append as ChatMessage[] | undefined, note: v.note as string | undefined } : undefined;
     };
   }
   if (hooks.includes("afterModel")) {
     m.afterModel = async (view, response) => {
-      const v = await run("afterModel", [
-        middlewareView(view, params),
-        {
-          content: response.message.content,
-          tool_calls: response.message.tool_calls.map((c) => ({ name: c.function.name, arguments: c.function.arguments })),
-        },
-      ]);
+      const v = await run(
+        "afterModel",
+        [
+          middlewareView(view, params),
+          {
+            content: response.message.content,
+            tool_calls: response.message.tool_calls.map((c) => ({ name: c.function.name, arguments: c.function.arguments })),
+          },
+        ],
+        view.signal,
+      );
       return v ? { note: v.note as string | undefined } : undefined;
     };
   }
   if (hooks.includes("beforeTool")) {
     m.beforeTool = async (view, call: ToolCallView) => {
-      const v = await run("beforeTool", [middlewareView(view, params), { name: call.name, args: call.args }]);
+      const v = await run("beforeTool", [middlewareView(view, params), { name: call.name, args: call.args }], view.signal);
       return v ? { note: v.note as string | undefined } : undefined;
     };
   }
   if (hooks.includes("afterTool")) {
     m.afterTool = async (view, call, output) => {
-      const v = await run("afterTool", [middlewareView(view, params), { name: call.name, args: call.args }, output]);
+      const v = await run("afterTool", [middlewareView(view, params), { name: call.name, args: call.args }, output], view.signal);
       return v ? { output: v.output as string | undefined, note: v.note as string | undefined } : undefined;
     };
   }

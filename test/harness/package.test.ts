@@ -1,9 +1,11 @@
+import { execFileSync } from "node:child_process";
 import { readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HoneError } from "../../src/errors.ts";
 import { HarnessRefused, harnessProblems, loadHarness } from "../../src/harness/package.ts";
 import { invalidUtf8Offset } from "../../src/harness/package-files.ts";
+import { hone } from "../helpers/cli.ts";
 import { copyOf, edit, GENERATED_HARNESS, INITIAL_HARNESS, tempDir, write } from "../helpers/fixtures.ts";
 
 function expectHarnessError(dir: string, file: string, field: RegExp | string | undefined, message: RegExp) {
@@ -197,6 +199,31 @@ describe("package files are the package's own, and UTF-8", () => {
     expect(problems.map((p) => p.file.slice(dir.length + 1))).toEqual(["dangling", "skills/discovery/notes.md"]);
     expect(problems[0]?.message).toMatch(/which does not exist/);
     expect(problems[1]?.message).toMatch(/outside the package/);
+  });
+
+  // Run through the CLI: before, reading such an agent.yaml blocked the process in open() or read() for good (deaf to
+  // SIGTERM), which no in-process test timeout could end.
+  it("refuses an agent.yaml that is a FIFO or a link to /dev/zero at once, with exit 3, instead of hanging", async () => {
+    const fifo = copyOf(INITIAL_HARNESS);
+    rmSync(join(fifo, "agent.yaml"));
+    execFileSync("mkfifo", [join(fifo, "agent.yaml")]);
+    const zero = copyOf(INITIAL_HARNESS);
+    rmSync(join(zero, "agent.yaml"));
+    symlinkSync("/dev/zero", join(zero, "agent.yaml"));
+    const [a, b] = await Promise.all([
+      hone(["harness", "check", fifo], { timeoutMs: 30_000 }),
+      hone(["harness", "check", zero], { timeoutMs: 30_000 }),
+    ]);
+    expect(a.code).toBe(3);
+    expect(a.stdout + a.stderr).toMatch(/agent\.yaml is not a regular file/);
+    expect(b.code).toBe(3);
+    expect(b.stdout + b.stderr).toMatch(/agent\.yaml: is a symbolic link to \/dev\/zero, outside the package/);
+  }, 60_000);
+
+  it("reads a SKILL.md saved with a byte order mark like one without", () => {
+    const dir = copyOf(INITIAL_HARNESS);
+    edit(join(dir, "skills/discovery/SKILL.md"), (t) => `\uFEFF${t}`);
+    expect(loadHarness(dir).skills.map((s) => s.name)).toEqual(["discovery"]);
   });
 
   it("accepts a link that stays inside the package", () => {

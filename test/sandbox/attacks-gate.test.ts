@@ -179,6 +179,11 @@ describe("routes to the Function constructor, the global object and the real clo
     expect(found(source)).toEqual(expected);
   });
 
+  it("passes new.target (it is not import.meta), and still refuses import.meta beside it", () => {
+    expect(found(`function F() { if (!new.target) return new F(); }${RUN}`)).toEqual([]);
+    expect(found("function run(ctx) { return [new.target, import.meta]; }")).toEqual(["no-import@1:41"]);
+  });
+
   it("passes this in methods, class fields and static blocks, and a class constructor", () => {
     expect(
       found(

@@ -1,16 +1,18 @@
 import {
   existsSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   renameSync,
   rmSync,
   statSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, dirname, join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { HoneError } from "../../errors.ts";
 import { contentHash, listFiles } from "../files.ts";
 import type { Harness, MiddlewareConfig, ToolSpec } from "../types.ts";
@@ -35,8 +37,13 @@ const NEXAU_ONLY_KEYS = new Set([...Object.keys(INERT_KEYS), ...Object.keys(REFU
 export function isNexauPackage(agentFile: string): boolean {
   let raw: unknown;
   try {
-    if (statSync(agentFile).size > MAX_FILE_BYTES) return false;
-    raw = parseYamlCached(readFileSync(agentFile, "utf8"));
+    // Only a regular file inside the package is read: agent.yaml as a FIFO would block this read (and the process,
+    // deaf to SIGTERM) forever, and a link to /dev/zero would fill memory. The package's loader then names the file.
+    const real = realpathSync(agentFile);
+    const root = realpathSync(dirname(agentFile));
+    const st = lstatSync(real);
+    if (!real.startsWith(root + sep) || !st.isFile() || st.size > MAX_FILE_BYTES) return false;
+    raw = parseYamlCached(readFileSync(real, "utf8"));
   } catch {
     return false;
   }
