@@ -6,6 +6,7 @@ import type { Harness } from "../harness/types.ts";
 import { HONE_VERSION } from "../measure/identity.ts";
 import { type CacheMode, forScope } from "../model/cache.ts";
 import { preflight } from "../model/check.ts";
+import { DEFAULT_API_KEY_ENV } from "../model/openai-compatible.ts";
 import type { ModelSettings, ResolvedModel } from "../model/resolve.ts";
 import { type RolloutOutcome, runRollout, writeResult } from "../runtime/rollout.ts";
 import { prepareHarness } from "../sandbox/check.ts";
@@ -86,6 +87,26 @@ function defaultOutDir(taskId: string): string {
 }
 
 /**
+ * The executor's endpoint and API key variable: the user's flags alone. A package (its agent.yaml's llm_config) may
+ * name a model, an endpoint and a key variable, but a package is not trusted with where the user's key goes: hone
+ * calls only an endpoint the user gives and reads the key only from the variable the user names (OPENAI_API_KEY by
+ * default), and says so where the package named others.
+ */
+function endpointOf(opts: RunHarnessOptions, harness: Harness, model: string): { baseUrl?: string; apiKeyEnv?: string } {
+  const named = harness.defaults;
+  if (model !== "offline" && !opts.baseUrl)
+    throw new HoneError(
+      "usage",
+      `--base-url is needed for model "${model}" (or use --model offline)${named.baseUrl ? `; the package's agent.yaml names ${named.baseUrl}, which hone calls only when you give it as --base-url (a package does not choose where your API key goes)` : ""}`,
+    );
+  if (opts.baseUrl && named.apiKeyEnv && named.apiKeyEnv !== (opts.apiKeyEnv ?? DEFAULT_API_KEY_ENV))
+    opts.onNotice?.(
+      `the package's agent.yaml reads its key from $${named.apiKeyEnv}; hone reads $${opts.apiKeyEnv ?? DEFAULT_API_KEY_ENV} (--api-key-env ${named.apiKeyEnv} to use the package's)`,
+    );
+  return { baseUrl: opts.baseUrl, apiKeyEnv: opts.apiKeyEnv };
+}
+
+/**
  * `hone run` as a function: one harness on one task, on one model. Validates everything before writing anything;
  * the run directory appears (by rename) only once the rollout has finished, so nothing half-written is left.
  */
@@ -99,18 +120,11 @@ export async function runHarness(
   if (opts.outDir !== undefined) refuseFilled(resolve(opts.outDir));
   if (opts.slurm) checkSlurmRun(opts.slurm, resolve(opts.outDir ?? defaultOutDir(task.id)));
   const model = opts.model ?? harness.defaults.model ?? "offline";
-  const baseUrl = opts.baseUrl ?? (model === "offline" ? undefined : harness.defaults.baseUrl);
-  if (model !== "offline" && !baseUrl)
-    throw new HoneError("usage", `--base-url is needed for model "${model}" (or use --model offline)`);
+  const { baseUrl, apiKeyEnv } = endpointOf(opts, harness, model);
   const maxEvals = opts.maxEvals ?? task.budget.maxEvals;
 
   if (baseUrl && opts.cache?.mode !== "replay") {
-    const problem = await preflight({
-      baseUrl,
-      model,
-      dialect: opts.dialect,
-      apiKeyEnv: opts.apiKeyEnv ?? harness.defaults.apiKeyEnv,
-    });
+    const problem = await preflight({ baseUrl, model, dialect: opts.dialect, apiKeyEnv });
     if (problem) throw new HoneError("endpoint", `${problem.message} (nothing was written)`);
   }
 
@@ -145,7 +159,6 @@ export async function runHarness(
   let jsonl: JsonlTrajectory | undefined;
   let remote: Runner | undefined;
   try {
-    const apiKeyEnv = opts.apiKeyEnv ?? harness.defaults.apiKeyEnv;
     remote =
       opts.cache?.mode === "replay"
         ? undefined
