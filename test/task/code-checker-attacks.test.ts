@@ -49,6 +49,26 @@ describe("the checker against a hostile completion", () => {
     expect(v.passed, v.result).toBe(official);
   });
 
+  // The official single program lets these pass (the tests read the program's names); hone may not: a name the tests
+  // read from the program is a real module or a call, never a value the completion picked as the expected side.
+  const forged: [string, string, string][] = [
+    [
+      "an object posing as sys",
+      "class _S:\n    def getsizeof(self, t):\n        return 0\nsys = _S()\ndef f(t):\n    return 0\n",
+      "assert f((1, 2)) == sys.getsizeof((1, 2))",
+    ],
+    ["a constant the tests compare with", "pi = 0\ndef f():\n    return 0\n", "assert f() == pi"],
+    [
+      "an object posing as math",
+      "class _M:\n    def isclose(self, *a, **k):\n        return True\nmath = _M()\ndef f(x):\n    return -1\n",
+      "assert math.isclose(f(1), 3.0)",
+    ],
+  ];
+  it.each(forged)("does not let the completion choose the expected side: %s", async (_name, program, tests) => {
+    const v = await check(program, tests);
+    expect(v.passed, v.result).toBe(false);
+  });
+
   it("imports no module's script for a name the tests use (venv.__main__, CPython's test suite)", async () => {
     for (const name of ["venv.__main__", "test.autotest", "unittest.__main__"]) {
       const program = `import types\nmath = types.ModuleType(${JSON.stringify(name)})\ndef f():\n    return 1\n`;

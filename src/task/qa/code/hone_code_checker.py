@@ -292,11 +292,40 @@ def importable(module):
     )
 
 
+def bind_module_name(namespace, name, reply):
+    """A module the program bound to `name`, or `name` imported from a module under its own name (`from math import
+    pi`), taken from this interpreter's own import of that module: never the completion's object."""
+    module = reply["module"]
+    if not isinstance(module, str) or not importable(module) or reply.get("attr", name) != name:
+        return
+    try:
+        found = importlib.import_module(module)
+    except Exception:
+        return
+    if "attr" not in reply:
+        namespace[name] = found
+    elif not name.startswith("_") and hasattr(found, name):
+        namespace[name] = getattr(found, name)
+
+
+def call_only(remote):
+    """A program's function or class as the tests may use it: called, and nothing else of it read."""
+
+    def call(*args, **kwargs):
+        return remote(*args, **kwargs)
+
+    return call
+
+
 def bind_globals(channel, namespace, codes):
     """The official harness runs the tests in the completion's module, so they see its names (MBPP's tests use a
     module the program imported, say). Each name the tests use that neither the trusted setup, the tests' entries
-    nor the built-ins provide is asked of the completion: a module is imported here (this interpreter's own copy),
-    a value arrives as data or a Remote. Built-in and setup names stay the checker's own."""
+    nor the built-ins provide is asked of the completion: a module, or a name imported from one under its own name,
+    is taken from this interpreter's own import; a function or class of the program is bound as a call and nothing
+    else. Data and other objects are not bound (the
+    name stays undefined, a NameError as it was): bound, they would let the completion choose the expected side of
+    an assertion (`pi = 0` against `assert f() == pi`, an object posing as `sys` whose getsizeof answers 0). Built-in
+    and setup names stay the checker's own."""
     wanted = set()
     for code in codes:
         wanted |= _names(code)
@@ -306,19 +335,16 @@ def bind_globals(channel, namespace, codes):
         reply = channel.exchange({"global": name})
         if reply == {"ok": False}:
             continue
-        if reply.get("ok") is True and set(reply) == {"ok", "module"} and isinstance(reply["module"], str):
-            module = reply["module"]
-            if importable(module):
-                try:
-                    namespace[name] = importlib.import_module(module)
-                except Exception:
-                    pass
+        if reply.get("ok") is True and set(reply) in ({"ok", "module"}, {"ok", "module", "attr"}):
+            bind_module_name(namespace, name, reply)
             continue
         if reply.get("ok") is True and set(reply) == {"ok", "value", "after"} and reply["after"] == []:
             try:
-                namespace[name] = values.decode(reply["value"], codec=Codec(channel))
+                value = values.decode(reply["value"], codec=Codec(channel))
             except values.BadValue as exc:
                 raise Broken("the completion sent a value that is not data: %s" % exc)
+            if isinstance(value, Remote):
+                namespace[name] = call_only(value)
             continue
         if reply.get("ok") is False and set(reply) == {"ok", "error"}:
             continue

@@ -148,6 +148,12 @@ def _global(namespace, name):
     value = namespace[name]
     if type(value) is type(sys):
         return {"ok": True, "module": str(getattr(value, "__name__", ""))[:200]}
+    # A name imported from a module under its own name (`from math import pi`): said as the module's, for the checker
+    # to take from its own copy of that module.
+    for module_name, module in list(sys.modules.items()):
+        public = not any(part.startswith("_") for part in str(module_name).split("."))
+        if module is not None and public and getattr(module, name, None) is value:
+            return {"ok": True, "module": str(module_name)[:200], "attr": name}
     return _answer(lambda: value)
 
 
