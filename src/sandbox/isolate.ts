@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import { availableParallelism } from "node:os";
 import type ivm from "isolated-vm";
 
 // The native module loads with the first isolate, not with every command whose modules import this one.
@@ -36,6 +37,24 @@ export type CallResult = { ok: true; value: unknown } | CallFailure;
 
 /** How long a call waits for an abandoned isolate of its module to end before it fails without running. */
 const STUCK_GRACE_MS = 1000;
+
+/**
+ * The operations of abandoned isolates still running, in this whole process. Each spins a thread in native code that
+ * nothing in-process can stop (one module holds at most one, but every rollout builds its own modules), so past one
+ * per core no generated code starts until some end: the host's CPU stays bounded whatever a package does.
+ */
+const abandoned = new Set<Promise<unknown>>();
+export const MAX_ABANDONED = Math.max(1, availableParallelism());
+/** How many abandoned isolates' operations are still running in this process. */
+export const abandonedRunning = (): number => abandoned.size;
+const tooManyStuck = (): CallFailure | undefined =>
+  abandoned.size >= MAX_ABANDONED
+    ? {
+        ok: false,
+        kind: "timeout",
+        error: `not run: ${abandoned.size} earlier calls of generated code passed their limits inside long native operations that are still ending (at most ${MAX_ABANDONED} at once, one per core)`,
+      }
+    : undefined;
 const cutShort: CallFailure = { ok: false, kind: "timeout", error: "stopped at the rollout's time limit" };
 
 type Entry = ivm.Reference<(op: string, a?: unknown, b?: unknown, c?: unknown) => unknown>;
@@ -98,7 +117,7 @@ export class SandboxModule {
   }
 
   private async callNow(name: string, args: unknown[], signal?: AbortSignal): Promise<CallResult> {
-    const stuck = await this.stillStuck();
+    const stuck = (await this.stillStuck()) ?? tooManyStuck();
     if (stuck) return stuck;
     if (signal?.aborted) return cutShort;
     const wall = new WallClock(this.limits.wallMs);
@@ -303,9 +322,11 @@ export class SandboxModule {
    * lane starts afresh, and `stuck` settles once that operation has ended.
    */
   private reset(): void {
-    const abandoned = this.lane;
+    const lane = this.lane;
     this.lane = Promise.resolve();
-    const stuck: Promise<void> = Promise.allSettled([abandoned, this.stuck]).then(() => {
+    abandoned.add(lane);
+    void lane.finally(() => abandoned.delete(lane)).catch(() => undefined);
+    const stuck: Promise<void> = Promise.allSettled([lane, this.stuck]).then(() => {
       if (this.stuck === stuck) this.stuck = undefined;
     });
     this.stuck = stuck;
