@@ -14,6 +14,8 @@ export interface SlotOutcome {
   status: string;
   score: number | undefined | null;
   baseline: number | undefined;
+  /** Paired: false when the candidate's own rollout gave no score (charged, but left out of the group's range). */
+  measured?: boolean;
 }
 
 export interface SlotCredit {
@@ -28,7 +30,7 @@ export function slotRewards(slots: readonly SlotOutcome[], reference: number | u
     const s = slots[i] as SlotOutcome;
     const valid = s.status === "valid" || s.status === "repaired";
     const reward = valid ? softCapReward(s.score ?? undefined, s.baseline, reference, direction) : REWARD_MIN;
-    return { reward, valid, repaired: s.status === "repaired" };
+    return { reward, valid, repaired: s.status === "repaired", measured: s.measured };
   });
   const g = groupAdvantages(group);
   const rewards: (number | null)[] = slots.map(() => null);
@@ -61,7 +63,8 @@ export function roundRewards(
       return { status: c.status, score: null, baseline: undefined };
     if (!settings.paired) return { status: c.status, score: mine, baseline: inc.score };
     const control = rows.find((r) => r.candidate_id === c.id && r.kind === "parent");
-    return { status: c.status, score: mine, baseline: own(control) ?? control?.best_score ?? undefined };
+    const baseline = own(control) ?? control?.best_score ?? undefined;
+    return { status: c.status, score: mine, baseline, measured: mine !== undefined };
   });
   const credit = slotRewards(outcomes, task.reference?.value, task.direction);
   const write = () =>

@@ -17,10 +17,16 @@
  * REWARD_MIN = −1 (SAH scores a failed rollout as 0, which is meaningless for minimised or negative metrics).
  *
  * `groupAdvantages` over a round's K slots (rewards r, `valid` = the proposal passed the gate, repaired slots included
- * and charged −1): let R be the range (max − min) of the valid slots' rewards.
- * - zero signal: every slot valid and R < 1e-3 → every advantage is 0 (no update);
- * - ties: R < 1e-3 but some slot invalid → the valid rewards are replaced by their mean (only valid-vs-invalid remains);
+ * and charged −1): a slot is *credited* when it is valid and, with `measured: false` not set, its rollout gave a
+ * score. Let R be the range (max − min) of the credited slots' rewards.
+ * - zero signal: every slot credited and R < 1e-3 → every advantage is 0 (no update);
+ * - ties: R < 1e-3 but some slot not credited → the credited rewards are replaced by their mean (only
+ *   credited-vs-not remains);
  * - otherwise A_k = 0.7·(r_k − mean_{j≠k} r_j) + 0.3·(softmax(r/τ)_k − 1/K), τ = max(R/4, 1e-6).
+ * Unpaired, every valid slot is credited (SAH's `compute_task_group_v2` keys the range on proposal validity, a failed
+ * rollout included). Paired, a valid proposal whose candidate rollout gave no score is `measured: false`: it is
+ * charged −1 but, as SAH's `compute_task_group_paired` keys the range on `attribution_valid`, it neither widens R
+ * (which would flatten the sharpening toward the best) nor breaks a tie among the measured slots.
  * `proposalGate`: a round with fewer valid proposals than `min` (default ⌈6K/8⌉, SAH's min6 of K = 8) has failed.
  *
  * A group of one has advantage 0. With --paired the baseline b is the score of the parent harness's rollout at the
@@ -61,6 +67,12 @@ export interface GroupSlot {
   valid: boolean;
   /** Written by the repair step rather than the proposer: always charged REWARD_MIN. */
   repaired?: boolean;
+  /**
+   * false: a valid proposal whose rollout gave no creditable score (paired: no candidate score to set against its
+   * control). Its reward stands (REWARD_MIN), but it is left out of the range, the tie collapse and the zero-signal
+   * test, as SAH's paired rule leaves it out. Default true (SAH's unpaired rule).
+   */
+  measured?: boolean;
 }
 
 export interface GroupAdvantages {
@@ -76,14 +88,15 @@ export function groupAdvantages(slots: readonly GroupSlot[], o: { alpha?: number
   const alpha = o.alpha ?? SHARPEN_ALPHA;
   const eps = o.zeroRangeEps ?? ZERO_RANGE_EPS;
   const rewards = slots.map((s) => (s.repaired ? REWARD_MIN : s.reward));
-  const valid = rewards.filter((_, i) => slots[i]?.valid);
+  const credited = (s: GroupSlot) => s.valid && s.measured !== false;
+  const valid = rewards.filter((_, i) => credited(slots[i] as GroupSlot));
   const range = valid.length ? Math.max(...valid) - Math.min(...valid) : 0;
-  const allValid = slots.every((s) => s.valid);
+  const allValid = slots.every(credited);
   const noSignal = allValid && range < eps;
   if (valid.length && range < eps && !allValid) {
     const vm = valid.reduce((a, b) => a + b, 0) / valid.length;
     slots.forEach((s, i) => {
-      if (s.valid) rewards[i] = vm;
+      if (credited(s)) rewards[i] = vm;
     });
   }
   slots.forEach((s, i) => {
