@@ -1,7 +1,9 @@
+import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { BUILTIN_TASKS_DIR } from "../../src/task/builtin.ts";
 import { loadTaskFolder } from "../../src/task/discovery-task.ts";
 import { evaluateProgram } from "../../src/task/evaluator.ts";
+import { PYTHON_DIR } from "../../src/task/python-env.ts";
 
 // Outputs on which the built-in evaluators disagreed with the published ones (probed against OpenEvolve's, TTT-Discover's
 // and SimpleTES's own evaluators run on the same values): each case says what they do and what hone now does.
@@ -59,5 +61,44 @@ describe("second autocorrelation inequality: round-off below zero", () => {
     const far = await score("autocorrelation-c2", c2("-1e-3"));
     expect(far.valid).toBe(false);
     expect(far.reason).toMatch(/non-negative/);
+  });
+});
+
+describe("what the program's process and the checks make of odd numbers", () => {
+  it("a packing whose radii are np.longdouble scores as with float64 (numpy has no plainer form for it)", async () => {
+    const e = await score(
+      "circle-packing",
+      `import numpy as np\n\n# EVOLVE-BLOCK-START\ndef run_packing():\n    c = np.array([[0.1 + 0.2 * (i % 5), 0.1 + 0.2 * (i // 5)] for i in range(26)])\n    c[25] = [0.2, 0.2]\n    r = np.full(26, 0.05, dtype=np.longdouble)\n    return c, r, float(r.sum())\n# EVOLVE-BLOCK-END\n`,
+    );
+    expect(e.valid, e.reason).toBe(true);
+    expect(e.metrics.sum_radii).toBeCloseTo(1.3, 12);
+  });
+
+  it("an integer too large for a float is the program's invalid output, not the evaluator raising", async () => {
+    const e = await score(
+      "erdos-min-overlap",
+      block("def construct_h():\n    return [10**400] + [0.5] * 99", "def run():\n    h = construct_h()\n    return h, 0.5, 100"),
+    );
+    expect(e.valid).toBe(false);
+    expect(e.reason).toMatch(/too large for a float/);
+    expect(e.reason).not.toMatch(/evaluator raised/);
+  });
+});
+
+describe("circle packing at exactly the tolerance", () => {
+  // TTT-Discover and SimpleTES refuse a pair when distance < r_i + r_j - 1e-12; hone computed distance - (r_i + r_j)
+  // < -1e-12, which rounds differently: 1,291 of 20,000 pairs within one rounding step of the tolerance were valid
+  // there and not here. This pair is one.
+  it("decides a pair as the published evaluators write the test", () => {
+    const script = [
+      "import sys, numpy as np",
+      "sys.path.insert(0, sys.argv[1])",
+      "import hone_checks",
+      "c = np.array([[0.7885012032657381, 0.6113251906884168], [0.5902755657606897, 0.6130680383425641]])",
+      "r = np.array([0.1430230139573421, 0.05521028516928016])",
+      "hone_checks.check_packing(c, r, 2)",
+      "print('valid')",
+    ].join("\n");
+    expect(execFileSync("python3", ["-c", script, PYTHON_DIR]).toString().trim()).toBe("valid");
   });
 });

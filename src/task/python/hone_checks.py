@@ -36,10 +36,13 @@ def check_packing(centers, radii, n, tol=GEOMETRY_TOL):
         i = int(np.argmax(np.maximum(-low, high - 1).max(axis=1)))
         raise Invalid("circle %d is not inside the unit square" % i)
     for i in range(n - 1):
-        gaps = np.sqrt(np.sum((centers[i + 1:] - centers[i]) ** 2, axis=1)) - (radii[i + 1:] + radii[i])
-        if np.min(gaps) < -tol:
-            j = i + 1 + int(np.argmin(gaps))
-            raise Invalid("circles %d and %d overlap by %.3g" % (i, j, -float(np.min(gaps))))
+        # As TTT-Discover and SimpleTES write it (distance < r_i + r_j - tol): the same test in other words rounds
+        # differently at exactly the tolerance.
+        dist = np.sqrt(np.sum((centers[i + 1:] - centers[i]) ** 2, axis=1))
+        reach = radii[i + 1:] + radii[i]
+        if np.any(dist < reach - tol):
+            j = i + 1 + int(np.argmax(reach - dist))
+            raise Invalid("circles %d and %d overlap by %.3g" % (i, j, float(reach[j - i - 1] - dist[j - i - 1])))
 
 
 # ---- sequences (Erdos, autocorrelation) -----------------------------------------------------------------------
@@ -55,7 +58,10 @@ def sequence(value, name="the sequence", max_len=200_000):
     for v in value:
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise Invalid("%s must contain only real numbers (found %s)" % (name, "a non-finite value" if isinstance(v, dict) else type(v).__name__))
-    a = np.asarray(value, dtype=np.float64)
+    try:
+        a = np.asarray(value, dtype=np.float64)
+    except OverflowError:
+        raise Invalid("%s holds an integer too large for a float" % name)
     if not np.all(np.isfinite(a)):
         raise Invalid("%s must be finite" % name)
     return a

@@ -40,7 +40,10 @@ def to_jsonable(value, depth=0):
         return {"__complex__": [to_jsonable(value.real), to_jsonable(value.imag)]}
     tolist = getattr(value, "tolist", None)
     if callable(tolist):
-        return to_jsonable(tolist(), depth + 1)
+        plain = tolist()
+        if type(plain) is type(value):  # a scalar numpy has no plainer form for (longdouble, clongdouble)
+            plain = complex(value) if "complex" in type(value).__name__ else float(value)
+        return to_jsonable(plain, depth + 1)
     if isinstance(value, (list, tuple)):
         return [to_jsonable(v, depth + 1) for v in value]
     if isinstance(value, dict):

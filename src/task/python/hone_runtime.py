@@ -201,4 +201,7 @@ def finite_array(value, name="value"):
             raise ProgramError("%s contains a non-finite or non-numeric value" % name)
 
     walk(value)
-    return np.asarray(value, dtype=float)
+    try:
+        return np.asarray(value, dtype=float)
+    except OverflowError:
+        raise ProgramError("%s holds an integer too large for a float" % name)
