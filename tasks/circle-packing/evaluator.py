@@ -8,7 +8,7 @@ non-overlap are checked at tolerance 1e-12. combined_score is the raw sum of rad
 from hone_checks import evaluate_packing
 
 N = 26
-BEST_KNOWN = 2.635977
+BEST_KNOWN = 2.635983
 
 
 def evaluate(program_path, n=N, best_known=BEST_KNOWN):
