@@ -138,7 +138,7 @@ export class SandboxModule {
         const started = await Promise.race([this.start(), ended]);
         if (onAbort) signal?.removeEventListener("abort", onAbort);
         if (!started.ok) {
-          if (started === wallFailure || started === cutShort) this.reset();
+          if (started === wallFailure || started === cutShort) this.reset(true);
           return started;
         }
       }
@@ -154,7 +154,7 @@ export class SandboxModule {
       const expire = (failure: CallFailure) => {
         call.broke ??= failure;
         call.done(call.broke);
-        this.reset();
+        this.reset(true);
       };
       this.current = call;
       this.host?.open(wall);
@@ -319,13 +319,19 @@ export class SandboxModule {
 
   /**
    * Disposes the isolate. An operation still running in it (native code V8 does not interrupt) is abandoned: the
-   * lane starts afresh, and `stuck` settles once that operation has ended.
+   * lane starts afresh, and `stuck` settles once that operation has ended; `abandoning` (a limit passed mid-call)
+   * counts it among the process's abandoned operations until then.
    */
-  private reset(): void {
+  private reset(abandoning = false): void {
     const lane = this.lane;
     this.lane = Promise.resolve();
-    abandoned.add(lane);
-    void lane.finally(() => abandoned.delete(lane)).catch(() => undefined);
+    // Counted only when a limit cuts an operation off: an idle module's reset (a start, a dispose) abandons nothing,
+    // and counting its settled lane for a moment would refuse other modules' calls by the clock, which a replay
+    // cannot reproduce.
+    if (abandoning) {
+      abandoned.add(lane);
+      void lane.finally(() => abandoned.delete(lane)).catch(() => undefined);
+    }
     const stuck: Promise<void> = Promise.allSettled([lane, this.stuck]).then(() => {
       if (this.stuck === stuck) this.stuck = undefined;
     });
