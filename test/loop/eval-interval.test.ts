@@ -12,7 +12,7 @@ describe("hone eval's interval with several samples per question", () => {
       benchmark: "gsm8k",
       split: "test",
       limit: 5,
-      dataDir: join(ROOT, "..", "shared", "data"),
+      dataDir: join(ROOT, "test", "fixtures", "datasets"),
       model: "offline",
       samples: 4,
       outDir: join(tempDir(), "eval"),
@@ -30,7 +30,7 @@ describe("hone eval's interval with several samples per question", () => {
       benchmark: "gsm8k",
       split: "test",
       limit: 6,
-      dataDir: join(ROOT, "..", "shared", "data"),
+      dataDir: join(ROOT, "test", "fixtures", "datasets"),
       model: "offline",
       outDir: join(tempDir(), "eval"),
     });
