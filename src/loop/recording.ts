@@ -2,7 +2,6 @@
 // request cache, and (for `hone replay`) the recorded run it reproduces.
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { Statement } from "better-sqlite3";
 import { HoneError } from "../errors.ts";
 import {
   type CachedModel,
@@ -16,7 +15,8 @@ import {
 import { OpenAICompatibleModel } from "../model/openai-compatible.ts";
 import { type ModelSettings, type ResolvedModel, resolveModel } from "../model/resolve.ts";
 import type { ChatResponse, ToolCall } from "../model/types.ts";
-import { type Db, hasTable, openDb, openRecordDb } from "../store/db.ts";
+import { type Db, openDb, openRecordDb } from "../store/db.ts";
+import { type RecordedRow, recordedRows } from "../store/recorded-rows.ts";
 import type { Evaluation } from "../task/evaluation.ts";
 import {
   type Evaluate,
@@ -155,27 +155,21 @@ export function responseFault(r: unknown): string | undefined {
  * written it, is an error naming the record and the file: never served, never removed, never taken for a miss.
  */
 class RecordedResponses implements ResponseRecords {
-  private readonly select: Statement | undefined;
+  private readonly read: (key: string) => RecordedRow;
   constructor(
     db: Db,
     private readonly path: string,
   ) {
-    this.select = hasTable(db, "responses") ? db.prepare("SELECT response FROM responses WHERE key = ?") : undefined;
+    this.read = recordedRows(db, "responses", "response", responseFault);
   }
   get(key: string): ChatResponse | undefined {
-    const row = this.select?.get(key) as { response: unknown } | undefined;
-    if (!row) return undefined;
-    let fault: string | undefined;
-    let r: unknown;
-    try {
-      r = typeof row.response === "string" ? JSON.parse(row.response) : undefined;
-      fault = r === undefined ? "it is not text" : responseFault(r);
-    } catch (err) {
-      fault = `it is not readable JSON (${(err as Error).message.slice(0, 80)})`;
-    }
-    if (fault)
-      throw new HoneError("runFailed", `replay: the recorded response ${key.slice(0, 16)}… in ${this.path} is damaged: ${fault}`);
-    return r as ChatResponse;
+    const r = this.read(key);
+    if (r && "fault" in r)
+      throw new HoneError(
+        "runFailed",
+        `replay: the recorded response ${key.slice(0, 16)}… in ${this.path} is damaged: ${r.fault}`,
+      );
+    return r?.value as ChatResponse | undefined;
   }
   put(): void {
     throw new Error("a recorded run's responses are read only");

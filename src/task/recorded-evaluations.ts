@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import type { Statement } from "better-sqlite3";
 import { HoneError } from "../errors.ts";
-import { addRecordTable, type Db, hasTable, openRecordDb } from "../store/db.ts";
+import { addRecordTable, type Db, openRecordDb } from "../store/db.ts";
+import { type RecordedRow, recordedRows } from "../store/recorded-rows.ts";
 import type { Evaluation } from "./evaluation.ts";
 
 /** Evaluations by key: a run's hone.db, or memory on a worker (shipped back with the job's result). */
@@ -70,32 +71,21 @@ export function evaluationFault(e: unknown): string | undefined {
  * record that is not an evaluation as a run writes one is an error naming the record and the file, never served.
  */
 export class RecordedEvaluations implements EvaluationSink {
-  private readonly select: Statement | undefined;
+  private readonly read: (key: string) => RecordedRow;
   constructor(
     db: Db,
     private readonly path: string,
   ) {
-    this.select = hasTable(db, "evaluation_records")
-      ? db.prepare("SELECT result FROM evaluation_records WHERE key = ?")
-      : undefined;
+    this.read = recordedRows(db, "evaluation_records", "result", evaluationFault);
   }
   get(key: string): Evaluation | undefined {
-    const row = this.select?.get(key) as { result: unknown } | undefined;
-    if (!row) return undefined;
-    let fault: string | undefined;
-    let e: unknown;
-    try {
-      e = typeof row.result === "string" ? JSON.parse(row.result) : undefined;
-      fault = e === undefined ? "it is not text" : evaluationFault(e);
-    } catch (err) {
-      fault = `it is not readable JSON (${(err as Error).message.slice(0, 80)})`;
-    }
-    if (fault)
+    const r = this.read(key);
+    if (r && "fault" in r)
       throw new HoneError(
         "runFailed",
-        `replay: the recorded evaluation ${key.slice(0, 16)}… in ${this.path} is damaged: ${fault}`,
+        `replay: the recorded evaluation ${key.slice(0, 16)}… in ${this.path} is damaged: ${r.fault}`,
       );
-    return e as Evaluation;
+    return r?.value as Evaluation | undefined;
   }
   put(): void {
     throw new Error("a recorded run's evaluations are read only");
