@@ -1,6 +1,5 @@
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { connect } from "node:net";
 import { join } from "node:path";
 import { CONSOLE_DIST } from "../console/server.ts";
 import { checkEndpoint } from "../model/check.ts";
@@ -102,27 +101,6 @@ function tool(id: string, names: string[], enables: string, install: DoctorCheck
   return { id, ok: path !== undefined, required: false, found: path ?? `${names[0]} is not on PATH`, enables, install };
 }
 
-/** Whether a Redis answers PING at `url` (redis://host:port), within `timeoutMs`. */
-export function redisAnswers(url: string, timeoutMs = 3000): Promise<string | undefined> {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return Promise.resolve(`"${url}" is not a redis:// URL`);
-  }
-  return new Promise((resolve) => {
-    const s = connect(Number(u.port || 6379), u.hostname || "127.0.0.1");
-    const done = (why: string | undefined) => {
-      s.destroy();
-      resolve(why);
-    };
-    s.setTimeout(timeoutMs, () => done(`no answer within ${timeoutMs / 1000} s`));
-    s.on("connect", () => s.write(u.password ? `AUTH ${decodeURIComponent(u.password)}\r\nPING\r\n` : "PING\r\n"));
-    s.on("data", (d) => done(String(d).includes("+PONG") ? undefined : `it answered ${String(d).trim().slice(0, 80)}`));
-    s.on("error", (e: NodeJS.ErrnoException) => done(`cannot connect (${e.code ?? e.message})`));
-  });
-}
-
 export interface DoctorOptions {
   endpoint?: { baseUrl: string; model: string; dialect?: "vllm" | "openai"; apiKeyEnv?: string };
   queue?: string;
@@ -164,7 +142,9 @@ export async function doctor(o: DoctorOptions = {}): Promise<DoctorCheck[]> {
     },
   ];
   if (o.queue) {
-    const why = await redisAnswers(o.queue);
+    // Connected as hone's queue connects (TLS for rediss://, an ACL user, a database); loaded only when asked for.
+    const { queueFault } = await import("../loop/distributed/job-queue.ts");
+    const why = await queueFault(o.queue);
     checks.push({
       id: "queue",
       ok: why === undefined,

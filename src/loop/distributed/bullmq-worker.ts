@@ -7,7 +7,7 @@ import { DEFAULT_API_KEY_ENV } from "../../model/openai-compatible.ts";
 import { withoutPassword } from "../../secret-url.ts";
 import { executeJobData, executeQAJobData, WorkerCaches } from "./execute.ts";
 import { isQAJob, packageKey, type QAJobData, type QAJobReturn, type RolloutJobData, type RolloutJobReturn } from "./job-data.ts";
-import { connectionFrom, QUEUE_NAME } from "./job-queue.ts";
+import { connectionFrom, connectionHint, QUEUE_NAME, type QueueConnection } from "./job-queue.ts";
 
 /** The largest harness package a worker takes from Redis, as JSON: a package's files are text of at most 1 MiB each. */
 const MAX_PACKAGE_JSON_BYTES = 64 * 1024 * 1024;
@@ -46,7 +46,7 @@ return redis.call("GET", KEYS[1])`;
 class PackageFetcher {
   private client?: Redis;
   constructor(
-    private readonly connection: ReturnType<typeof connectionFrom>,
+    private readonly connection: QueueConnection,
     private readonly key: (digest: string) => string,
   ) {}
 
@@ -129,7 +129,9 @@ export async function startWorker(o: WorkerOptions): Promise<{ close(graceMs?: n
     const text = (err as NodeJS.ErrnoException).code ?? err.message;
     if (closing || text === lastError) return;
     lastError = text;
-    o.onEvent?.(`worker ${name}: the queue at ${withoutPassword(o.url)} is not answering (${text}); retrying`);
+    o.onEvent?.(
+      `worker ${name}: the queue at ${withoutPassword(o.url)} is not answering (${text}); retrying${connectionHint(err)}`,
+    );
   });
   await worker.waitUntilReady();
   o.onEvent?.(`worker ${name} ready on ${withoutPassword(o.url)} (concurrency ${o.concurrency})`);
