@@ -15,7 +15,8 @@
  *   each operation an object with a type; ADD needs section and content) and a failing output changes nothing. Only
  *   ADD is applied (UPDATE, MERGE, DELETE and CREATE_META are accepted by the check but not implemented upstream): a new
  *   bullet with counters 0/0 at the end of its section; a section that does not exist (other than "general") goes to
- *   OTHERS.
+ *   the end of OTHERS; "general", when the playbook has no such section, goes to the top of OTHERS (after earlier
+ *   "general" bullets of the same step), where upstream's rebuild inserts the bullets no header took.
  * - De-duplication (optional upstream, threshold 0.9): in playbook order, bullet i (not yet grouped) groups with every
  *   later bullet whose similarity to it is ≥ 0.9; with `merge` each group becomes one bullet with the first id, the
  *   summed counters and (upstream) an LLM-merged text; without `merge` the first of each group is kept.
@@ -199,6 +200,7 @@ export function applyOperations(
   const added: string[] = [];
   const ignored: string[] = [];
   let next = nextNumber;
+  let general = 0; // "general" bullets without a general section, inserted at the top of OTHERS in order
   for (const op of operations) {
     if (op.type !== "ADD") {
       ignored.push(op.type);
@@ -214,7 +216,9 @@ export function applyOperations(
       target = { title: "OTHERS", bullets: [] };
       out.sections.push(target);
     }
-    target.bullets.push({ id, helpful: 0, harmful: 0, content: oneLine(op.content ?? "") });
+    const bullet = { id, helpful: 0, harmful: 0, content: oneLine(op.content ?? "") };
+    if (!section && key === "general") target.bullets.splice(general++, 0, bullet);
+    else target.bullets.push(bullet);
     added.push(id);
   }
   return { playbook: out, next, added, ignored };
