@@ -15,12 +15,21 @@
  *   `linear_increase`: t0 + step/steps·(t1 − t0)); each sample's instruction is the text between <INS> and </INS>
  *   (from the start or to the end when a tag is missing), stripped; then `polish_sentence` (strip, drop "**",
  *   capitalise the first letter); an instruction seen in any earlier step or earlier in this step is dropped; so is one
- *   longer than 500 characters (Python's len: code points), one containing "INS", and (GSM8K) one containing a digit.
+ *   longer than 500 characters (Python's len: code points), one containing "INS", and (GSM8K) one containing a digit
+ *   (`str.isdigit`: "²" and "①" are digits too).
  *
  * Deviations: duplicates are recognised by exact text (upstream: the md5 of the ASCII text, which throws on non-ASCII
  * text); the in-step de-duplication keeps first-seen order (upstream `list(set(...))` has none).
  */
 import { pyFloatRepr, pyRound } from "./pyfmt.ts";
+
+/**
+ * A character Python's `str.isdigit` takes for a digit (Numeric_Type Decimal or Digit): the decimal digits, and the
+ * digits "that need special handling" (superscripts, subscripts, circled and dingbat digits, ...): Python 3.11's
+ * Unicode 14 table of them, which JavaScript's regular expressions have no property for.
+ */
+const PY_DIGIT =
+  /[\p{Nd}\u00B2\u00B3\u00B9\u1369-\u1371\u19DA\u2070\u2074-\u2079\u2080-\u2089\u2460-\u2468\u2474-\u247C\u2488-\u2490\u24EA\u24F5-\u24FD\u24FF\u2776-\u277E\u2780-\u2788\u278A-\u2792\u{10A40}-\u{10A43}\u{10E60}-\u{10E68}\u{11052}-\u{1105A}\u{1F100}-\u{1F10A}]/u;
 
 export interface ScoredInstruction {
   text: string;
@@ -104,7 +113,7 @@ export function newInstructions(samples: readonly string[], seen: Set<string>, o
     seen.add(text);
     fresh.push(text);
   }
-  return fresh.filter((t) => [...t].length <= maxLength && !t.includes("INS") && !(o.rejectDigits && /\p{Nd}/u.test(t)));
+  return fresh.filter((t) => [...t].length <= maxLength && !t.includes("INS") && !(o.rejectDigits && PY_DIGIT.test(t)));
 }
 
 /** The optimizer's temperature at a step (0-based). */

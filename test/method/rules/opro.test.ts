@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import {
   bucketize,
@@ -100,6 +101,20 @@ describe("opro: new instructions from the optimizer's samples", () => {
     const fits = `Go ${rocket.repeat(497)}`; // 500 code points, 997 UTF-16 units
     const over = `Go ${rocket.repeat(498)}`; // 501 code points
     expect(newInstructions([`<INS>${fits}</INS>`, `<INS>${over}</INS>`], new Set())).toEqual([fits]);
+  });
+  it("takes a digit as Python's str.isdigit does (superscripts, circled digits), and no other numeral", () => {
+    // Every character Python's isdigit takes, from python3 itself (upstream filters with `char.isdigit()`).
+    const python = execFileSync(
+      "python3",
+      ["-c", "import sys; print(''.join(chr(c) for c in range(sys.maxunicode + 1) if chr(c).isdigit()))"],
+      { encoding: "utf8" },
+    ).trim();
+    const kept = (c: string) => newInstructions([`<INS>Think ${c}</INS>`], new Set(), { rejectDigits: true }).length;
+    const taken = [...python].filter((c) => kept(c) === 1);
+    expect(taken.map((c) => `U+${(c.codePointAt(0) as number).toString(16)}`)).toEqual([]);
+    expect([...python].length).toBeGreaterThan(600);
+    // Numerals that are not digits to Python: a fraction, Roman twelve, circled ten, a CJK numeral.
+    for (const c of ["\u00BD", "\u216B", "\u2469", "\u4E00"]) expect([c, kept(c)]).toEqual([c, 1]);
   });
   it("temperature: constant, or a linear increase t0 + step/steps·(t1 − t0)", () => {
     expect(temperatureAt(50, 200, 1.0)).toBe(1.0);
