@@ -7,14 +7,27 @@ import { cellName, seedDir } from "./plan.ts";
 /** A cell record with the file it came from. */
 export type LoadedCell = CellRecord & { file: string };
 
+/** A cell × seed whose last attempt failed (its cell-failed.json): no result, never a score. */
+export interface CellFailure {
+  /** `<cell>/seed-<n>`. */
+  dir: string;
+  error: string;
+  failed: string;
+}
+
 export interface CellFolder {
   folder: string;
   cells: LoadedCell[];
-  /** `<cell>/seed-<n>` folders without a cell.json yet (running, stopped or not started). */
+  /** `<cell>/seed-<n>` folders without a cell.json yet (running, stopped or not started)… */
   pending: string[];
+  /** …and those whose last attempt failed, with the error. */
+  failed: CellFailure[];
 }
 
 export const CELL_FILE = "cell.json";
+/** What the runner leaves in a cell × seed's folder when its attempt fails; removed when it is tried again. */
+export const CELL_FAILED_FILE = "cell-failed.json";
+const MAX_ERROR = 4000;
 const MAX_BYTES = 32 << 20;
 const SEED_DIR = /^seed-(0|[1-9][0-9]{0,9})$/;
 
@@ -34,16 +47,38 @@ export function readCellFolder(folderArg: string): CellFolder {
     throw new HoneError("usage", `${folderArg} is not a folder (give the experiment's out folder)`);
   const cells: LoadedCell[] = [];
   const pending: string[] = [];
+  const failed: CellFailure[] = [];
   for (const cell of entries(folder))
     for (const seed of entries(join(folder, cell)).filter((s) => SEED_DIR.test(s))) {
       const file = join(folder, cell, seed, CELL_FILE);
       const st = lstatSync(file, { throwIfNoEntry: false });
-      if (!st) pending.push(`${cell}/${seed}`);
-      else cells.push(readCellFile(file, st.isFile() ? st.size : -1, cell, seed));
+      if (st) cells.push(readCellFile(file, st.isFile() ? st.size : -1, cell, seed));
+      else {
+        const failure = readFailure(join(folder, cell, seed), `${cell}/${seed}`);
+        if (failure) failed.push(failure);
+        else pending.push(`${cell}/${seed}`);
+      }
     }
-  if (cells.length + pending.length === 0)
+  if (cells.length + pending.length + failed.length === 0)
     throw new HoneError("usage", `${folderArg} holds no cell records (<cell>/seed-<n>/${CELL_FILE})`);
-  return { folder, cells, pending };
+  return { folder, cells, pending, failed };
+}
+
+/**
+ * A seed folder's failure record, if it has a readable one. Whatever it holds is only shown as text (cut to 4000
+ * characters); one that is not a regular file or not the runner's shape counts as no record (the folder is pending).
+ */
+function readFailure(seedFolder: string, dir: string): CellFailure | undefined {
+  const file = join(seedFolder, CELL_FAILED_FILE);
+  const st = lstatSync(file, { throwIfNoEntry: false });
+  if (!st?.isFile() || st.size > MAX_BYTES) return undefined;
+  try {
+    const raw = JSON.parse(readFileSync(file, "utf8")) as { error?: unknown; failed?: unknown };
+    if (typeof raw.error !== "string") return undefined;
+    return { dir, error: raw.error.slice(0, MAX_ERROR), failed: typeof raw.failed === "string" ? raw.failed.slice(0, 40) : "" };
+  } catch {
+    return undefined;
+  }
 }
 
 function readCellFile(file: string, size: number, cell: string, seed: string): LoadedCell {

@@ -6,6 +6,7 @@ import { type BandPoint, curveBand } from "./curve.ts";
 import { type Estimate, type Interval, type IntervalKind, signOf, tInterval } from "./intervals.ts";
 import { comparePaired, type PairedComparison } from "./paired.ts";
 import { cellName } from "./plan.ts";
+import type { CellFailure } from "./read-cells.ts";
 
 /** One cell of the grid, over its seeds. */
 export interface CellSummary {
@@ -48,12 +49,15 @@ export interface CompareReport {
   cells: CellSummary[];
   comparisons: PairedComparison[];
   pending: string[];
+  /** Cell × seed runs whose last attempt failed: no result, left out of every statistic, and said so. */
+  failed: CellFailure[];
 }
 
 export interface ReportOptions {
   baseline?: string;
   interval?: IntervalKind;
   pending?: string[];
+  failed?: CellFailure[];
 }
 
 /** A seed's test score: the mean over the tasks, or why there is none (a task without a valid result). */
@@ -153,5 +157,5 @@ export function buildReport(records: readonly CellRecord[], o: ReportOptions = {
     const j = cells.findIndex((c) => c.benchmark === s.benchmark && c.harness === s.harness && c.method === baseline);
     comparisons.push(comparePaired(g, j < 0 ? undefined : (groups[j] as CellRecord[]), { baseline, interval }));
   });
-  return { baseline, interval, cells, comparisons, pending: o.pending ?? [] };
+  return { baseline, interval, cells, comparisons, pending: o.pending ?? [], failed: o.failed ?? [] };
 }

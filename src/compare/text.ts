@@ -79,7 +79,9 @@ function claimsText(c: CompareReport["cells"][number]): string {
 
 /** Everything a reader must know beside the numbers: refusals, left-out seeds and pairs, disclosures, pending cells. */
 export function reportNotes(r: CompareReport): string[] {
-  const notes: string[] = [];
+  const notes: string[] = (r.failed ?? []).map(
+    (f) => `FAILED ${f.dir} (no result, left out of every statistic): ${f.error.split("\n")[0]}`,
+  );
   for (const c of r.comparisons) {
     const what = `${c.benchmark}/${c.harness}: ${c.method} vs ${c.baseline}`;
     for (const d of c.differences) notes.push(`${what} not compared: ${d}`);

@@ -43,9 +43,9 @@ function experimentPage(root: string, dir: string, m: ExperimentManifest) {
   let error: string | null = null;
   if (seeds.some((s) => s.state === "finished")) {
     try {
-      const { cells, pending } = readCellFolder(dir);
+      const { cells, pending, failed } = readCellFolder(dir);
       const methods = new Set(cells.map((c) => c.method));
-      report = buildReport(cells, { baseline: methods.has(m.baseline) ? m.baseline : [...methods][0], pending });
+      report = buildReport(cells, { baseline: methods.has(m.baseline) ? m.baseline : [...methods][0], pending, failed });
     } catch (err) {
       error = (err as Error).message;
     }

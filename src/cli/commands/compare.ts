@@ -23,7 +23,7 @@ export function registerCompare(program: Command): void {
       const { reportFolder } = await import("../../compare/report-folder.ts");
       const { reportText } = await import("../../compare/text.ts");
       const { report, html } = reportFolder(opts.report, {
-        baseline: opts.baseline ?? "random",
+        baseline: opts.baseline,
         interval: opts.interval,
         html: opts.html,
       });
