@@ -1,5 +1,6 @@
 import { type FSWatcher, statSync, watch } from "node:fs";
 import { join } from "node:path";
+import type { RunReader } from "./run-reader.ts";
 import type { RunRegistry } from "./runs.ts";
 
 type Listener = (fingerprint: string) => void;
@@ -34,6 +35,8 @@ class RunMonitor {
   private timer: NodeJS.Timeout | undefined;
   private pending: NodeJS.Timeout | undefined;
   private version: number | undefined;
+  /** The reader the version belongs to: a run folder deleted and made again is a new database whose version may match. */
+  private reader: RunReader | undefined;
   private marks = "";
   private checkedAt = 0;
   last: string | undefined;
@@ -62,6 +65,15 @@ class RunMonitor {
   }
 
   private start(): void {
+    this.watchFolder();
+    this.timer = setInterval(() => this.check(), this.o.checkMs);
+    this.timer.unref();
+    this.check();
+  }
+
+  /** Watches the run folder as it is now (again after it was deleted and made anew: the old watch sees nothing). */
+  private watchFolder(): void {
+    this.closeWatcher();
     const dir = this.runs.dir(this.id);
     if (dir)
       try {
@@ -73,9 +85,6 @@ class RunMonitor {
       } catch {
         this.watcher = undefined; // no inotify here (or none left): the timer alone follows the run
       }
-    this.timer = setInterval(() => this.check(), this.o.checkMs);
-    this.timer.unref();
-    this.check();
   }
 
   private closeWatcher(): void {
@@ -92,6 +101,7 @@ class RunMonitor {
     clearTimeout(this.pending);
     this.pending = undefined;
     this.version = undefined;
+    this.reader = undefined;
     this.marks = "";
     this.last = undefined;
   }
@@ -122,6 +132,12 @@ class RunMonitor {
     this.checkedAt = Date.now();
     const reader = this.runs.reader(this.id);
     let now = "gone";
+    if (reader !== this.reader) {
+      // Gone, back, or replaced by another database under the same name: its version says nothing about the last one.
+      if (reader && this.last !== undefined) this.watchFolder();
+      this.reader = reader;
+      this.version = undefined;
+    }
     if (reader)
       try {
         const version = reader.version();

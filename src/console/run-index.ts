@@ -1,5 +1,5 @@
 import { readdirSync } from "node:fs";
-import { join, relative, sep } from "node:path";
+import { basename, join, relative, resolve, sep } from "node:path";
 import { isRegularFile } from "./files.ts";
 
 const SKIP = new Set(["node_modules", ".git", "harnesses.git", "rollouts", "candidates", "best", "slurm", "programs"]);
@@ -32,8 +32,12 @@ export function findDirsHolding(root: string, marker: string, skip: ReadonlySet<
 /** Run directories (folders holding a hone.db) under `root`, `root` itself included, up to `depth` levels down. */
 export const findRunDirs = (root: string, depth = 3): string[] => findDirsHolding(root, "hone.db", SKIP, depth);
 
-/** The id a run has in URLs: its path relative to the console's root, with "/" separators ("." for the root). */
+/**
+ * The id a run has in URLs: its path relative to the console's root, with "/" separators. The root itself (`hone
+ * view runs/cp26`) is named by its folder's name: "." would be no id in a browser, which drops a "." (or "%2E") path
+ * segment from every address, so /run/. is /run/.
+ */
 export function runId(root: string, dir: string): string {
   const rel = relative(root, dir);
-  return rel === "" ? "." : rel.split(sep).join("/");
+  return rel === "" ? basename(resolve(root)) || "run" : rel.split(sep).join("/");
 }

@@ -89,6 +89,11 @@ export class RunReader {
         benchmark?: string | { id?: string };
         executor?: { model?: string };
         proposer?: { model?: string };
+        /** `hone run` and `hone eval` record the model's name; `hone train` its settings. */
+        model?: string | { model?: string };
+        /** `hone train`'s panel names its benchmark. */
+        panel?: { benchmark?: string };
+        estimator?: { proposer?: { model?: string } };
         learning?: { mode?: string };
         method?: string;
         rounds?: number;
@@ -98,7 +103,8 @@ export class RunReader {
         maxEvals?: number;
       }
     >(run.config, {});
-    const summary = parse<{ best_score?: number; start_score?: number }>(run.summary, {});
+    // `hone eval` records one measurement: its accuracy is the run's score.
+    const summary = parse<{ best_score?: number; start_score?: number; accuracy?: number }>(run.summary, {});
     const progress = this.db
       .prepare(
         `SELECT (SELECT MAX(round) FROM rounds WHERE status = 'finished') AS rounds_done,
@@ -119,17 +125,21 @@ export class RunReader {
       kind: run.kind,
       status: run.status,
       // A QA run's target is its benchmark (hone optimize --benchmark, hone eval's runs say so the same way).
-      task: config.task ?? (typeof config.benchmark === "string" ? config.benchmark : config.benchmark?.id) ?? null,
+      task:
+        config.task ??
+        (typeof config.benchmark === "string" ? config.benchmark : config.benchmark?.id) ??
+        config.panel?.benchmark ??
+        null,
       method: [run.kind, run.kind === "optimize" ? methodName(config.method) : undefined, config.learning?.mode]
         .filter(Boolean)
         .join(" · "),
-      executor: config.executor?.model ?? null,
-      proposer: config.proposer?.model ?? null,
+      executor: config.executor?.model ?? (typeof config.model === "string" ? config.model : config.model?.model) ?? null,
+      proposer: config.proposer?.model ?? config.estimator?.proposer?.model ?? null,
       rounds_planned: config.rounds ?? null,
       rounds_done: progress.rounds_done ?? 0,
       proposals: config.proposals ?? config.proposalsPerRound ?? null,
       max_evals: config.maxEvals ?? null,
-      best_score: summary.best_score ?? progress.best_round_score,
+      best_score: summary.best_score ?? (run.kind === "eval" ? summary.accuracy : undefined) ?? progress.best_round_score,
       start_score: summary.start_score ?? progress.start_score,
       rollouts: progress.rollouts,
       round_scores: rounds.map((r) => [r.incumbent_score, r.best_score]),

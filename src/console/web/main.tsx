@@ -10,11 +10,21 @@ import { RunsPage } from "./pages/Runs.tsx";
 import { Link, usePath } from "./router.tsx";
 import "./styles.css";
 
+/** The path's segments decoded, or null for a hand-typed or cut-off address with a broken %-escape. */
+function decodeParts(path: string): string[] | null {
+  try {
+    return path.split("/").filter(Boolean).map(decodeURIComponent);
+  } catch {
+    return null;
+  }
+}
+
 function App() {
   const { path, search } = usePath();
-  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  const parts = decodeParts(path);
   let page: ReactElement;
-  if (parts[0] === "run" && parts[1] && parts[2] === "candidate" && parts[3])
+  if (parts === null) page = <ErrorPage message={`There is no page at ${path} (it is not a well-formed address).`} />;
+  else if (parts[0] === "run" && parts[1] && parts[2] === "candidate" && parts[3])
     page = <CandidatePage run={parts[1]} id={parts[3]} />;
   else if (parts[0] === "run" && parts[1] && parts[2] === "rollout" && parts[3])
     page = <RolloutPage run={parts[1]} id={parts[3]} />;

@@ -51,7 +51,9 @@ export function RunPage({ id }: { id: string }) {
           </span>
         )}
         <span className="muted">
-          {data.task} · {data.method} · executor {data.executor} · proposer {data.proposer}
+          {[data.task, data.method, data.executor && `executor ${data.executor}`, data.proposer && `proposer ${data.proposer}`]
+            .filter(Boolean)
+            .join(" · ")}
         </span>
       </div>
       <div className="cards">
@@ -119,7 +121,15 @@ export function RunPage({ id }: { id: string }) {
 
 /** The round table, newest round first, a page of candidates at a time; each round's header before its rows. */
 function RoundTable({ run, rounds, total, version }: { run: string; rounds: Round[]; total: number; version: unknown }) {
-  const [offset, setOffset] = useState(0);
+  // The page is kept in the address (?page=N), so back from a candidate returns to it and it can be linked.
+  const [offset, setOffsetState] = useState(() => pageOffset(total));
+  const setOffset = (next: number) => {
+    const url = new URL(location.href);
+    if (next === 0) url.searchParams.delete("page");
+    else url.searchParams.set("page", String(next / ROWS_PER_PAGE + 1));
+    history.replaceState(history.state, "", url);
+    setOffsetState(next);
+  };
   const { data, error } = useJson<Page<CandidateRow>>(
     `${runPath(run)}/candidates?offset=${offset}&limit=${ROWS_PER_PAGE}`,
     version,
@@ -204,6 +214,13 @@ function RoundTable({ run, rounds, total, version }: { run: string; rounds: Roun
       </div>
     </>
   );
+}
+
+/** The round table's first row for the address's ?page=N (1 when absent or not a page of this run). */
+function pageOffset(total: number): number {
+  const n = Number(new URLSearchParams(location.search).get("page") ?? "1");
+  const pages = Math.max(1, Math.ceil(total / ROWS_PER_PAGE));
+  return Number.isInteger(n) && n >= 1 && n <= pages ? (n - 1) * ROWS_PER_PAGE : 0;
 }
 
 /** "kept (rule)" or "not kept (rule)"; nothing when the method has not decided (the seed, a refused proposal). */
