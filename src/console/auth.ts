@@ -1,8 +1,13 @@
-import { timingSafeEqual } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 
-const COOKIE = "hone_token";
+/**
+ * The token's cookie is named after a digest of the token: a browser keeps cookies per host, not per port, so two
+ * consoles on one machine (ports 8080 and 8081) under one name would each overwrite the other's, and opening one would
+ * sign the user out of the other.
+ */
+const cookieName = (token: string) => `hone_token_${createHash("sha256").update(token).digest("hex").slice(0, 12)}`;
 
 function same(a: string, b: string): boolean {
   const x = Buffer.from(a);
@@ -18,6 +23,7 @@ export const isLoopback = (host: string) => host === "127.0.0.1" || host === "::
  * cookie set when a page is opened as `/?token=…`, or (for EventSource, which sends no headers) the cookie alone.
  */
 export function guard(token: string | undefined): MiddlewareHandler {
+  const cookieKey = token ? cookieName(token) : "";
   return async (c, next) => {
     if (!token) {
       const host = (c.req.header("host") ?? "").replace(/:\d+$/, "").replace(/^\[|\]$/g, "");
@@ -26,11 +32,11 @@ export function guard(token: string | undefined): MiddlewareHandler {
     }
     const fromQuery = c.req.query("token");
     if (fromQuery !== undefined && same(fromQuery, token) && c.req.method === "GET" && !c.req.path.startsWith("/api/")) {
-      setCookie(c, COOKIE, token, { httpOnly: true, sameSite: "Strict", path: "/" });
+      setCookie(c, cookieKey, token, { httpOnly: true, sameSite: "Strict", path: "/" });
       return c.redirect(c.req.path, 302);
     }
     const bearer = c.req.header("authorization")?.replace(/^Bearer\s+/i, "");
-    const cookie = getCookie(c, COOKIE);
+    const cookie = getCookie(c, cookieKey);
     if ((bearer && same(bearer, token)) || (cookie && same(cookie, token))) return next();
     return c.json(
       {

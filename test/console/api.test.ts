@@ -178,6 +178,20 @@ describe("console API", () => {
     expect((await get(shut, "/run/alpha?token=nope")).status).toBe(401);
   });
 
+  it("gives each console's token a cookie of its own: two consoles on one host do not sign each other out", async () => {
+    // A browser keeps cookies per host, not per port: under one name, opening the second console replaced the first's.
+    const [a, b] = ["first-console-token-0123", "second-console-token-456"];
+    const [first, second] = [consoleApp(registry, { root, token: a }), consoleApp(registry, { root, token: b })];
+    const cookieOf = async (app: typeof first, token: string) =>
+      ((await get(app, `/?token=${token}`)).headers.get("set-cookie") ?? "").split(";")[0] as string;
+    const [ca, cb] = [await cookieOf(first, a), await cookieOf(second, b)];
+    expect(ca.split("=")[0]).not.toBe(cb.split("=")[0]);
+    // The browser sends both cookies to either console; each finds its own.
+    expect((await get(first, "/api/runs", { cookie: `${ca}; ${cb}` })).status).toBe(200);
+    expect((await get(second, "/api/runs", { cookie: `${cb}; ${ca}` })).status).toBe(200);
+    expect((await get(second, "/api/runs", { cookie: ca })).status).toBe(401);
+  });
+
   it("refuses to bind beyond loopback without a token, or with a short one", async () => {
     await expect(startConsole({ root, host: "0.0.0.0", port: 0 })).rejects.toThrow(/--token-file/);
     await expect(startConsole({ root, host: "0.0.0.0", port: 0, token: "short" })).rejects.toThrow(/at least 16/);
