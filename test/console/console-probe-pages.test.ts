@@ -1,9 +1,10 @@
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startConsole } from "../../src/console/server.ts";
-import { launchChromium } from "../helpers/browser.ts";
+import { haveChromium, launchChromium } from "../helpers/browser.ts";
 import { tempDir } from "../helpers/fixtures.ts";
+import { requireTool } from "../helpers/requires.ts";
 import { writeSyntheticRun } from "../helpers/synthetic-run.ts";
 
 // The console's pages in Debian's chromium, as a user reaches them: by a link, by an address typed or pasted.
@@ -15,6 +16,7 @@ let server: Awaited<ReturnType<typeof startConsole>>;
 const errors: string[] = [];
 
 beforeAll(async () => {
+  if (!haveChromium) return; // each test is skipped with the reason (.ci/run installs chromium)
   await writeSyntheticRun(runDir, { rounds: 2, perRound: 60 }); // 121 candidates: two pages of the round table
   // `hone view runs/cp26`: the folder given is itself a run folder.
   server = await startConsole({ root: runDir, port: 0 });
@@ -29,6 +31,7 @@ afterAll(async () => {
 });
 
 describe("pages reached by link and by address", () => {
+  beforeEach((ctx) => requireTool(ctx, "chromium"));
   it("opens the run when the console's folder is itself a run folder", async () => {
     errors.length = 0;
     await page.goto(`${server.url}/`);

@@ -29,8 +29,52 @@ function Experiments() {
   );
 }
 
+/** Run directories per page of the list (a grid of many cells × seeds holds hundreds). */
+const RUNS_PER_PAGE = 200;
+
+/** The list's first row for the address's ?page=N (0 when absent or not a whole page number). */
+function pageOffset(): number {
+  const n = Number(new URLSearchParams(location.search).get("page") ?? "1");
+  return Number.isInteger(n) && n >= 1 && n <= 1_000_000 ? (n - 1) * RUNS_PER_PAGE : 0;
+}
+
+/** The page's place in the list, kept in the address (?page=N) so Back from a run returns to it. */
+function usePageOffset(): [number, (next: number) => void] {
+  const [offset, setOffsetState] = useState(pageOffset);
+  const setOffset = (next: number) => {
+    const url = new URL(location.href);
+    if (next === 0) url.searchParams.delete("page");
+    else url.searchParams.set("page", String(next / RUNS_PER_PAGE + 1));
+    history.replaceState(history.state, "", url);
+    setOffsetState(next);
+  };
+  return [offset, setOffset];
+}
+
+function Pager({ offset, total, setOffset }: { offset: number; total: number; setOffset: (next: number) => void }) {
+  const pages = Math.max(1, Math.ceil(total / RUNS_PER_PAGE));
+  if (pages <= 1 && offset === 0) return null;
+  return (
+    <div className="pager" data-testid="runs-pager">
+      <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - RUNS_PER_PAGE))}>
+        previous
+      </button>
+      <span className="muted">
+        page {offset / RUNS_PER_PAGE + 1} of {num(pages)}
+      </span>
+      <button type="button" disabled={offset + RUNS_PER_PAGE >= total} onClick={() => setOffset(offset + RUNS_PER_PAGE)}>
+        next
+      </button>
+    </div>
+  );
+}
+
 export function RunsPage() {
-  const { data, error } = useLiveJson<{ total: number; items: RunSummary[] }>("/api/runs?limit=1000", "/api/events");
+  const [offset, setOffset] = usePageOffset();
+  const { data, error } = useLiveJson<{ total: number; items: RunSummary[] }>(
+    `/api/runs?offset=${offset}&limit=${RUNS_PER_PAGE}`,
+    "/api/events",
+  );
   const [picked, setPicked] = useState<string[]>([]);
   if (error) return <ErrorPage title="The runs could not be listed" message={error} />;
   if (!data) return <p className="muted">Loading runs…</p>;
@@ -51,6 +95,7 @@ export function RunsPage() {
           No run directories here yet. Start one with <code>npx hone optimize --task circle-packing --out runs/cp26</code>.
         </p>
       )}
+      <Pager offset={offset} total={data.total} setOffset={setOffset} />
       <div className="table-wrap">
         <table className="grid" data-testid="runs-table">
           <thead>
