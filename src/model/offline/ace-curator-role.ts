@@ -1,3 +1,4 @@
+import { fencedBlocks } from "../../fence.ts";
 import type { ChatRequest } from "../types.ts";
 import { defaultHints } from "./hints.ts";
 import { registerOfflineRole } from "./policy.ts";
@@ -21,11 +22,7 @@ const RANGES: Record<string, [number, number]> = {
 const KEYS = Object.keys(RANGES);
 
 function playbookOf(user: string): string {
-  const open = "```component playbook\n";
-  const at = user.indexOf(open);
-  if (at === -1) return "";
-  const end = user.indexOf("```", at + open.length);
-  return end === -1 ? "" : user.slice(at + open.length, end);
+  return fencedBlocks(user, "component playbook").find((b) => b.info === "component playbook")?.body ?? "";
 }
 
 function lastValue(playbook: string, key: string): number {

@@ -1,3 +1,4 @@
+import { fenced, fencedBlocks } from "../../fence.ts";
 import type { ChatRequest } from "../types.ts";
 import { registerOfflineRole } from "./policy.ts";
 import { gaussian, rng, seedFrom } from "./rng.ts";
@@ -17,7 +18,6 @@ import { gaussian, rng, seedFrom } from "./rng.ts";
  * - `meta-agent` (ADAS, DGM, Meta-Harness): JSON {"files": {"prompt.md": …}, "rationale"} rewriting the prompt's
  *   hints, from the files given as ```component <path>``` blocks.
  */
-const BLOCK = /```component ([^\n`]+)\n([\s\S]*?)```/g;
 const ROLE = /hone-role:\s*([a-z-]+)/;
 const NUMERIC_HINTS: [string, number, number][] = [
   ["step_scale", 0.005, 1.5],
@@ -28,7 +28,7 @@ const NUMERIC_HINTS: [string, number, number][] = [
 const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
 
 function blocks(text: string): { name: string; body: string }[] {
-  return [...text.matchAll(BLOCK)].map((m) => ({ name: (m[1] ?? "").trim(), body: m[2] ?? "" }));
+  return fencedBlocks(text, "component ").map((b) => ({ name: b.info.slice("component ".length).trim(), body: b.body }));
 }
 
 /** The body with each numeric hint perturbed log-normally (or one hint added), clamped to its sensible range. */
@@ -48,7 +48,7 @@ export function perturbHints(body: string, next: () => number): string {
   return `${out.trimEnd()}\nhone-hint: ${key}=${key === "literals_per_edit" ? Math.max(1, Math.round(v)) : round4(v)}\n`;
 }
 
-const fence = (name: string, body: string) => `\`\`\`component ${name}\n${body.endsWith("\n") ? body : `${body}\n`}\`\`\``;
+const fence = (name: string, body: string) => fenced(`component ${name}`, body);
 
 function reply(role: string, user: string, next: () => number): string {
   const given = blocks(user);

@@ -1,3 +1,4 @@
+import { fenced, fencedBlocks } from "../../fence.ts";
 import type { ChatRequest } from "../types.ts";
 import { registerOfflineRole } from "./policy.ts";
 import { gaussian, rng, seedFrom } from "./rng.ts";
@@ -10,7 +11,6 @@ import { gaussian, rng, seedFrom } from "./rng.ts";
  * every version above". When every draw repeats one, a hint the text lacks is added and perturbed. It does not read
  * the scores or understand language.
  */
-const BLOCK = /```component ([^\n`]+)\n([\s\S]*?)```/g;
 const ROLE = /hone-role:\s*optimize\b/;
 const TRIES = 8;
 /** The numeric hints, each with the value added when a text lacks it and the range its value is kept in. */
@@ -54,13 +54,13 @@ registerOfflineRole({
   },
   reply: (r: ChatRequest) => {
     const user = String([...r.messages].reverse().find((m) => m.role === "user")?.content ?? "");
-    const given = [...user.matchAll(BLOCK)].map((m) => ({ name: (m[1] ?? "").trim(), body: m[2] ?? "" }));
+    const given = fencedBlocks(user, "component ").map((b) => ({ name: b.info.slice("component ".length).trim(), body: b.body }));
     const name = given[given.length - 1]?.name ?? "text";
     const next = rng(seedFrom(r.sampling?.seed ?? 0, "optimize", user.length, r.messages.length));
     const body = newVersion(
       given.map((b) => b.body),
       next,
     );
-    return { content: `\`\`\`component ${name}\n${body.endsWith("\n") ? body : `${body}\n`}\`\`\``, tool_calls: [] };
+    return { content: fenced(`component ${name}`, body), tool_calls: [] };
   },
 });

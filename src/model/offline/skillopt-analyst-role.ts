@@ -1,3 +1,4 @@
+import { fencedBlocks } from "../../fence.ts";
 import type { ChatRequest } from "../types.ts";
 import { registerOfflineRole } from "./policy.ts";
 import { gaussian, rng, seedFrom } from "./rng.ts";
@@ -29,8 +30,7 @@ function retuned(key: string, value: number, next: () => number): string {
 }
 
 function skillOf(user: string): string {
-  const m = /```component skill_body\.[a-z0-9-]+\n([\s\S]*?)```/.exec(user);
-  return m?.[1] ?? "";
+  return fencedBlocks(user, "component skill_body.").find((b) => /^component skill_body\.[a-z0-9-]+$/.test(b.info))?.body ?? "";
 }
 
 /** The analyst's reply: up to L hint lines retuned, as SkillOpt edits. */

@@ -5,11 +5,12 @@
  * read in linear time with a size cap.
  */
 
+import { fenced, fencedBlocks } from "../../../fence.ts";
+
 export const MAX_REPLY = 256 << 10;
 
-/** A component's text as a fenced block. */
-export const fence = (name: string, body: string): string =>
-  `\`\`\`component ${name}\n${body.endsWith("\n") ? body : `${body}\n`}\`\`\``;
+/** A component's text as a fenced block, its fence longer than any run of backticks in the text (src/fence.ts). */
+export const fence = (name: string, body: string): string => fenced(`component ${name}`, body);
 
 /** Untrusted text for a prompt: runs of backticks broken up, capped to `max` characters. */
 export function quoted(text: string, max: number): string {
@@ -17,15 +18,15 @@ export function quoted(text: string, max: number): string {
   return t.length > max ? `${t.slice(0, max)}… [${t.length - max} more characters]` : t;
 }
 
-/** The body of the first ```component <name> block of a reply, or undefined. */
+/**
+ * The body of the first ```component <name> block of a reply, or undefined: closed as CommonMark closes a fence, so a
+ * text holding its own code examples comes back whole (src/fence.ts).
+ */
 export function componentBlock(reply: string, name: string): string | undefined {
-  const text = reply.slice(0, MAX_REPLY);
-  const open = `\`\`\`component ${name}\n`;
-  const at = text.indexOf(open);
-  if (at === -1) return undefined;
-  const start = at + open.length;
-  const end = text.indexOf("```", start);
-  return end === -1 ? undefined : text.slice(start, end).trim();
+  const info = `component ${name}`;
+  return fencedBlocks(reply.slice(0, MAX_REPLY), info)
+    .find((b) => b.info === info)
+    ?.body.trim();
 }
 
 /**
