@@ -11,6 +11,8 @@ export const SPEC_LIMITS = {
   skillBody: 12_000,
   toolDescription: 4000,
   code: 16_000,
+  /** A new tool's input_schema and a new middleware's params, as JSON: in agent.yaml, every model call, the proposer's prompt. */
+  json: 4000,
   newTools: 3,
   newSkills: 2,
   newMiddlewares: 2,
@@ -22,7 +24,11 @@ const text = (max: number) =>
     .max(max)
     .refine((s) => s.trim().length > 0, "must not be empty");
 
-const jsonSchemaObject = z.object({ type: z.literal("object") }).passthrough();
+/** A JSON value of at most SPEC_LIMITS.json characters: the texts have caps, and so does what a spec adds as data. */
+const boundedJson = <T extends z.ZodType>(schema: T) =>
+  schema.refine((v) => JSON.stringify(v).length <= SPEC_LIMITS.json, `must be at most ${SPEC_LIMITS.json} characters as JSON`);
+
+const jsonSchemaObject = boundedJson(z.object({ type: z.literal("object") }).passthrough());
 
 /**
  * A partial change to a harness, merged over the incumbent. Fail-closed: unknown keys, out-of-range numbers and
@@ -88,7 +94,7 @@ export const harnessSpecSchema = z
           .object({
             name: z.string().regex(/^[a-z][a-z0-9_]{2,31}$/),
             code: text(SPEC_LIMITS.code),
-            params: z.record(z.string(), z.unknown()).default({}),
+            params: boundedJson(z.record(z.string(), z.unknown())).default({}),
           })
           .strict(),
       )

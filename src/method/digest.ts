@@ -43,8 +43,16 @@ export function experienceDigest(
   sections.push([
     `Incumbent ${opts.metric} by round (${opts.direction}): ${rounds.map((r) => `r${r.round} ${fmt(r.incumbent_score)}${r.moved ? "*" : ""}`).join(" → ")} (* = the incumbent moved)`,
   ]);
+  const budget = opts.tokenBudget * 4;
   const best = byReward[0];
-  if (best?.spec) sections.push([`best_spec_json: ${best.spec}`]);
+  // The best spec's JSON (a whole system prompt, tools' code) may be most of the budget by itself: it is shown only
+  // when it leaves half the budget to the rest, which it would otherwise push out.
+  if (best?.spec)
+    sections.push([
+      best.spec.length <= budget / 2
+        ? `best_spec_json: ${best.spec}`
+        : `best_spec_json: (r${best.round}#${best.slot}'s JSON, ${best.spec.length} characters, is left out: over half the digest's budget)`,
+    ]);
   sections.push(["Best specs so far:", ...byReward.slice(0, 5).map(line)]);
   sections.push(["Worst specs so far:", ...byReward.slice(-3).reverse().map(line)]);
   const failures = rows.filter((r) => r.status === "invalid" || r.status === "repaired");
@@ -53,8 +61,6 @@ export function experienceDigest(
       "Rejected or repaired proposals and why:",
       ...failures.slice(-6).map((r) => `- r${r.round}#${r.slot} ${r.status}: ${(r.gate_error ?? "").slice(0, 300)}`),
     ]);
-  sections.push(["All changes tried, in order:", ...rows.map(line)]);
-  const budget = opts.tokenBudget * 4;
   const out: string[] = [];
   let used = 0;
   for (const s of sections) {
@@ -64,5 +70,23 @@ export function experienceDigest(
       used += l.length + 1;
     }
   }
-  return out.join("\n");
+  return [...out, ...latestChanges(rows.map(line), budget - used)].join("\n");
+}
+
+/** "All changes tried" within what is left of the budget: the latest changes, the earliest cut first. */
+function latestChanges(lines: string[], left: number): string[] {
+  const head = "All changes tried, in order:";
+  const kept: string[] = [];
+  let used = head.length + 1;
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const l = lines[i] as string;
+    const note = i > 0 ? 60 : 0; // room for the line saying how many earlier ones were cut
+    if (used + l.length + 1 + note > left) {
+      const cut = `(${i + 1} earlier change${i ? "s" : ""} cut to the digest's token budget)`;
+      return used + cut.length + 1 <= left ? [head, cut, ...kept] : [];
+    }
+    kept.unshift(l);
+    used += l.length + 1;
+  }
+  return [head, ...kept];
 }
