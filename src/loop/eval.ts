@@ -1,5 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { HoneError } from "../errors.ts";
 import { loadHarness } from "../harness/package.ts";
 import type { Harness } from "../harness/types.ts";
 import type { CacheMode } from "../model/cache.ts";
@@ -79,8 +80,11 @@ function accuracyInterval(results: TaskResult[], n: number): [number, number] {
   );
 }
 
-/** Wilson score interval for a proportion (95%). */
-export function wilson(successes: number, n: number, z = 1.96): [number, number] {
+/** The standard normal's 97.5% quantile (scipy.stats.norm.ppf(0.975)), not 1.96 rounded. */
+const Z_975 = 1.959963984540054;
+
+/** Wilson score interval for a proportion (95%), as statsmodels' proportion_confint(method="wilson") gives it. */
+export function wilson(successes: number, n: number, z = Z_975): [number, number] {
   if (n === 0) return [0, 0];
   const p = successes / n;
   const d = 1 + (z * z) / n;
@@ -125,6 +129,7 @@ export type EvalConfig = Omit<EvalOptions, "onResult" | "onNotice" | "onHeld">;
  * the trajectories and summary.json.
  */
 export async function evaluateBenchmark(o: EvalOptions, runner?: QARunner): Promise<EvalSummary> {
+  checkCounts(o);
   const harness = loadHarness(o.harnessDir);
   const tasks = await loadSplit(o.benchmark, o.split, { dir: o.dataDir, seed: o.seed, limit: o.limit });
   // Held until the measurement ends: a second eval into the same folder is refused, one without --out goes elsewhere.
@@ -148,6 +153,26 @@ export async function evaluateBenchmark(o: EvalOptions, runner?: QARunner): Prom
   } finally {
     held.lock.release();
   }
+}
+
+/**
+ * The whole-number options, refused by name when they are not one in range: a limit of 0, -1 or "abc" would
+ * otherwise measure another panel than the one asked for (the whole split, all but its last task), and samples of
+ * "abc" none at all, reported as a finished eval.
+ */
+function checkCounts(o: EvalOptions): void {
+  const counts: [string, string, unknown, number][] = [
+    ["limit", "--limit", o.limit, 1],
+    ["concurrency", "--concurrency", o.concurrency, 1],
+    ["samples", "--samples", o.samples, 1],
+    ["seed", "--seed", o.seed, 0],
+  ];
+  for (const [name, flag, value, min] of counts)
+    if (value != null && !(typeof value === "number" && Number.isSafeInteger(value) && value >= min))
+      throw new HoneError(
+        "usage",
+        `${name} (${flag}) takes a whole number of at least ${min}; got ${typeof value === "string" ? JSON.stringify(value) : String(value)}`,
+      );
 }
 
 /** The eval's folder begun (held): a copy of the harness measured (`harnessDir`, resolved), and hone.db, open. */

@@ -60,12 +60,14 @@ const copyable = (path: string): boolean => {
   return s.isFile() || s.isDirectory() || s.isSymbolicLink();
 };
 
+/** A patch-surface glob as a regular expression: `**` any path, `*` any name part, `?` one character of a name. */
 const glob = (pattern: string) =>
   new RegExp(
     `^${pattern
       .replace(/[.+^${}()|[\]\\]/g, "\\$&")
       .replace(/\*\*/g, "\u0000")
       .replace(/\*/g, "[^/]*")
+      .replace(/\?/g, "[^/]")
       .replace(/\u0000/g, ".*")}$`,
   );
 
@@ -81,6 +83,8 @@ export class Trainer {
   readonly repo: HarnessRepo;
   current: Loss | undefined;
   private readonly measured = new Map<string, Measurement>();
+  /** Per measured commit with tasks that failed for infrastructure reasons: how many, and the first one's error. */
+  private readonly failures = new Map<string, string>();
   private readonly dir: string;
   private db: Db | undefined;
   private recording: Recording | undefined;
@@ -192,7 +196,24 @@ export class Trainer {
     );
     const m = asMeasurement(commit, rows);
     this.measured.set(commit, m);
+    const failed = rows.filter((r) => r.status === "infra");
+    const first = failed[0];
+    if (first)
+      this.failures.set(commit, `${failed.length} of ${rows.length} failed; ${first.task_id}: ${first.error ?? "no error"}`);
     return m;
+  }
+
+  /**
+   * HEAD measured with every task failed for infrastructure reasons (the model endpoint down, a wrong base_url):
+   * no candidate can be judged against it, so the run stops before it proposes, with the first task's error.
+   */
+  private checkBaseline(baseline: Measurement): void {
+    const tasks = Object.values(baseline.tasks);
+    if (tasks.length === 0 || tasks.some((t) => t.status !== "infra")) return;
+    throw new HoneError(
+      "endpoint",
+      `every task failed for infrastructure reasons when HEAD (${baseline.commit.slice(0, 12)}) was measured, so no candidate can be judged against it (${this.failures.get(baseline.commit)}); check the model (npx hone models check) and start a new run`,
+    );
   }
 
   private checkSurface(candidateDir: string, incumbentDir: string): string | undefined {
@@ -306,6 +327,7 @@ export class Trainer {
         const emit = (type: string, extra: Record<string, unknown> = {}) => this.o.onEvent?.({ type, epoch, ...extra });
         const db = this.records();
         const baseline = await this.measure(this.harness.data);
+        this.checkBaseline(baseline);
         startRound(db, "run", epoch, "proposing", this.harness.data, meanScore(baseline));
         const proposed = await this.candidate(epoch, this.dirOf(this.harness.data));
         if ("skip" in proposed) {
@@ -319,7 +341,8 @@ export class Trainer {
         recordVerdict(db, epoch, epochId(epoch), verdict, this.o.criterion.describe(), meanScore(measured));
         if (verdict.decision === "unmeasurable") {
           finishRound(db, "run", epoch, null, false);
-          skipped(epoch, `measurement: ${verdict.reason}`);
+          const why = this.failures.get(candidate) ?? this.failures.get(baseline.commit);
+          skipped(epoch, `measurement: ${verdict.reason}${why ? ` (${why})` : ""}`);
           continue;
         }
         skips = 0;

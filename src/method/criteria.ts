@@ -66,22 +66,28 @@ export class StrictPareto implements Criterion {
     return `StrictPareto(solved sets; ties by ${this.secondary.map((s) => s.name).join(", ") || "nothing"})`;
   }
 
+  /**
+   * The loss with every task that failed for infrastructure reasons counted the worst way for the candidate
+   * (`pessimistic`: its own infra tasks unsolved, the baseline's solved) or the best way (the reverse). The secondary
+   * metrics compare the tasks both runs really solved, as harness-training's StepsUsed does.
+   */
   private lossWith(
     c: Measurement,
     b: Measurement,
     tasks: string[],
-    infraSolved: boolean,
+    view: "pessimistic" | "optimistic",
   ): { loss: number; regressions: string[]; newSolves: string[] } {
+    const infraCounts = (isCandidate: boolean) => (view === "optimistic") === isCandidate;
     const solved = (m: Measurement, t: string, isCandidate: boolean) => {
       const s = m.tasks[t]?.status;
-      return s === "solved" || (isCandidate && s === "infra" && infraSolved);
+      return s === "solved" || (s === "infra" && infraCounts(isCandidate));
     };
     const regressions = tasks.filter((t) => solved(b, t, false) && !solved(c, t, true));
     const newSolves = tasks.filter((t) => !solved(b, t, false) && solved(c, t, true));
     if (regressions.length > 0) return { loss: Number.POSITIVE_INFINITY, regressions, newSolves };
     if (newSolves.length > 0) return { loss: -newSolves.length, regressions, newSolves };
     let loss = 0;
-    const both = tasks.filter((t) => solved(b, t, false) && solved(c, t, true));
+    const both = tasks.filter((t) => c.tasks[t]?.status === "solved" && b.tasks[t]?.status === "solved");
     this.secondary.forEach((metric, i) => {
       if (loss !== 0) return;
       const x = metric.value(c, both);
@@ -92,24 +98,39 @@ export class StrictPareto implements Criterion {
     return { loss, regressions, newSolves };
   }
 
+  /**
+   * The infra bracket, after harness-training's StrictPareto: a task that failed for infrastructure reasons on
+   * either side is counted both ways, and when that decides whether the candidate is promoted the verdict is
+   * unmeasurable. When it does not, the pessimistic view stands, and only measured tasks are named as regressions.
+   */
   compare(candidate: Measurement, baseline: Measurement): Verdict {
     const tasks = Object.keys(candidate.tasks).filter((t) => t in baseline.tasks);
-    const infra = tasks.filter((t) => candidate.tasks[t]?.status === "infra");
-    const pessimistic = this.lossWith(candidate, baseline, tasks, false);
-    const optimistic = this.lossWith(candidate, baseline, tasks, true);
-    const sign = (x: number) => (x < 0 ? -1 : x > 0 ? 1 : 0);
-    const report = { tasks: tasks.length, infra, regressions: pessimistic.regressions, new_solves: optimistic.newSolves };
-    if (infra.length > 0 && sign(pessimistic.loss) !== sign(optimistic.loss)) {
+    const isInfra = (t: string) => candidate.tasks[t]?.status === "infra" || baseline.tasks[t]?.status === "infra";
+    const infra = tasks.filter(isInfra);
+    const pessimistic = this.lossWith(candidate, baseline, tasks, "pessimistic");
+    const optimistic = this.lossWith(candidate, baseline, tasks, "optimistic");
+    const regressions = pessimistic.regressions.filter((t) => !isInfra(t));
+    const report = { tasks: tasks.length, infra, regressions, new_solves: pessimistic.newSolves };
+    const promotesAtWorst = pessimistic.loss < 0;
+    const promotesAtBest = optimistic.loss < 0;
+    if (infra.length > 0 && promotesAtWorst !== promotesAtBest) {
       return {
         decision: "unmeasurable",
         loss: Number.NaN,
         reason: `${infra.length} task(s) failed for infrastructure reasons and the verdict depends on them`,
-        report,
+        report: { ...report, new_solves: optimistic.newSolves },
       };
     }
     const loss = pessimistic.loss;
     if (loss === Number.POSITIVE_INFINITY)
-      return { decision: "reject", loss, reason: `regressed on ${pessimistic.regressions.join(", ")}`, report };
+      return {
+        decision: "reject",
+        loss,
+        reason: regressions.length
+          ? `regressed on ${regressions.join(", ")}`
+          : `not promoted whichever way its ${infra.length} task(s) failed for infrastructure reasons count`,
+        report,
+      };
     if (loss < 0) {
       const why = pessimistic.newSolves.length
         ? `solves ${pessimistic.newSolves.length} more task(s)`

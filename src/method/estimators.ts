@@ -95,6 +95,9 @@ export class LLMEstimator implements Estimator {
   }
 }
 
+/** The longest wait a Node timer keeps (2^31 − 1 ms, 24.8 days): a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /**
  * A coding agent you configure (a command line), run in the candidate's folder with HONE_EPOCH and
  * HONE_PANEL_DESCRIPTION in its environment; whatever it changes is the candidate.
@@ -111,7 +114,8 @@ export class AgentCliEstimator implements Estimator {
     const r = await runProcess("sh", ["-c", this.command], {
       cwd: ctx.candidateDir,
       env: { ...process.env, HONE_EPOCH: String(ctx.epoch), HONE_PANEL_DESCRIPTION: ctx.panelDescription },
-      timeoutMs: this.timeoutSec * 1000,
+      // A timeout past a timer's reach (estimator.timeout above 24.8 days) is as good as none, not one that fires at once.
+      timeoutMs: Math.min(this.timeoutSec * 1000, MAX_TIMER_MS),
       lifeline: { graceSec: LIFELINE_GRACE_SEC },
     });
     if (r.timedOut)

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
 import type { ModelSettings } from "../../model/resolve.ts";
 import { addModelOptions, modelSettingsFrom } from "../model-options.ts";
+import { numberish } from "../numberish.ts";
 import { printJson, table } from "../output.ts";
 import { QUEUE_HELP, queueQARunner } from "../queue-option.ts";
 import { atStop } from "../shutdown.ts";
@@ -13,11 +14,11 @@ export function registerEval(program: Command): void {
     .requiredOption("--harness <dir>", "harness package (harnesses/qa for the QA solver)")
     .requiredOption("--benchmark <id>", "a benchmark (hone datasets lists them)")
     .option("--split <split>", "train, validation or test (train/validation are divided from the train file by --seed)", "test")
-    .option("--limit <n>", "only the first n tasks of the split", Number)
+    .option("--limit <n>", "only the first n tasks of the split", numberish)
     .option("--data-dir <dir>", "where datasets live (default HONE_DATA_DIR or ~/.cache/hone/datasets)")
-    .option("--concurrency <n>", "tasks at once", Number, 8)
-    .option("--seed <n>", "seed for sampling and splits", Number, 0)
-    .option("--samples <n>", "samples per task, each at its own seed (pass@k, and τ-bench's pass^k over trials)", Number, 1)
+    .option("--concurrency <n>", "tasks at once", numberish, 8)
+    .option("--seed <n>", "seed for sampling and splits", numberish, 0)
+    .option("--samples <n>", "samples per task, each at its own seed (pass@k, and τ-bench's pass^k over trials)", numberish, 1)
     .option(
       "--out <dir>",
       "run directory: hone.db, harness/, trajectories/, summary.json (default runs/eval-<benchmark>-<split>-<time>)",
