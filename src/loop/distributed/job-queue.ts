@@ -3,6 +3,7 @@ import { type Job, Queue, QueueEvents } from "bullmq";
 import { Redis } from "ioredis";
 import { HoneError } from "../../errors.ts";
 import { withoutPassword } from "../../secret-url.ts";
+import { IdleWatch } from "./idle-watch.ts";
 import {
   type JobHarness,
   packageDigest,
@@ -187,6 +188,8 @@ export class JobQueue {
   /** The connection that reads where the event stream ends, while it does (`ready`); then the stream's reader. */
   private starting?: Redis;
   private listening?: QueueEvents;
+  /** Says when this coordinator's jobs wait and no worker is connected (started with the event stream's reader). */
+  private readonly idle: IdleWatch;
 
   /** Says a lost connection, once per kind of error: BullMQ would print a stack for every retry. */
   private readonly lost: (err: Error) => void;
@@ -210,6 +213,7 @@ export class JobQueue {
       );
     };
     this.queue.on("error", this.lost);
+    this.idle = new IdleWatch({ url, waiting: () => this.waits.size, workers: () => this.queue.getWorkersCount(), say });
   }
 
   /**
@@ -238,8 +242,13 @@ export class JobQueue {
       events.on("completed", (e) => each(e.jobId, (w) => w.end({ value: e.returnvalue })));
       events.on("failed", (e) => each(e.jobId, (w) => w.end({ error: new JobFailed(e.failedReason) })));
       events.on("duplicated", (e) => each(e.jobId, (w) => w.found()));
+      // Any worker's progress, on any run's job: the queue is served.
+      for (const kind of ["active", "completed", "failed"] as const) events.on(kind, () => this.idle.progress());
       await events.waitUntilReady();
-      if (!this.closed) this.sweeper = setInterval(() => void this.sweep(), this.sweepSec * 1000).unref();
+      if (!this.closed) {
+        this.sweeper = setInterval(() => void this.sweep(), this.sweepSec * 1000).unref();
+        this.idle.start();
+      }
       return events;
     })();
     return this.events;
@@ -331,6 +340,7 @@ export class JobQueue {
         // before the add, so one look settles it: a job still going ends with its event.
         found: () => void this.lookUp(wait),
       };
+      if (this.waits.size === 0) this.idle.progress(); // jobs begin to wait: a new stretch
       const same = this.waits.get(id);
       if (same) same.add(wait);
       else this.waits.set(id, new Set([wait]));
@@ -427,6 +437,7 @@ export class JobQueue {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.sweeper);
+    this.idle.stop();
     clearTimeout(this.forgetting);
     const closing = new Error("the coordinator closed its queue before the job ended");
     for (const wait of this.allWaits()) wait.end({ error: closing });
