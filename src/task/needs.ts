@@ -229,11 +229,35 @@ function requirementsHint(task: NeedsSubject): string {
   return "";
 }
 
+/** How many folders above the task folder a module the evaluator imports is looked for (SkyDiscover's gpu_mode: one). */
+const ABOVE = 3;
+
+/**
+ * Where a module the interpreter cannot import lies in a folder above the task's, as SkyDiscover's gpu_mode evaluators
+ * find `../shared_eval.py` by putting their parent folder on sys.path themselves: not a module to install, but a
+ * folder the sandbox (the task folder and its python_path) does not show. The folder relative to the task's.
+ */
+function besideFolder(task: NeedsSubject, module: string): { folder: string; file: string } | undefined {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(module)) return undefined;
+  let dir = dirname(task.dir);
+  for (let up = 0; up < ABOVE && dir !== dirname(dir); up++, dir = dirname(dir)) {
+    for (const file of [`${module}.py`, join(module, "__init__.py")])
+      if (existsSync(join(dir, file))) return { folder: relative(task.dir, dir), file: relative(task.dir, join(dir, file)) };
+  }
+  return undefined;
+}
+
+function where(task: NeedsSubject, m: { module: string; where: string[] }): string {
+  const beside = besideFolder(task, m.module);
+  const found = beside === undefined ? "" : `; it is ${beside.file}, outside the task folder`;
+  return `${m.module} (${m.where.join(", ")}${found})`;
+}
+
 /** The needs in words: which modules or device, where they are used. */
 export function describeNeeds(task: NeedsSubject, needs: TaskNeeds): string[] {
   const lines: string[] = [];
   if (needs.missing.length > 0) {
-    const modules = needs.missing.map((m) => `${m.module} (${m.where.join(", ")})`).join(", ");
+    const modules = needs.missing.map((m) => where(task, m)).join(", ");
     lines.push(`Python modules that ${pythonInfo(task.python).executable} cannot import: ${modules}`);
   }
   for (const m of needs.gpu) lines.push(`an NVIDIA GPU for ${m}, and this machine shows none (no /dev/nvidiactl)`);
@@ -255,13 +279,27 @@ function refuseMissing(task: NeedsSubject, needs: TaskNeeds): void {
   if (refusal) throw refusal;
 }
 
+/** What to do about the missing modules: install them, or show the folders above that hold some to the sandbox. */
+function missingTodo(task: NeedsSubject, needs: TaskNeeds): string {
+  const install = needs.missing.filter((m) => besideFolder(task, m.module) === undefined).map((m) => m.module);
+  const folders = [...new Set(needs.missing.flatMap((m) => besideFolder(task, m.module)?.folder ?? []))];
+  const todo: string[] = [];
+  if (folders.length > 0)
+    todo.push(
+      `add ${folders.map((d) => JSON.stringify(d)).join(", ")} to python_path: in hone.yaml or in the task's manifest entry ` +
+        "(the evaluator finds those modules in a folder above its own, which hone's sandbox shows only when named there)",
+    );
+  if (install.length > 0)
+    todo.push(
+      `install ${install.join(", ")} for that interpreter${requirementsHint(task)}, or name one that has them with python: in hone.yaml or in the task's manifest entry`,
+    );
+  return todo.join("; and ");
+}
+
 /** The refusal of a task that cannot run here, saying what is missing and what to do; undefined when it can. */
 export function needsRefusal(task: NeedsSubject, needs: TaskNeeds): HoneError | undefined {
   if (needs.missing.length === 0 && needs.gpu.length === 0) return undefined;
-  const todo =
-    needs.missing.length > 0
-      ? `install ${needs.missing.map((m) => m.module).join(", ")} for that interpreter${requirementsHint(task)}, or name one that has them with python: in hone.yaml or in the task's manifest entry`
-      : "run it on a machine with an NVIDIA GPU and its driver";
+  const todo = needs.missing.length > 0 ? missingTodo(task, needs) : "run it on a machine with an NVIDIA GPU and its driver";
   return new HoneError("badTask", `task ${task.id} needs ${describeNeeds(task, needs).join("; and ")}. To run it: ${todo}.`, {
     file: task.evaluatorPath,
   });
