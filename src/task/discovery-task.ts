@@ -16,6 +16,7 @@ import {
   looksLikeTaskFolder,
   type TaskLayout,
 } from "./layouts.ts";
+import { readUpstreamYaml } from "./upstream-yaml.ts";
 
 export type Direction = "maximize" | "minimize";
 
@@ -135,9 +136,9 @@ const configSchema = z
   })
   .passthrough();
 
-function readYaml(file: string): unknown {
+function readYaml(file: string, read: (file: string) => unknown = (f) => parseYaml(readFileSync(f, "utf8"))): unknown {
   try {
-    return parseYaml(readFileSync(file, "utf8")) ?? {};
+    return read(file) ?? {};
   } catch (err) {
     throw taskError(file, undefined, `is not valid YAML: ${(err as Error).message}`);
   }
@@ -281,7 +282,8 @@ export function loadTaskFolder(ref: string, overrides: LoadOptions = {}): Discov
   const seedProgram = readFileSync(seedPath, "utf8");
   checkSeedRegions(seedPath, seedProgram, layout.layout);
 
-  const config = configPath ? checked(configSchema, readYaml(configPath), configPath) : {};
+  // The upstream framework's own config, read as it reads it (upstream-yaml.ts); hone.yaml is hone's, read by the spec.
+  const config = configPath ? checked(configSchema, readYaml(configPath, readUpstreamYaml), configPath) : {};
   const honePath = join(dir, "hone.yaml");
   const rawHone = existsSync(honePath) ? readYaml(honePath) : {};
   const hone = checked(honeTaskSchema, rawHone, honePath);

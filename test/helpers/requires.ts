@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import type { TestContext } from "vitest";
 import { isolationSupport, pythonInfo } from "../../src/task/python-env.ts";
@@ -14,7 +15,7 @@ declare module "@vitest/runner" {
   }
 }
 
-export type Tool = "redis-server" | "chromium" | "slurm" | "bubblewrap" | "namespaces";
+export type Tool = "redis-server" | "chromium" | "slurm" | "bubblewrap" | "namespaces" | "pyyaml";
 
 const INSTALL: Record<Tool, string> = {
   "redis-server": "apt-get install redis-server / brew install redis",
@@ -22,6 +23,7 @@ const INSTALL: Record<Tool, string> = {
   slurm: "as root: apt-get install slurm-wlm munge",
   bubblewrap: "apt-get install bubblewrap",
   namespaces: "allow unprivileged user namespaces: sysctl kernel.unprivileged_userns_clone=1, or a container with them",
+  pyyaml: "apt-get install python3-yaml / pip install pyyaml",
 };
 
 /** Debian's chromium (or HONE_CHROMIUM), found on PATH as a user's shell would. */
@@ -49,6 +51,8 @@ function why(tool: Tool): string | undefined {
     }
     case "namespaces":
       return pythonInfo("python3").namespaces ? undefined : "python3 cannot create namespaces here";
+    case "pyyaml":
+      return spawnSync("python3", ["-c", "import yaml"]).status === 0 ? undefined : "python3 has no PyYAML";
   }
 }
 

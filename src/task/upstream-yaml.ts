@@ -1,0 +1,59 @@
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { parse as parseYaml } from "yaml";
+
+// An upstream framework's config file (OpenEvolve's, SkyDiscover's config.yaml) as that framework reads it. They read
+// it with PyYAML's safe_load, which takes what the YAML spec (and the yaml package) refuses in a few real files: a
+// multi-line double-quoted string whose lines sit at its key's indentation (OpenEvolve's attention_optimization). A
+// file the yaml package refuses is read again by PyYAML when python3 has it.
+
+/** The largest config text handed to PyYAML, and the largest JSON taken back (aliases can multiply it). */
+const MAX_TEXT_BYTES = 1 << 20;
+const MAX_JSON_BYTES = 16 << 20;
+const PYYAML_TIMEOUT_MS = 10_000;
+
+const LOAD = `import json, sys
+try:
+    import yaml
+except ImportError:
+    sys.exit(3)
+try:
+    value = yaml.safe_load(sys.stdin.read())
+except yaml.YAMLError as e:
+    sys.stderr.write(str(e).splitlines()[0] if str(e) else "not valid YAML")
+    sys.exit(4)
+sys.stdout.write(json.dumps(value, default=str))`;
+
+/** The file's value as PyYAML reads it, or why it cannot say (no python3, no PyYAML, its own refusal). */
+function pyYaml(text: string, python: string): { value: unknown } | { why: string } {
+  if (Buffer.byteLength(text) > MAX_TEXT_BYTES) return { why: "it is too large to read again with PyYAML" };
+  const r = spawnSync(python, ["-I", "-c", LOAD], {
+    input: text,
+    encoding: "utf8",
+    timeout: PYYAML_TIMEOUT_MS,
+    maxBuffer: MAX_JSON_BYTES,
+  });
+  if (r.error || r.status === null) return { why: `${python} could not read it with PyYAML (${r.error?.message ?? r.signal})` };
+  if (r.status === 3) return { why: `PyYAML, which the upstream framework reads it with, is not installed for ${python}` };
+  if (r.status !== 0) return { why: `PyYAML refuses it too: ${r.stderr.trim().slice(0, 300)}` };
+  try {
+    return { value: JSON.parse(r.stdout) };
+  } catch {
+    return { why: "PyYAML's reading could not be taken back" };
+  }
+}
+
+/**
+ * An upstream config file's value (an empty file is {}): the yaml package's reading, else PyYAML's (with `python`).
+ * Throws the yaml package's error, with why PyYAML could not read it either.
+ */
+export function readUpstreamYaml(file: string, python = "python3"): unknown {
+  const text = readFileSync(file, "utf8");
+  try {
+    return parseYaml(text, { logLevel: "error" }) ?? {};
+  } catch (err) {
+    const again = pyYaml(text, python);
+    if ("value" in again) return again.value ?? {};
+    throw new Error(`${(err as Error).message.split("\n")[0]} (${again.why})`);
+  }
+}
