@@ -11,7 +11,8 @@ export const GATE_RULES = {
   "no-eval": "no eval, Function or other code built from strings",
   "no-constructor":
     'no .constructor, ["constructor"], a "constructor" string or destructuring it: constructor chains lead to code from strings',
-  "no-proto": "no __proto__, prototype writes or prototype-changing calls",
+  "no-proto":
+    "no __proto__, prototype writes or prototype-changing calls; .prototype only as the start of a longer chain (Array.prototype.slice), never held or passed as a value",
   "no-with": "no with statements",
   "no-computed-on-root":
     "no computed member access (x[…], literal keys included) or computed destructuring on ctx, this, arguments or a global namespace (globalThis, Object, Reflect, Function, Math, JSON, Promise, Symbol)",

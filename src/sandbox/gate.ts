@@ -117,6 +117,23 @@ function visitors(refuse: Refuse, facts: ScopeFacts): AncestorVisitors<unknown> 
     for (const p of pattern.properties as AnyNode[])
       if (p.type === "Property" && p.computed) refuse("no-computed-on-root", p, `{ [expr]: … } = ${root}`);
   };
+  // `X.prototype` only as the start of a longer chain (Array.prototype.slice.call): held in a name or passed on, a
+  // prototype could be written through that name, out of the gate's sight. Assignments to it are refused as writes.
+  const prototypeAsValue = (node: AnyNode, ancestors: AnyNode[]) => {
+    const parent = ancestors[ancestors.length - 2];
+    if (parent?.type === "MemberExpression" && parent.object === node) return;
+    if (parent?.type === "AssignmentExpression" && parent.left === node) return;
+    refuse("no-proto", node, "….prototype as a value (only as the start of a longer chain: Array.prototype.slice)");
+  };
+  // The string "constructor" anywhere but as a member's key (refused there by MemberExpression) or a key an
+  // object literal or class defines: `"constructor".trim()` and `` `constructor` `` are the string too.
+  const constructorString = (node: Node, ancestors: AnyNode[]) => {
+    const parent = ancestors[ancestors.length - 2];
+    if (parent?.type === "MemberExpression" && parent.property === node) return;
+    const definesKey = (parent?.type === "MethodDefinition" || parent?.type === "PropertyDefinition") && parent.key === node;
+    const ownKey = parent?.type === "Property" && parent.key === node && ancestors.at(-3)?.type === "ObjectExpression";
+    if (!definesKey && !ownKey) refuse("no-constructor", node, 'the string "constructor"');
+  };
   return {
     ImportExpression: (n) => refuse("no-import", n),
     // import.meta only: new.target reads nothing beyond the function itself.
@@ -137,12 +154,10 @@ function visitors(refuse: Refuse, facts: ScopeFacts): AncestorVisitors<unknown> 
       if (facts.free.has(n) && !ALLOWED_GLOBALS.has(name)) refuse("unknown-global", n, name);
     },
     Literal: (n, _s, ancestors) => {
-      const node = n as unknown as AnyNode;
-      const parent = ancestors[ancestors.length - 2] as AnyNode | undefined;
-      if (node.value !== "constructor" || parent?.type === "MemberExpression") return;
-      const definesKey = (parent?.type === "MethodDefinition" || parent?.type === "PropertyDefinition") && parent.key === node;
-      const ownKey = parent?.type === "Property" && parent.key === node && ancestors.at(-3)?.type === "ObjectExpression";
-      if (!definesKey && !ownKey) refuse("no-constructor", n, 'the string "constructor"');
+      if ((n as unknown as AnyNode).value === "constructor") constructorString(n, ancestors as AnyNode[]);
+    },
+    TemplateLiteral: (n, _s, ancestors) => {
+      if (keyName(n as unknown as AnyNode, true) === "constructor") constructorString(n, ancestors as AnyNode[]);
     },
     ObjectPattern: (n) => {
       for (const p of (n as unknown as AnyNode).properties as AnyNode[]) {
@@ -150,6 +165,7 @@ function visitors(refuse: Refuse, facts: ScopeFacts): AncestorVisitors<unknown> 
         const name = keyName(p.key as AnyNode, p.computed === true);
         if (name === "constructor") refuse("no-constructor", p, "destructuring constructor");
         if (name === "__proto__") refuse("no-proto", p, "destructuring __proto__");
+        if (name === "prototype") refuse("no-proto", p, "destructuring prototype");
         if (name && REFLECTION_CALLS.has(name)) refuse("no-reflection", p, `destructuring ${name}`);
         if (name && PROTO_CALLS.has(name)) refuse("no-proto", p, `destructuring ${name}`);
       }
@@ -158,10 +174,11 @@ function visitors(refuse: Refuse, facts: ScopeFacts): AncestorVisitors<unknown> 
       const d = n as unknown as AnyNode;
       computedPattern(d.id as AnyNode, d.init as AnyNode | null);
     },
-    MemberExpression: (n) => {
+    MemberExpression: (n, _s, ancestors) => {
       const node = n as unknown as AnyNode;
       const name = propName(node);
       const object = node.object as AnyNode;
+      if (name === "prototype") prototypeAsValue(node, ancestors as AnyNode[]);
       if (name === "constructor") refuse("no-constructor", n);
       if (name === "__proto__") refuse("no-proto", n);
       if (name === "callee" || name === "caller") refuse("no-callee", n, name);

@@ -148,11 +148,15 @@ export interface PythonRollout {
 export function pythonTool(
   t: ToolSpec,
   o: Omit<PythonCtxOptions, "tool" | "task"> & { python: PythonRollout; limits: SandboxLimits },
-): (args: Record<string, unknown>) => Promise<ToolOutcome> {
+): (args: Record<string, unknown>, signal?: AbortSignal) => Promise<ToolOutcome> {
   const channel = o.python.channel ?? coldToolChannel(o.python.task);
   const ctx = pythonCtx({ ...o, task: o.python.task, tool: t.name });
-  return async (args) => {
-    const r = await runPythonTool(channel, { code: t.source ?? "", args, ...pythonCallLimits(o.limits) }, ctx);
+  return async (args, signal) => {
+    const call = { code: t.source ?? "", args, ...pythonCallLimits(o.limits) };
+    // The rollout's deadline ends the call, however long the host has spent answering its ctx.
+    const answer: CtxHandler = (method, a) =>
+      signal?.aborted ? Promise.reject(new Error("the rollout's time ran out")) : ctx(method, a);
+    const r = await runPythonTool(channel, call, answer, signal);
     if (r.ok) return { output: pythonToolOutput(r.value) };
     o.trajectory.write({ type: "sandbox_failure", tool: t.name, kind: r.kind, error: r.error });
     return { output: `Error: the tool ${t.name} failed (${r.kind}): ${r.error}`, error: true };
@@ -163,8 +167,8 @@ export function pythonTool(
 export function pythonTools(
   tools: readonly ToolSpec[],
   o: { env: DiscoveryEnvironment; trajectory: TrajectorySink; limits: SandboxLimits; maxProbes: number; python?: PythonRollout },
-): Map<string, (args: Record<string, unknown>) => Promise<ToolOutcome>> {
-  const out = new Map<string, (args: Record<string, unknown>) => Promise<ToolOutcome>>();
+): Map<string, (args: Record<string, unknown>, signal?: AbortSignal) => Promise<ToolOutcome>> {
+  const out = new Map<string, (args: Record<string, unknown>, signal?: AbortSignal) => Promise<ToolOutcome>>();
   const state = newPythonState();
   for (const t of tools) {
     if (t.kind !== "custom" || t.language !== "python") continue;

@@ -61,12 +61,21 @@ export const coldToolChannel = (task: DiscoveryTask): ToolChannelSource => ({
   },
 });
 
+const CANCELLED: PythonToolDone = { ok: false, kind: "cancelled", error: "the rollout's time ran out during the call" };
+
 /**
  * Runs one Python tool call: sends the request, answers each ctx message with `onCtx`, and resolves with the
  * tool's final result. Every line the tool side sends is parsed with a size cap; a channel that ends without a
- * result is a crashed call, never a hang.
+ * result is a crashed call, never a hang. `signal` (the rollout's deadline) ends the call at once: the channel is
+ * closed, which ends the tool's process, and no ctx call of it is answered after.
  */
-export function runPythonTool(source: ToolChannelSource, call: PythonToolCall, onCtx: CtxHandler): Promise<PythonToolDone> {
+export function runPythonTool(
+  source: ToolChannelSource,
+  call: PythonToolCall,
+  onCtx: CtxHandler,
+  signal?: AbortSignal,
+): Promise<PythonToolDone> {
+  if (signal?.aborted) return Promise.resolve(CANCELLED);
   const { input, output, close } = source.open();
   const request = {
     kind: "tool",
@@ -79,12 +88,15 @@ export function runPythonTool(source: ToolChannelSource, call: PythonToolCall, o
   return new Promise<PythonToolDone>((resolve) => {
     let buffer = "";
     let settled = false;
+    const cancel = () => finish(CANCELLED);
     const finish = (done: PythonToolDone) => {
       if (settled) return;
       settled = true;
+      signal?.removeEventListener("abort", cancel);
       close();
       resolve(done);
     };
+    signal?.addEventListener("abort", cancel, { once: true });
     const answer = async (method: string, args: unknown[]) => {
       let reply: Record<string, unknown>;
       try {

@@ -7,8 +7,10 @@ most 6,000 characters, imports only from a whitelist, none of the builtins that 
 interpreter or string-driven attribute access, no attribute whose name starts with an underscore (dunders and
 private names), none of numpy's or pandas' file readers and writers, no `global`/`nonlocal`, no star imports and
 no relative imports, and no attribute that turns a string into code or attribute access (`typing.get_type_hints`
-evaluates strings, `DataFrame.eval`). `str.format` walks attributes ("{0.__class__}"), so `.format`/`.format_map`
-are accepted only on a string literal whose fields neither walk attributes nor index ("{} left", "{:.6f}").
+evaluates strings, `DataFrame.eval`, functools.singledispatch's `register`, dataclasses over TypedDict's arbitrary
+field names). A class pattern (`case C(name=x)`) reads attributes too: its names meet the same rules. `str.format`
+walks attributes ("{0.__class__}"), so `.format`/`.format_map` are accepted only on a string literal whose fields
+neither walk attributes nor index ("{} left", "{:.6f}").
 Modules reached as attributes are checked too (hone_tool_modules.py): a name bound to an imported module is used
 only as the root of an attribute chain, and the chain may meet no module outside the allowed ones (`typing.sys`,
 `dataclasses.builtins`, `np.testing` are refused); whatever the receiver, no attribute named after such a module,
@@ -40,14 +42,17 @@ FORBIDDEN_NAMES = frozenset(
 IO_ATTRIBUTES = frozenset(
     "load loads save savez savez_compressed fromfile tofile memmap genfromtxt loadtxt savetxt fromregex DataSource "
     "read_csv read_json read_pickle read_parquet read_excel read_feather read_hdf read_sql read_table read_fwf read_html "
-    "read_xml read_clipboard read_orc read_sas read_spss read_stata to_csv to_json to_pickle to_parquet to_excel "
+    "read_xml read_clipboard read_orc read_sas read_spss read_stata dump to_csv to_json to_pickle to_parquet to_excel "
     "to_feather to_hdf to_sql to_clipboard to_html to_xml to_latex to_markdown to_stata to_orc".split()
 )
 # Routes from a string to code or to an attribute the AST never shows: format strings walk attributes
 # ("{0.__class__}".format), annotation strings are evaluated (get_type_hints), pandas evaluates expressions,
-# and numpy can load shared libraries.
+# and numpy can load shared libraries. functools.singledispatch's `register` evaluates a function's annotation
+# strings; dataclasses compiles source text from a class's annotation names, which TypedDict's functional form and
+# functools.wraps / update_wrapper (copying __annotations__ from any object) make arbitrary strings.
 STRING_CODE_ATTRIBUTES = frozenset(
-    "format format_map Formatter get_type_hints ForwardRef eval query ctypeslib load_library f2py distutils io".split()
+    "format format_map Formatter get_type_hints ForwardRef eval query ctypeslib load_library f2py distutils io "
+    "singledispatch singledispatchmethod register TypedDict wraps update_wrapper".split()
 )
 # Routes to a module or a frame through an attribute, whatever the receiver: the modules a whitelisted module
 # imported for itself (typing.sys, dataclasses.builtins, statistics.sys; numpy's own alias `bltns`), sys.modules,
@@ -177,17 +182,31 @@ class Gate(ast.NodeVisitor):
             self.refuse(node, "private", "forbidden dunder name: %s" % node.id)
         self.generic_visit(node)
 
+    def check_attribute(self, node, attr):
+        """The rules on an attribute name, read with `.attr` or by a class pattern (`case C(attr=x)`)."""
+        if attr.startswith("_"):
+            self.refuse(node, "private", "forbidden private attribute access: .%s" % attr)
+        elif attr in IO_ATTRIBUTES:
+            self.refuse(node, "io", "forbidden I/O-capable attribute: .%s" % attr)
+        elif attr in REACH_ATTRIBUTES:
+            self.refuse(node, "module", "forbidden attribute that reaches a module or a frame: .%s" % attr)
+        elif attr in STRING_CODE_ATTRIBUTES and attr not in ("format", "format_map"):
+            self.refuse(node, "string-code", "forbidden attribute that turns strings into code or attribute access: .%s" % attr)
+
     def visit_Attribute(self, node):
-        if node.attr.startswith("_"):
-            self.refuse(node, "private", "forbidden private attribute access: .%s" % node.attr)
-        elif node.attr in IO_ATTRIBUTES:
-            self.refuse(node, "io", "forbidden I/O-capable attribute: .%s" % node.attr)
-        elif node.attr in REACH_ATTRIBUTES:
-            self.refuse(node, "module", "forbidden attribute that reaches a module or a frame: .%s" % node.attr)
-        elif node.attr in ("format", "format_map") and not literal_format(node):
+        if node.attr in ("format", "format_map") and not literal_format(node):
             self.refuse(node, "string-code", "forbidden .%s: allowed only on a string literal whose fields neither walk attributes nor index ('{}', '{0:.3f}', '{name!r}'; not '{0.attr}', '{0[k]}')" % node.attr)
-        elif node.attr in STRING_CODE_ATTRIBUTES and node.attr not in ("format", "format_map"):
-            self.refuse(node, "string-code", "forbidden attribute that turns strings into code or attribute access: .%s" % node.attr)
+        else:
+            self.check_attribute(node, node.attr)
+        self.generic_visit(node)
+
+    def visit_MatchClass(self, node):
+        """`case C(__globals__=g)` reads the attribute `__globals__` of the subject: the same rules as `.attr`;
+        `format` too, since a class pattern hands out the bound method."""
+        for attr in node.kwd_attrs:
+            self.check_attribute(node, attr)
+            if attr in ("format", "format_map"):
+                self.refuse(node, "string-code", "forbidden .%s read by a class pattern" % attr)
         self.generic_visit(node)
 
     def visit_arg(self, node):
