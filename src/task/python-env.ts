@@ -228,7 +228,12 @@ export function isolationSupport(python = "python3"): IsolationSupport {
   }
   if (!info?.namespaces) {
     gaps.push("network access", "writing files your user can write", "leaving processes behind that detach from their session");
-  } else if (!info.readonlyRoot) gaps.push("writing files your user can write");
+  } else {
+    // A network namespace holds no filesystem socket: connect() needs only the socket file's write permission, which
+    // a read-only mount does not take away.
+    gaps.push("connecting to Unix sockets on the filesystem that your user can reach (a Docker or D-Bus socket, say)");
+    if (!info.readonlyRoot) gaps.push("writing files your user can write");
+  }
   if (!info?.namespaces || (process.getuid?.() === 0 && !info.unprivileged))
     gaps.push("a process limit (fork bombs are stopped only by the timeout)");
   return { bwrap: false, gaps, reason: bwrap.reason };

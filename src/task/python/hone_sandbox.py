@@ -5,8 +5,9 @@ interpreter on the cold path). That process switches to an unprivileged user whe
 user, mount, PID, network, IPC and UTS namespaces, gives the call a fresh private /tmp (size-capped), hides the
 paths it is told to hide, then forks the call's first process (PID 1 of the new PID namespace). That process
 mounts a /proc that shows only its own namespace, drops every capability, sets no_new_privs and the resource
-limits (address space, processes, file size, core dumps), closes every inherited descriptor but its result pipe,
-and runs the target. When it ends or is killed, the kernel kills everything left in its PID namespace, so no
+limits (address space, processes, file size, core dumps), refuses the memory the address-space limit does not count
+(memfds, attached SysV shared memory: a seccomp filter, `deny_unlimited_memory`), closes every inherited descriptor
+but its result pipe, and runs the target. When it ends or is killed, the kernel kills everything left in its PID namespace, so no
 daemon, fork or detached child outlives the call. Nothing the call can reach leads to a socket outside it: its
 network namespace is empty, and the filesystem it sees holds no socket.
 
@@ -143,10 +144,14 @@ def _readonly_root():
 
 
 def _hide(path):
-    if os.path.isdir(path) and not os.path.islink(path):
-        mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555")
-    elif os.path.exists(path):
-        mount("/dev/null", path, None, MS_BIND)
+    """Covers a folder (or a file) with an empty one. A path through a symbolic link (a task folder reached by a
+    link) hides where it leads, which is what the program could otherwise read by its real name: mount itself
+    follows the link, and a file bound over the folder it leads to would fail the call's set-up."""
+    real = os.path.realpath(path)
+    if os.path.isdir(real):
+        mount("tmpfs", real, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555")
+    elif os.path.exists(real):
+        mount("/dev/null", real, None, MS_BIND)
 
 
 def enter_namespaces(limits):
@@ -286,6 +291,54 @@ def seal_call(limits, contained, keep=()):
     return scratch
 
 
+# Memory that RLIMIT_AS does not count: a memfd's pages (written with write(), never mapped) and SysV shared memory
+# (attached, filled and detached again) would let one process hold any amount of the host's memory for as long as
+# its call runs. Python, numpy and the standard library use neither; a call gets ENOSYS for them, as from a kernel
+# without them. Syscalls of another ABI (i386 through int 0x80, x32), which name these by other numbers, are refused
+# whole. A SysV segment may still be made (its pages exist only once attached and touched), never attached.
+# Per architecture: (AUDIT_ARCH, [memfd_create, memfd_secret, shmat], first number of another ABI or None).
+_SECCOMP_ARCH = {
+    "x86_64": (0xC000003E, (319, 447, 30), 0x40000000),
+    "aarch64": (0xC00000B7, (279, 447, 196), None),
+}
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
+BPF_LD_ABS, BPF_JEQ, BPF_JGE, BPF_RET = 0x20, 0x15, 0x35, 0x06
+ENOSYS = 38
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def _memory_filter(arch, denied, other_abi):
+    """The BPF program: another architecture or ABI, or a denied syscall, gets ENOSYS; everything else runs."""
+    deny = (BPF_RET, 0, 0, SECCOMP_RET_ERRNO | ENOSYS)
+    checks = [(BPF_JGE, 0, 0, other_abi)] if other_abi is not None else []
+    checks += [(BPF_JEQ, 0, 0, nr) for nr in denied]
+    prog = [(BPF_LD_ABS, 0, 0, 4), (BPF_JEQ, 1, 0, arch), deny, (BPF_LD_ABS, 0, 0, 0)]
+    for i, (code, _, _, k) in enumerate(checks):
+        prog.append((code, len(checks) - i, 0, k))  # on a match, to `deny` after the allow below
+    prog += [(BPF_RET, 0, 0, SECCOMP_RET_ALLOW), deny]
+    return prog
+
+
+def deny_unlimited_memory():
+    """Installs the filter above in this process (and so in everything it starts); needs no_new_privs. Returns
+    whether it holds (False on an architecture it does not know, or where the kernel refused it)."""
+    known = _SECCOMP_ARCH.get(os.uname().machine)
+    if known is None:
+        return False
+    prog = _memory_filter(*known)
+    filters = (_SockFilter * len(prog))(*[_SockFilter(*ins) for ins in prog])
+    fprog = _SockFprog(len(prog), filters)
+    return _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) == 0
+
+
 def _settle(limits, contained):
     """What every call's first process does before its request: its scratch folder as working directory, an
     environment without secrets, its limits, no capabilities, no_new_privs. Returns the scratch folder."""
@@ -296,6 +349,7 @@ def _settle(limits, contained):
     if contained:
         drop_capabilities()
     prctl(PR_SET_NO_NEW_PRIVS, 1)
+    deny_unlimited_memory()
     sys.dont_write_bytecode = True  # the program is imported once: a .pyc would be written for nothing
     return scratch
 
@@ -322,23 +376,34 @@ def mapped_bytes():
         return 0
 
 
+def _limit(kind, soft, hard=None):
+    """Sets a resource limit, never above the one inherited: a limit cannot be raised, and on the cold path the
+    program's process is the evaluator's child, whose own (the task's memory_mb) may be lower than what
+    run_program asks. Asking for more would fail the call before its program ran."""
+    hard = soft if hard is None else hard
+    inherited = resource.getrlimit(kind)[1]
+    if inherited != resource.RLIM_INFINITY:
+        soft, hard = min(soft, inherited), min(hard, inherited)
+    resource.setrlimit(kind, (soft, hard))
+
+
 def set_limits(limits, contained):
     memory_mb = int(limits.get("memory_mb") or 0)
     if memory_mb > 0:
         size = (memory_mb << 20) + int(limits.get("memory_base_bytes") or 0)
-        resource.setrlimit(resource.RLIMIT_AS, (size, size))
+        _limit(resource.RLIMIT_AS, size)
     cpu = int(limits.get("cpu_seconds") or 0)
     if cpu > 0:  # at the soft limit the call exits with CPU_EXIT; a second later the kernel's SIGKILL, which even
         # a namespace's PID 1 cannot ignore, stops code that never returns to the interpreter
         signal.signal(signal.SIGXCPU, lambda *_: os._exit(CPU_EXIT))
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        _limit(resource.RLIMIT_CPU, cpu, cpu + 1)
     procs = int(limits.get("max_processes") or DEFAULTS["max_processes"])
-    resource.setrlimit(resource.RLIMIT_NPROC, (procs, procs))
+    _limit(resource.RLIMIT_NPROC, procs)
     file_bytes = int(limits.get("file_mb") or DEFAULTS["file_mb"]) << 20
-    resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
+    _limit(resource.RLIMIT_FSIZE, file_bytes)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     files = int(limits.get("open_files") or DEFAULTS["open_files"])
-    resource.setrlimit(resource.RLIMIT_NOFILE, (files, files))
+    _limit(resource.RLIMIT_NOFILE, files)
     if contained:
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 
