@@ -12,7 +12,12 @@ const MAX_TEXT_BYTES = 1 << 20;
 const MAX_JSON_BYTES = 16 << 20;
 const PYYAML_TIMEOUT_MS = 10_000;
 
-const LOAD = `import json, sys
+/**
+ * PyYAML's reading as JSON: under a memory limit, and written out a piece at a time up to MAX_JSON_BYTES, since an
+ * alias repeated at every level of a small file (a "billion laughs") is one object to PyYAML and a huge one as JSON.
+ */
+const LOAD = `import json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 try:
     import yaml
 except ImportError:
@@ -22,7 +27,15 @@ try:
 except yaml.YAMLError as e:
     sys.stderr.write(str(e).splitlines()[0] if str(e) else "not valid YAML")
     sys.exit(4)
-sys.stdout.write(json.dumps(value, default=str))`;
+left = ${MAX_JSON_BYTES}
+try:
+    for piece in json.JSONEncoder(default=str).iterencode(value):
+        left -= len(piece)
+        if left < 0:
+            sys.exit(5)
+        sys.stdout.write(piece)
+except (MemoryError, RecursionError):
+    sys.exit(5)`;
 
 /** The file's value as PyYAML reads it, or why it cannot say (no python3, no PyYAML, its own refusal). */
 function pyYaml(text: string, python: string): { value: unknown } | { why: string } {
@@ -31,11 +44,14 @@ function pyYaml(text: string, python: string): { value: unknown } | { why: strin
     input: text,
     encoding: "utf8",
     timeout: PYYAML_TIMEOUT_MS,
-    maxBuffer: MAX_JSON_BYTES,
+    maxBuffer: MAX_JSON_BYTES + 1024,
   });
-  if (r.error || r.status === null) return { why: `${python} could not read it with PyYAML (${r.error?.message ?? r.signal})` };
+  // The exit status first: a python that ends without reading its input leaves the write an EPIPE.
   if (r.status === 3) return { why: `PyYAML, which the upstream framework reads it with, is not installed for ${python}` };
-  if (r.status !== 0) return { why: `PyYAML refuses it too: ${r.stderr.trim().slice(0, 300)}` };
+  if (r.status === 5) return { why: "PyYAML reads it as a value too large to take" };
+  if (r.status === 4) return { why: `PyYAML refuses it too: ${r.stderr.trim().slice(0, 300)}` };
+  if (r.status !== 0)
+    return { why: `${python} could not read it with PyYAML (${r.error?.message ?? r.signal ?? `exit ${r.status}`})` };
   try {
     return { value: JSON.parse(r.stdout) };
   } catch {
@@ -52,6 +68,8 @@ export function readUpstreamYaml(file: string, python = "python3"): unknown {
   try {
     return parseYaml(text, { logLevel: "error" }) ?? {};
   } catch (err) {
+    // A file the yaml package refuses for its aliases (a resource-exhaustion attack) is refused, not read again.
+    if ((err as { code?: string }).code === "ALIAS_COUNT" || /alias count/i.test((err as Error).message)) throw err;
     const again = pyYaml(text, python);
     if ("value" in again) return again.value ?? {};
     throw new Error(`${(err as Error).message.split("\n")[0]} (${again.why})`);

@@ -35,4 +35,23 @@ describe("an upstream config.yaml only PyYAML reads", () => {
     writeFileSync(broken, 'a: "\n  b: [\n');
     expect(() => readUpstreamYaml(broken)).toThrow(/PyYAML refuses it too: /);
   });
+
+  it("never hands an alias bomb to PyYAML, and stops PyYAML's reading of one it does get at a size", (ctx) => {
+    requireTool(ctx, "pyyaml");
+    const levels = "abcdefghi";
+    const lines = [...levels].map((l, i) =>
+      i === 0
+        ? "a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"
+        : `${l}: &${l} [${Array(10)
+            .fill(`*${levels[i - 1]}`)
+            .join(", ")}]`,
+    );
+    const bomb = join(tempDir(), "laughs.yaml");
+    writeFileSync(bomb, `${lines.join("\n")}\n`); // 10^9 numbers once expanded
+    expect(() => readUpstreamYaml(bomb)).toThrow(/Excessive alias count/);
+    // The same, where the yaml package stops first at what only PyYAML reads (a quoted string at its key's indentation).
+    const both = join(tempDir(), "laughs-and-quote.yaml");
+    writeFileSync(both, `prompt:\n  system_message: "\n  multi-line\n    text"\n${lines.join("\n")}\n`);
+    expect(() => readUpstreamYaml(both)).toThrow(/PyYAML reads it as a value too large to take/);
+  });
 });
