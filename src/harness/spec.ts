@@ -26,7 +26,16 @@ const text = (max: number) =>
 
 /** A JSON value of at most SPEC_LIMITS.json characters: the texts have caps, and so does what a spec adds as data. */
 const boundedJson = <T extends z.ZodType>(schema: T) =>
-  schema.refine((v) => JSON.stringify(v).length <= SPEC_LIMITS.json, `must be at most ${SPEC_LIMITS.json} characters as JSON`);
+  schema.refine((v) => jsonLength(v) <= SPEC_LIMITS.json, `must be at most ${SPEC_LIMITS.json} characters as JSON`);
+
+/** A value's length as JSON; one nested past what JSON.stringify can walk (a proposal's 5,000 brackets) is too long. */
+function jsonLength(v: unknown): number {
+  try {
+    return JSON.stringify(v)?.length ?? 0;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
 
 const jsonSchemaObject = boundedJson(z.object({ type: z.literal("object") }).passthrough());
 

@@ -28,6 +28,12 @@ describe("a HarnessSpec's data within its limits", () => {
     expect(v.problems.map((p) => p.field)).toEqual(["new_middlewares.0.params"]);
   });
 
+  it("refuses params nested past what JSON.stringify can walk, instead of throwing (a proposal ended the run)", () => {
+    const deep = JSON.parse(`{"a": ${"[".repeat(100_000)}${"]".repeat(100_000)}}`) as object;
+    const v = validateSpec(middleware(deep));
+    expect(v.problems.map((p) => p.field)).toEqual(["new_middlewares.0.params"]);
+  });
+
   it("accepts ordinary schemas and params", () => {
     const schema = { type: "object", properties: { step: { type: "number", minimum: 0 } }, required: ["step"] };
     expect(validateSpec(tool(schema)).problems).toEqual([]);
