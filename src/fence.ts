@@ -63,10 +63,11 @@ function closingLine(lines: FenceLine[], at: number, ticks: number): Close | und
 }
 
 /**
- * The blocks of `text` whose info string starts with `prefix`, in order. An opening fence may stand anywhere (a reply
- * may write "Here: ```component x"), and a block no fence line closes ends at the first run of its fence's backticks
+ * The blocks of `text` whose info string starts with `prefix`, in order. Every block is read, of whatever kind, so a
+ * code example's closing fence is never taken for an opening one. An opening fence may stand anywhere (a reply may
+ * write "Here: ```component x"), and a block no fence line closes ends at the first run of its fence's backticks
  * (closed at the end of its last line); once one such block is met, the later ones are read that way too, so reading
- * stays linear in the text. A block nothing closes ends the reading.
+ * stays linear in the text. A wanted block nothing closes ends the reading; another kind's is passed over.
  */
 export function fencedBlocks(text: string, prefix: string): FencedBlock[] {
   const lines = fenceLines(text);
@@ -76,18 +77,19 @@ export function fencedBlocks(text: string, prefix: string): FencedBlock[] {
   let byLines = true;
   for (let m = open.exec(text); m; m = open.exec(text)) {
     const info = (m[2] as string).trim();
-    if (!info.startsWith(prefix)) continue;
+    const wanted = info.startsWith(prefix);
     const from = m.index + m[0].length;
     const ticks = (m[1] as string).length;
     while (line < lines.length && (lines[line] as FenceLine).start < from) line++;
     let close = byLines ? closingLine(lines, line, ticks) : undefined;
     if (!close) {
       byLines = false;
+      if (!wanted) continue;
       const inline = text.indexOf("`".repeat(ticks), from);
       if (inline < 0) break;
       close = { bodyEnd: inline, next: inline + ticks, line };
     }
-    blocks.push({ info, body: text.slice(from, close.bodyEnd) });
+    if (wanted) blocks.push({ info, body: text.slice(from, close.bodyEnd) });
     open.lastIndex = close.next;
     line = close.line;
   }

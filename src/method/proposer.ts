@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { type FencedBlock, fencedBlocks } from "../fence.ts";
 import type { HarnessSpec } from "../harness/spec.ts";
 import { validateSpec } from "../harness/spec.ts";
 import type { Harness } from "../harness/types.ts";
@@ -109,46 +110,13 @@ export function proposerMessages(proposer: Harness, c: ProposerContext): ChatMes
   ];
 }
 
-/**
- * The ```json (or bare ```) blocks of a completion, in order. A block closes at the first fence that begins a line
- * when what it then holds parses (a JSON string cannot hold a raw line break, so a fence inside one, such as a skill's
- * code example "```python\n…", never begins a line), else at its first fence (a block closed on its own last line).
- * Linear in the text: the fences that begin a line are found once, and each block is parsed at most once past its
- * first fence, which the next block's opening fence (a line break after it) bounds.
- */
-function fencedBlocks(text: string): string[] {
-  const lineFences = [...text.matchAll(/\n[ \t]*```/g)].map((m) => m.index + m[0].length - 3);
-  const open = /```(?:json)?[ \t]*\r?\n/g;
-  const blocks: string[] = [];
-  let next = 0;
-  for (let m = open.exec(text); m; m = open.exec(text)) {
-    const from = m.index + m[0].length;
-    const first = text.indexOf("```", from);
-    if (first < 0) break;
-    while ((lineFences[next] ?? Number.POSITIVE_INFINITY) < from) next++;
-    const lineFence = lineFences[next];
-    const whole = lineFence !== undefined && lineFence > first ? text.slice(from, lineFence) : undefined;
-    const end = whole !== undefined && parses(whole) ? (lineFence as number) : first;
-    blocks.push(whole !== undefined && end === first && !parses(text.slice(from, first)) ? whole : text.slice(from, end));
-    open.lastIndex = end + 3;
-  }
-  return blocks;
-}
-
-function parses(text: string): boolean {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** The JSON array of proposals in a completion: the last ```json block, else the outermost [...]. */
 export function extractProposals(text: string): unknown[] | string {
-  const blocks = fencedBlocks(text);
+  // Its ```json (or bare ```) blocks, read by CommonMark's fence rule (src/fence.ts): a skill's code example inside a
+  // JSON string never begins a line, and a ```python example before the block is a block of its own.
+  const blocks = fencedBlocks(text, "").filter((b) => b.info === "" || b.info === "json");
   const candidate = blocks.length
-    ? (blocks[blocks.length - 1] as string)
+    ? (blocks[blocks.length - 1] as FencedBlock).body
     : text.slice(text.indexOf("["), text.lastIndexOf("]") + 1);
   if (!candidate.trim()) return "the answer holds no JSON array of proposals";
   try {

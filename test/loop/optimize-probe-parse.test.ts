@@ -58,6 +58,8 @@ describe("proposals whose texts hold code fences", () => {
     expect(extractProposals("```json\n[1,\n```")).toMatch(/does not parse/);
     // A block closed on its own line, then a later block: the later one is the last (the first did not swallow it).
     expect(extractProposals('```json\n[{"a": 1}]```\nor rather\n```json\n[{"a": 2}]\n```')).toEqual([{ a: 2 }]);
+    // A code example before the block: its closing fence opens nothing (the block after it was lost).
+    expect(extractProposals('Example:\n```python\nprint(1)\n```\n\n```json\n[{"a": 3}]\n```')).toEqual([{ a: 3 }]);
   });
 
   it("find the blocks in one pass over a hostile answer (fences that never begin a line)", () => {
