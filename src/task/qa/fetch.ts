@@ -75,6 +75,14 @@ export async function fetchBenchmark(
   opts: { baseUrl?: string; record?: boolean } = {},
 ): Promise<string> {
   const dest = join(root, b.id);
+  // A file published inside an archive ("<archive URL>#<member>"): hone does not unpack archives, and saving the
+  // archive under the member's name would leave a file no loader can read.
+  const inArchive = opts.baseUrl ? [] : b.files.filter((f) => f.url.includes("#"));
+  if (inArchive.length)
+    throw new HoneError(
+      "usage",
+      `${b.id}: ${inArchive.map((f) => `${f.name} is ${f.url.slice(f.url.indexOf("#") + 1)} inside ${f.url.replace(/#.*$/, "")}`).join("; ")}. hone does not unpack archives: download and extract ${inArchive.length > 1 ? "them" : "it"} into ${dest}/ yourself, or give --base-url of a mirror that serves ${inArchive.map((f) => f.name).join(", ")} by name.`,
+    );
   const unpinned = b.files.filter((f) => !f.sha256 && !recorded(dest, f.name));
   if (unpinned.length && !opts.record)
     throw new HoneError(

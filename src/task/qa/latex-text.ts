@@ -1,19 +1,30 @@
+import { PY_SPACE_CLASS, pyLen, pyStrip } from "./python-text.ts";
+
 /**
  * The part of pylatexenc's `LatexNodes2Text().latex_to_text` (default settings, text mode) that PRM800K's grader
  * meets in math answers, written from its observed behaviour: characters pass through, braces group, a letter
  * macro swallows the spaces after its name, arguments are a group, a macro or one character after optional
  * spaces, `\frac` gives "a/b", `\sqrt[n]{x}` gives "√(x)", text macros give their content, symbols their Unicode
- * character, spacing macros spaces, "~" a no-break space; unclosed groups close at the end and stray "}" vanish.
- * Anything outside this vocabulary (other macros, \( \[ math, accents, styled alphabets, the specials & -- ``
- * '', a newline) returns `undefined`: the caller treats it as the grader treats a conversion that raises (the
- * expression is kept as it is). pylatexenc renders a macro it does not know as nothing; this port cannot tell an
- * unknown macro from one it knows and this file does not, so both count as outside the vocabulary.
+ * character, spacing macros spaces, "~" a no-break space, pmatrix/bmatrix/smallmatrix "[ a b; c d ]"; unclosed
+ * groups close at the end and stray "}" vanish. Anything outside this vocabulary (other macros and environments,
+ * $ and \( \[ math, % comments, accents, styled alphabets, the specials & -- `` '', a blank line) returns
+ * `undefined`: pylatexenc's text for it is unknown here, and the caller (prm800k.ts) must not take two such
+ * expressions for equal unless they are the same. pylatexenc renders a macro it does not know as nothing; this
+ * port cannot tell an unknown macro from one it knows and this file does not, so both count as outside the
+ * vocabulary. Checked against pylatexenc 2.10 on random strings over this vocabulary and beyond it.
  */
 
 type Node =
   | { kind: "chars"; text: string }
   | { kind: "group"; nodes: Node[] }
-  | { kind: "macro"; name: string; args?: (Node | null)[] };
+  | { kind: "macro"; name: string; args?: (Node | null)[] }
+  /** A matrix environment's cells, row by row (pylatexenc's fmt_matrix_environment_node). */
+  | { kind: "matrix"; rows: Node[][][] }
+  /** "&" inside a matrix environment: the next column. */
+  | { kind: "column" };
+
+/** The matrix environments pylatexenc renders as "[ a b; c d ]" (array, which takes a column spec, is not here). */
+const MATRICES = new Set(["pmatrix", "bmatrix", "smallmatrix"]);
 
 // biome-ignore format: a table reads better packed
 const SYMBOLS: Record<string, string> = {
@@ -29,9 +40,11 @@ const SYMBOLS: Record<string, string> = {
   // Macros rendered as nothing; where one takes an argument its content follows as text, which renders the same.
   left: "", right: "", displaystyle: "", ne: "", degree: "", deg: "", triangle: "", sec: "", csc: "", cot: "",
   gcd: "", lcm: "", det: "", mod: "", bmod: "", pmod: "", implies: "", iff: "", binom: "", dbinom: "", tbinom: "",
-  text: "", textrm: "", textit: "", textbf: "", textnormal: "", emph: "", mathrm: "", operatorname: "", boxed: "",
+  textnormal: "", operatorname: "", boxed: "",
   fbox: "", phantom: "", big: "", Big: "", bigg: "", middle: "", boldsymbol: "", cfrac: "",
 };
+/** Macros whose one argument is rendered as its content, and which render nothing without one. */
+const TEXT_ARGUMENT = new Set(["text", "textrm", "textit", "textbf", "emph", "mathrm"]);
 /** Macros whose one argument is dropped. */
 const DROP_ARGUMENT = new Set(["mbox", "textsf", "texttt", "textup", "hspace"]);
 /** Macros that render their one argument's content ("%s"), where a missing argument is a configuration error. */
@@ -50,9 +63,10 @@ class Unsupported extends Error {}
 function arity(name: string): { mandatory: number; optional: boolean } {
   if (name === "frac" || name === "nicefrac") return { mandatory: 2, optional: false };
   if (name === "sqrt") return { mandatory: 1, optional: true };
-  if (DROP_ARGUMENT.has(name) || CONTENT.has(name) || STYLED.has(name)) return { mandatory: 1, optional: false };
-  // \( \) \[ \] delimit math in pylatexenc, which changes the tree: not reproduced.
-  if (/^[()[\]]$/.test(name)) throw new Unsupported();
+  if (DROP_ARGUMENT.has(name) || CONTENT.has(name) || STYLED.has(name) || TEXT_ARGUMENT.has(name))
+    return { mandatory: 1, optional: false };
+  // \( \) \[ \] delimit math in pylatexenc and \begin \end environments, which changes the tree: not reproduced.
+  if (/^[()[\]]$/.test(name) || name === "begin" || name === "end") throw new Unsupported();
   // Any other macro takes no argument; one outside the vocabulary fails only where it is rendered.
   return { mandatory: 0, optional: false };
 }
@@ -66,7 +80,7 @@ class Parser {
   i = 0;
   constructor(private readonly s: string) {}
 
-  nodes(inGroup: boolean): Node[] {
+  nodes(inGroup: boolean, environment?: string): Node[] {
     const out: Node[] = [];
     let text = "";
     const flush = () => {
@@ -75,7 +89,22 @@ class Parser {
     };
     while (this.i < this.s.length) {
       const c = this.s[this.i] as string;
-      if (c === "}") {
+      if (environment !== undefined && (c === "&" || c === "\\" || c === "}")) {
+        flush();
+        if (c === "&") {
+          out.push({ kind: "column" });
+          this.i++;
+          continue;
+        }
+        if (c === "}") throw new Unsupported();
+        const end = /^\\end[ \t]*(?:\n[ \t]*)?\{([\w* ._-]+)\}/u.exec(this.s.slice(this.i, this.i + 80));
+        if (end) {
+          if (end[1] !== environment) throw new Unsupported();
+          this.i += end[0].length;
+          return out;
+        }
+        out.push(this.macro());
+      } else if (c === "}") {
         this.i++;
         if (inGroup) break;
       } else if (c === "{") {
@@ -91,11 +120,35 @@ class Parser {
       }
     }
     flush();
+    // An environment left open at the end of the input: not reproduced.
+    if (environment !== undefined) throw new Unsupported();
     return out;
   }
 
+  /**
+   * `\begin{name}…\end{name}` of a matrix environment: cells split at "&" and rows at "\\\\". Every cell must hold
+   * more than spaces (pylatexenc's handling of empty cells and a trailing "\\\\" is not reproduced).
+   */
+  private environment(): Node {
+    const begin = /^[ \t]*(?:\n[ \t]*)?\{([\w* ._-]+)\}/u.exec(this.s.slice(this.i, this.i + 80));
+    if (!begin || !MATRICES.has(begin[1] as string)) throw new Unsupported();
+    this.i += begin[0].length;
+    const rows: Node[][][] = [[[]]];
+    for (const n of this.nodes(false, begin[1])) {
+      const row = rows[rows.length - 1] as Node[][];
+      if (n.kind === "column") row.push([]);
+      else if (n.kind === "macro" && n.name === "\\") rows.push([[]]);
+      else (row[row.length - 1] as Node[]).push(n);
+    }
+    const blank = (cell: Node[]) => cell.every((n) => n.kind === "chars" && pyStrip(n.text) === "");
+    if (rows.some((row) => row.some(blank))) throw new Unsupported();
+    return { kind: "matrix", rows };
+  }
+
+  /** A macro's name: letters as Python's `str.isalpha` has them (any script: "\\piπ" is one unknown macro), or one
+   * other character; an alphabetic name swallows the spaces after it. */
   private macroName(): string {
-    const m = /^\\([a-zA-Z]+)[ \t]*(?:\n[ \t]*)?|^\\([^a-zA-Z])/.exec(this.s.slice(this.i, this.i + 66));
+    const m = /^\\(\p{L}+)[ \t]*(?:\n[ \t]*)?|^\\(\P{L})/u.exec(this.s.slice(this.i, this.i + 66));
     const all = m?.[0] ?? "\\";
     if (all.length >= 64) throw new Unsupported();
     this.i += all.length;
@@ -104,6 +157,10 @@ class Parser {
 
   private macro(): Node {
     const name = this.macroName();
+    if (name === "begin") return this.environment();
+    // "\\" takes an optional "*" and "[…]" right after it in pylatexenc, "\hspace" an optional "*": not reproduced.
+    if (name === "\\" && /^[*[]/.test(this.s.slice(this.i, this.i + 1))) throw new Unsupported();
+    if (name === "hspace" && /^[ \t\n]*\*/.test(this.s.slice(this.i, this.i + 64))) throw new Unsupported();
     const { mandatory, optional } = arity(name);
     if (mandatory === 0) return { kind: "macro", name };
     const after = this.i;
@@ -154,15 +211,17 @@ class Parser {
       arity(name);
       return { kind: "macro", name };
     }
+    // A special token ('' -- `` !` ?` &), math mode or a comment as an argument: not reproduced.
+    if (/^(?:''|--|[`&$%]|[!?]`)/.test(this.s.slice(this.i, this.i + 2))) throw new Unsupported();
     const ch = String.fromCodePoint(this.s.codePointAt(this.i) as number);
     this.i += ch.length;
     return { kind: "chars", text: ch };
   }
 }
 
-/** pylatexenc's text-mode specials other than "~" (a no-break space): & `` '' -- !` ?`, and whitespace other than
- * spaces, tabs and single newlines: not reproduced. */
-const SPECIALS = /[&`]|''|--|!`|\?`|(?![ \t\n])\p{White_Space}/u;
+/** pylatexenc's text-mode specials other than "~" (a no-break space): & `` '' -- !` ?`, math mode ($), comments
+ * (%), and whitespace other than spaces, tabs and single newlines: not reproduced. */
+const SPECIALS = /[&`$%]|''|--|!`|\?`|(?![ \t\n])\p{White_Space}/u;
 
 function render(list: Node[]): string {
   return list.map(renderNode).join("");
@@ -170,7 +229,17 @@ function render(list: Node[]): string {
 
 const argText = (n: Node | null | undefined): string => (!n ? "" : n.kind === "group" ? render(n.nodes) : renderNode(n));
 
+/** `fmt_matrix_environment_node`: each cell stripped and right-justified to the widest (in code points). */
+function renderMatrix(rows: Node[][][]): string {
+  const cells = rows.map((row) => row.map((cell) => pyStrip(render(cell))));
+  const width = Math.max(...cells.flat().map(pyLen));
+  const pad = (x: string) => " ".repeat(width - pyLen(x)) + x;
+  return `[ ${cells.map((row) => row.map(pad).join(" ")).join("; ")} ]`;
+}
+
 function renderNode(n: Node): string {
+  if (n.kind === "matrix") return renderMatrix(n.rows);
+  if (n.kind === "column") throw new Unsupported();
   if (n.kind === "chars") {
     if (SPECIALS.test(n.text)) throw new Unsupported();
     return n.text.replace(/~/g, "\u00a0");
@@ -189,14 +258,19 @@ function renderNode(n: Node): string {
     return "";
   }
   if (CONTENT.has(name)) return args ? argText(args[0]) : "%s";
+  if (TEXT_ARGUMENT.has(name)) return args ? argText(args[0]) : "";
   const text = SYMBOLS[name] ?? ONE_CHAR[name] ?? (name === "" ? "" : undefined);
   if (text === undefined) throw new Unsupported();
   return text;
 }
 
+/** Whitespace other than spaces, tabs and newlines, as Python's `str.isspace` has it: pylatexenc skips it after a
+ * macro's name and before its arguments, this port does not. */
+const OTHER_SPACE = new RegExp(`(?![ \\t\\n])[${PY_SPACE_CLASS}]`, "u");
+
 /** latex_to_text for the supported vocabulary, or undefined. */
 export function latexToText(s: string): string | undefined {
-  if (/\n[ \t]*\n/.test(s)) return undefined;
+  if (/\n[ \t]*\n/.test(s) || OTHER_SPACE.test(s)) return undefined;
   try {
     return render(new Parser(s).nodes(false));
   } catch (err) {

@@ -7,8 +7,9 @@ import { firstChar, lastChar, pyFloat, pyIntString, pyIsIntValue, pyLen, pyRepla
  * sympy stage. Stages, in the grader's order:
  *  1. equal after `math_normalize.normalize_answer` (strip, unwrap \text{…}, Hendrycks' `_strip_string`) — exact;
  *  2. equal after `_normalize` (units, words, \text, braces, integer floats, LaTeX to text, case) — exact, except
- *     that pylatexenc's LaTeX-to-text is reproduced for the vocabulary of `latex-text.ts` only (outside it the
- *     expression is kept, as when pylatexenc raises);
+ *     that pylatexenc's LaTeX-to-text is reproduced for the vocabulary of `latex-text.ts` only: where either side
+ *     holds LaTeX outside it (a matrix environment, an unknown macro), pylatexenc's text is unknown, so the two
+ *     count as equal only when the texts given to it are the same, and stage 3 is not tried;
  *  3. a tuple or interval compared element by element, with its guards: bracket characters must agree, two
  *     fractions must be the same string (no unreduced fractions), an integer needs an integer — exact;
  *  4. `sympy.simplify(gold - given) == 0` — not run: it counts as unequal.
@@ -74,8 +75,11 @@ function strIsInt(x: string): boolean {
   return f !== undefined && pyIsIntValue(f);
 }
 
-/** `_normalize` */
-export function prmNormalize(input: string): string {
+/**
+ * `_normalize`, with `exact` false where the LaTeX-to-text step met LaTeX outside latex-text.ts's vocabulary (the
+ * result then keeps the LaTeX, which pylatexenc would have rendered) and the text that step was given.
+ */
+function normalizeTracked(input: string): { text: string; exact: boolean; latexInput: string } {
   let e = enclosingText(input) ?? input;
   for (const [from, to] of [
     ["\\%", "%"],
@@ -95,11 +99,14 @@ export function prmNormalize(input: string): string {
   e = e.replace(/,\\! */g, "");
   const f = pyFloat(e);
   if (f !== undefined && pyIsIntValue(f)) e = pyIntString(Math.round(f));
+  const latexInput = e;
+  let exact = true;
   if (e.includes("\\")) {
     try {
       e = parseLatex(e);
     } catch {
-      // the grader keeps the expression when the conversion raises
+      // Outside the vocabulary: pylatexenc renders it (it rarely raises), this port cannot say how.
+      exact = false;
     }
   }
   e = e.replace(/- */g, "-");
@@ -107,8 +114,11 @@ export function prmNormalize(input: string): string {
   e = pyReplace(pyReplace(pyReplace(e, " ", ""), "{", ""), "}", "");
   e = e.toLowerCase();
   if (strIsInt(e)) e = pyIntString(pyFloat(pyReplace(e, ",", "")) as number);
-  return e;
+  return { text: e, exact, latexInput };
 }
+
+/** `_normalize` (see `normalizeTracked` for LaTeX outside latex-text.ts's vocabulary). */
+export const prmNormalize = (input: string): string => normalizeTracked(input).text;
 
 const TUPLE_CHARS = "()[]";
 
@@ -134,8 +144,13 @@ const isFrac = (e: string) => /^-?[0-9]+[^\n]?\/0*[1-9][0-9]*[^\n]?\n?$/u.test(e
 export function gradeAnswerWithoutSympy(given: string | undefined, gold: string): boolean {
   if (given === undefined) return false;
   if (mathdNormalize(gold) === mathdNormalize(given)) return true;
-  const g = prmNormalize(gold);
-  const a = prmNormalize(given);
+  const gt = normalizeTracked(gold);
+  const at = normalizeTracked(given);
+  // pylatexenc's text of one side is unknown: equal only if it was given the same text (the grader's stage 3 and
+  // sympy then decide, neither of which can be reproduced on unknown text: unequal).
+  if (!gt.exact || !at.exact) return gt.latexInput === at.latexInput;
+  const g = gt.text;
+  const a = at.text;
   if (g === a) return true;
   if (pyLen(a) === 0) return false;
   const gElems = splitTuple(g);

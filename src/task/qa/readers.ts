@@ -18,6 +18,14 @@ function bytesOf(file: string): Buffer {
 const parseError = (file: string, where: string, err: unknown) =>
   new HoneError("badTask", `${file}${where}: not valid JSON (${(err as Error).message}); fetch it again`);
 
+const kindOf = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "an array" : typeof v);
+
+/** A row must be a JSON object: a `null`, array or scalar row is refused naming where it is. */
+function asRow(v: unknown, where: string): Row {
+  if (typeof v === "object" && v !== null && !Array.isArray(v)) return v as Row;
+  throw new HoneError("badTask", `${where}: expected a JSON object, found ${kindOf(v)}; fetch it again`);
+}
+
 /** JSON Lines (optionally .gz): one object a line, blank lines skipped. */
 export function readJsonl(file: string): Row[] {
   const rows: Row[] = [];
@@ -26,11 +34,13 @@ export function readJsonl(file: string): Row[] {
     .split("\n")
     .forEach((line, i) => {
       if (!line.trim()) return;
+      let v: unknown;
       try {
-        rows.push(JSON.parse(line) as Row);
+        v = JSON.parse(line);
       } catch (err) {
         throw parseError(file, `:${i + 1}`, err);
       }
+      rows.push(asRow(v, `${file}:${i + 1}`));
     });
   return rows;
 }
@@ -50,7 +60,7 @@ export function readJsonArray(file: string, key?: string): Row[] {
   const doc = readJson(file);
   const rows = key ? (doc as Record<string, unknown> | null)?.[key] : doc;
   if (!Array.isArray(rows)) throw new HoneError("badTask", `${basename(file)}: expected ${key ? `"${key}": ` : ""}a JSON array`);
-  return rows as Row[];
+  return rows.map((r, i) => asRow(r, `${basename(file)}${key ? ` ${key}` : ""}[${i}]`));
 }
 
 /** A Parquet file's rows as objects (hyparquet; snappy and uncompressed pages). */
@@ -70,4 +80,11 @@ export function field(row: Row, name: string, where: string): string {
   if (typeof v === "string") return v;
   if (typeof v === "number" || typeof v === "bigint") return String(v);
   throw new HoneError("badTask", `${where}: field "${name}" is missing or not text`);
+}
+
+/** A non-empty list of accepted answers (text, or numbers written as text), or a clear error naming the row. */
+export function answerList(list: unknown, where: string, name: string): string[] {
+  if (Array.isArray(list) && list.length > 0 && list.every((a) => typeof a === "string" || typeof a === "number"))
+    return list.map(String);
+  throw new HoneError("badTask", `${where}: field "${name}" is not a non-empty list of answers`);
 }

@@ -2,7 +2,7 @@ import { scoreNqOpen } from "../alias-scorers.ts";
 import type { BenchmarkDef } from "../benchmark.ts";
 import { goldList } from "../benchmark.ts";
 import { wrongShortAnswer } from "../context.ts";
-import { field, readJsonl } from "../readers.ts";
+import { answerList, field, readJsonl } from "../readers.ts";
 
 const COMMIT = "fb26a3073b1fe636c97302890a27b491d6530130";
 const NAME = "NQ-open.dev.jsonl";
@@ -24,8 +24,8 @@ export const nqOpen: BenchmarkDef = {
   sizes: { test: 3610 },
   load: (dir) => ({
     test: readJsonl(`${dir}/${NAME}`).map((r, i) => {
-      const answers = Array.isArray(r.answer) ? r.answer.map(String) : [];
-      return { id: `nq-open-dev-${i}`, question: field(r, "question", `${NAME}:${i + 1}`), gold: answers };
+      const where = `${NAME}:${i + 1}`;
+      return { id: `nq-open-dev-${i}`, question: field(r, "question", where), gold: answerList(r.answer, where, "answer") };
     }),
   }),
   scorer: {

@@ -2,7 +2,7 @@ import { scoreTriviaqa } from "../alias-scorers.ts";
 import type { BenchmarkDef } from "../benchmark.ts";
 import { goldList } from "../benchmark.ts";
 import { wrongShortAnswer } from "../context.ts";
-import { field, readJsonArray } from "../readers.ts";
+import { answerList, field, readJsonArray } from "../readers.ts";
 
 const NAME = "wikipedia-dev.json";
 
@@ -23,7 +23,8 @@ export const triviaqa: BenchmarkDef = {
       const where = `${NAME} Data[${i}]`;
       const answer = (r.Answer ?? {}) as { NormalizedAliases?: unknown; HumanAnswers?: unknown };
       const aliases = [answer.NormalizedAliases, answer.HumanAnswers ?? []].flatMap((x) => (Array.isArray(x) ? x : []));
-      return { id: field(r, "QuestionId", where), question: field(r, "Question", where), gold: aliases.map(String) };
+      const gold = answerList(aliases, where, "Answer.NormalizedAliases");
+      return { id: field(r, "QuestionId", where), question: field(r, "Question", where), gold };
     }),
   }),
   scorer: {
