@@ -1,4 +1,5 @@
 import { ExitCode, HoneError } from "../errors.ts";
+import { ModelError, type ModelFailureKind } from "../model/errors.ts";
 
 export const isTty = () => Boolean(process.stdout.isTTY);
 
@@ -23,11 +24,25 @@ export function formatScore(v: number | null | undefined): string {
   return Math.abs(v) >= 1000 ? v.toFixed(2) : v.toPrecision(6);
 }
 
+/** Model failures that mean the endpoint itself is wrong: unreachable, key refused, unknown model (exit 6). */
+const ENDPOINT_KINDS: ReadonlySet<ModelFailureKind> = new Set([
+  "unreachable",
+  "unauthorized",
+  "unknown_model",
+  "no_tool_support",
+]);
+
 /** Prints a user-facing error and returns its documented exit code. */
 export function reportError(err: unknown): number {
   if (err instanceof HoneError) {
     process.stderr.write(`hone: ${err.message}\n`);
     return ExitCode[err.exit];
+  }
+  if (err instanceof ModelError) {
+    // A model call that failed where no run code turned it into a HoneError (a proposer's --cache replay miss, say):
+    // the endpoint's fault (6) or the run's (7), as the README's table says, never "a bug".
+    process.stderr.write(`hone: ${err.message}\n`);
+    return ENDPOINT_KINDS.has(err.kind) ? ExitCode.endpoint : ExitCode.runFailed;
   }
   const e = err as Error;
   process.stderr.write(`hone: internal error: ${e?.stack ?? String(err)}\n`);

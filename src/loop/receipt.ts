@@ -199,6 +199,42 @@ function resultLine(kind: string, s: Record<string, unknown> | null): string {
   return `best ${score(s.best_score)} (start ${score(s.start_score)})${at}${validation}`;
 }
 
+/**
+ * Who scored the run: a discovery task's evaluator under its budget, or a QA benchmark's official scorer with the
+ * metrics it reported (the first is the accuracy), read from the run's summary.
+ */
+function scorerLine(r: Receipt): string {
+  if (r.scorer)
+    return `${r.scorer.budget.maxEvals} evaluations per rollout, ${r.scorer.budget.timeoutSec} s each; hone ${r.scorer.hone}`;
+  const s = r.run.summary as { benchmark?: unknown; metric?: unknown; metrics?: unknown } | null;
+  if (!s || typeof s.metric !== "string") return "-";
+  const names = s.metrics && typeof s.metrics === "object" ? Object.keys(s.metrics) : [s.metric];
+  const others = names.filter((n) => n !== s.metric);
+  const benchmark = typeof s.benchmark === "string" ? `${s.benchmark}'s ` : "";
+  return `${benchmark}official scorer: ${s.metric} (the accuracy)${others.length ? `, ${others.join(", ")}` : ""}`;
+}
+
+/**
+ * The run's kind, state and times. A run's row says "running" from its start until it finishes, so a run stopped by
+ * Ctrl-C or killed says so too: the line says it may have stopped, and how a stopped one continues.
+ */
+function runLine(run: Receipt["run"]): string {
+  const times = `${run.started} → ${run.finished ?? "not finished"}`;
+  if (run.status !== "running") return `${run.kind}, ${run.status}, ${times}`;
+  const resume =
+    run.kind === "optimize" || run.kind === "train" ? ` (\`npx hone ${run.kind} --resume <run-dir>\` continues it)` : "";
+  return `${run.kind}, running or stopped before it finished${resume}, ${times}`;
+}
+
+/** What was measured: rollouts and their evaluations, and a QA panel's measurements and task results where it has them. */
+function measuredLine(m: Receipt["measurements"]): string {
+  const rollouts = `${m.rollouts} rollouts, ${m.evaluations} evaluations (${m.invalid_evaluations} invalid), ${m.rollout_seconds} rollout-seconds`;
+  if (m.qa_measurements === 0) return rollouts;
+  const pending = m.qa_pending ? `, ${m.qa_pending} not finished` : "";
+  const qa = `${m.qa_measurements} QA measurements (${m.task_results} task results${pending})`;
+  return m.rollouts === 0 ? qa : `${rollouts}; ${qa}`;
+}
+
 /** The receipt as text: one labelled line per part, the failures listed under their heading. */
 export function formatReceipt(r: Receipt): string {
   const settings = Object.entries(r.settings)
@@ -207,18 +243,13 @@ export function formatReceipt(r: Receipt): string {
     .join(", ");
   const noise = r.noise ? describeNoise(r.noise as Parameters<typeof describeNoise>[0]) : "-";
   const lines = [
-    ["run", `${r.run.kind}, ${r.run.status}, ${r.run.started} → ${r.run.finished ?? "not finished"}`],
+    ["run", runLine(r.run)],
     ["result", resultLine(r.run.kind, r.run.summary)],
     [
       "task",
       `${r.task.id}${r.task.content ? ` (content ${short(r.task.content)}), ${r.task.metric}, ${r.task.direction === "minimize" ? "lower" : "higher"} is better` : ""}`,
     ],
-    [
-      "scorer",
-      r.scorer
-        ? `${r.scorer.budget.maxEvals} evaluations per rollout, ${r.scorer.budget.timeoutSec} s each; hone ${r.scorer.hone}`
-        : "-",
-    ],
+    ["scorer", scorerLine(r)],
     ["settings", settings || "-"],
     ...r.models.map((m) => [
       m.role,
@@ -228,10 +259,7 @@ export function formatReceipt(r: Receipt): string {
       "harnesses",
       `seed ${short(r.harnesses.seed)}, incumbent ${short(r.harnesses.incumbent_commit)}; ${r.harnesses.candidates} candidates (${counts(r.harnesses.by_status)}); ${r.harnesses.identities} measurement identities`,
     ],
-    [
-      "measured",
-      `${r.measurements.rollouts} rollouts, ${r.measurements.evaluations} evaluations (${r.measurements.invalid_evaluations} invalid), ${r.measurements.rollout_seconds} rollout-seconds`,
-    ],
+    ["measured", measuredLine(r.measurements)],
     [
       "noise",
       `${noise}; ${r.measurements.noise_evaluations.total} re-evaluations outside the rollouts' budgets${r.measurements.noise_evaluations.total ? ` (${counts(r.measurements.noise_evaluations.by_purpose)})` : ""}`,

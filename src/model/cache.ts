@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { Statement } from "better-sqlite3";
+import { HoneError } from "../errors.ts";
 import { honeCacheDir } from "../store/cache-dir.ts";
 import { addRecordTable, type Db, openRecordDb } from "../store/db.ts";
 import { ModelError } from "./errors.ts";
@@ -26,9 +27,12 @@ export class ResponseStore implements ResponseRecords {
   private readonly select: Statement;
   private readonly insert: Statement;
   private readonly remove: Statement;
+  /** The file, when the store was opened on one (the shared cache), for messages. */
+  readonly path?: string;
   constructor(at: string | Db) {
     this.owned = typeof at === "string";
-    this.db = typeof at === "string" ? openRecordDb(at) : at;
+    if (typeof at === "string") this.path = at;
+    this.db = typeof at === "string" ? openCacheFile(at) : at;
     addRecordTable(this.db, RESPONSES);
     this.select = this.db.prepare("SELECT response FROM responses WHERE key = ?");
     this.insert = this.db.prepare("INSERT OR IGNORE INTO responses (key, model, response, created_at) VALUES (?, ?, ?, ?)");
@@ -58,11 +62,27 @@ export class ResponseStore implements ResponseRecords {
   }
   clear(olderThanMs?: number): number {
     if (olderThanMs === undefined) return this.db.prepare("DELETE FROM responses").run().changes;
-    return this.db.prepare("DELETE FROM responses WHERE created_at < ?").run(new Date(Date.now() - olderThanMs).toISOString())
-      .changes;
+    // An age past the epoch (`--older-than 99999999d`) keeps everything, as every entry is younger.
+    const cutoff = new Date(Math.max(0, Date.now() - olderThanMs)).toISOString();
+    return this.db.prepare("DELETE FROM responses WHERE created_at < ?").run(cutoff).changes;
   }
   close(): void {
     if (this.owned) this.db.close();
+  }
+}
+
+/**
+ * The shared cache's file, made if missing, or an error naming it and what to do: a home that cannot be written, a
+ * --cache-dir that is a file or read-only are the user's to fix, not a bug.
+ */
+function openCacheFile(path: string): Db {
+  try {
+    return openRecordDb(path);
+  } catch (err) {
+    throw new HoneError(
+      "usage",
+      `the request cache ${path} cannot be opened for writing (${(err as Error).message}); name a writable folder with --cache-dir or HONE_CACHE_DIR, or run with --cache off`,
+    );
   }
 }
 
@@ -159,6 +179,26 @@ function lookup(o: CacheOptions, key: string, own: string): { hit: ChatResponse;
 }
 
 /**
+ * A request --cache replay has no answer for. Replaying a run (`hone replay`) reads that run's records; a new run
+ * with --cache replay reads only the shared cache, so the message names that file and the ways out.
+ */
+function replayMiss(o: CacheOptions, model: ChatModel, key: string, n: number, scope: string): ModelError {
+  const where = `key ${key.slice(0, 16)}…, occurrence ${n} in ${scope || "the run"}`;
+  if (o.replayFrom?.length)
+    return new ModelError(
+      "replay_miss",
+      `replay: this request was never recorded (${where}); the run cannot be replayed exactly from its records`,
+      { url: model.id },
+    );
+  const caches = o.read.map((s) => s.path ?? "the request cache").join(", ") || "no request cache";
+  return new ModelError(
+    "replay_miss",
+    `--cache replay: this request was never recorded in ${caches} (${where}), and --cache replay calls no model; run with --cache read-write (the default) to call the model and record it, point --cache-dir at the cache an earlier run filled, or replay a finished run from its own records with \`hone replay <run-dir>\``,
+    { url: model.id },
+  );
+}
+
+/**
  * The request cache as a wrapper around any ChatModel. Errors are never cached; hits come back flagged
  * `cached: true` with zero latency and no retries, so latency statistics and fault counts leave them out. Every
  * response, hit or live, is recorded in the run's own records under its occurrence key.
@@ -181,12 +221,7 @@ export function withCache(model: ChatModel, o: CacheOptions): CachedModel {
           if (o.mode === "read-write") for (const w of o.write) if (w !== found.from) w.put(key, model.id, found.hit);
           return { ...found.hit, cached: true, latency_ms: 0, attempts: 0 };
         }
-        if (o.mode === "replay")
-          throw new ModelError(
-            "replay_miss",
-            `replay: this request was never recorded (key ${key.slice(0, 16)}…, occurrence ${n} in ${scope || "the run"}); the run cannot be replayed exactly from its records`,
-            { url: model.id },
-          );
+        if (o.mode === "replay") throw replayMiss(o, model, key, n, scope);
         const response = await model.complete(request, signal);
         const { cached: _c, faults: _f, ...toStore } = response;
         o.record?.put(own, model.id, toStore);

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { accessSync, constants, existsSync, mkdirSync, realpathSync, renameSync, rmSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
@@ -113,8 +113,24 @@ const readers = new WeakSet<Db>();
  * read-only mount or file is opened read-only.
  */
 function openReader(path: string): Db {
+  if (!writable(path) && existsSync(path) && !existsSync(`${path}-wal`)) return openImage(path);
   const db = Database(path, { readonly: !writable(path), fileMustExist: true });
   if (!db.readonly) db.pragma("query_only = ON");
+  readers.add(db);
+  return db;
+}
+
+/**
+ * A run this process may only read (another user's, a read-only copy) with no -wal beside it: all of it is in
+ * hone.db, but SQLite reads a WAL database only through a -shm file it makes beside it, which it cannot make there
+ * ("attempt to write a readonly database"). So the file is read into memory and opened from there, read-only; its
+ * header's WAL mark (bytes 18 and 19) is set to a rollback journal's, which an image in memory needs.
+ */
+function openImage(path: string): Db {
+  const image = readFileSync(path);
+  if (image.length >= 20 && image[18] === 2 && image[19] === 2) image.fill(1, 18, 20);
+  sqlite ??= createRequire(import.meta.url)("better-sqlite3") as typeof BetterSqlite3;
+  const db = new sqlite(image, { readonly: true });
   readers.add(db);
   return db;
 }

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
@@ -54,15 +55,18 @@ export function registerReplay(program: Command): void {
   const cache = program.command("cache").description("the shared request cache");
   cache
     .command("stats")
+    .description("how many responses the shared request cache holds, their size and ages")
     .option("--cache-dir <dir>", "cache folder (default HONE_CACHE_DIR or ~/.cache/hone)")
     .option("--json", "print as JSON")
     .action(async (opts) => {
       const { defaultCachePath, ResponseStore } = await import("../../model/cache.ts");
       const path = opts.cacheDir ? join(opts.cacheDir, "requests.db") : defaultCachePath();
-      const store = new ResponseStore(path);
-      const s = store.stats();
-      store.close();
-      if (opts.json) printJson({ path, ...s });
+      // Looking makes nothing: a cache not there yet (or a mistyped --cache-dir) is empty, not created.
+      const exists = existsSync(path);
+      const s = exists ? readStats(new ResponseStore(path)) : { entries: 0, bytes: 0, oldest: null, newest: null };
+      if (opts.json) printJson({ path, exists, ...s });
+      else if (!exists)
+        process.stdout.write(`${path}\n  no request cache here yet (a run with --cache read-write, the default, makes it)\n`);
       else
         process.stdout.write(
           `${path}\n  ${s.entries} responses, ${(s.bytes / 1024).toFixed(0)} KiB${s.oldest ? `, ${s.oldest} … ${s.newest}` : ""}\n`,
@@ -70,14 +74,30 @@ export function registerReplay(program: Command): void {
     });
   cache
     .command("clear")
+    .description("remove the shared request cache's responses (all, or those older than --older-than)")
     .option("--older-than <age>", "only entries older than this (like 14d, 12h)")
     .option("--cache-dir <dir>", "cache folder (default HONE_CACHE_DIR or ~/.cache/hone)")
     .action(async (opts) => {
       const { defaultCachePath, ResponseStore } = await import("../../model/cache.ts");
+      const age = opts.olderThan === undefined ? undefined : parseAge(opts.olderThan);
       const path = opts.cacheDir ? join(opts.cacheDir, "requests.db") : defaultCachePath();
+      if (!existsSync(path)) return void process.stdout.write(`removed 0 cached response(s): no request cache at ${path}\n`);
       const store = new ResponseStore(path);
-      const n = store.clear(opts.olderThan ? parseAge(opts.olderThan) : undefined);
-      store.close();
+      const n = (() => {
+        try {
+          return store.clear(age);
+        } finally {
+          store.close();
+        }
+      })();
       process.stdout.write(`removed ${n} cached response(s) from ${path}\n`);
     });
+}
+
+function readStats(store: import("../../model/cache.ts").ResponseStore) {
+  try {
+    return store.stats();
+  } finally {
+    store.close();
+  }
 }
