@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { lstatSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { HoneError } from "../errors.ts";
 import { writeFileAtomic } from "../store/atomic.ts";
@@ -17,8 +17,12 @@ export interface FolderReportOptions {
 
 /** The baseline an experiment folder was run with (its experiment.json), if it says. */
 export function manifestBaseline(dir: string): string | undefined {
+  const file = join(dir, "experiment.json");
+  // A regular file of a manifest's size: a FIFO put there would hold the report for ever.
+  const st = lstatSync(file, { throwIfNoEntry: false });
+  if (!st?.isFile() || st.size > 1 << 20) return undefined;
   try {
-    const m = JSON.parse(readFileSync(join(dir, "experiment.json"), "utf8")) as { baseline?: unknown };
+    const m = JSON.parse(readFileSync(file, "utf8")) as { baseline?: unknown };
     return typeof m.baseline === "string" && m.baseline.length > 0 ? m.baseline : undefined;
   } catch {
     return undefined;

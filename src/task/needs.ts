@@ -286,7 +286,8 @@ function missingTodo(task: NeedsSubject, needs: TaskNeeds): string {
   const todo: string[] = [];
   if (folders.length > 0)
     todo.push(
-      `add ${folders.map((d) => JSON.stringify(d)).join(", ")} to python_path: in hone.yaml or in the task's manifest entry ` +
+      `add ${folders.map((d) => JSON.stringify(d)).join(", ")} to python_path: in the task folder's hone.yaml ` +
+        "(relative to the task folder; a tasks.yaml entry's python_path is relative to the tasks.yaml's folder instead) " +
         "(the evaluator finds those modules in a folder above its own, which hone's sandbox shows only when named there)",
     );
   if (install.length > 0)

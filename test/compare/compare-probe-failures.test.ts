@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -88,6 +89,13 @@ describe("--report compares against the experiment's baseline", () => {
       "experiment.json": "{}",
       "gsm8k-slice+qa+random/seed-0/cell.json": rec("random", 0, [0, 0]),
     });
+    expect(reportFolder(dir).report.baseline).toBe("random");
+  });
+
+  it("does not wait on an experiment.json that is a FIFO (the default baseline instead)", () => {
+    const dir = folderWith({ ...files, "gsm8k-slice+qa+random/seed-0/cell.json": rec("random", 0, [0, 0]) });
+    rmSync(join(dir, "experiment.json"));
+    execFileSync("mkfifo", [join(dir, "experiment.json")]);
     expect(reportFolder(dir).report.baseline).toBe("random");
   });
 });

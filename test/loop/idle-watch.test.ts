@@ -41,6 +41,16 @@ describe("IdleWatch", () => {
     expect(said).toHaveLength(2);
   });
 
+  it("says it once the workers that were connected are gone, though no job moved", async () => {
+    let connected = 2;
+    const { said } = watch(async () => connected);
+    await settle(250);
+    expect(said).toEqual([]);
+    connected = 0;
+    await settle(400);
+    expect(said).toHaveLength(1);
+  });
+
   it("says nothing when workers are connected, when they cannot be counted, or when nothing waits", async () => {
     const busy = watch(async () => 2);
     const unlisted = watch(async () => {

@@ -42,7 +42,7 @@ describe("a module in a folder above the task's", () => {
     } catch (err) {
       message = (err as Error).message;
     }
-    expect(message).toContain('To run it: add ".." to python_path: in hone.yaml');
+    expect(message).toContain('To run it: add ".." to python_path: in the task folder\'s hone.yaml (relative to the task folder');
     expect(message).not.toContain("install shared_eval");
   });
 

@@ -67,6 +67,8 @@ const HONEST = `def run():
 `;
 
 const ENOSYS = 38;
+/** The architectures hone_sandbox.py's seccomp filter knows (others get no filter, as src/task/README.md says). */
+const FILTERED = process.arch === "x64" || process.arch === "arm64";
 const seen = (e: Evaluation) => JSON.parse(String(e.metrics.seen));
 
 describe("memory the address-space limit does not count is refused to programs", () => {
@@ -79,17 +81,20 @@ describe("memory the address-space limit does not count is refused to programs",
   afterAll(() => pool?.close());
   const evaluate = (mode: string, program: string) => (mode === "warm" ? pool.evaluate(program) : evaluateProgram(task, program));
 
-  it.each(["warm", "cold"])("[%s] a memfd filled past the memory limit is refused", async (mode) => {
+  it.runIf(FILTERED).each(["warm", "cold"])("[%s] a memfd filled past the memory limit is refused", async (mode) => {
     const e = await evaluate(mode, MEMFD);
     expect(e).toMatchObject({ valid: true, score: 1 });
     expect(seen(e)).toEqual({ held_mb: 0, errno: ENOSYS });
   });
 
-  it.each(["warm", "cold"])("[%s] SysV shared memory is made but never attached, so never filled", async (mode) => {
-    const e = await evaluate(mode, SYSV);
-    expect(e).toMatchObject({ valid: true, score: 1 });
-    expect(seen(e)).toEqual({ held_mb: 0, errno: ENOSYS, made: true });
-  });
+  it.runIf(FILTERED).each(["warm", "cold"])(
+    "[%s] SysV shared memory is made but never attached, so never filled",
+    async (mode) => {
+      const e = await evaluate(mode, SYSV);
+      expect(e).toMatchObject({ valid: true, score: 1 });
+      expect(seen(e)).toEqual({ held_mb: 0, errno: ENOSYS, made: true });
+    },
+  );
 
   it.each(["warm", "cold"])("[%s] an honest program (numpy, a thread, /dev/shm, a fork) is unaffected", async (mode) => {
     const e = await evaluate(mode, HONEST);

@@ -24,6 +24,7 @@ export interface IdleWatchOptions {
 export class IdleWatch {
   private last = Date.now();
   private said = false;
+  private countedAt = 0;
   private timer?: NodeJS.Timeout;
 
   constructor(private readonly o: IdleWatchOptions) {}
@@ -50,10 +51,13 @@ export class IdleWatch {
   private async check(): Promise<void> {
     const waiting = this.o.waiting();
     if (waiting === 0) return this.progress();
-    if (this.said || Date.now() - this.last < this.afterMs()) return;
-    this.said = true;
+    const now = Date.now();
+    // Counted at most once per stretch's length: workers connected at one count may be gone at the next.
+    if (this.said || now - this.last < this.afterMs() || now - this.countedAt < this.afterMs()) return;
+    this.countedAt = now;
     const workers = await this.o.workers().catch(() => undefined);
-    if (workers !== 0) return;
+    if (workers !== 0 || this.said) return;
+    this.said = true;
     const url = withoutPassword(this.o.url);
     this.o.say(
       `no hone worker is connected to the queue at ${url}; ${waiting} job(s) wait for one (start one: npx hone worker --queue ${url})`,

@@ -24,12 +24,12 @@
 import { pyFloatRepr, pyRound } from "./pyfmt.ts";
 
 /**
- * A character Python's `str.isdigit` takes for a digit (Numeric_Type Decimal or Digit): the decimal digits, and the
- * digits "that need special handling" (superscripts, subscripts, circled and dingbat digits, ...): Python 3.11's
- * Unicode 14 table of them, which JavaScript's regular expressions have no property for.
+ * A character Python's `str.isdigit` takes for a digit (Numeric_Type Decimal or Digit: "²" and "①" too), exactly as
+ * Python 3.11 (Unicode 14) takes them, generated from `str.isdigit` over every code point: JavaScript's \p{Nd} has
+ * no Digit type and follows a newer Unicode, which has digits Python 3.11 does not.
  */
 const PY_DIGIT =
-  /[\p{Nd}\u00B2\u00B3\u00B9\u1369-\u1371\u19DA\u2070\u2074-\u2079\u2080-\u2089\u2460-\u2468\u2474-\u247C\u2488-\u2490\u24EA\u24F5-\u24FD\u24FF\u2776-\u277E\u2780-\u2788\u278A-\u2792\u{10A40}-\u{10A43}\u{10E60}-\u{10E68}\u{11052}-\u{1105A}\u{1F100}-\u{1F10A}]/u;
+  /[\u0030-\u0039\u00B2-\u00B3\u00B9\u0660-\u0669\u06F0-\u06F9\u07C0-\u07C9\u0966-\u096F\u09E6-\u09EF\u0A66-\u0A6F\u0AE6-\u0AEF\u0B66-\u0B6F\u0BE6-\u0BEF\u0C66-\u0C6F\u0CE6-\u0CEF\u0D66-\u0D6F\u0DE6-\u0DEF\u0E50-\u0E59\u0ED0-\u0ED9\u0F20-\u0F29\u1040-\u1049\u1090-\u1099\u1369-\u1371\u17E0-\u17E9\u1810-\u1819\u1946-\u194F\u19D0-\u19DA\u1A80-\u1A89\u1A90-\u1A99\u1B50-\u1B59\u1BB0-\u1BB9\u1C40-\u1C49\u1C50-\u1C59\u2070\u2074-\u2079\u2080-\u2089\u2460-\u2468\u2474-\u247C\u2488-\u2490\u24EA\u24F5-\u24FD\u24FF\u2776-\u277E\u2780-\u2788\u278A-\u2792\uA620-\uA629\uA8D0-\uA8D9\uA900-\uA909\uA9D0-\uA9D9\uA9F0-\uA9F9\uAA50-\uAA59\uABF0-\uABF9\uFF10-\uFF19\u{104A0}-\u{104A9}\u{10A40}-\u{10A43}\u{10D30}-\u{10D39}\u{10E60}-\u{10E68}\u{11052}-\u{1105A}\u{11066}-\u{1106F}\u{110F0}-\u{110F9}\u{11136}-\u{1113F}\u{111D0}-\u{111D9}\u{112F0}-\u{112F9}\u{11450}-\u{11459}\u{114D0}-\u{114D9}\u{11650}-\u{11659}\u{116C0}-\u{116C9}\u{11730}-\u{11739}\u{118E0}-\u{118E9}\u{11950}-\u{11959}\u{11C50}-\u{11C59}\u{11D50}-\u{11D59}\u{11DA0}-\u{11DA9}\u{16A60}-\u{16A69}\u{16AC0}-\u{16AC9}\u{16B50}-\u{16B59}\u{1D7CE}-\u{1D7FF}\u{1E140}-\u{1E149}\u{1E2F0}-\u{1E2F9}\u{1E950}-\u{1E959}\u{1F100}-\u{1F10A}\u{1FBF0}-\u{1FBF9}]/u;
 
 export interface ScoredInstruction {
   text: string;

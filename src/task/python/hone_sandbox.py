@@ -6,7 +6,7 @@ user, mount, PID, network, IPC and UTS namespaces, gives the call a fresh privat
 paths it is told to hide, then forks the call's first process (PID 1 of the new PID namespace). That process
 mounts a /proc that shows only its own namespace, drops every capability, sets no_new_privs and the resource
 limits (address space, processes, file size, core dumps), refuses the memory the address-space limit does not count
-(memfds, attached SysV shared memory: a seccomp filter, `deny_unlimited_memory`), closes every inherited descriptor
+(memfds, attached SysV shared memory: a seccomp filter, `deny_unlimited_memory`, on x86-64 and arm64), closes every inherited descriptor
 but its result pipe, and runs the target. When it ends or is killed, the kernel kills everything left in its PID namespace, so no
 daemon, fork or detached child outlives the call. Nothing the call can reach leads to a socket outside it: its
 network namespace is empty, and the filesystem it sees holds no socket.

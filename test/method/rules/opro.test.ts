@@ -104,17 +104,34 @@ describe("opro: new instructions from the optimizer's samples", () => {
   });
   it("takes a digit as Python's str.isdigit does (superscripts, circled digits), and no other numeral", () => {
     // Every character Python's isdigit takes, from python3 itself (upstream filters with `char.isdigit()`).
-    const python = execFileSync(
+    const [unicode, python] = execFileSync(
       "python3",
-      ["-c", "import sys; print(''.join(chr(c) for c in range(sys.maxunicode + 1) if chr(c).isdigit()))"],
+      [
+        "-c",
+        "import sys, unicodedata; print(unicodedata.unidata_version); print(''.join(chr(c) for c in range(sys.maxunicode + 1) if chr(c).isdigit()))",
+      ],
       { encoding: "utf8" },
-    ).trim();
+    )
+      .trim()
+      .split("\n") as [string, string];
     const kept = (c: string) => newInstructions([`<INS>Think ${c}</INS>`], new Set(), { rejectDigits: true }).length;
     const taken = [...python].filter((c) => kept(c) === 1);
     expect(taken.map((c) => `U+${(c.codePointAt(0) as number).toString(16)}`)).toEqual([]);
     expect([...python].length).toBeGreaterThan(600);
     // Numerals that are not digits to Python: a fraction, Roman twelve, circled ten, a CJK numeral.
     for (const c of ["\u00BD", "\u216B", "\u2469", "\u4E00"]) expect([c, kept(c)]).toEqual([c, 1]);
+    // The other way, where python3 has the Unicode the port was made from (Python 3.11's 14.0.0): a decimal digit of a
+    // later Unicode (Kawi's, U+11F50) is no digit to it, and kept.
+    if (unicode === "14.0.0") {
+      const digits = new Set(python);
+      const later = [];
+      for (let c = 0; c <= 0x10ffff; c++) {
+        const ch = String.fromCodePoint(c);
+        if (/\p{Nd}/u.test(ch) && !digits.has(ch)) later.push(ch);
+      }
+      expect(later.length).toBeGreaterThan(0);
+      expect(later.filter((c) => kept(c) === 0)).toEqual([]);
+    }
   });
   it("temperature: constant, or a linear increase t0 + step/steps·(t1 − t0)", () => {
     expect(temperatureAt(50, 200, 1.0)).toBe(1.0);
