@@ -58,9 +58,14 @@ describe("hone datasets (CLI)", () => {
     expect(bad.code).toBe(4);
     expect(bad.stderr).toMatch(/does not match the expected 8237162d/);
     expect(readdirSync(other)).toEqual([]);
-    const unpinned = await hone(["datasets", "fetch", "musique", "--data-dir", other]);
+    const unpinned = await hone(["datasets", "fetch", "hotpotqa", "--data-dir", other]);
     expect(unpinned.code).toBe(2);
     expect(unpinned.stderr).toMatch(/no verified sha256 .*--record/);
+    // A file published inside an archive: hone does not unpack archives, so --record is not offered.
+    const archived = await hone(["datasets", "fetch", "musique", "--data-dir", other]);
+    expect(archived.code).toBe(2);
+    expect(archived.stderr).toMatch(/inside https:\/\/drive\.google\.com\/.*hone does not unpack archives/);
+    expect(readdirSync(other)).toEqual([]);
   });
 });
 
