@@ -6,17 +6,20 @@ import { hone } from "../helpers/cli.ts";
 import { ROOT } from "../helpers/fixtures.ts";
 
 /**
- * Runs the CLI as a user who may read a run folder but not write it: as root (who may write anything) that is the
- * unprivileged `nobody`, through util-linux's setpriv; otherwise this user, on a folder made read-only.
+ * Runs the CLI as a process that may read the run folder but not write it. As root (who may write anything) that is
+ * root in a mount namespace of its own where the folder is mounted read-only (util-linux's unshare): the unprivileged
+ * `nobody` could not read hone's own checkout where a fresh clone sits (a 0700 folder under /tmp). Otherwise this user,
+ * on a folder made read-only.
  */
-function honeAsReader(args: string[], tmp: string) {
+function honeAsReader(args: string[], tmp: string, run: string) {
   const asRoot = process.getuid?.() === 0;
-  const command = asRoot ? "setpriv" : process.execPath;
-  const prefix = asRoot ? ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath] : [];
+  const readOnly = 'mount --bind "$RUN" "$RUN" && mount -o remount,ro,bind "$RUN" && exec "$@"';
+  const command = asRoot ? "unshare" : process.execPath;
+  const prefix = asRoot ? ["-rm", "sh", "-c", readOnly, "sh", process.execPath] : [];
   const r = spawnSync(command, [...prefix, join(ROOT, "bin", "hone.js"), ...args], {
     cwd: "/",
     encoding: "utf8",
-    env: { ...process.env, HOME: "/nonexistent", TMPDIR: tmp },
+    env: { ...process.env, HOME: "/nonexistent", TMPDIR: tmp, RUN: run },
     timeout: 60_000,
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
@@ -37,11 +40,11 @@ describe("newcomer probe: a run folder this user can only read", () => {
       chmodSync(parent, 0o755);
       chmodSync(join(run, "hone.db"), 0o444);
       chmodSync(run, 0o555);
-      const receipt = honeAsReader(["receipt", run, "--json"], tmp);
+      const receipt = honeAsReader(["receipt", run, "--json"], tmp, run);
       expect(receipt.stderr).toBe("");
       expect(receipt.code).toBe(0);
       expect(JSON.parse(receipt.stdout).run).toMatchObject({ kind: "run", status: "finished" });
-      const log = honeAsReader(["log", run], tmp);
+      const log = honeAsReader(["log", run], tmp, run);
       expect(log.code, log.stderr).toBe(0);
       expect(log.stdout).toMatch(/completed \(budget_spent\)/);
       expect(readdirSync(run).sort()).toEqual(before);
