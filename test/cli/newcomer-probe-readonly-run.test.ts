@@ -7,15 +7,24 @@ import { ROOT } from "../helpers/fixtures.ts";
 
 /**
  * Runs the CLI as a process that may read the run folder but not write it. As root (who may write anything) that is
- * root in a mount namespace of its own where the folder is mounted read-only (util-linux's unshare): the unprivileged
+ * root in a mount namespace of its own where the folder is mounted read-only (util-linux's unshare, then python3): the unprivileged
  * `nobody` could not read hone's own checkout where a fresh clone sits (a 0700 folder under /tmp). Otherwise this user,
  * on a folder made read-only.
  */
+/** Mounts $RUN read-only over itself (as `mount --bind` then `-o remount,ro,bind`; `mount` is not on every PATH), then runs argv. */
+const READ_ONLY = `import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+MS_RDONLY, MS_REMOUNT, MS_BIND = 1, 32, 4096
+run = os.environ["RUN"].encode()
+for flags in (MS_BIND, MS_REMOUNT | MS_BIND | MS_RDONLY):
+    if libc.mount(run, run, None, flags, None) != 0:
+        sys.exit("mount: " + os.strerror(ctypes.get_errno()))
+os.execv(sys.argv[1], sys.argv[1:])`;
+
 function honeAsReader(args: string[], tmp: string, run: string) {
   const asRoot = process.getuid?.() === 0;
-  const readOnly = 'mount --bind "$RUN" "$RUN" && mount -o remount,ro,bind "$RUN" && exec "$@"';
   const command = asRoot ? "unshare" : process.execPath;
-  const prefix = asRoot ? ["-rm", "sh", "-c", readOnly, "sh", process.execPath] : [];
+  const prefix = asRoot ? ["-rm", "python3", "-c", READ_ONLY, process.execPath] : [];
   const r = spawnSync(command, [...prefix, join(ROOT, "bin", "hone.js"), ...args], {
     cwd: "/",
     encoding: "utf8",
