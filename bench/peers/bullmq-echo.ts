@@ -3,7 +3,7 @@
 // Usage: node --import tsx bench/peers/bullmq-echo.ts <redis-url-with-db> <queue-name> <result.json> <concurrency>
 import { readFileSync } from "node:fs";
 import { Worker } from "bullmq";
-import { connectionFrom } from "../../src/loop/distributed/job-queue.ts";
+import { connectionFrom } from "../../src/loop/distributed/queue-connection.ts";
 
 const [url, queue, resultFile, concurrency] = process.argv.slice(2) as [string, string, string, string];
 const result: unknown = JSON.parse(readFileSync(resultFile, "utf8"));

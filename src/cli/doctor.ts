@@ -143,7 +143,7 @@ export async function doctor(o: DoctorOptions = {}): Promise<DoctorCheck[]> {
   ];
   if (o.queue) {
     // Connected as hone's queue connects (TLS for rediss://, an ACL user, a database); loaded only when asked for.
-    const { queueFault } = await import("../loop/distributed/job-queue.ts");
+    const { queueFault } = await import("../loop/distributed/queue-connection.ts");
     const why = await queueFault(o.queue);
     checks.push({
       id: "queue",

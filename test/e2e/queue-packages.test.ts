@@ -14,7 +14,8 @@ import {
   type RolloutJobData,
   toJobData,
 } from "../../src/loop/distributed/job-data.ts";
-import { connectionFrom, PACKAGE_TTL_SEC, QUEUE_NAME } from "../../src/loop/distributed/job-queue.ts";
+import { PACKAGE_TTL_SEC, QUEUE_NAME } from "../../src/loop/distributed/job-queue.ts";
+import { connectionFrom } from "../../src/loop/distributed/queue-connection.ts";
 import { DEFAULT_HARNESS } from "../../src/loop/run.ts";
 import type { RolloutJobResult } from "../../src/loop/runner.ts";
 import { loadTaskFolder } from "../../src/task/discovery-task.ts";

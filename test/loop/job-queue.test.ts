@@ -2,7 +2,8 @@ import { type Job, Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { type QAJobData, queueJobId } from "../../src/loop/distributed/job-data.ts";
-import { connectionFrom, EVENTS_KEPT, JOB_TTL_SEC, JobQueue, QUEUE_NAME } from "../../src/loop/distributed/job-queue.ts";
+import { EVENTS_KEPT, JOB_TTL_SEC, JobQueue, QUEUE_NAME } from "../../src/loop/distributed/job-queue.ts";
+import { connectionFrom } from "../../src/loop/distributed/queue-connection.ts";
 import { fileRedis, freePort, started } from "../helpers/queue.ts";
 import { missing, requireTool } from "../helpers/requires.ts";
 

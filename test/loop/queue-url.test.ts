@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { connectionFrom } from "../../src/loop/distributed/job-queue.ts";
+import { connectionFrom } from "../../src/loop/distributed/queue-connection.ts";
 
 // What a --queue URL connects to, before anything connects (test/e2e/distributed-tls.test.ts connects over TLS).
 

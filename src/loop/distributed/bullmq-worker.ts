@@ -7,7 +7,8 @@ import { DEFAULT_API_KEY_ENV } from "../../model/openai-compatible.ts";
 import { withoutPassword } from "../../secret-url.ts";
 import { executeJobData, executeQAJobData, WorkerCaches } from "./execute.ts";
 import { isQAJob, packageKey, type QAJobData, type QAJobReturn, type RolloutJobData, type RolloutJobReturn } from "./job-data.ts";
-import { connectionFrom, connectionHint, QUEUE_NAME, type QueueConnection } from "./job-queue.ts";
+import { QUEUE_NAME } from "./job-queue.ts";
+import { connectionFrom, connectionHint, type QueueConnection } from "./queue-connection.ts";
 
 /** The largest harness package a worker takes from Redis, as JSON: a package's files are text of at most 1 MiB each. */
 const MAX_PACKAGE_JSON_BYTES = 64 * 1024 * 1024;

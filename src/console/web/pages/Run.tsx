@@ -1,4 +1,4 @@
-import { useMemo, useState } from "react";
+import { useMemo } from "react";
 import type uPlot from "uplot";
 import { runPath, useJson, useLiveJson } from "../api.ts";
 import { Chart, type LegendItem } from "../components/Chart.tsx";
@@ -7,7 +7,7 @@ import { Lineage } from "../components/Lineage.tsx";
 import { Status } from "../components/Status.tsx";
 import { type Curve, carried, curvePoints, runCurve } from "../curve.ts";
 import { duration, num, score, signed, when } from "../format.ts";
-import { candidateUrl, Link } from "../router.tsx";
+import { candidateUrl, Link, usePageInAddress } from "../router.tsx";
 import type { CandidateRow, Page, Round, RunPage as RunData } from "../types.ts";
 
 const ROWS_PER_PAGE = 100;
@@ -122,14 +122,7 @@ export function RunPage({ id }: { id: string }) {
 /** The round table, newest round first, a page of candidates at a time; each round's header before its rows. */
 function RoundTable({ run, rounds, total, version }: { run: string; rounds: Round[]; total: number; version: unknown }) {
   // The page is kept in the address (?page=N), so back from a candidate returns to it and it can be linked.
-  const [offset, setOffsetState] = useState(() => pageOffset(total));
-  const setOffset = (next: number) => {
-    const url = new URL(location.href);
-    if (next === 0) url.searchParams.delete("page");
-    else url.searchParams.set("page", String(next / ROWS_PER_PAGE + 1));
-    history.replaceState(history.state, "", url);
-    setOffsetState(next);
-  };
+  const [offset, setOffset] = usePageInAddress(ROWS_PER_PAGE, Math.max(1, Math.ceil(total / ROWS_PER_PAGE)));
   const { data, error } = useJson<Page<CandidateRow>>(
     `${runPath(run)}/candidates?offset=${offset}&limit=${ROWS_PER_PAGE}`,
     version,
@@ -214,13 +207,6 @@ function RoundTable({ run, rounds, total, version }: { run: string; rounds: Roun
       </div>
     </>
   );
-}
-
-/** The round table's first row for the address's ?page=N (1 when absent or not a page of this run). */
-function pageOffset(total: number): number {
-  const n = Number(new URLSearchParams(location.search).get("page") ?? "1");
-  const pages = Math.max(1, Math.ceil(total / ROWS_PER_PAGE));
-  return Number.isInteger(n) && n >= 1 && n <= pages ? (n - 1) * ROWS_PER_PAGE : 0;
 }
 
 /** "kept (rule)" or "not kept (rule)"; nothing when the method has not decided (the seed, a refused proposal). */

@@ -4,7 +4,7 @@ import { ErrorPage } from "../components/ErrorPage.tsx";
 import { Sparkline } from "../components/Sparkline.tsx";
 import { Status } from "../components/Status.tsx";
 import { duration, num, score, when } from "../format.ts";
-import { Link, navigate, runUrl } from "../router.tsx";
+import { Link, navigate, runUrl, usePageInAddress } from "../router.tsx";
 import type { RunSummary } from "../types.ts";
 
 /** The `hone compare` experiments under the console's folder, each a link to its grid page. */
@@ -32,25 +32,6 @@ function Experiments() {
 /** Run directories per page of the list (a grid of many cells × seeds holds hundreds). */
 const RUNS_PER_PAGE = 200;
 
-/** The list's first row for the address's ?page=N (0 when absent or not a whole page number). */
-function pageOffset(): number {
-  const n = Number(new URLSearchParams(location.search).get("page") ?? "1");
-  return Number.isInteger(n) && n >= 1 && n <= 1_000_000 ? (n - 1) * RUNS_PER_PAGE : 0;
-}
-
-/** The page's place in the list, kept in the address (?page=N) so Back from a run returns to it. */
-function usePageOffset(): [number, (next: number) => void] {
-  const [offset, setOffsetState] = useState(pageOffset);
-  const setOffset = (next: number) => {
-    const url = new URL(location.href);
-    if (next === 0) url.searchParams.delete("page");
-    else url.searchParams.set("page", String(next / RUNS_PER_PAGE + 1));
-    history.replaceState(history.state, "", url);
-    setOffsetState(next);
-  };
-  return [offset, setOffset];
-}
-
 function Pager({ offset, total, setOffset }: { offset: number; total: number; setOffset: (next: number) => void }) {
   const pages = Math.max(1, Math.ceil(total / RUNS_PER_PAGE));
   if (pages <= 1 && offset === 0) return null;
@@ -70,7 +51,7 @@ function Pager({ offset, total, setOffset }: { offset: number; total: number; se
 }
 
 export function RunsPage() {
-  const [offset, setOffset] = usePageOffset();
+  const [offset, setOffset] = usePageInAddress(RUNS_PER_PAGE);
   const { data, error } = useLiveJson<{ total: number; items: RunSummary[] }>(
     `/api/runs?offset=${offset}&limit=${RUNS_PER_PAGE}`,
     "/api/events",
