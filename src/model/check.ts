@@ -28,12 +28,26 @@ export async function checkEndpoint(opts: EndpointOptions, env: NodeJS.ProcessEn
     });
     if (!listed) return report;
   } catch (err) {
-    report.steps.push({ step: "list models", ok: false, detail: err instanceof ModelError ? err.message : String(err) });
-    return report;
+    // An endpoint without a model list (Azure OpenAI's deployment URLs) can still serve the model: the preflight
+    // lets it pass, and the tool call says whether it does.
+    const noList = err instanceof ModelError && err.status === 404;
+    report.steps.push({
+      step: "list models",
+      ok: noList,
+      detail: noList
+        ? `${withoutPassword(opts.baseUrl)} has no model list (HTTP 404); the tool call checks "${opts.model}" itself`
+        : err instanceof ModelError
+          ? err.message
+          : String(err),
+    });
+    if (!noList) return report;
   }
   await checkToolCall(client, report);
   return report;
 }
+
+/** The answer's budget in the check's request. */
+export const PING_MAX_TOKENS = 2048;
 
 const PING: ChatRequest = {
   messages: [
@@ -50,7 +64,10 @@ const PING: ChatRequest = {
       },
     },
   ],
-  sampling: { max_tokens: 64, temperature: 0 },
+  // A cap, not a cost: a model that calls the tool stops there. Reasoning models (o-series, gpt-5, Qwen3 and other
+  // thinking models behind vLLM) spend their thinking from the same budget, and with 64 tokens they ran out before
+  // the call (finish_reason "length", no tool call), failing the check of an endpoint that works.
+  sampling: { max_tokens: PING_MAX_TOKENS, temperature: 0 },
 };
 
 /**
@@ -74,10 +91,13 @@ async function checkToolCall(client: OpenAICompatibleModel, report: CheckReport)
   }
   const call = res.message.tool_calls[0];
   if (!call) {
+    const cut = res.finish_reason === "length";
     report.steps.push({
       step: "tool call",
       ok: false,
-      detail: `the model answered without a tool call; tool calling may be off (vLLM: --enable-auto-tool-choice --tool-call-parser <parser>)${note}`,
+      detail: cut
+        ? `the model used all ${PING_MAX_TOKENS} tokens of its answer without calling the tool (finish_reason "length"${res.usage.reasoning_tokens ? `, ${res.usage.reasoning_tokens} of them reasoning` : ""})${note}`
+        : `the model answered without a tool call; tool calling may be off (vLLM: --enable-auto-tool-choice --tool-call-parser <parser>)${note}`,
     });
     return;
   }

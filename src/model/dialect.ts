@@ -1,4 +1,4 @@
-import { isKnownNonReasoningModel, isOpenAIReasoningModel } from "./model-family.ts";
+import { isKnownNonReasoningModel, isOpenAIReasoningModel, refusesParallelToolCalls } from "./model-family.ts";
 import type { ChatMessage, ChatRequest, ToolCall } from "./types.ts";
 
 /**
@@ -8,7 +8,8 @@ import type { ChatMessage, ChatRequest, ToolCall } from "./types.ts";
  *   reasoning goes back on assistant messages as `reasoning`, the field vLLM's chat parser hands to the template
  *   (interleaved thinking: Qwen3, GLM, gpt-oss templates decide what to render); servers that do not know it ignore it.
  * - `openai`: hosted APIs. No vLLM-only fields, `max_completion_tokens`, temperature/top_p left to the API unless
- *   `keepSampling` is set, and for reasoning models (o-series, gpt-5) no penalties or seed either. Reasoning text is
+ *   `keepSampling` is set, for reasoning models (o-series, gpt-5) no penalties or seed either, and to the o-series no
+ *   `parallel_tool_calls` (they refuse it; the model then calls tools as it does by default). Reasoning text is
  *   never sent back: OpenAI's chat API rejects unknown message fields and keeps its own reasoning server-side.
  */
 export type Dialect = "vllm" | "openai";
@@ -54,8 +55,9 @@ export function buildRequestBody(request: ChatRequest, opts: DialectOptions): Re
     if (s.max_tokens !== undefined) body.max_completion_tokens = s.max_tokens;
     if (s.reasoning_effort !== undefined && !isKnownNonReasoningModel(opts.model)) body.reasoning_effort = s.reasoning_effort;
   }
-  // OpenAI refuses parallel_tool_calls without tools; vLLM accepts it either way.
-  if (hasTools && s.parallel_tool_calls !== undefined) body.parallel_tool_calls = s.parallel_tool_calls;
+  // OpenAI refuses parallel_tool_calls without tools, and from its o-series at all; vLLM accepts it either way.
+  const parallel = opts.dialect === "vllm" || !refusesParallelToolCalls(opts.model);
+  if (hasTools && parallel && s.parallel_tool_calls !== undefined) body.parallel_tool_calls = s.parallel_tool_calls;
   if (opts.stream) {
     body.stream = true;
     body.stream_options = { include_usage: true };

@@ -1,6 +1,8 @@
 import { type ClientRequest, Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { Socket } from "node:net";
+import { pipeline, type Readable, type Transform } from "node:stream";
+import { constants, createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import { bodyTooLarge, MAX_BODY_BYTES } from "./body-limit.ts";
 import { ClientTimeout } from "./client-timeout.ts";
 import { EventStreamWatch } from "./sse-watch.ts";
@@ -47,15 +49,21 @@ export function nodeFetchWith(t: TransportOptions = {}): typeof fetch {
         (res) => {
           const status = res.statusCode ?? 500;
           const h = responseHeaders(res);
+          const body = decodedBody(res);
+          if (body instanceof Error) {
+            res.destroy();
+            reject(body);
+            return;
+          }
           const ok = status >= 200 && status < 300 && status !== 204;
-          if (ok && String(res.headers["content-type"] ?? "").startsWith("text/event-stream")) {
+          if (ok && isEventStream(res)) {
             const watch = new EventStreamWatch();
-            const response = new Response(eventStream(res, watch), { status, statusText: res.statusMessage, headers: h });
+            const response = new Response(eventStream(res, body, watch), { status, statusText: res.statusMessage, headers: h });
             streamWatches.set(response, watch);
             resolve(response);
             return;
           }
-          readWhole(res).then((bytes) => {
+          readWhole(res, body).then((bytes) => {
             if (ok) {
               resolve(lightResponse(url.href, status, res.statusMessage ?? "", h, bytes));
               return;
@@ -74,12 +82,48 @@ export function nodeFetchWith(t: TransportOptions = {}): typeof fetch {
     });
 }
 
+/** A media type is case-insensitive (RFC 9110 §8.3.1): `Text/Event-Stream` is a stream too. */
+const isEventStream = (res: IncomingMessage) =>
+  String(res.headers["content-type"] ?? "")
+    .trimStart()
+    .toLowerCase()
+    .startsWith("text/event-stream");
+
+/** Each content coding as fetch undoes it (undici's flush settings: a cut body is the connection's fault, seen there). */
+const DECODERS: Record<string, () => Transform> = {
+  gzip: () => createGunzip({ flush: constants.Z_SYNC_FLUSH, finishFlush: constants.Z_SYNC_FLUSH }),
+  "x-gzip": () => createGunzip({ flush: constants.Z_SYNC_FLUSH, finishFlush: constants.Z_SYNC_FLUSH }),
+  deflate: () => createInflate({ flush: constants.Z_SYNC_FLUSH, finishFlush: constants.Z_SYNC_FLUSH }),
+  br: () => createBrotliDecompress({ flush: constants.BROTLI_OPERATION_FLUSH, finishFlush: constants.BROTLI_OPERATION_FLUSH }),
+};
+
+/**
+ * The body's bytes as the server meant them: undone from the content codings it names (a request without
+ * Accept-Encoding accepts any, RFC 9110 §12.5.3, and fetch, which this replaces, decodes them), so the limits count
+ * decoded bytes. A coding hone cannot undo is an error naming it.
+ */
+function decodedBody(res: IncomingMessage): Readable | Error {
+  const codings = String(res.headers["content-encoding"] ?? "")
+    .toLowerCase()
+    .split(",")
+    .map((c) => c.trim())
+    .filter((c) => c !== "" && c !== "identity");
+  if (codings.length === 0) return res;
+  const unknown = codings.find((c) => !DECODERS[c]);
+  if (unknown) return new Error(`the server sent its answer with content-encoding "${unknown}", which hone cannot decode`);
+  const decoders = codings.reverse().map((c) => (DECODERS[c] as () => Transform)());
+  pipeline([res, ...decoders], () => {
+    // Errors reach the last decoder, whose reader reports them.
+  });
+  return decoders[decoders.length - 1] as Transform;
+}
+
 /** A whole body, at most `MAX_BODY_BYTES` of it: a longer one is cut off (the connection closed) and refused. */
-function readWhole(res: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer<ArrayBuffer>> {
+function readWhole(res: IncomingMessage, body: Readable, limit = MAX_BODY_BYTES): Promise<Buffer<ArrayBuffer>> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    res.on("data", (c: Buffer) => {
+    body.on("data", (c: Buffer) => {
       size += c.length;
       if (size <= limit) chunks.push(c);
       else {
@@ -87,12 +131,13 @@ function readWhole(res: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer
         res.destroy();
       }
     });
-    res.on("error", reject);
+    body.on("error", reject);
+    if (body !== res) res.on("error", reject);
     // A connection reset mid-body ends the response without "end"; that is a dropped connection, retried.
     res.on("close", () => {
       if (!res.complete) reject(Object.assign(new Error("the connection was reset mid-response"), { code: "ECONNRESET" }));
     });
-    res.on("end", () => resolve(Buffer.concat(chunks)));
+    body.on("end", () => resolve(Buffer.concat(chunks)));
   });
 }
 
@@ -134,7 +179,7 @@ function responseHeaders(res: IncomingMessage): Headers {
  * The response body as a web stream, chunk by chunk, each chunk shown to `watch` first (which refuses a line that
  * never ends); a reset connection errors the stream.
  */
-function eventStream(res: IncomingMessage, watch: EventStreamWatch): ReadableStream<Uint8Array> {
+function eventStream(res: IncomingMessage, body: Readable, watch: EventStreamWatch): ReadableStream<Uint8Array> {
   let done = false;
   return new ReadableStream<Uint8Array>({
     start(controller) {
@@ -143,7 +188,7 @@ function eventStream(res: IncomingMessage, watch: EventStreamWatch): ReadableStr
         done = true;
         controller.error(err);
       };
-      res.on("data", (c: Buffer) => {
+      body.on("data", (c: Buffer) => {
         if (done) return;
         try {
           watch.feed(c);
@@ -154,12 +199,13 @@ function eventStream(res: IncomingMessage, watch: EventStreamWatch): ReadableStr
         }
         controller.enqueue(new Uint8Array(c.buffer, c.byteOffset, c.byteLength));
       });
-      res.on("end", () => {
+      body.on("end", () => {
         if (done) return;
         done = true;
         controller.close();
       });
-      res.on("error", fail);
+      body.on("error", fail);
+      if (body !== res) res.on("error", fail);
       res.on("close", () => {
         if (!res.complete) fail(Object.assign(new Error("the connection was reset mid-stream"), { code: "ECONNRESET" }));
       });

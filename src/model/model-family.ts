@@ -14,6 +14,14 @@ export function isOpenAIReasoningModel(model: string): boolean {
   return /^gpt-5(?:$|[.-])/.test(name) && !name.includes("-chat");
 }
 
+/**
+ * OpenAI's o-series refuse `parallel_tool_calls` ("Unsupported parameter: 'parallel_tool_calls' is not supported
+ * with this model.", o1, o3-mini, o3, o4-mini); the gpt-5 family takes it.
+ */
+export function refusesParallelToolCalls(model: string): boolean {
+  return /^o\d+(?:$|-)/.test(baseName(model));
+}
+
 /** Models known to refuse reasoning_effort: OpenAI's gpt-4 and gpt-3.5 families and gpt-5's chat variants. */
 export function isKnownNonReasoningModel(model: string): boolean {
   const name = baseName(model);

@@ -43,6 +43,25 @@ const loadSdk = (): Promise<Sdk> => {
   return sdkLoaded;
 };
 
+/**
+ * The SDK's timeouts in whole milliseconds, as it demands (it refuses `timeout: 2010.0000000000002`, which
+ * `--timeouts attempt=2.01` gave), and at least 1 (0 would end a request before it starts).
+ */
+const sdkMs = (secs: number) => Math.max(1, Math.round(secs * 1000));
+
+/**
+ * A base URL split into what the SDK appends paths to and its query (`?api-version=…`, as Azure's deployment URLs
+ * carry), which the SDK must send with every request: appended to the whole URL, `/chat/completions` would land
+ * inside the query.
+ */
+export function splitBaseUrl(baseUrl: string): { base: string; query: Record<string, string> | undefined } {
+  const at = baseUrl.indexOf("?");
+  if (at === -1) return { base: baseUrl, query: undefined };
+  const params = new URLSearchParams(baseUrl.slice(at + 1).replace(/#.*$/, ""));
+  const query = Object.fromEntries(params);
+  return { base: baseUrl.slice(0, at), query: Object.keys(query).length > 0 ? query : undefined };
+}
+
 /** The variable an endpoint's API key is read from when the settings name none. */
 export const DEFAULT_API_KEY_ENV = "OPENAI_API_KEY";
 
@@ -58,6 +77,8 @@ export class OpenAICompatibleModel implements ChatModel {
   private readonly apiKey: string | undefined;
   private readonly opts: EndpointOptions;
   private readonly shown: string;
+  /** The base URL's query (`?api-version=…`) as written after a path in messages; "" when none. */
+  private readonly search: string;
   /** What an error message may never repeat: the API key, and a password in the base URL. */
   private readonly secrets: readonly (string | undefined)[];
   private readonly timeouts: Timeouts;
@@ -66,7 +87,9 @@ export class OpenAICompatibleModel implements ChatModel {
   constructor(opts: EndpointOptions, env: NodeJS.ProcessEnv = process.env) {
     this.opts = opts;
     // The endpoint as hone writes it (records, trajectories, messages): a password in the base URL never is.
-    this.shown = withoutPassword(opts.baseUrl).replace(/\/$/, "");
+    const { base, query } = splitBaseUrl(withoutPassword(opts.baseUrl));
+    this.shown = base.replace(/\/$/, "");
+    this.search = query ? `?${new URLSearchParams(query)}` : "";
     this.id = `${withoutPassword(opts.baseUrl)}#${opts.model}`;
     this.apiKey = apiKeyFrom(env, opts.apiKeyEnv);
     this.secrets = [this.apiKey, urlPassword(opts.baseUrl)];
@@ -74,13 +97,19 @@ export class OpenAICompatibleModel implements ChatModel {
   }
 
   private sdk(): Promise<Session> {
+    const { base, query } = splitBaseUrl(this.opts.baseUrl);
     this.client ??= loadSdk().then((loaded) => ({
       ...loaded,
       client: new loaded.sdk({
         apiKey: this.apiKey ?? NO_KEY,
-        baseURL: this.opts.baseUrl,
+        baseURL: base,
+        defaultQuery: query,
+        // Azure OpenAI's deployment URLs (the ones that carry api-version) take the key in `api-key` alone, as the
+        // SDK's AzureOpenAI sends it: Azure refuses a request that also carries a bearer header (null: not sent).
+        defaultHeaders:
+          query?.["api-version"] !== undefined && this.apiKey ? { "api-key": this.apiKey, Authorization: null } : undefined,
         maxRetries: 0,
-        timeout: this.timeouts.attempt * 1000,
+        timeout: sdkMs(this.timeouts.attempt),
         fetch: nodeFetchWith({ connectTimeoutMs: this.timeouts.connect * 1000 }),
       }),
     }));
@@ -163,7 +192,7 @@ export class OpenAICompatibleModel implements ChatModel {
     try {
       arm(t.first_byte, firstByte);
       const { data: stream, response } = await client.chat.completions
-        .create(body as unknown as StreamParams, { signal: controller.signal, timeout: t.first_byte * 1000 })
+        .create(body as unknown as StreamParams, { signal: controller.signal, timeout: sdkMs(t.first_byte) })
         .withResponse();
       const acc = new StreamAccumulator(this.chatUrl, this.opts.model);
       for await (const chunk of stream) {
@@ -206,16 +235,16 @@ export class OpenAICompatibleModel implements ChatModel {
   private async listModelCards(): Promise<{ id: string; max_model_len?: unknown }[]> {
     const { client, toModelError } = await this.sdk();
     try {
-      const page = await client.models.list({ timeout: (this.timeouts.connect + this.timeouts.first_byte) * 1000 });
+      const page = await client.models.list({ timeout: sdkMs(this.timeouts.connect + this.timeouts.first_byte) });
       const cards: { id: string; max_model_len?: unknown }[] = [];
       for await (const m of page) cards.push(m as { id: string; max_model_len?: unknown });
       return cards;
     } catch (err) {
-      throw toModelError(err, `${this.shown}/models`, this.opts.model, this.secrets);
+      throw toModelError(err, `${this.shown}/models${this.search}`, this.opts.model, this.secrets);
     }
   }
 
   private get chatUrl(): string {
-    return `${this.shown}/chat/completions`;
+    return `${this.shown}/chat/completions${this.search}`;
   }
 }

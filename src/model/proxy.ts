@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { requestFromBody } from "./offline/server.ts";
-import type { ChatModel, ChatRequest, ChatResponse } from "./types.ts";
+import { type ChatModel, type ChatRequest, type ChatResponse, REASONING_EFFORTS, type ReasoningEffort } from "./types.ts";
 
 const MAX_BODY = 8 << 20;
 
@@ -43,6 +43,28 @@ function readBody(req: IncomingMessage): Promise<string | undefined> {
     req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
     req.on("error", () => resolve(undefined));
   });
+}
+
+const TOOL_CHOICES = ["auto", "required", "none"] as const;
+
+/**
+ * A program's request as hone's model takes it: the messages, tools and sampling the offline server reads, and what
+ * else a program may ask that changes the answer (tool_choice, penalties, reasoning_effort, parallel_tool_calls), so
+ * `tool_choice: "none"` is not sent on as "auto". Values of the wrong type are left out, as before.
+ */
+export function programRequest(body: Record<string, unknown>): ChatRequest {
+  const request = requestFromBody(body);
+  const sampling = request.sampling ?? {};
+  const choice = body.tool_choice;
+  if (typeof choice === "string" && (TOOL_CHOICES as readonly string[]).includes(choice))
+    request.tool_choice = choice as ChatRequest["tool_choice"];
+  for (const k of ["presence_penalty", "frequency_penalty"] as const)
+    if (typeof body[k] === "number" && Number.isFinite(body[k])) sampling[k] = body[k] as number;
+  const effort = body.reasoning_effort;
+  if (typeof effort === "string" && (REASONING_EFFORTS as readonly string[]).includes(effort))
+    sampling.reasoning_effort = effort as ReasoningEffort;
+  if (typeof body.parallel_tool_calls === "boolean") sampling.parallel_tool_calls = body.parallel_tool_calls;
+  return { ...request, sampling };
 }
 
 function completionBody(modelId: string, r: ChatResponse): Record<string, unknown> {
@@ -112,7 +134,7 @@ export async function startModelProxy(
     }
     if (!Array.isArray(body.messages) || body.messages.length === 0) return fail(res, 400, "messages must be a non-empty array");
     try {
-      const request = requestFromBody(body);
+      const request = programRequest(body);
       const key = createHash("sha256").update(text).digest("hex");
       request.trial = seen.get(key) ?? 0;
       seen.set(key, request.trial + 1);

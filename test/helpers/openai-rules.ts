@@ -175,6 +175,13 @@ function checkTools(body: Record<string, unknown>): Refusal | undefined {
     return refuse(`Invalid value: '${String(choice)}'. Supported values are: 'none', 'auto', and 'required'.`, "tool_choice");
   if ("parallel_tool_calls" in body && typeof body.parallel_tool_calls !== "boolean")
     return refuse("Invalid type for 'parallel_tool_calls'.", "parallel_tool_calls");
+  // The o-series refuse it outright (o1, o3-mini, o3, o4-mini); the gpt-5 family takes it.
+  if ("parallel_tool_calls" in body && /^o\d+(?:$|-)/.test(body.model as string))
+    return refuse(
+      "Unsupported parameter: 'parallel_tool_calls' is not supported with this model.",
+      "parallel_tool_calls",
+      "unsupported_parameter",
+    );
   return undefined;
 }
 

@@ -54,15 +54,15 @@ describe("model families", () => {
 });
 
 describe("the openai dialect sends only what the model accepts", () => {
-  it("to a reasoning model: no penalties, seed, temperature, top_p or vLLM fields; reasoning_effort, parallel_tool_calls, max_completion_tokens", () => {
+  it("to a reasoning model: no penalties, seed, temperature, top_p or vLLM fields; reasoning_effort, max_completion_tokens", () => {
     const body = buildRequestBody(everything, { dialect: "openai", model: "o4-mini" });
     expect(body).toMatchObject({
       max_completion_tokens: 256,
       reasoning_effort: "low",
-      parallel_tool_calls: false,
       tool_choice: "auto",
     });
     for (const k of [
+      "parallel_tool_calls",
       "seed",
       "presence_penalty",
       "frequency_penalty",
