@@ -10,13 +10,16 @@ import {
   type MemoryResponses,
   type ResponseRecords,
   ResponseStore,
+  responseFault,
   withCache,
 } from "../model/cache.ts";
 import { OpenAICompatibleModel } from "../model/openai-compatible.ts";
 import { type ModelSettings, type ResolvedModel, resolveModel } from "../model/resolve.ts";
-import type { ChatResponse, ToolCall } from "../model/types.ts";
-import { type Db, openDb, openRecordDb } from "../store/db.ts";
-import { type RecordedRow, recordedRows } from "../store/recorded-rows.ts";
+import type { ChatResponse } from "../model/types.ts";
+import { withoutPassword } from "../secret-url.ts";
+import { type Db, openDb, openRecordDb, runRow } from "../store/db.ts";
+import { type RecordedRow, recordedRows, recordedTasks } from "../store/recorded-rows.ts";
+import { builtinTaskIds } from "../task/builtin.ts";
 import type { Evaluation } from "../task/evaluation.ts";
 import {
   type Evaluate,
@@ -111,45 +114,6 @@ function replayClient(m: Partial<ModelSettings> & { model: string }): OpenAIComp
   );
 }
 
-const isCount = (x: unknown) => typeof x === "number" && Number.isFinite(x) && x >= 0;
-const isOptional = (x: unknown, test: (x: unknown) => boolean) => x === undefined || test(x);
-const isString = (x: unknown) => typeof x === "string";
-
-/** What is wrong with a recorded response, as the agent loop and the records read it; undefined when nothing is. */
-export function responseFault(r: unknown): string | undefined {
-  const v = r as Partial<ChatResponse> | null;
-  if (typeof v !== "object" || v === null || Array.isArray(v)) return "it is not an object";
-  const m = v.message as Partial<ChatResponse["message"]> | undefined;
-  if (typeof m !== "object" || m === null) return "message is not an object";
-  if (!(m.content === null || isOptional(m.content, isString))) return "message.content is not text";
-  for (const k of ["reasoning", "refusal"] as const) if (!isOptional(m[k], isString)) return `message.${k} is not text`;
-  if (!Array.isArray(m.tool_calls)) return "message.tool_calls is not a list";
-  for (const [i, c] of m.tool_calls.entries()) {
-    const call = c as Partial<ToolCall> | null;
-    if (
-      typeof call !== "object" ||
-      call === null ||
-      !isString(call.id) ||
-      typeof call.function !== "object" ||
-      call.function === null ||
-      !isString(call.function.name) ||
-      !isString(call.function.arguments)
-    )
-      return `message.tool_calls[${i}] is not a call (id, function.name and function.arguments as text)`;
-  }
-  const u = v.usage as Partial<ChatResponse["usage"]> | undefined;
-  if (typeof u !== "object" || u === null) return "usage is not an object";
-  for (const k of ["prompt_tokens", "completion_tokens", "total_tokens"] as const)
-    if (!isCount(u[k])) return `usage.${k} is not a count`;
-  if (!isOptional(u.reasoning_tokens, isCount)) return "usage.reasoning_tokens is not a count";
-  if (!isOptional(v.finish_reason, isString)) return "finish_reason is not text";
-  for (const k of ["latency_ms", "attempts", "context_window"] as const)
-    if (!isOptional(v[k], isCount)) return `${k} is not a number ≥ 0`;
-  if (!isOptional(v.model, isString)) return "model is not text";
-  if (!isOptional(v.faults, Array.isArray)) return "faults is not a list";
-  return undefined;
-}
-
 /**
  * A recorded run's responses (`hone replay`), read only. A record that is not a response, as the run would have
  * written it, is an error naming the record and the file: never served, never removed, never taken for a miss.
@@ -176,6 +140,22 @@ class RecordedResponses implements ResponseRecords {
   }
 }
 
+/** The endpoint as the shared cache keys it: its URL without a password, or none for the built-in offline model. */
+function cacheEndpoint(m: Partial<ModelSettings> & { model: string }): string | undefined {
+  if (!m.baseUrl) return undefined; // the offline model (any other model needs a base URL)
+  return withoutPassword(m.baseUrl).replace(/\/+$/, "");
+}
+
+/** The task a recorded run was given (a built-in id or a folder), as its settings hold it; undefined if unreadable. */
+function recordedTaskRef(db: Db): string | undefined {
+  try {
+    const task = (JSON.parse(runRow(db)?.config ?? "null") as { task?: unknown } | null)?.task;
+    return typeof task === "string" ? task.slice(0, 500) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The run's record stores, opened once; models and evaluators built through it are cached, recorded or replayed. */
 export class Recording {
   readonly mode: CacheMode;
@@ -184,6 +164,8 @@ export class Recording {
   private readonly source?: ResponseRecords;
   private readonly evaluations: EvaluationRecords;
   private readonly sourceEvaluations?: EvaluationSink;
+  /** The recorded run (`hone replay`): its folder and the tasks its rollouts measured. */
+  private readonly sourceRun?: { dir: string; task?: string; tasks: { id: string; content: string }[] };
   /**
    * One connection per hone.db for both of its record tables: a write through one connection makes every other
    * connection to the file read its pages again, and a job's records go in as one transaction.
@@ -206,6 +188,7 @@ export class Recording {
       this.dbs.push(source);
       this.source = new RecordedResponses(source, path);
       this.sourceEvaluations = new RecordedEvaluations(source, path);
+      this.sourceRun = { dir: resolve(s.replayOf), task: recordedTaskRef(source), tasks: recordedTasks(source) };
     }
     this.importAll = db.transaction((records: ShippedRecords) => {
       for (const r of records.responses) this.own.put(r.key, r.model, r.response);
@@ -229,6 +212,7 @@ export class Recording {
   ): Promise<ResolvedModel & { model: CachedModel }> {
     const options = {
       mode: this.mode,
+      endpoint: cacheEndpoint(m),
       read: this.shared ? [this.shared] : [],
       write: this.mode === "read-write" && this.shared ? [this.shared] : [],
       record: this.own,
@@ -249,7 +233,28 @@ export class Recording {
   /** An evaluator whose every result is recorded; in a replay of a recorded run, served from its records only. */
   evaluator(live: Evaluate, taskHash: string): ScopedEvaluate {
     const replayFrom = this.mode === "replay" && this.sourceEvaluations ? [this.sourceEvaluations] : undefined;
+    if (replayFrom) this.refuseChangedTask(taskHash);
     return recordingEvaluator(live, taskHash, this.evaluations, replayFrom);
+  }
+
+  /**
+   * A replay's task must be the one the recorded run measured, file for file: its evaluations are recorded under the
+   * task's content hash, so a task folder changed since would make every evaluation a miss, reported as a record
+   * that was never made. Refused before anything runs, naming the task and both hashes.
+   */
+  private refuseChangedTask(taskHash: string): void {
+    const run = this.sourceRun;
+    if (!run?.tasks.length || run.tasks.some((t) => t.content === taskHash)) return;
+    const then = run.tasks.map((t) => `${t.id} ${t.content.slice(0, 12)}…`).join(", ");
+    // A built-in task is named by its id: only another version of hone changes its folder.
+    const builtin = run.task !== undefined && builtinTaskIds().includes(run.task);
+    const remedy = builtin
+      ? `the built-in task ${run.task} of this hone differs from the one of the hone that recorded the run: replay it with that hone (its version is on the run's receipt), or start a new run`
+      : `Put the task folder${run.task ? ` (${run.task})` : ""} back as it was, or start a new run on the task as it is now`;
+    throw new HoneError(
+      "usage",
+      `replay: the task has changed since ${run.dir} was recorded: its files now hash to ${taskHash.slice(0, 12)}…, the run measured ${then}; its recorded evaluations are of that content. ${remedy}`,
+    );
   }
 
   /** Records a worker or Slurm job made, into the run's own records. */

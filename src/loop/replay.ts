@@ -5,7 +5,8 @@ import { existsSync, mkdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { HoneError, zodIssues } from "../errors.ts";
 import { isHarnessFolder } from "../harness/program.ts";
-import { hasTable, openDb, type RunRow, runRow } from "../store/db.ts";
+import { type IdentityParts, identityDifferences } from "../measure/identity.ts";
+import { type Db, hasTable, openDb, type RunRow, runRow } from "../store/db.ts";
 import { compareRecords } from "./compare-runs.ts";
 import type { EvalConfig } from "./eval.ts";
 import { type OptimizeEvent, type OptimizeSettings, optimize } from "./optimize.ts";
@@ -97,11 +98,54 @@ export async function replayRun(
   const a = openDb(join(dir, "hone.db"), { readonly: true });
   const b = openDb(join(out, "hone.db"), { readonly: true });
   try {
-    return { kind: row.kind, source: dir, replay: out, seconds, ...compareRecords(a, b) };
+    const compared = compareRecords(a, b);
+    return {
+      kind: row.kind,
+      source: dir,
+      replay: out,
+      seconds,
+      counts: compared.counts,
+      differences: [...identityChanges(a, b), ...compared.differences],
+    };
   } finally {
     a.close();
     b.close();
   }
+}
+
+/**
+ * What differs in the measurement identities of the recorded run's rollouts and the replay's (the hone version that
+ * made them, the task's content, the executor…), named once per component with the rollouts it concerns: the records
+ * compare only each identity's digest, which says that something differs but not what.
+ */
+function identityChanges(a: Db, b: Db): string[] {
+  const read = (db: Db) =>
+    hasTable(db, "rollouts")
+      ? new Map(
+          (db.prepare("SELECT id, identity FROM rollouts").all() as { id: string; identity: string | null }[]).map((r) => [
+            r.id,
+            r.identity,
+          ]),
+        )
+      : new Map<string, string | null>();
+  const before = read(a);
+  const after = read(b);
+  const where = new Map<string, string[]>();
+  for (const [id, x] of before) {
+    const y = after.get(id);
+    if (!x || !y || x === y) continue;
+    let diffs: string[];
+    try {
+      diffs = identityDifferences(JSON.parse(x) as IdentityParts, JSON.parse(y) as IdentityParts);
+    } catch {
+      diffs = ["the recorded identity is not readable JSON"];
+    }
+    for (const d of diffs) where.set(d, [...(where.get(d) ?? []), id]);
+  }
+  return [...where].map(([d, ids]) => {
+    const named = ids.slice(0, 3).join(", ") + (ids.length > 3 ? ` and ${ids.length - 3} more` : "");
+    return `identity: ${d.slice(0, 200)} (recorded ≠ replayed; rollout${ids.length > 1 ? "s" : ""} ${named})`;
+  });
 }
 
 /**

@@ -6,7 +6,7 @@ import { honeCacheDir } from "../store/cache-dir.ts";
 import { addRecordTable, type Db, openRecordDb } from "../store/db.ts";
 import { ModelError } from "./errors.ts";
 import { RequestKeys } from "./request-keys.ts";
-import type { ChatModel, ChatRequest, ChatResponse } from "./types.ts";
+import type { ChatModel, ChatRequest, ChatResponse, ToolCall } from "./types.ts";
 
 /**
  * off: no cache. read-write (default): reuse identical requests, record new ones. replay: every request must be
@@ -16,6 +16,45 @@ export type CacheMode = "off" | "read-write" | "replay";
 
 const RESPONSES =
   "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT, response TEXT NOT NULL, created_at TEXT NOT NULL)";
+
+const isCount = (x: unknown) => typeof x === "number" && Number.isFinite(x) && x >= 0;
+const isOptional = (x: unknown, test: (x: unknown) => boolean) => x === undefined || test(x);
+const isString = (x: unknown) => typeof x === "string";
+
+/** What is wrong with a recorded response, as the agent loop and the records read it; undefined when nothing is. */
+export function responseFault(r: unknown): string | undefined {
+  const v = r as Partial<ChatResponse> | null;
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return "it is not an object";
+  const m = v.message as Partial<ChatResponse["message"]> | undefined;
+  if (typeof m !== "object" || m === null) return "message is not an object";
+  if (!(m.content === null || isOptional(m.content, isString))) return "message.content is not text";
+  for (const k of ["reasoning", "refusal"] as const) if (!isOptional(m[k], isString)) return `message.${k} is not text`;
+  if (!Array.isArray(m.tool_calls)) return "message.tool_calls is not a list";
+  for (const [i, c] of m.tool_calls.entries()) {
+    const call = c as Partial<ToolCall> | null;
+    if (
+      typeof call !== "object" ||
+      call === null ||
+      !isString(call.id) ||
+      typeof call.function !== "object" ||
+      call.function === null ||
+      !isString(call.function.name) ||
+      !isString(call.function.arguments)
+    )
+      return `message.tool_calls[${i}] is not a call (id, function.name and function.arguments as text)`;
+  }
+  const u = v.usage as Partial<ChatResponse["usage"]> | undefined;
+  if (typeof u !== "object" || u === null) return "usage is not an object";
+  for (const k of ["prompt_tokens", "completion_tokens", "total_tokens"] as const)
+    if (!isCount(u[k])) return `usage.${k} is not a count`;
+  if (!isOptional(u.reasoning_tokens, isCount)) return "usage.reasoning_tokens is not a count";
+  if (!isOptional(v.finish_reason, isString)) return "finish_reason is not text";
+  for (const k of ["latency_ms", "attempts", "context_window"] as const)
+    if (!isOptional(v[k], isCount)) return `${k} is not a number ≥ 0`;
+  if (!isOptional(v.model, isString)) return "model is not text";
+  if (!isOptional(v.faults, Array.isArray)) return "faults is not a list";
+  return undefined;
+}
 
 /**
  * One SQLite table of responses by key. First write wins; a corrupt entry reads as a miss. Opened on a file (closed
@@ -43,7 +82,8 @@ export class ResponseStore implements ResponseRecords {
     if (!row) return undefined;
     try {
       const r = JSON.parse(row.response) as ChatResponse;
-      if (!r?.message || !Array.isArray(r.message.tool_calls)) throw new Error("shape");
+      // Served as the agent loop and the records read a response: one of any other shape would fail the rollout.
+      if (responseFault(r)) throw new Error("shape");
       return r;
     } catch {
       this.remove.run(key);
@@ -103,6 +143,28 @@ export function requestKey(model: ChatModel, request: ChatRequest): string {
     .digest("hex");
 }
 
+/**
+ * The shared cache's key for a request: its request key, with what the body leaves out that still tells answers
+ * apart, so that a hit is an answer this request could have had from this server:
+ * - the endpoint (`CacheOptions.endpoint`): two servers under one model name (llama.cpp answers to any name, every
+ *   vLLM to its own served name) are two models, and a run's identity names its endpoint;
+ * - the request's sampling seed where the wire leaves it out (the openai dialect sends none to reasoning models): a
+ *   seed is what makes samples of one prompt distinct draws (`hone eval --samples`, a candidate's rollouts), and
+ *   without it every sample after the first was answered with the first one's response.
+ * A run's own records need neither: their keys carry scope and occurrence, and a run has one endpoint per role.
+ */
+export function sharedKey(model: ChatModel, request: ChatRequest, key: string, endpoint?: string): string {
+  const extra: string[] = [];
+  if (endpoint !== undefined) extra.push(`\0endpoint=${endpoint}`);
+  const seed = request.sampling?.seed;
+  // Without a wireBody the body hashed is the request, seed and all.
+  if (seed !== undefined && model.wireBody) {
+    const body = model.wireBody(request);
+    if (body === null || typeof body !== "object" || (body as { seed?: unknown }).seed !== seed) extra.push(`\0seed=${seed}`);
+  }
+  return extra.length ? createHash("sha256").update(key).update(extra.join("")).digest("hex") : key;
+}
+
 /** Responses by key: the shared cache (by request) or a run's own records (by request, scope and occurrence). */
 export interface ResponseRecords {
   get(key: string): ChatResponse | undefined;
@@ -140,6 +202,11 @@ export interface CacheOptions {
   write: ResponseStore[];
   /** The run's own records: every response it got, by occurrence key (read back in read-write mode on resume). */
   record?: ResponseRecords;
+  /**
+   * The endpoint's URL (no password) as part of the shared stores' keys; undefined for the built-in offline model,
+   * which answers the same wherever it is served (a new loopback port each run).
+   */
+  endpoint?: string;
   /** replay: the recorded run's own records, looked up by occurrence key (then, for older runs, by request key). */
   replayFrom?: ResponseRecords[];
 }
@@ -154,24 +221,32 @@ export function forScope(model: ChatModel, scope: string): ChatModel {
   return typeof (model as Partial<CachedModel>).scoped === "function" ? (model as CachedModel).scoped(scope) : model;
 }
 
-/** Where a response may come from, in order: [store, key to look up]. */
-function sources(o: CacheOptions, key: string, own: string): [ResponseRecords, string][] {
+/**
+ * Where a response may come from, in order: [store, key to look up]. `key` is the request key (older runs recorded
+ * responses by it), `shared` the shared cache's key, `own` the run's own record key.
+ */
+function sources(o: CacheOptions, key: string, shared: string, own: string): [ResponseRecords, string][] {
   const replayFrom = o.replayFrom ?? [];
   if (o.mode === "replay")
     return [
       ...replayFrom.map((s): [ResponseRecords, string] => [s, own]),
       ...replayFrom.map((s): [ResponseRecords, string] => [s, key]),
-      ...o.read.map((s): [ResponseRecords, string] => [s, key]),
+      ...o.read.map((s): [ResponseRecords, string] => [s, shared]),
     ];
   if (o.mode === "off") return [];
   return [
     ...(o.record ? [[o.record, own] as [ResponseRecords, string]] : []),
-    ...o.read.map((s): [ResponseRecords, string] => [s, key]),
+    ...o.read.map((s): [ResponseRecords, string] => [s, shared]),
   ];
 }
 
-function lookup(o: CacheOptions, key: string, own: string): { hit: ChatResponse; from: ResponseRecords } | undefined {
-  for (const [store, k] of sources(o, key, own)) {
+function lookup(
+  o: CacheOptions,
+  key: string,
+  shared: string,
+  own: string,
+): { hit: ChatResponse; from: ResponseRecords } | undefined {
+  for (const [store, k] of sources(o, key, shared, own)) {
     const hit = store.get(k);
     if (hit) return { hit, from: store };
   }
@@ -215,17 +290,18 @@ export function withCache(model: ChatModel, o: CacheOptions): CachedModel {
         const n = seen.get(key) ?? 0;
         seen.set(key, n + 1);
         const own = occurrenceKey(key, scope, n);
-        const found = lookup(o, key, own);
+        const shared = sharedKey(model, request, key, o.endpoint);
+        const found = lookup(o, key, shared, own);
         if (found) {
           o.record?.put(own, model.id, found.hit);
-          if (o.mode === "read-write") for (const w of o.write) if (w !== found.from) w.put(key, model.id, found.hit);
+          if (o.mode === "read-write") for (const w of o.write) if (w !== found.from) w.put(shared, model.id, found.hit);
           return { ...found.hit, cached: true, latency_ms: 0, attempts: 0 };
         }
         if (o.mode === "replay") throw replayMiss(o, model, key, n, scope);
         const response = await model.complete(request, signal);
         const { cached: _c, faults: _f, ...toStore } = response;
         o.record?.put(own, model.id, toStore);
-        for (const s of o.write) s.put(key, model.id, toStore);
+        for (const s of o.write) s.put(shared, model.id, toStore);
         return response;
       },
     };

@@ -32,3 +32,23 @@ export function recordedRows(
     }
   };
 }
+
+/**
+ * The tasks a recorded run measured, as its rollouts' identities name them (id and content hash), each once; empty for
+ * a run with no rollouts (eval, train) or identities that cannot be read.
+ */
+export function recordedTasks(db: Db): { id: string; content: string }[] {
+  if (!hasTable(db, "rollouts")) return [];
+  const rows = db.prepare("SELECT DISTINCT identity FROM rollouts WHERE identity IS NOT NULL").all() as { identity: unknown }[];
+  const out = new Map<string, { id: string; content: string }>();
+  for (const { identity } of rows) {
+    try {
+      const task = (JSON.parse(String(identity)) as { task?: { id?: unknown; content?: unknown } } | null)?.task;
+      if (typeof task?.id === "string" && typeof task.content === "string")
+        out.set(`${task.id}\0${task.content}`, { id: task.id, content: task.content });
+    } catch {
+      // an unreadable identity names no task; the records' own checks report the damage
+    }
+  }
+  return [...out.values()];
+}
