@@ -215,7 +215,7 @@ function bwrapWorks(): { ok: boolean; reason?: string } {
 /** What the sandbox enforces for programs of this interpreter, and what it does not (in words for the user). */
 export function isolationSupport(python = "python3"): IsolationSupport {
   const bwrap = bwrapWorks();
-  if (bwrap.ok) return { bwrap: true, gaps: [] };
+  if (bwrap.ok) return withinBwrap(python);
   const gaps = [
     "reading files your user can read (your home, other checkouts, hone's caches)",
     "running with your user's rights inside an evaluator that imports them (as many upstream evaluators do)",
@@ -239,9 +239,36 @@ export function isolationSupport(python = "python3"): IsolationSupport {
   return { bwrap: false, gaps, reason: bwrap.reason };
 }
 
+/**
+ * Under bubblewrap, each program still needs namespaces of its own (hone_sandbox.py), made inside the sandbox with
+ * an unprivileged user namespace. Where the kernel refuses those (user namespaces switched off, an AppArmor rule
+ * that grants them to bwrap alone, a setuid bwrap), programs share the sandbox of their zygote or evaluator: one program
+ * killed the program evaluated beside it with kill(-1). Said, as the gaps without bubblewrap are.
+ */
+function withinBwrap(python: string): IsolationSupport {
+  let info: PythonInfo | undefined;
+  try {
+    info = pythonInfo(python);
+  } catch {
+    return { bwrap: true, gaps: [] }; // the task's own loading reports a missing interpreter
+  }
+  if (info.namespaces) return { bwrap: true, gaps: [] };
+  const gaps = [
+    "killing or stopping the programs evaluated beside them and the warm pool's zygote (they share one PID namespace)",
+    "reading and writing the scratch folders of the programs evaluated beside them (they share one /tmp)",
+    "leaving processes behind that detach from their session, until the run ends",
+  ];
+  if (process.getuid?.() === 0 && !info.unprivileged) gaps.push("a process limit (fork bombs are stopped only by the timeout)");
+  const reason = `bubblewrap works, but a program cannot have namespaces of its own inside it: ${info.reason ?? "refused"}`;
+  return { bwrap: true, gaps, reason };
+}
+
 /** One line for the user, once per run, saying plainly what is not isolated. */
 export function isolationNotice(python = "python3"): string | undefined {
   const s = isolationSupport(python);
-  if (s.bwrap) return undefined;
-  return `note: evaluated programs are not fully isolated (${s.reason}): they run in their own process with no secrets in their environment, but are not prevented from ${s.gaps.join("; ")}. Install bubblewrap to close this.`;
+  if (s.gaps.length === 0) return undefined;
+  const close = s.bwrap
+    ? "Allow unprivileged user namespaces (for python3 too) to close this."
+    : "Install bubblewrap to close this.";
+  return `note: evaluated programs are not fully isolated (${s.reason}): they run in their own process with no secrets in their environment, but are not prevented from ${s.gaps.join("; ")}. ${close}`;
 }

@@ -1,25 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DiscoveryTask, loadTaskFolder } from "../../src/task/discovery-task.ts";
-import type { Evaluation } from "../../src/task/evaluation.ts";
-import { evaluateProgram } from "../../src/task/evaluator.ts";
-import { EvaluatorPool } from "../../src/task/evaluator-pool.ts";
-import { makeTask } from "../helpers/fixtures.ts";
+import { describe, expect, it } from "vitest";
+import { ENOSYS, FILTERED, seen, warmAndCold } from "../helpers/sealed-probe.ts";
 
 // RLIMIT_AS counts what a process maps, not a memfd's pages written with write() nor SysV shared memory attached,
 // filled and detached again: one process held 1.4 GB of the host's memory in memfds under a 256 MB limit, and could
 // hold any amount for as long as its call ran. Programs get ENOSYS for memfd_create and shmat (a seccomp filter set
 // in each call);
 // numpy, threads, forks and the call's own /tmp and /dev/shm (size-capped tmpfs) still work.
-
-const EVALUATOR = `import json
-from hone_runtime import run_program, ProgramError
-def evaluate(program_path):
-    try:
-        out = run_program(program_path, 'run', timeout=30, memory_mb=256)
-    except ProgramError as e:
-        return {'combined_score': 0.0, 'validity': 0.0, 'error': str(e)}
-    return {'combined_score': 1.0, 'validity': 1.0, 'seen': json.dumps(out)}
-`;
 
 const MEMFD = `def run():
     import os
@@ -66,20 +52,8 @@ const HONEST = `def run():
     return {'svd': round(s, 6), 'child': os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])}
 `;
 
-const ENOSYS = 38;
-/** The architectures hone_sandbox.py's seccomp filter knows (others get no filter, as src/task/README.md says). */
-const FILTERED = process.arch === "x64" || process.arch === "arm64";
-const seen = (e: Evaluation) => JSON.parse(String(e.metrics.seen));
-
 describe("memory the address-space limit does not count is refused to programs", () => {
-  let task: DiscoveryTask;
-  let pool: EvaluatorPool;
-  beforeAll(async () => {
-    task = loadTaskFolder(makeTask(EVALUATOR, { timeout: 40 }));
-    pool = await EvaluatorPool.start(task, { size: 1 });
-  });
-  afterAll(() => pool?.close());
-  const evaluate = (mode: string, program: string) => (mode === "warm" ? pool.evaluate(program) : evaluateProgram(task, program));
+  const evaluate = warmAndCold(256);
 
   it.runIf(FILTERED).each(["warm", "cold"])("[%s] a memfd filled past the memory limit is refused", async (mode) => {
     const e = await evaluate(mode, MEMFD);

@@ -21,6 +21,7 @@ import sys
 import traceback
 
 from hone_cascade import run_cascade  # beside this file: the script's own folder, or hone_pool's path
+from hone_sandbox import seal_keyrings
 
 
 def limit_memory(mb):
@@ -159,6 +160,7 @@ if __name__ == "__main__":
     evaluator_path = sys.argv[1]
     cascade = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
     request = json.loads(sys.stdin.read())
+    seal_keyrings()  # before anything of the task's runs
     program_path = write_program(os.getcwd(), request)
     limit_memory(int(request.get("memory_mb") or 0))
     try:

@@ -6,13 +6,16 @@ Runs inside the program's own network namespace (which has only loopback), liste
 free one), and carries every connection to the Unix socket that hone's model proxy listens on (bound into the
 sandbox); then it runs COMMAND as its child with OPENAI_BASE_URL set to http://HOST:PORT/v1, and exits with its
 status. The program thus reaches the OpenAI-compatible endpoint hone
-gives it, and no other host, port or socket.
+gives it, and no other host, port or socket; it gets a session keyring of its own and no keyring calls
+(hone_sandbox.seal_keyrings).
 """
 import os
 import select
 import socket
 import sys
 import threading
+
+from hone_sandbox import seal_keyrings  # beside this file
 
 
 def pump(a, b):
@@ -60,6 +63,7 @@ def main():
     if pid == 0:
         listener.close()
         try:
+            seal_keyrings()  # the command reads and plants no key in the keyrings of hone's user
             os.execvp(command[0], command)
         finally:
             os._exit(127)

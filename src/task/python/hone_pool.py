@@ -32,7 +32,7 @@ sys.path.insert(0, HERE)
 import hone_eval_runner as runner  # noqa: E402
 import hone_kept  # noqa: E402
 import hone_runtime  # noqa: E402,F401  (loaded once here, so an evaluator importing it per call finds it loaded)
-from hone_sandbox import PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, PR_SET_PDEATHSIG, prctl, wait_for_kill  # noqa: E402
+from hone_sandbox import PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, PR_SET_PDEATHSIG, prctl, seal_keyrings, wait_for_kill  # noqa: E402
 
 KEEP_OUTPUT = 20_000
 LEFTOVER_WAIT = 5.0  # seconds at most for what an evaluation left to be gone once killed (one stuck in the kernel)
@@ -412,6 +412,7 @@ def main():
         os._exit(0)  # hone died before the line above: no signal will ever come
     control = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # anything the evaluator prints at import goes to stderr, never into the protocol
+    seal_keyrings()  # before anything of the task's runs
     try:
         module = runner.load_evaluator(evaluator_path)
     except BaseException as exc:

@@ -6,8 +6,9 @@ user, mount, PID, network, IPC and UTS namespaces, gives the call a fresh privat
 paths it is told to hide, then forks the call's first process (PID 1 of the new PID namespace). That process
 mounts a /proc that shows only its own namespace, drops every capability, sets no_new_privs and the resource
 limits (address space, processes, file size, core dumps), refuses the memory the address-space limit does not count
-(memfds, attached SysV shared memory: a seccomp filter, `deny_unlimited_memory`, on x86-64 and arm64), closes every inherited descriptor
-but its result pipe, and runs the target. When it ends or is killed, the kernel kills everything left in its PID namespace, so no
+(memfds, attached SysV shared memory, a tmpfs of a nested user namespace, raised socket buffers: a seccomp filter,
+`deny_unlimited_memory`, on x86-64 and arm64, which also refuses the keyrings, after the call has left hone's
+session keyring), closes every inherited descriptor but its result pipe, and runs the target. When it ends or is killed, the kernel kills everything left in its PID namespace, so no
 daemon, fork or detached child outlives the call. Nothing the call can reach leads to a socket outside it: its
 network namespace is empty, and the filesystem it sees holds no socket.
 
@@ -293,17 +294,35 @@ def seal_call(limits, contained, keep=()):
 
 # Memory that RLIMIT_AS does not count: a memfd's pages (written with write(), never mapped) and SysV shared memory
 # (attached, filled and detached again) would let one process hold any amount of the host's memory for as long as
-# its call runs. Python, numpy and the standard library use neither; a call gets ENOSYS for them, as from a kernel
-# without them. Syscalls of another ABI (i386 through int 0x80, x32), which name these by other numbers, are refused
-# whole. A SysV segment may still be made (its pages exist only once attached and touched), never attached.
-# Per architecture: (AUDIT_ARCH, [memfd_create, memfd_secret, shmat], first number of another ABI or None).
+# its call runs; so would a tmpfs of its own, which a call could mount after entering a new user namespace (where
+# /proc lets it map its ids, as on the cold path without bubblewrap: 1.4 GB held under a 256 MB limit), and socket
+# buffers raised with SO_SNDBUF to the host's maximum (1.6 GB held in 200 Unix sockets under a 256 MB limit; at the
+# default size its open-file limit keeps a process to about 80 MB). Python, numpy and the standard library use none
+# of these; a call gets ENOSYS for them, as from a kernel without them: memfds, shmat, clone3 (whose flags a filter
+# cannot read; glibc then makes its threads and processes with clone), clone or unshare asking for CLONE_NEWUSER.
+# setsockopt of a socket's buffer sizes returns success and leaves the size as it was (the kernel may clamp a size
+# anyway; trio sets SO_RCVBUF without a try, and an error would break it). Syscalls of another ABI (i386 through int 0x80, x32), which name these
+# by other numbers, are refused whole. A SysV segment may still be made (its pages exist only once attached and
+# touched), never attached.
+# The same filter refuses the kernel's keyrings (add_key, request_key, keyctl): the session keyring is inherited
+# through every fork, namespace and change of user, so a program read a secret key of hone's login session and
+# planted one there that hone's other processes and later programs saw. A call also joins a keyring of its own
+# first (`_own_keyring`), so not even the names of the session's keys show in /proc/keys.
+# io_uring is refused too: its operations never pass through this filter (IORING_OP_URING_CMD set SO_SNDBUF to
+# 8 MB in a call whose setsockopt was refused).
+# Per architecture: AUDIT_ARCH, [memfd_create, memfd_secret, shmat, clone3, io_uring_setup, io_uring_enter,
+# io_uring_register, add_key, request_key, keyctl] (the keyring calls last), the first number of another ABI (or
+# None), [clone, unshare] (refused when their flags, the first argument, ask for CLONE_NEWUSER), setsockopt.
 _SECCOMP_ARCH = {
-    "x86_64": (0xC000003E, (319, 447, 30), 0x40000000),
-    "aarch64": (0xC00000B7, (279, 447, 196), None),
+    "x86_64": (0xC000003E, (319, 447, 30, 435, 425, 426, 427, 248, 249, 250), 0x40000000, (56, 272), 54),
+    "aarch64": (0xC00000B7, (279, 447, 196, 435, 425, 426, 427, 217, 218, 219), None, (220, 97), 208),
 }
+KEYCTL_JOIN_SESSION_KEYRING = 1
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
-BPF_LD_ABS, BPF_JEQ, BPF_JGE, BPF_RET = 0x20, 0x15, 0x35, 0x06
+BPF_LD_ABS, BPF_JEQ, BPF_JGE, BPF_JSET, BPF_RET = 0x20, 0x15, 0x35, 0x45, 0x06
+SECCOMP_ARG = (16, 24, 32)  # offsets of the low 32 bits of the first three arguments in struct seccomp_data (LE)
+SOL_SOCKET, BUFFER_OPTIONS = 1, (7, 8, 32, 33)  # SO_SNDBUF, SO_RCVBUF, SO_SNDBUFFORCE, SO_RCVBUFFORCE
 ENOSYS = 38
 
 
@@ -315,16 +334,32 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
 
 
-def _memory_filter(arch, denied, other_abi):
-    """The BPF program: another architecture or ABI, or a denied syscall, gets ENOSYS; everything else runs."""
-    deny = (BPF_RET, 0, 0, SECCOMP_RET_ERRNO | ENOSYS)
-    checks = [(BPF_JGE, 0, 0, other_abi)] if other_abi is not None else []
-    checks += [(BPF_JEQ, 0, 0, nr) for nr in denied]
-    prog = [(BPF_LD_ABS, 0, 0, 4), (BPF_JEQ, 1, 0, arch), deny, (BPF_LD_ABS, 0, 0, 0)]
-    for i, (code, _, _, k) in enumerate(checks):
-        prog.append((code, len(checks) - i, 0, k))  # on a match, to `deny` after the allow below
-    prog += [(BPF_RET, 0, 0, SECCOMP_RET_ALLOW), deny]
-    return prog
+def _memory_filter(arch, denied, other_abi, flagged=(), setsockopt=None):
+    """The BPF program: another architecture or ABI, a denied syscall, or a `flagged` one whose flags ask for a new
+    user namespace gets ENOSYS; `setsockopt` of a buffer size succeeds without changing it (a size is a hint, and
+    code such as trio's sets one without a try); everything else runs."""
+    load = lambda offset: (None, BPF_LD_ABS, 0, 0, offset)  # noqa: E731
+    checks = [(BPF_JGE, other_abi)] if other_abi is not None else []
+    checks += [(BPF_JEQ, nr) for nr in denied]
+    lines = [load(4), (None, BPF_JEQ, 0, "deny", arch), load(0)]
+    lines += [(None, code, "deny", 0, k) for code, k in checks]
+    lines += [(None, BPF_JEQ, "flags", 0, nr) for nr in flagged]
+    if setsockopt is not None:
+        lines.append((None, BPF_JEQ, "sockopt", 0, setsockopt))
+    lines += [(None, BPF_RET, 0, 0, SECCOMP_RET_ALLOW), ("flags",) + load(SECCOMP_ARG[0])[1:]]
+    lines += [(None, BPF_JSET, "deny", "allow", CLONE_NEWUSER), ("sockopt",) + load(SECCOMP_ARG[1])[1:]]
+    lines += [(None, BPF_JEQ, 0, "allow", SOL_SOCKET), load(SECCOMP_ARG[2])]
+    lines += [(None, BPF_JEQ, "ignore", 0, option) for option in BUFFER_OPTIONS]
+    lines += [("allow", BPF_RET, 0, 0, SECCOMP_RET_ALLOW), ("deny", BPF_RET, 0, 0, SECCOMP_RET_ERRNO | ENOSYS)]
+    lines += [("ignore", BPF_RET, 0, 0, SECCOMP_RET_ERRNO | 0)]
+    return _assemble(lines)
+
+
+def _assemble(lines):
+    """(label, code, jt, jf, k) lines, jumps named by the label of a later line (0: the next line), to BPF tuples."""
+    at = {line[0]: i for i, line in enumerate(lines) if line[0]}
+    hop = lambda i, to: to if to == 0 else at[to] - i - 1  # noqa: E731
+    return [(code, hop(i, jt), hop(i, jf), k) for i, (_, code, jt, jf, k) in enumerate(lines)]
 
 
 def deny_unlimited_memory():
@@ -333,15 +368,42 @@ def deny_unlimited_memory():
     known = _SECCOMP_ARCH.get(os.uname().machine)
     if known is None:
         return False
-    prog = _memory_filter(*known)
+    return _install(_memory_filter(*known))
+
+
+def _install(prog):
     filters = (_SockFilter * len(prog))(*[_SockFilter(*ins) for ins in prog])
     fprog = _SockFprog(len(prog), filters)
     return _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) == 0
 
 
+def seal_keyrings():
+    """For an evaluator's process (which may import the program it judges): a session keyring of its own instead of
+    hone's, no_new_privs, and a filter refusing every keyring call (ENOSYS), so nothing it runs reads or plants a key
+    in the keyrings of hone's user. Returns whether the filter holds."""
+    _own_keyring()
+    known = _SECCOMP_ARCH.get(os.uname().machine)
+    if known is None:
+        return False
+    try:
+        prctl(PR_SET_NO_NEW_PRIVS, 1)
+    except OSError:
+        return False
+    return _install(_memory_filter(known[0], known[1][-3:], known[2]))
+
+
+def _own_keyring():
+    """Leaves the session keyring inherited from hone for a new, empty one (where the kernel has keyrings); the
+    filter then refuses every keyring call, so this one stays empty too."""
+    known = _SECCOMP_ARCH.get(os.uname().machine)
+    if known is not None:
+        _libc.syscall(ctypes.c_long(known[1][-1]), ctypes.c_long(KEYCTL_JOIN_SESSION_KEYRING), None)
+
+
 def _settle(limits, contained):
     """What every call's first process does before its request: its scratch folder as working directory, an
-    environment without secrets, its limits, no capabilities, no_new_privs. Returns the scratch folder."""
+    environment without secrets, its limits, no capabilities, no_new_privs, a keyring of its own. Returns the scratch
+    folder."""
     scratch = "/tmp" if contained else limits.get("scratch") or _scratch()
     os.chdir(scratch)
     _clean_env(scratch)
@@ -349,6 +411,7 @@ def _settle(limits, contained):
     if contained:
         drop_capabilities()
     prctl(PR_SET_NO_NEW_PRIVS, 1)
+    _own_keyring()
     deny_unlimited_memory()
     sys.dont_write_bytecode = True  # the program is imported once: a .pyc would be written for nothing
     return scratch
