@@ -16,7 +16,7 @@ ALLOWED_MODULES = frozenset(
     math re json itertools functools collections collections.abc heapq bisect random statistics string typing dataclasses
     numpy numpy.linalg numpy.fft numpy.random numpy.polynomial numpy.polynomial.polynomial numpy.polynomial.chebyshev
     numpy.polynomial.legendre numpy.polynomial.laguerre numpy.polynomial.hermite numpy.polynomial.hermite_e
-    numpy.polynomial.polyutils numpy.ma numpy.char numpy.strings numpy.rec numpy.dtypes numpy.exceptions numpy.typing
+    numpy.polynomial.polyutils numpy.ma numpy.char numpy.strings numpy.dtypes numpy.exceptions numpy.typing
     numpy.lib numpy.lib.scimath numpy.lib.stride_tricks numpy.lib.mixins numpy.lib.array_utils
     pandas pandas.api pandas.api.types pandas.api.extensions pandas.api.indexers pandas.errors pandas.arrays
     pandas.tseries pandas.tseries.offsets pandas.tseries.frequencies pandas.testing
@@ -65,6 +65,19 @@ def follow(module_name, attrs):
         if isinstance(value, types.ModuleType) and value.__name__ not in ALLOWED_MODULES:
             return (i + 1, value.__name__), True
     return (None, None), isinstance(value, types.ModuleType)
+
+
+def metaclass_on(module_name, attrs):
+    """How many attributes of `module_name.attrs[0]...` lead to a metaclass (`typing.ABCMeta`: a class of classes,
+    which builds a class from a dict of any names, dunder hooks included), and its name; or (None, None)."""
+    value = load(module_name)
+    for i, attr in enumerate(attrs if value is not None else []):
+        value = step(value, attr)
+        if value is _NOT_LOADED:
+            break
+        if isinstance(value, type) and issubclass(value, type):
+            return i + 1, value.__name__
+    return None, None
 
 
 def module_of(module_name, attr):

@@ -129,11 +129,45 @@ def _done(ok, value=None, kind=None, error=None):
     return json.dumps({"done": body}) + "\n"
 
 
+def seal_dataclass_field_names():
+    """dataclasses writes each field's name into the source text it compiles (__init__, __repr__, __eq__) and reads
+    attributes by it (asdict, replace), and a Field's `name` is a plain writable attribute: a tool that renames a field
+    it holds (`dataclasses.fields(A)[0].name = "a,)==()\\n raise ..."`) and then declares a subclass runs that text.
+    In the tool's process a Field is named once (dataclasses names it when it builds the class; a rename is refused),
+    and only with an identifier that is no keyword and does not start with `__` (`__globals__` would be read by
+    asdict), whatever the route: a field renamed after the fact, TypedDict's or a hostile object's annotations; and
+    Field has no subclasses there (a subclass's own `name` attribute would be a plain one)."""
+    import dataclasses
+    import keyword
+
+    slot = dataclasses.Field.__dict__["name"]
+    if isinstance(slot, property):
+        return
+
+    def set_name(field, name):
+        if name is not None and not (isinstance(name, str) and name.isidentifier() and not name.startswith("__") and not keyword.iskeyword(name)):
+            raise TypeError("a dataclass field name must be an identifier not starting with __, not %r" % (name,))
+        try:
+            current = slot.__get__(field, dataclasses.Field)
+        except AttributeError:  # Field.__init__ setting it the first time
+            current = None
+        if current is not None and name != current:
+            raise TypeError("a dataclass field is named once: %r cannot become %r" % (current, name))
+        slot.__set__(field, name)
+
+    def no_subclass(cls, **kwargs):
+        raise TypeError("a tool may not subclass dataclasses.Field (its own `name` would bypass this check)")
+
+    dataclasses.Field.name = property(lambda field: slot.__get__(field, dataclasses.Field), set_name)
+    dataclasses.Field.__init_subclass__ = classmethod(no_subclass)
+
+
 def tool_target(code, args):
     """The tool's process: runs the module, then `run(ctx, args)`; returns the final "done" line."""
 
     def target(scratch):
         try:
+            seal_dataclass_field_names()
             namespace = {"__name__": "hone_tool"}
             exec(compile(code, "custom_tool.py", "exec"), namespace)
             value = namespace["run"](ToolContext(), args)
