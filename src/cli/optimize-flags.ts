@@ -91,15 +91,13 @@ function flagOptions(opts: Record<string, unknown>, base: OptimizeConfigInput): 
       mode: opts.cache ?? base.cache?.mode,
       dir: typeof opts.cacheDir === "string" ? resolve(opts.cacheDir) : base.cache?.dir,
     });
-  const slurm = slurmFromFlags(opts);
+  const slurm = slurmFromFlags(opts, base.slurm !== undefined);
+  // The flags over the config's section: a flag not given keeps the config's value.
   if (slurm)
-    out.slurm = defined({
+    out.slurm = {
       ...(base.slurm ?? {}),
-      partition: slurm.partition,
-      gres: slurm.gres,
-      time_minutes: slurm.timeMinutes,
-      template: slurm.template,
-    });
+      ...defined({ partition: slurm.partition, gres: slurm.gres, time_minutes: slurm.timeMinutes, template: slurm.template }),
+    };
   for (const role of ["executor", "proposer"] as const) {
     const given = defined(fromModel(modelSettingsFrom(opts, role)));
     if (Object.keys(given).length) out[role] = { ...(base[role] ?? { model: "offline" }), ...given };

@@ -238,6 +238,7 @@ export async function open(
           runKey: runQueueKey(db, "opt"),
           runDir,
           task,
+          taskRef: settings.task as string,
           tasksDir: settings.tasksDir,
           executor: settings.executor,
           timeLimitSec: settings.timeLimitSec,

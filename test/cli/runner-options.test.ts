@@ -1,7 +1,9 @@
 import { writeFileSync } from "node:fs";
 import { isAbsolute, join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
+import { optionsFromFlags } from "../../src/cli/optimize-flags.ts";
 import { slurmFromFlags } from "../../src/cli/runner-options.ts";
+import { parseOptimizeConfig } from "../../src/loop/optimize-config.ts";
 import { tempDir } from "../helpers/fixtures.ts";
 
 // --runner and the Slurm flags, shared by run, optimize and compare: one rule for what they accept.
@@ -38,5 +40,28 @@ describe("slurmFromFlags", () => {
     writeFileSync(join(dir, "idle.sh"), "#!/bin/bash\nsleep 1\n");
     expect(() => slurmFromFlags({ runner: "slurm", slurmTemplate: join(dir, "idle.sh") })).toThrow(/has no \{\{command\}\}/);
     expect(() => slurmFromFlags({ runner: "slurm", slurmPartition: "gpu\n#SBATCH --mem=0" })).toThrow(/one word/);
+  });
+});
+
+describe("--slurm-* flags over a config file's slurm: section", () => {
+  // A config's `slurm:` section sends the rollouts to Slurm as --runner slurm does: a --slurm-time given beside it
+  // was refused as "add --runner slurm", and with --runner slurm the flags dropped the section's other values.
+  const file = {
+    path: "opt.yaml",
+    config: parseOptimizeConfig({ task: "circle-packing", slurm: { partition: "gpu", gres: "gpu:1" } }, (f) => f),
+  };
+
+  it("refines the section, keeping what no flag names", () => {
+    for (const runner of [undefined, "slurm"])
+      expect(optionsFromFlags({ runner, slurmTime: 90 }, file).slurm).toMatchObject({
+        partition: "gpu",
+        gres: "gpu:1",
+        time_minutes: 90,
+      });
+  });
+
+  it("is still refused with --runner local, and without a section", () => {
+    expect(() => optionsFromFlags({ runner: "local", slurmTime: 90 }, file)).toThrow(/--slurm-time is for Slurm jobs/);
+    expect(() => optionsFromFlags({ task: "circle-packing", slurmTime: 90 })).toThrow(/--slurm-time is for Slurm jobs/);
   });
 });

@@ -7,6 +7,7 @@ import type { QAJob, QAJobResult, QARunner } from "../qa-runner.ts";
 import { type ShippedRecords, withRecordsFile } from "../recording.ts";
 import { asCompleted, type RolloutJob, type RolloutJobResult, type Runner } from "../runner.ts";
 import {
+  honeBuild,
   type JobHarness,
   placeRollout,
   publicSettings,
@@ -144,6 +145,7 @@ export class BullmqQARunner implements QARunner {
         seed: job.seed,
         repeat: job.repeat,
         executor: publicSettings(this.o.executor),
+        hone: honeBuild(),
       });
       const value = failed(harness)
         ? harness

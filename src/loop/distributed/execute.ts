@@ -11,11 +11,22 @@ import { MemoryEvaluations, recordingEvaluator } from "../../task/recorded-evalu
 import { runQAJob } from "../qa-runner.ts";
 import { RECORDS_FILE, recordsJson, type ShippedRecords, shipRecords, withRecordsFile } from "../recording.ts";
 import { type LocalRunnerOptions, runJob, runJobInMemory } from "../runner.ts";
-import { jobHarness, type QAJobData, type QAJobReturn, type RolloutJobData } from "./job-data.ts";
+import {
+  currentHoneBuild,
+  type HoneBuild,
+  honeBuildRefusal,
+  jobHarness,
+  type QAJobData,
+  type QAJobReturn,
+  type RolloutJobData,
+} from "./job-data.ts";
 import { type FetchPackage, WorkerFiles } from "./worker-files.ts";
 
-/** A task's copy on this worker with its warm pool, or why the worker refuses the coordinator's task. */
-type WarmTask = { task: DiscoveryTask; pool: EvaluatorPool } | { refused: string };
+/**
+ * A task's copy on this worker with its warm pool and the hone build that pool loaded, or why the worker refuses the
+ * coordinator's task.
+ */
+type WarmTask = { task: DiscoveryTask; pool: EvaluatorPool; build: HoneBuild } | { refused: string };
 
 /**
  * Warm things a worker keeps between jobs, as the local pool keeps them for a run: an evaluator pool per task, a
@@ -54,17 +65,23 @@ export class WorkerCaches {
   }
 
   task(t: RolloutJobData["task"], who: string): Promise<WarmTask> {
-    return WorkerCaches.shared(this.tasks, `${t.ref}#${t.contentHash}`, async () => {
+    const key = `${t.ref}#${t.contentHash}`;
+    return WorkerCaches.shared(this.tasks, key, async () => {
       // Its needs checked beside (a worker's timers renew the locks of the jobs it holds).
       const task = await resolveTask(t.ref, t.tasksDir, { check: false });
       await checkTaskNeedsAsync(task);
       const hash = contentHash(task.dir);
-      if (hash !== t.contentHash)
+      if (hash !== t.contentHash) {
+        // Said of the folder as it is now: the next job looks again (a copy brought up to date is then measured).
+        this.tasks.delete(key);
         return {
           refused: `${who}: task ${t.ref} here has content hash ${hash.slice(0, 12)}, the coordinator's is ${t.contentHash.slice(0, 12)}; refusing to measure a different task`,
         };
+      }
       const onNotice = (text: string) => process.stderr.write(`${who}: ${text}\n`);
-      return { task, pool: await EvaluatorPool.start(task, { size: this.poolSize, onNotice }) };
+      // The build as the pool's processes load it: they keep it however hone's files change after.
+      const build = currentHoneBuild();
+      return { task, pool: await EvaluatorPool.start(task, { size: this.poolSize, onNotice }), build };
     });
   }
 
@@ -101,6 +118,9 @@ const recorded = (model: ResolvedModel, into: MemoryResponses) =>
 
 /** Runs one queued QA task on this machine; its trajectory and the model responses it got travel back with its result. */
 export async function executeQAJobData(d: QAJobData, caches: WorkerCaches, who: string): Promise<QAJobReturn> {
+  // A QA task's tools start their processes now, from hone's files as they are now.
+  const refused = honeBuildRefusal(d.hone, currentHoneBuild(), who);
+  if (refused) throw new Error(refused);
   const model = await caches.model(d.executor);
   const responses = new MemoryResponses();
   return caches.withPackage(d, async (harnessDir) => {
@@ -125,6 +145,8 @@ interface SetUp {
 async function setUp(d: RolloutJobData, caches: WorkerCaches, who: string): Promise<SetUp | { refused: string }> {
   const warm = await caches.task(d.task, who);
   if ("refused" in warm) return warm;
+  const refused = honeBuildRefusal(d.hone, warm.build, who);
+  if (refused) return { refused };
   const model = await caches.model(d.executor);
   const responses = new MemoryResponses();
   const evaluations = new MemoryEvaluations();

@@ -1,12 +1,14 @@
 import { createHash } from "node:crypto";
 import { lstatSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { listFiles } from "../../harness/files.ts";
+import { contentHash, listFiles } from "../../harness/files.ts";
 import { isRecord } from "../../harness/formats/package-reader.ts";
+import { HONE_VERSION } from "../../measure/identity.ts";
 import type { ModelSettings } from "../../model/resolve.ts";
 import { folderFiles } from "../../store/rollout-files.ts";
 import type { TrajectoryEvent } from "../../store/trajectory.ts";
 import type { Evaluation } from "../../task/evaluation.ts";
+import { PYTHON_DIR } from "../../task/python-env.ts";
 import type { QATask } from "../../task/qa/benchmarks.ts";
 import type { TaskResult } from "../qa-task.ts";
 import type { ShippedRecords } from "../recording.ts";
@@ -19,6 +21,48 @@ import type { ShippedRecords } from "../recording.ts";
 export interface JobHarness {
   digest: string;
   files?: Record<string, string>;
+}
+
+/**
+ * The hone a measurement is made with, beyond the task's own folder: its version, and a digest of its evaluation
+ * runtime (the Python under src/task/python: the shared checks the built-in evaluators import, the program runner,
+ * the tool runner), which a task's content hash does not cover. A worker whose hone differs would score the same
+ * program otherwise.
+ */
+export interface HoneBuild {
+  version: string;
+  runtime: string;
+}
+
+/** hone's build as its files are now: what an evaluator process started now loads. */
+export function currentHoneBuild(): HoneBuild {
+  const files = listFiles(PYTHON_DIR).filter((f) => f.endsWith(".py") && !f.split("/").includes("__pycache__"));
+  return { version: HONE_VERSION, runtime: contentHash(PYTHON_DIR, files) };
+}
+
+let build: HoneBuild | undefined;
+
+/** The hone a coordinator names in its jobs: its build as of its first job (once per process, off each job's path). */
+export function honeBuild(): HoneBuild {
+  build ??= currentHoneBuild();
+  return build;
+}
+
+/**
+ * Why a job made by another hone may not be measured by `ours` (naming what differs), or undefined when it may: a
+ * job from a coordinator that does not say its hone is taken as before.
+ */
+export function honeBuildRefusal(theirs: unknown, ours: HoneBuild, who: string): string | undefined {
+  if (theirs === undefined) return undefined;
+  const t = (isRecord(theirs) ? theirs : {}) as Partial<HoneBuild>;
+  const diffs: string[] = [];
+  if (t.version !== ours.version) diffs.push(`version ${ours.version} here, ${String(t.version)} on the coordinator`);
+  if (t.runtime !== ours.runtime)
+    diffs.push(
+      `evaluation runtime (src/task/python) ${ours.runtime.slice(0, 12)} here, ${String(t.runtime).slice(0, 12)} on the coordinator`,
+    );
+  if (diffs.length === 0) return undefined;
+  return `${who}: this hone differs from the coordinator's (${diffs.join("; ")}); refusing to measure with a different hone: run the same hone on the coordinator and its workers`;
 }
 
 /**
@@ -37,6 +81,8 @@ export interface RolloutJobData {
   startProgram: string;
   startEvaluation: Evaluation;
   timeLimitSec?: number;
+  /** The coordinator's hone (absent from an older coordinator's jobs). */
+  hone?: HoneBuild;
   /**
    * Set by a coordinator that takes the job's records as their own field of the result (RolloutJobReturn.records);
    * without it (an older coordinator) a worker ships them as records.json among the files.
@@ -55,6 +101,8 @@ export interface QAJobData {
   seed: number;
   repeat?: number;
   executor: Partial<ModelSettings> & { model: string };
+  /** The coordinator's hone (absent from an older coordinator's jobs). */
+  hone?: HoneBuild;
 }
 
 export interface QAJobReturn {
@@ -200,5 +248,6 @@ export function toJobData(
     startProgram: job.startProgram,
     startEvaluation: job.startEvaluation,
     timeLimitSec: o.timeLimitSec,
+    hone: honeBuild(),
   };
 }
