@@ -1,16 +1,17 @@
-import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
 import { loadHarness } from "../harness/package.ts";
 import type { Harness } from "../harness/types.ts";
+import { HONE_VERSION } from "../measure/identity.ts";
 import type { CacheMode } from "../model/cache.ts";
 import type { ModelSettings } from "../model/resolve.ts";
+import { writeJsonAtomic } from "../store/atomic.ts";
 import { insertCandidate } from "../store/candidates.ts";
 import { createRunDb, type Db, finishRun, openDb } from "../store/db.ts";
 import { type LoadableSplit, loadSplit, type QATask } from "../task/qa/benchmarks.ts";
 import { meanOver, passAtK, passHatK } from "../task/qa/code/pass-at-k.ts";
 import { officialScorer, primaryMetric } from "../task/qa/score-answer.ts";
-import { measurePanel } from "./qa-measure.ts";
+import { measurePanel, panelHash } from "./qa-measure.ts";
 import { LocalQARunner, type QARunner } from "./qa-runner.ts";
 import type { TaskResult } from "./qa-task.ts";
 import { Recording } from "./recording.ts";
@@ -40,6 +41,10 @@ export interface EvalSummary {
   /** τ-bench's pass^k from the samples (trials), k = 1 … the number of samples. */
   passHatK: Record<string, number>;
   results: TaskResult[];
+  /** The questions measured (ids, questions and golds, in order) as one sha256: `panelHash`. */
+  panel_sha256: string;
+  /** The hone version that measured them. */
+  hone: string;
   /** The run directory: hone.db, harness/, trajectories/, summary.json. */
   outDir: string;
 }
@@ -274,10 +279,12 @@ async function measureInto(
       meanScore: completed.length ? completed.reduce((a, r) => a + r.score, 0) / completed.length : 0,
       samples: n,
       ...estimates(results, n),
+      panel_sha256: panelHash(tasks),
+      hone: HONE_VERSION,
       results,
       outDir,
     };
-    writeFileSync(join(outDir, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
+    writeJsonAtomic(join(outDir, "summary.json"), summary);
     const { results: _r, ...brief } = summary;
     finishRun(db, brief);
     return summary;

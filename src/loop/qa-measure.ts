@@ -2,7 +2,7 @@
 // arrives (task_results, model_calls, the model responses for replay); a measurement killed midway resumes with
 // the tasks it has, and is `pending` until every task has a result.
 import { createHash } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { TaskMeasurement } from "../method/criteria.ts";
 import type { Db } from "../store/db.ts";
@@ -20,7 +20,7 @@ import type { QATask } from "../task/qa/benchmarks.ts";
 import { type QAJob, type QARunner, qaJobId } from "./qa-runner.ts";
 import type { TaskResult } from "./qa-task.ts";
 import type { Recording } from "./recording.ts";
-import { modelCallsOf } from "./rollout-records.ts";
+import { modelCallsOf, readEvents } from "./rollout-records.ts";
 
 export interface PanelMeasurement extends MeasurementStart {
   harnessDir: string;
@@ -30,6 +30,8 @@ export interface PanelMeasurement extends MeasurementStart {
   seedOf: (i: number) => number;
   /** Where trajectories go, relative to the run directory. */
   trajectoryDir: string;
+  /** A second measurement of the same tasks (a re-measure): its jobs get ids of their own, never the first's. */
+  repeat?: number;
 }
 
 export const statusOf = (r: TaskResult): TaskStatus => (r.status === "failed" ? "infra" : r.correct ? "solved" : "unsolved");
@@ -100,7 +102,7 @@ export async function measurePanel(
       : [
           {
             i,
-            id: qaJobId({ benchmark: m.benchmark, task, contentHash: m.contentHash, seed: m.seedOf(i) }),
+            id: qaJobId({ benchmark: m.benchmark, task, contentHash: m.contentHash, seed: m.seedOf(i), repeat: m.repeat }),
             harnessDir: m.harnessDir,
             benchmark: m.benchmark,
             task,
@@ -127,12 +129,58 @@ export async function measurePanel(
   return m.panel.map((t) => done.get(t.id) as TaskResultRow);
 }
 
-/** A measurement as criteria read it. */
-export function asMeasurement(commit: string, rows: TaskResultRow[]): { commit: string; tasks: Record<string, TaskMeasurement> } {
+/**
+ * How many of a task's model replies were no valid action at the first attempt, after harness-training's
+ * `first_attempt_total - first_attempt_valid` (src/rollout/telemetry.py): a reply is invalid when a tool call in it
+ * was refused by the agent loop (arguments that are no JSON object, a tool that does not exist) or when it called no
+ * tool where an action is a tool call (`textIsAction` false: every benchmark but the conversational ones). A tool's
+ * own error (a calculator given a bad expression) is a valid action with a failed outcome, as there. Undefined when
+ * the trajectory holds no model reply (a program harness): the metric is unavailable, never a count of 0.
+ */
+export function invalidFirstAttemptsOf(events: Record<string, unknown>[], textIsAction: boolean): number | undefined {
+  const calls = events.filter((e) => e.type === "model_call").length;
+  if (calls === 0) return undefined;
+  const invalid = new Set<unknown>();
+  for (const e of events) {
+    if (e.type === "tool_result" && e.refused === true) invalid.add(e.iteration);
+    if (e.type === "assistant" && !textIsAction && Array.isArray(e.tool_calls) && e.tool_calls.length === 0)
+      invalid.add(e.iteration);
+  }
+  return invalid.size;
+}
+
+/**
+ * The panel's content as one digest (each task's id, question and gold, in order): what a receipt names as the task,
+ * so two runs on a re-fetched or edited data file, or another --data-dir, are told apart.
+ */
+export function panelHash(panel: readonly QATask[]): string {
+  const h = createHash("sha256");
+  for (const t of panel) h.update(JSON.stringify([t.id, t.question, t.gold])).update("\n");
+  return h.digest("hex");
+}
+
+/**
+ * A measurement as criteria read it. With `runDir`, each task's invalid first attempts are counted from its
+ * trajectory (what a resumed run reads back too); a task whose trajectory is missing has none measured.
+ */
+export function asMeasurement(
+  commit: string,
+  rows: TaskResultRow[],
+  o: { runDir?: string; textIsAction?: boolean } = {},
+): { commit: string; tasks: Record<string, TaskMeasurement> } {
+  const invalid = (r: TaskResultRow): number | undefined => {
+    if (!o.runDir || !r.trajectory) return undefined;
+    const path = join(o.runDir, r.trajectory);
+    return existsSync(path) ? invalidFirstAttemptsOf(readEvents(path), o.textIsAction ?? false) : undefined;
+  };
   return {
     commit,
     tasks: Object.fromEntries(
-      rows.map((r) => [r.task_id, { status: r.status, score: r.score, steps: r.steps, tokens: r.tokens }]),
+      rows.map((r) => {
+        const n = invalid(r);
+        const t: TaskMeasurement = { status: r.status, score: r.score, steps: r.steps, tokens: r.tokens };
+        return [r.task_id, n === undefined ? t : { ...t, invalidFirstAttempts: n }];
+      }),
     ),
   };
 }

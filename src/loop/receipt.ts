@@ -106,6 +106,12 @@ function settingsOf(kind: RunRow["kind"], c: Config) {
   return { max_evals: c.maxEvals, seed: c.seed ?? 0, cache: c.cache?.mode ?? "off", replay_of: c.replayOf ?? null };
 }
 
+/** A string field of a run's summary (null while it runs, or for a run made before hone recorded it). */
+function summaryField(run: RunRow, key: string): string | null {
+  const v = run.summary ? (JSON.parse(run.summary) as Record<string, unknown>)[key] : undefined;
+  return typeof v === "string" ? v : null;
+}
+
 /** What a run's numbers rest on, read from its hone.db and git repository; every run kind has one. */
 export function runReceipt(dir: string) {
   const db = openDb(join(dir, "hone.db"), { readonly: true });
@@ -139,8 +145,12 @@ export function runReceipt(dir: string) {
                 ? `${config.benchmark.id} (train ${config.benchmark.train}, validation ${config.benchmark.validation})`
                 : undefined) ??
               (config.panel ? `${config.panel.benchmark}/${config.panel.split}` : `${config.benchmark}/${config.split}`),
+            /** A QA run's questions (ids, questions, golds) as one sha256, from its summary once it finished. */
+            panel_sha256: summaryField(run, "panel_sha256"),
           },
       scorer: identity ? { budget: JSON.parse(identity).budget, hone: JSON.parse(identity).hone } : null,
+      /** The hone version that made the run's measurements (a discovery rollout's identity, a QA run's summary). */
+      hone: identity ? (JSON.parse(identity).hone as string) : summaryField(run, "hone"),
       settings: settingsOf(run.kind, config),
       models: roles,
       harnesses: {
@@ -207,6 +217,8 @@ function scorerLine(r: Receipt): string {
   if (r.scorer)
     return `${r.scorer.budget.maxEvals} evaluations per rollout, ${r.scorer.budget.timeoutSec} s each; hone ${r.scorer.hone}`;
   const s = r.run.summary as { benchmark?: unknown; metric?: unknown; metrics?: unknown } | null;
+  if (r.run.kind === "train" && r.settings && "benchmark" in r.settings)
+    return `${r.settings.benchmark}'s official scorer (a task is solved when its accuracy rule says so)`;
   if (!s || typeof s.metric !== "string") return "-";
   const names = s.metrics && typeof s.metrics === "object" ? Object.keys(s.metrics) : [s.metric];
   const others = names.filter((n) => n !== s.metric);
@@ -247,9 +259,10 @@ export function formatReceipt(r: Receipt): string {
     ["result", resultLine(r.run.kind, r.run.summary)],
     [
       "task",
-      `${r.task.id}${r.task.content ? ` (content ${short(r.task.content)}), ${r.task.metric}, ${r.task.direction === "minimize" ? "lower" : "higher"} is better` : ""}`,
+      `${r.task.id}${r.task.content ? ` (content ${short(r.task.content)}), ${r.task.metric}, ${r.task.direction === "minimize" ? "lower" : "higher"} is better` : ""}${r.task.panel_sha256 ? ` (questions sha256 ${short(r.task.panel_sha256)})` : ""}`,
     ],
     ["scorer", scorerLine(r)],
+    ["hone", r.hone ?? "- (not recorded: a run still going, or made before hone recorded it)"],
     ["settings", settings || "-"],
     ...r.models.map((m) => [
       m.role,

@@ -55,6 +55,17 @@ export const trainConfigSchema = z
           .strict(),
       ])
       .default({ kind: "strict_pareto", secondary: ["steps", "tokens"] }),
+    /**
+     * Measured once, at the end, on the seed harness and on HEAD: a split the panel is not drawn from, which no
+     * estimator or criterion sees (after harness-training's quickstart: held-out eval, epochs, eval again).
+     */
+    held_out: z
+      .object({
+        split: z.enum(["train", "validation", "test"]).default("test"),
+        limit: z.number().int().min(1).optional(),
+      })
+      .strict()
+      .optional(),
     patch_surface: z.array(z.string().min(1)).optional(),
     concurrency: z.number().int().min(1).default(8),
     seed: z.number().int().min(0).default(0),
@@ -69,6 +80,12 @@ export type TrainConfig = z.infer<typeof trainConfigSchema>;
  */
 export function readTrainConfig(file: string): TrainConfig & { base: string } {
   const data = readConfigFile(file, trainConfigSchema);
+  if (data.held_out && data.held_out.split === data.panel.split)
+    throw configError(
+      file,
+      "held_out.split",
+      `is the panel's split (${data.panel.split}); a held-out evaluation needs a split the panel is not drawn from`,
+    );
   const base = dirname(resolve(file));
   const path = (p: string | undefined) => (p === undefined ? p : resolve(base, p));
   const e = data.estimator;

@@ -1,13 +1,23 @@
 // What a train run keeps in hone.db and reads back: epochs are rounds (round 0 measures the seed), candidates are
 // epoch-NN, verdicts are decisions, and every panel measurement is a measurement with its task results.
+import { renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { contentHash, listFiles } from "../harness/files.ts";
 import type { Verdict } from "../method/criteria.ts";
+import { writeJsonAtomic } from "../store/atomic.ts";
 import { type CandidateInsert, finishRound, insertCandidate } from "../store/candidates.ts";
 import type { Db } from "../store/db.ts";
 import { allDecisions, insertDecisions } from "../store/decisions.ts";
+import type { HarnessRepo } from "../store/git.ts";
 import { measurements } from "../store/qa.ts";
 
 export const epochId = (epoch: number) => `epoch-${String(epoch).padStart(2, "0")}`;
+
+/** The re-measure of a candidate's crashed tasks (after an unmeasurable verdict). */
+export const retryId = (candidate: string) => `${candidate}-retry`;
+
+/** The measurement of a candidate's harness on the held-out split. */
+export const heldOutId = (candidate: string) => `${candidate}-held-out`;
 
 export interface EpochCandidate {
   id: string;
@@ -124,7 +134,9 @@ export function finishedEpochs(db: Db): FinishedEpoch[] {
 /** A train run's epochs as the CLI prints them (JSON): every decided epoch, and the skipped ones with their reason. */
 export function trainSummary(db: Db) {
   const decisions = allDecisions(db);
-  const byCandidate = new Map(measurements(db).map((m) => [m.candidate_id, m]));
+  const all = measurements(db);
+  // A candidate's panel measurement has its id; its re-measure and held-out ones are others of the same candidate.
+  const byCandidate = new Map(all.filter((m) => m.id === m.candidate_id).map((m) => [m.candidate_id, m]));
   const rounds = db
     .prepare("SELECT round, status, incumbent_commit, moved FROM rounds WHERE round > 0 AND status = 'finished' ORDER BY round")
     .all() as { round: number; status: string; incumbent_commit: string; moved: number }[];
@@ -137,17 +149,75 @@ export function trainSummary(db: Db) {
       skipped.push({ epoch: r.round, reason: d ? `measurement: ${d.reason}` : (c?.gate_error ?? "no candidate") });
       continue;
     }
-    const baseline = byCandidate.get(candidateIdOfCommit(db, r.incumbent_commit) ?? "");
+    // A finished re-measure of a candidate's crashed tasks stands in for their first results (as the verdict read them).
+    const solved = (id: string | undefined) => {
+      const m = id === undefined ? undefined : byCandidate.get(id);
+      if (m?.solved == null) return null;
+      const again = all.find((x) => x.id === retryId(m.id) && x.status === "finished");
+      return m.solved + (again?.solved ?? 0);
+    };
+    const baseline = candidateIdOfCommit(db, r.incumbent_commit);
     epochs.push({
       epoch: r.round,
       decision: d.decision,
       reason: d.reason,
       promoted: r.moved === 1,
-      baseline_solved: baseline?.solved ?? null,
-      candidate_solved: byCandidate.get(c.id)?.solved ?? null,
+      baseline_solved: solved(baseline),
+      candidate_solved: solved(c.id),
       candidate: c.commit_sha,
       head: r.moved === 1 ? c.commit_sha : r.incumbent_commit,
     });
   }
-  return { epochs, skipped };
+  return { epochs, skipped, held_out: heldOutOf(db, all) };
+}
+
+/** The held-out split's results, of the seed and of HEAD (the seed's again when HEAD is the seed); null without one. */
+function heldOutOf(db: Db, all: ReturnType<typeof measurements>) {
+  const of = (commit: string | null | undefined) => {
+    const m = commit ? all.find((x) => x.id === heldOutId(candidateIdOfCommit(db, commit) ?? "")) : undefined;
+    return (
+      m && { commit: m.commit_sha, solved: m.solved, infra: m.infra, score: m.mean_score, finished: m.status === "finished" }
+    );
+  };
+  const seedCommit = epochCandidate(db, 0)?.commit_sha;
+  const seed = of(seedCommit);
+  if (!seed) return null;
+  const headCommit =
+    finishedEpochs(db)
+      .filter((e) => e.moved && e.candidate)
+      .at(-1)?.candidate ?? seedCommit;
+  const m = all.find((x) => x.id === heldOutId("epoch-00"));
+  return { split: m?.split ?? null, tasks: m?.tasks ?? 0, seed, head: of(headCommit) ?? null };
+}
+
+/**
+ * best/: HEAD's package as a folder a user can run or evaluate (`hone eval --harness runs/…/best`), with meta.json
+ * saying which commit it is, the epoch that made it and its panel and held-out results; rewritten whole at each end.
+ */
+export function writeBest(
+  dir: string,
+  repo: HarnessRepo,
+  db: Db,
+  head: string,
+  heldOut: ReturnType<typeof trainSummary>["held_out"],
+): string {
+  const best = join(dir, "best");
+  const building = `${best}.new`;
+  rmSync(building, { recursive: true, force: true });
+  repo.materialize(head, building);
+  const id = candidateIdOfCommit(db, head) ?? null;
+  const panel = measurements(db).find((m) => m.id === id);
+  const epoch = db.prepare("SELECT round FROM candidates WHERE id = ?").get(id) as { round: number } | undefined;
+  const meta = {
+    commit: head,
+    candidate: id,
+    epoch: epoch?.round ?? null,
+    benchmark: panel?.benchmark ?? null,
+    panel: panel ? { split: panel.split, tasks: panel.tasks, solved: panel.solved, score: panel.mean_score } : null,
+    held_out: heldOut,
+  };
+  writeJsonAtomic(join(building, "meta.json"), meta);
+  rmSync(best, { recursive: true, force: true });
+  renameSync(building, best);
+  return best;
 }

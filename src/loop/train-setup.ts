@@ -160,6 +160,15 @@ async function buildTrainRun(
     seed: c.seed,
     limit: c.panel.limit,
   });
+  // Loaded with the panel, so a held-out split the data lacks is refused before any epoch runs.
+  const heldOut = c.held_out && {
+    split: c.held_out.split,
+    tasks: await loadSplit(c.panel.benchmark, c.held_out.split, {
+      dir: c.panel.data_dir,
+      seed: c.seed,
+      limit: c.held_out.limit ?? c.panel.limit,
+    }),
+  };
   let estimator: Estimator;
   if (c.estimator.kind === "patch_queue") estimator = new PatchQueue(c.estimator.patches);
   else if (c.estimator.kind === "agent_cli")
@@ -194,6 +203,7 @@ async function buildTrainRun(
     dir: out,
     seedHarness: kept && isHarnessFolder(kept) ? kept : c.harness,
     panel: { benchmark: c.panel.benchmark, split: c.panel.split, tasks },
+    heldOut,
     model: toModel(c.model),
     estimator,
     criterion,

@@ -5,14 +5,19 @@ import { SpecError } from "../harness/compile.ts";
 import { contentHash } from "../harness/files.ts";
 import { loadHarness } from "../harness/package.ts";
 import { isHarnessFolder } from "../harness/program.ts";
+import { HONE_VERSION } from "../measure/identity.ts";
 import type { Criterion, Measurement } from "../method/criteria.ts";
 import type { Estimator } from "../method/estimators.ts";
 import type { ModelSettings } from "../model/resolve.ts";
+import type { ChatResponse } from "../model/types.ts";
 import { finishRound, roundState, setRoundStatus, startRound } from "../store/candidates.ts";
 import { createRunDb, type Db, finishRun, openDb, runQueueKey } from "../store/db.ts";
 import { HarnessRepo } from "../store/git.ts";
-import type { QATask } from "../task/qa/benchmarks.ts";
-import { asMeasurement, measurePanel } from "./qa-measure.ts";
+import { measurement, type TaskResultRow, taskResults } from "../store/qa.ts";
+import { insertModelCalls } from "../store/rollouts.ts";
+import { benchmark, type QATask } from "../task/qa/benchmarks.ts";
+import { responseRows } from "./optimize-proposals.ts";
+import { asMeasurement, measurePanel, panelHash } from "./qa-measure.ts";
 import { LocalQARunner, type QARunner } from "./qa-runner.ts";
 import { Recording } from "./recording.ts";
 import { type GreedyMonotonic, type HarnessParameter, Loss, TrainingMisuse } from "./train-loss.ts";
@@ -22,10 +27,13 @@ import {
   epochCandidate,
   epochId,
   finishedEpochs,
+  heldOutId,
   recordCandidate,
   recordSkip,
   recordVerdict,
+  retryId,
   trainSummary,
+  writeBest,
 } from "./train-records.ts";
 
 export { GreedyMonotonic, type HarnessParameter, Loss, TrainingMisuse } from "./train-loss.ts";
@@ -35,6 +43,11 @@ export interface TrainerOptions {
   dir: string;
   seedHarness: string;
   panel: { benchmark: string; tasks: QATask[]; split?: string };
+  /**
+   * A split the panel is not drawn from, measured once when the epochs end, on the seed harness and on HEAD (neither
+   * the estimator nor the criterion sees it); its result is in the summary and best/meta.json.
+   */
+  heldOut?: { split: string; tasks: QATask[] };
   model: Partial<ModelSettings> & { model: string };
   estimator: Estimator;
   criterion: Criterion;
@@ -163,44 +176,100 @@ export class Trainer {
     return this.localRunner;
   }
 
-  /** Measures a harness version on the panel (once per commit; tasks already recorded are not run again). */
+  /**
+   * Measures a harness version on the panel (once per commit; tasks already recorded are not run again). A finished
+   * re-measure of its crashed tasks (`remeasure`) stands in for their first results, in every later use too.
+   */
   async measure(commit: string): Promise<Measurement> {
     const known = this.measured.get(commit);
     if (known) return known;
+    const id = this.measurementId(commit);
+    const rows = await this.measureTasks(commit, id, this.o.panel.tasks);
+    const retry = measurement(this.records(), retryId(id));
+    const again =
+      retry?.status === "finished" ? new Map(taskResults(this.records(), retry.id).map((r) => [r.task_id, r])) : undefined;
+    return this.remember(commit, again ? rows.map((r) => again.get(r.task_id) ?? r) : rows);
+  }
+
+  private measurementId(commit: string): string {
+    return candidateIdOfCommit(this.records(), commit) ?? `commit-${commit.slice(0, 12)}`;
+  }
+
+  private remember(commit: string, rows: TaskResultRow[]): Measurement {
+    const m = asMeasurement(commit, rows, {
+      runDir: this.dir,
+      textIsAction: Boolean(benchmark(this.o.panel.benchmark).conversation),
+    });
+    this.measured.set(commit, m);
+    this.failures.delete(commit);
+    const failed = rows.filter((r) => r.status === "infra");
+    const first = failed[0];
+    if (first)
+      this.failures.set(commit, `${failed.length} of ${rows.length} failed; ${first.task_id}: ${first.error ?? "no error"}`);
+    return m;
+  }
+
+  /**
+   * One measurement (`id`) of a harness version on `tasks` (the panel's split, or `o.split`); `o.repeat` gives its
+   * jobs ids apart from an earlier measurement's of the same tasks.
+   */
+  private async measureTasks(
+    commit: string,
+    id: string,
+    tasks: QATask[],
+    o: { repeat?: number; split?: string; round?: number } = {},
+  ): Promise<TaskResultRow[]> {
     const db = this.records();
     const harnessDir = this.dirOf(commit);
     const harness = loadHarness(harnessDir);
-    const id = candidateIdOfCommit(db, commit) ?? `commit-${commit.slice(0, 12)}`;
-    const round = (db.prepare("SELECT round FROM candidates WHERE id = ?").get(id) as { round: number } | undefined)?.round ?? 0;
-    this.o.onEvent?.({ type: "measuring", epoch: round, candidate: id });
-    const rows = await measurePanel(
+    const candidate = this.measurementId(commit);
+    const round =
+      o.round ??
+      (db.prepare("SELECT round FROM candidates WHERE id = ?").get(candidate) as { round: number } | undefined)?.round ??
+      0;
+    this.o.onEvent?.({ type: "measuring", epoch: round, candidate: id, ...(o.split ? { split: o.split } : {}) });
+    return measurePanel(
       db,
       this.dir,
       "run",
       {
         id,
         round,
-        candidateId: id,
+        candidateId: candidate,
         commit,
         contentHash: harness.contentHash,
         benchmark: this.o.panel.benchmark,
-        split: this.o.panel.split ?? null,
-        tasks: this.o.panel.tasks.length,
-        panel: this.o.panel.tasks,
+        split: o.split ?? this.o.panel.split ?? null,
+        tasks: tasks.length,
+        panel: tasks,
         harnessDir,
         seedOf: () => this.o.seed ?? 0,
         trajectoryDir: join("trajectories", id),
+        repeat: o.repeat,
       },
       this.panelRunner(),
       this.recording,
     );
-    const m = asMeasurement(commit, rows);
-    this.measured.set(commit, m);
-    const failed = rows.filter((r) => r.status === "infra");
-    const first = failed[0];
-    if (first)
-      this.failures.set(commit, `${failed.length} of ${rows.length} failed; ${first.task_id}: ${first.error ?? "no error"}`);
-    return m;
+  }
+
+  /**
+   * After harness-training's trainer (one re-measure when a verdict is unmeasurable): the candidate's tasks that
+   * failed for infrastructure reasons in its first measurement are measured once more, and their new results stand
+   * in for the first. Undefined when there is nothing to re-measure (none of its own tasks crashed) or it was done.
+   */
+  private async remeasure(commit: string, epoch: number): Promise<Measurement | undefined> {
+    const id = this.measurementId(commit);
+    if (measurement(this.records(), retryId(id))?.status === "finished") return undefined;
+    const first = taskResults(this.records(), id);
+    const crashed = new Set(first.filter((r) => r.status === "infra").map((r) => r.task_id));
+    if (crashed.size === 0) return undefined;
+    const tasks = this.o.panel.tasks.filter((t) => crashed.has(t.id));
+    this.o.onEvent?.({ type: "remeasure", epoch, candidate: id, tasks: tasks.length });
+    const again = new Map((await this.measureTasks(commit, retryId(id), tasks, { repeat: 1 })).map((r) => [r.task_id, r]));
+    return this.remember(
+      commit,
+      first.map((r) => again.get(r.task_id) ?? r),
+    );
   }
 
   /**
@@ -260,12 +329,21 @@ export class Trainer {
     cpSync(incumbentDir, candidateDir, { recursive: true });
     let skip: string | undefined;
     let summary: string | undefined;
+    const responses: ChatResponse[] = [];
+    // The proposer's calls are recorded with the epoch's candidate (or its skip), in one transaction: a kill before it
+    // proposes again and counts the calls once.
+    const withCalls = (record: () => void) =>
+      db.transaction(() => {
+        insertModelCalls(db, "run", "proposer", null, epoch, responseRows(responses));
+        record();
+      })();
     try {
       summary = await this.o.estimator.propose({
         epoch,
         incumbentDir,
         candidateDir,
         panelDescription: `${this.o.panel.tasks.length} ${this.o.panel.benchmark} questions`,
+        onResponses: (rs) => responses.push(...rs),
       });
       if (summary === undefined) skip = "no_candidate: the estimator proposed nothing";
       else if (contentHash(candidateDir) === contentHash(incumbentDir)) skip = "no_candidate: the change is empty";
@@ -280,23 +358,25 @@ export class Trainer {
     }
     if (skip) {
       this.repo.dropRef(`refs/candidates/${epochId(epoch)}`); // one a killed attempt left (replay reads the ref)
-      recordSkip(db, epoch, this.harness.data, skip);
+      withCalls(() => recordSkip(db, epoch, this.harness.data, skip as string));
       return { skip };
     }
     const ref = `refs/candidates/${epochId(epoch)}`;
     const commit = await this.repo.commitDir(candidateDir, `epoch ${epoch}: ${summary}`, this.harness.data, epoch);
     this.repo.replaceRef(ref, commit); // not recorded yet: a ref a killed attempt left is replaced
-    recordCandidate(db, {
-      id: epochId(epoch),
-      round: epoch,
-      parentCommit: this.harness.data,
-      commit,
-      contentHash: contentHash(candidateDir),
-      changed: changedFiles(candidateDir, incumbentDir),
-      status: "valid",
-      gateError: null,
-      summary,
-    });
+    withCalls(() =>
+      recordCandidate(db, {
+        id: epochId(epoch),
+        round: epoch,
+        parentCommit: this.harness.data,
+        commit,
+        contentHash: contentHash(candidateDir),
+        changed: changedFiles(candidateDir, incumbentDir),
+        status: "valid",
+        gateError: null,
+        summary,
+      }),
+    );
     return { commit };
   }
 
@@ -336,8 +416,15 @@ export class Trainer {
         }
         const candidate = proposed.commit;
         setRoundStatus(db, "run", epoch, "measuring");
-        const measured = await this.measure(candidate);
-        const verdict = this.o.criterion.compare(measured, baseline);
+        let measured = await this.measure(candidate);
+        let verdict = this.o.criterion.compare(measured, baseline);
+        if (verdict.decision === "unmeasurable") {
+          const again = await this.remeasure(candidate, epoch);
+          if (again) {
+            measured = again;
+            verdict = this.o.criterion.compare(measured, baseline);
+          }
+        }
         recordVerdict(db, epoch, epochId(epoch), verdict, this.o.criterion.describe(), meanScore(measured));
         if (verdict.decision === "unmeasurable") {
           finishRound(db, "run", epoch, null, false);
@@ -357,7 +444,7 @@ export class Trainer {
         finishRound(db, "run", epoch, promoted ? meanScore(measured) : null, promoted);
         emit("step", { promoted, head: this.harness.data });
       }
-      finishRun(this.records(), { head: this.harness.data, ...trainSummary(this.records()) });
+      await this.finish();
     } finally {
       await this.localRunner?.close();
       this.localRunner = undefined;
@@ -369,6 +456,31 @@ export class Trainer {
       this.db?.close();
       this.db = undefined;
     }
+  }
+
+  /** The end of the epochs: the held-out measurements, best/ (HEAD's package and meta.json), the run's summary. */
+  private async finish(): Promise<void> {
+    const db = this.records();
+    const seed = this.repo.resolve("refs/candidates/epoch-00") as string;
+    if (this.o.heldOut) {
+      await this.measureHeldOut(seed, this.o.heldOut);
+      if (this.harness.data !== seed) await this.measureHeldOut(this.harness.data, this.o.heldOut);
+    }
+    const summary = {
+      head: this.harness.data,
+      ...trainSummary(db),
+      panel_sha256: panelHash(this.o.panel.tasks),
+      held_out_sha256: this.o.heldOut ? panelHash(this.o.heldOut.tasks) : null,
+      hone: HONE_VERSION,
+    };
+    writeBest(this.dir, this.repo, db, this.harness.data, summary.held_out);
+    finishRun(db, summary);
+  }
+
+  /** One measurement of a commit on the held-out split (recorded; a resumed run reads it back). */
+  private async measureHeldOut(commit: string, heldOut: { split: string; tasks: QATask[] }): Promise<void> {
+    const round = Math.max(0, ...finishedEpochs(this.records()).map((e) => e.epoch)) + 1;
+    await this.measureTasks(commit, heldOutId(this.measurementId(commit)), heldOut.tasks, { split: heldOut.split, round });
   }
 
   /** The run's epochs from its records (every decided epoch and the skipped ones). */

@@ -42,7 +42,12 @@ export interface Criterion {
 
 export interface SecondaryMetric {
   name: string;
-  /** Lower is better for all built-ins. */
+  /**
+   * Which tasks it compares: those both runs solved (the default, as harness-training's StepsUsed), or those both
+   * runs measured without an infrastructure failure (as its InvalidFirstAttempts: unsolved tasks count too).
+   */
+  scope?: "solved" | "measured";
+  /** Lower is better for all built-ins; undefined when not measured (the metric is then skipped, not a tie-break). */
   value(m: Measurement, tasks: string[]): number | undefined;
 }
 
@@ -54,9 +59,18 @@ export const TokensUsed: SecondaryMetric = {
   name: "tokens",
   value: (m, tasks) => tasks.reduce((a, t) => a + (m.tasks[t]?.tokens ?? 0), 0),
 };
+/**
+ * Model replies that were no valid action at the first attempt, summed over the tasks both runs measured: an
+ * absolute count, as harness-training's InvalidFirstAttemptsMetric (src/rollout/metrics.py). Unavailable when no
+ * task in scope has it measured.
+ */
 export const InvalidFirstAttempts: SecondaryMetric = {
   name: "invalid_first_attempts",
-  value: (m, tasks) => tasks.reduce((a, t) => a + (m.tasks[t]?.invalidFirstAttempts ?? 0), 0),
+  scope: "measured",
+  value: (m, tasks) => {
+    const counts = tasks.map((t) => m.tasks[t]?.invalidFirstAttempts).filter((n): n is number => n !== undefined);
+    return counts.length ? counts.reduce((a, n) => a + n, 0) : undefined;
+  },
 };
 
 export class StrictPareto implements Criterion {
@@ -76,7 +90,7 @@ export class StrictPareto implements Criterion {
     b: Measurement,
     tasks: string[],
     view: "pessimistic" | "optimistic",
-  ): { loss: number; regressions: string[]; newSolves: string[] } {
+  ): { loss: number; regressions: string[]; newSolves: string[]; decidedBy?: string } {
     const infraCounts = (isCandidate: boolean) => (view === "optimistic") === isCandidate;
     const solved = (m: Measurement, t: string, isCandidate: boolean) => {
       const s = m.tasks[t]?.status;
@@ -87,15 +101,19 @@ export class StrictPareto implements Criterion {
     if (regressions.length > 0) return { loss: Number.POSITIVE_INFINITY, regressions, newSolves };
     if (newSolves.length > 0) return { loss: -newSolves.length, regressions, newSolves };
     let loss = 0;
+    let decidedBy: string | undefined;
     const both = tasks.filter((t) => c.tasks[t]?.status === "solved" && b.tasks[t]?.status === "solved");
+    const measured = tasks.filter((t) => c.tasks[t]?.status !== "infra" && b.tasks[t]?.status !== "infra");
     this.secondary.forEach((metric, i) => {
       if (loss !== 0) return;
-      const x = metric.value(c, both);
-      const y = metric.value(b, both);
+      const scope = metric.scope === "measured" ? measured : both;
+      const x = metric.value(c, scope);
+      const y = metric.value(b, scope);
       if (x === undefined || y === undefined || x === y) return;
       loss = (x < y ? -1 : 1) * 2 ** -(i + 1);
+      decidedBy = `${metric.name} (${x} against ${y})`;
     });
-    return { loss, regressions, newSolves };
+    return { loss, regressions, newSolves, decidedBy };
   }
 
   /**
@@ -134,13 +152,13 @@ export class StrictPareto implements Criterion {
     if (loss < 0) {
       const why = pessimistic.newSolves.length
         ? `solves ${pessimistic.newSolves.length} more task(s)`
-        : "ties on solves and wins on a secondary metric";
+        : `ties on solves and wins on ${pessimistic.decidedBy}`;
       return { decision: "promote", loss, reason: why, report };
     }
     return {
       decision: "reject",
       loss,
-      reason: loss === 0 ? "an exact tie" : "ties on solves and loses on a secondary metric",
+      reason: loss === 0 ? "an exact tie" : `ties on solves and loses on ${pessimistic.decidedBy}`,
       report,
     };
   }

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { applySpec, SpecError } from "../harness/compile.ts";
 import type { Harness } from "../harness/types.ts";
-import type { ChatModel } from "../model/types.ts";
+import type { ChatModel, ChatResponse } from "../model/types.ts";
 import { LIFELINE_GRACE_SEC, runProcess } from "../task/python-process.ts";
 import { type ProposerTask, proposeSample } from "./proposer.ts";
 
@@ -14,6 +14,8 @@ export interface ProposeContext {
   candidateDir: string;
   /** A description of the training panel, for estimators that write text (never gold answers). */
   panelDescription: string;
+  /** Called with every model response the estimator paid for (its proposer calls), so the run's records count them. */
+  onResponses?: (responses: ChatResponse[]) => void;
 }
 
 /** Proposes one bounded change; returns a one-line summary, or undefined when it has nothing to propose. */
@@ -90,6 +92,7 @@ export class LLMEstimator implements Estimator {
       },
       { seed: this.seed + ctx.epoch, trial: 0 },
     );
+    ctx.onResponses?.(slot.responses); // paid for whether or not the proposal holds
     if (!slot.spec) throw new SpecError("proposal", slot.problems.join("; ") || "no proposal");
     return slot.spec.rationale ?? "one HarnessSpec";
   }

@@ -237,6 +237,8 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
         const name = call.function.name;
         const parsed = parseArgs(call.function.arguments);
         let outcome: ToolOutcome;
+        // Refused by the loop itself (not a tool's own error): the call was no valid action (invalid first attempts).
+        const refused = typeof parsed === "string" || !toolNames.has(name);
         if (typeof parsed === "string") {
           outcome = toolError(parsed);
         } else if (!toolNames.has(name)) {
@@ -260,8 +262,10 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
           name,
           output: outcome.output,
           error: outcome.error ?? false,
+          ...(refused ? { refused: true } : {}),
         });
-        if (outcome.stop || o.harness.stopTools.includes(name)) stop = true;
+        // A stop tool's call the loop refused was no action: the model is told, and the rollout goes on.
+        if (outcome.stop || (!refused && o.harness.stopTools.includes(name))) stop = true;
       }
       if (stop) return result("finish", iteration, modelCalls);
       if (o.env.exhausted()) return result("budget_spent", iteration, modelCalls);

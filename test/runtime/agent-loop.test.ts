@@ -114,6 +114,27 @@ describe("agent loop", () => {
     expect(String(result?.output)).toMatch(/not valid JSON/);
   });
 
+  it("does not stop on a stop tool's call it refused: the model is told and may call it again", async () => {
+    // A stop tool (NexAU's stop_tools) called with arguments that are no JSON object was no action: ending the
+    // rollout there dropped what the call was to say (its answer), and the model never saw the error.
+    const {
+      run,
+      env: e,
+      trajectory,
+    } = loop([
+      [call("finish", "{not json")],
+      [call("edit_program", { block: "X = 2.0" })],
+      [call("evaluate_program")],
+      [call("finish")],
+    ]);
+    const r = await run;
+    expect(r.stopReason).toBe("finish");
+    expect(e.best?.score).toBe(2);
+    const results = trajectory.events.filter((ev) => ev.type === "tool_result");
+    expect(results[0]).toMatchObject({ name: "finish", error: true, refused: true });
+    expect(results.map((ev) => ev.name)).toEqual(["finish", "edit_program", "evaluate_program", "finish"]);
+  });
+
   it("answers an unknown tool with an error naming the real tools", async () => {
     const { run, trajectory } = loop([[call("teleport")], [call("finish")]]);
     await run;

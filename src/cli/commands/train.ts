@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
 import type { TrainRun } from "../../loop/train-setup.ts";
@@ -48,6 +49,7 @@ export function registerTrain(program: Command): void {
           onEvent: (e) => {
             if (e.type === "notice") say(String(e.text));
             if (e.type === "skip") say(`epoch ${e.epoch}: skipped (${e.reason})`);
+            if (e.type === "remeasure") say(`epoch ${e.epoch}: unmeasurable; measuring its ${e.tasks} crashed task(s) once more`);
             if (e.type === "loss") say(`epoch ${e.epoch}: ${e.decision} (${e.reason})`);
           },
           onHeld,
@@ -55,8 +57,21 @@ export function registerTrain(program: Command): void {
         setUp = true;
         await trainEpochs(run, opts.epochs, say);
         const { trainer } = run;
-        if (opts.json) printJson({ out: run.out, head: trainer.harness.data, head_dir: trainer.headDir(), ...trainer.summary() });
-        else say(`done: HEAD ${trainer.harness.data.slice(0, 12)} (${trainer.headDir()})`);
+        if (opts.json)
+          printJson({
+            out: run.out,
+            head: trainer.harness.data,
+            head_dir: trainer.headDir(),
+            best: join(run.out, "best"),
+            ...trainer.summary(),
+          });
+        else {
+          const h = trainer.summary().held_out;
+          const line = (r: { solved: number | null; score: number | null } | null) =>
+            r ? `${r.solved ?? "-"} of ${h?.tasks} solved (mean ${formatScore(r.score)})` : "-";
+          if (h) say(`held-out ${h.split}: seed ${line(h.seed)}, HEAD ${line(h.head)}`);
+          say(`done: HEAD ${trainer.harness.data.slice(0, 12)} (${join(run.out, "best")})`);
+        }
       } finally {
         atStopOff();
       }
