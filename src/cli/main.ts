@@ -20,7 +20,7 @@ import { registerTrain } from "./commands/train.ts";
 import { registerView } from "./commands/view.ts";
 import { registerWorker } from "./commands/worker.ts";
 import { reportError } from "./output.ts";
-import { installStopHandlers } from "./shutdown.ts";
+import { installStopHandlers, readerGone } from "./shutdown.ts";
 
 const program = new Command()
   .name("hone")
@@ -52,11 +52,12 @@ registerServeOffline(program);
 
 // Every command stops cleanly on SIGINT/SIGTERM, and nothing it started outlives it (shutdown.ts).
 installStopHandlers();
-// A reader that goes away (`hone datasets | head`) is the end of the output, not a crash.
+// A reader that goes away (`hone datasets | head`) is the end of the output, not a crash; a command with work under
+// way stops as on a signal (shutdown.ts). A write after that finds the stream destroyed.
 for (const stream of [process.stdout, process.stderr])
   stream.on("error", (err: NodeJS.ErrnoException) => {
-    if (err.code !== "EPIPE") throw err;
-    process.exit(process.exitCode ?? ExitCode.ok);
+    if (err.code !== "EPIPE" && err.code !== "ERR_STREAM_DESTROYED") throw err;
+    readerGone();
   });
 try {
   await program.parseAsync(process.argv);

@@ -126,11 +126,15 @@ function finish(code: number): never {
 }
 
 async function stop(signal: NodeJS.Signals): Promise<void> {
-  const code = exitCode ?? (signal === "SIGINT" ? 130 : 143);
+  const code = exitCode ?? (signal === "SIGINT" ? 130 : signal === "SIGPIPE" ? 141 : 143);
   if (stopping) finish(code);
   stopping = true;
   known = descendants(process.pid);
-  process.stderr.write(`hone: ${signal}: stopping (send it again to stop at once)\n`);
+  process.stderr.write(
+    signal === "SIGPIPE"
+      ? "hone: the reader of hone's output went away: stopping\n"
+      : `hone: ${signal}: stopping (send it again to stop at once)\n`,
+  );
   for (const w of waiters.splice(0)) w();
   const bound = setTimeout(() => {
     process.stderr.write(`hone: still stopping after ${Math.round(graceMs / 1000)} s; stopping now\n`);
@@ -145,6 +149,18 @@ async function stop(signal: NodeJS.Signals): Promise<void> {
   }
   clearTimeout(bound);
   finish(code);
+}
+
+/**
+ * The reader of hone's output went away (`hone run … | head -1`: EPIPE). A command with nothing registered to do on a
+ * stop (`hone datasets | head`) just ends its output there; one that registered work (a run's half-built folder, an
+ * optimize to resume) stops as on a signal, exiting 141 as a process ended by SIGPIPE does, never 0 for work it did
+ * not finish. Called again while stopping (the stop's own note to a closed stderr), it does nothing.
+ */
+export function readerGone(): void {
+  if (stopping) return;
+  if (cleanups.length === 0) process.exit(process.exitCode ?? 0);
+  void stop("SIGPIPE");
 }
 
 /** Installs the handlers; main.ts calls this once, before any command runs. */

@@ -59,16 +59,24 @@ export function readPackageText(dir: string, file: string): string {
   return bytes.toString("utf8");
 }
 
-/** Every symbolic link in the package that leads out of it (or to nothing), as a problem naming the link. */
+/**
+ * Every symbolic link in the package that leads out of it (or to nothing), and every file or folder whose name is not
+ * UTF-8 (no path to it can be spelt in a package's text, and Node's string paths would lose its bytes), as a problem
+ * naming it.
+ */
 export function escapingLinks(dir: string): { file: string; message: string }[] {
   const root = realpathSync(dir);
   const out: { file: string; message: string }[] = [];
   const walk = (d: string, depth: number) => {
     if (depth > 32) return;
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
+    for (const e of readdirSync(d, { withFileTypes: true, encoding: "buffer" })) {
+      const p = join(d, e.name.toString("utf8"));
+      if (!isUtf8(e.name)) {
+        out.push({ file: p, message: `its name is not UTF-8 (bytes ${e.name.toString("hex")}); rename it or remove it` });
+        continue;
+      }
       if (e.isDirectory()) {
-        if (e.name !== ".git") walk(p, depth + 1);
+        if (e.name.toString() !== ".git") walk(p, depth + 1);
         continue;
       }
       if (!e.isSymbolicLink()) continue;

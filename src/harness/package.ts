@@ -97,8 +97,9 @@ type Agent = z.infer<typeof agentSchema>;
  */
 export function loadHarness(dirArg: string, opts: LoadOptions = {}): Harness {
   const dir = resolve(dirArg);
-  if (!existsSync(dir) || !statSync(dir).isDirectory())
-    throw harnessError(dir, undefined, "is not a harness package (no such directory)");
+  if (!existsSync(dir)) throw harnessError(dir, undefined, "is not a harness package (no such directory)");
+  if (!statSync(dir).isDirectory())
+    throw harnessError(dir, undefined, "is not a harness package (a file, not a folder); give the package's folder");
   // A harness program (harness.json) loads as a Harness that says so; rollouts and QA tasks run it as a program.
   if (isProgramHarness(dir)) return programAsHarness(loadProgramHarness(dir));
   const agentFile = join(dir, "agent.yaml");
@@ -106,7 +107,8 @@ export function loadHarness(dirArg: string, opts: LoadOptions = {}): Harness {
     throw harnessError(
       dir,
       undefined,
-      cordisRefusal(dir) ?? "has no agent.yaml; a harness package is a folder with agent.yaml, prompt.md, skills/ and tools/",
+      cordisRefusal(dir) ??
+        `has no agent.yaml; a harness package is a folder with agent.yaml, prompt.md, skills/ and tools/${runFolderHint(dir)}`,
     );
   // A NexAU / HarnessTTT package (module:function bindings, module:Class middlewares) is read by its own reader.
   if (isNexauPackage(agentFile)) return loadNexauHarness(dir, opts, loadHarness);
@@ -177,6 +179,20 @@ export function loadHarness(dirArg: string, opts: LoadOptions = {}): Harness {
     contentHash: contentHash(dir, files),
     files,
   };
+}
+
+/**
+ * Where `dir` is a run folder rather than a package, the package inside it: an optimize run's learned harness (`best/`)
+ * or the harness a run, eval or train copied in (`harness/`); "" where neither is there.
+ */
+function runFolderHint(dir: string): string {
+  for (const [sub, what] of [
+    ["best", "its best harness (a hone optimize run folder)"],
+    ["harness", "the harness it ran (a run folder)"],
+  ] as const)
+    if (existsSync(join(dir, sub, "agent.yaml")) || existsSync(join(dir, sub, "harness.json")))
+      return `; this looks like a run folder: give ${join(dir, sub)}, ${what}`;
+  return "";
 }
 
 /** Every problem of the package at `dir` (none when it loads), for `hone harness check`. */

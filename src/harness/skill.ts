@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import { basename, dirname } from "node:path";
-import { parse as parseYaml } from "yaml";
 import { harnessError, zodIssues } from "../errors.ts";
 import { skillFrontmatterSchema } from "./schema.ts";
 import type { Skill } from "./types.ts";
+import { parseStrictYaml } from "./yaml-cache.ts";
 
 const FRONTMATTER = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$/;
 
@@ -14,7 +14,7 @@ export function loadSkill(file: string, text = readFileSync(file, "utf8")): Skil
   if (!m) throw harnessError(file, undefined, "must start with YAML frontmatter between --- lines holding name and description");
   let meta: unknown;
   try {
-    meta = parseYaml(m[1] ?? "");
+    meta = parseStrictYaml(m[1] ?? "");
   } catch (err) {
     throw harnessError(file, "frontmatter", `is not valid YAML: ${(err as Error).message}`);
   }

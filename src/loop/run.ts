@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
-import { dirname, join, resolve } from "node:path";
-import { HoneError } from "../errors.ts";
+import { readFileSync, realpathSync, statSync } from "node:fs";
+import { basename, dirname, join, resolve, sep } from "node:path";
+import { HoneError, harnessError } from "../errors.ts";
 import { contentHash } from "../harness/files.ts";
 import type { Harness } from "../harness/types.ts";
 import { HONE_VERSION } from "../measure/identity.ts";
@@ -115,8 +116,12 @@ export async function runHarness(
   taskRef: string | DiscoveryTask,
   opts: RunHarnessOptions = {},
 ): Promise<RunHarnessResult> {
+  checkRunNumbers(opts);
   const task = typeof taskRef === "string" ? await resolveTask(taskRef, opts.tasksDir) : taskRef;
   const harness: Harness = await prepareHarness(harnessDir, { task });
+  refuseWithoutDiscoveryTools(harness, resolve(harnessDir));
+  const learned = learnedHarnessNote(resolve(harnessDir), task.programExtension);
+  if (learned) opts.onNotice?.(learned);
   if (opts.outDir !== undefined) refuseFilled(resolve(opts.outDir));
   if (opts.slurm) checkSlurmRun(opts.slurm, resolve(opts.outDir ?? defaultOutDir(task.id)));
   const model = opts.model ?? harness.defaults.model ?? "offline";
@@ -131,6 +136,13 @@ export async function runHarness(
   const notice = isolationNotice();
   if (notice) opts.onNotice?.(notice);
   // Built under a hidden name (hone.db and all), held by this process, and renamed when finished.
+  // The default folder is made under runs/ of the current folder.
+  const outParent = opts.outDir ?? "runs";
+  if (insideFolder(harness.dir, outParent))
+    throw new HoneError(
+      "usage",
+      `${resolve(outParent)} is inside the harness package ${harness.dir}: the run would become part of the package (in its copy under harness/, and in every later run's content hash); choose an --out outside it`,
+    );
   const destination = claimDestination(opts.outDir, task.id, opts.onNotice);
   const { outDir, partial } = destination;
   opts.onPartial?.(partial, () => destination.abandon());
@@ -169,6 +181,7 @@ export async function runHarness(
             runDir: partial,
             slurmNamedBy: outDir,
             task,
+            taskRef: typeof taskRef === "string" ? recordedTaskRef(taskRef) : undefined,
             tasksDir: opts.tasksDir,
             executor: { ...opts, model, baseUrl, apiKeyEnv },
             timeLimitSec: opts.timeLimitSec,
@@ -251,6 +264,82 @@ export async function runHarness(
     await resolved?.close();
     await remote?.close();
   }
+}
+
+/**
+ * A package run on a discovery task offers the tools the search is made of: without `edit_program` and
+ * `evaluate_program` (a QA harness's calculator and final_answer) the model can neither change nor score the program,
+ * and the run spent its model calls for nothing and exited 0. A harness program (harness.json) drives the task itself.
+ */
+function refuseWithoutDiscoveryTools(harness: Harness, dir: string): void {
+  if (harness.program) return;
+  const names = new Set(harness.tools.map((t) => t.name));
+  const missing = ["edit_program", "evaluate_program"].filter((n) => !names.has(n));
+  if (missing.length > 0)
+    throw harnessError(
+      join(dir, "agent.yaml"),
+      "tools",
+      `has no ${missing.join(" and no ")}: on a discovery task the model changes and scores the program through them; add them (tools/<name>.tool.yaml, as in harnesses/initial), or run this harness where its tools fit (hone eval for a QA harness)`,
+    );
+}
+
+/** Whether `path` is `dir` or lies under it, both by their real paths (a folder not made yet by its parent's). */
+function insideFolder(dir: string, path: string): boolean {
+  const real = (p: string): string => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return join(real(dirname(p)), basename(p));
+    }
+  };
+  const d = real(dir);
+  const p = real(resolve(path));
+  return p === d || p.startsWith(d + sep);
+}
+
+/** The most evaluator calls a rollout may be given (as `hone optimize --max-evals`). */
+const MAX_EVALS = 10_000;
+
+/**
+ * The numbers a run is given, refused before anything starts (exit 2) naming the flag and the option: a budget that is
+ * no whole number (`--max-evals abc` ran unbounded, `--time-limit abc` stopped at once, `--seed abc` failed only when
+ * the finished run was recorded).
+ */
+function checkRunNumbers(opts: Pick<RunHarnessOptions, "maxEvals" | "timeLimitSec" | "seed">): void {
+  const refuse = (flag: string, option: string, value: unknown, says: string) => {
+    throw new HoneError("usage", `${flag} ${String(value).slice(0, 40)} (${option}): ${says}`);
+  };
+  const { maxEvals, timeLimitSec, seed } = opts as Record<string, unknown>;
+  if (maxEvals !== undefined && !(Number.isInteger(maxEvals) && (maxEvals as number) >= 1 && (maxEvals as number) <= MAX_EVALS))
+    refuse("--max-evals", "maxEvals", maxEvals, `a whole number from 1 to ${MAX_EVALS}`);
+  if (timeLimitSec !== undefined && !(typeof timeLimitSec === "number" && Number.isFinite(timeLimitSec) && timeLimitSec > 0))
+    refuse("--time-limit", "timeLimitSec", timeLimitSec, "a number of seconds above 0");
+  if (seed !== undefined && !(Number.isSafeInteger(seed) && (seed as number) >= 0))
+    refuse("--seed", "seed", seed, "a whole number from 0");
+}
+
+/**
+ * A note for a package that is an optimize run's `best/` (its meta.json names the score it reached): that score was
+ * the best program found over the run's rounds, each rollout starting from the incumbent program, while this run
+ * starts from the task's seed program, as every run does; so a lower score here is no failure to reproduce.
+ */
+function learnedHarnessNote(dir: string, programExtension: string): string | undefined {
+  const file = join(dir, "meta.json");
+  let meta: unknown;
+  try {
+    if (!statSync(file).isFile() || statSync(file).size > 64 * 1024) return undefined;
+    meta = JSON.parse(readFileSync(file, "utf8"));
+  } catch {
+    return undefined;
+  }
+  const m = meta as { score?: unknown; candidate?: unknown; round?: unknown };
+  if (typeof m !== "object" || m === null || typeof m.score !== "number" || typeof m.candidate !== "string") return undefined;
+  return (
+    `${dir} is a learned harness (meta.json: score ${m.score} by candidate ${m.candidate.slice(0, 40)}${typeof m.round === "number" ? ` in round ${m.round}` : ""}); ` +
+    "that score is the best program its optimize run reached over its rounds, each rollout starting from the incumbent " +
+    `program (the run folder's best_program${programExtension} is that program). This run starts from the task's seed program, as every hone run does: ` +
+    "its score measures the harness in one rollout, and is expected to be lower"
+  );
 }
 
 /** The options that name folders, made absolute as the run records them (it may be replayed from another folder). */

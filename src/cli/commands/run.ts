@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { ExitCode } from "../../errors.ts";
 import { addModelOptions, modelSettingsFrom } from "../model-options.ts";
+import { numberish } from "../numberish.ts";
 import { formatScore, isTty, printJson } from "../output.ts";
 import { addRunnerOptions, slurmFromFlags } from "../runner-options.ts";
 import { atExit, atStop } from "../shutdown.ts";
@@ -11,10 +12,10 @@ export function registerRun(program: Command): void {
     .description("run one harness on one discovery task: a budgeted search by the executor model")
     .requiredOption("--task <id|folder>", "a built-in task id (see `hone tasks`) or a task folder")
     .option("--harness <dir>", "harness package directory (default harnesses/initial)")
-    .option("--max-evals <n>", "evaluator calls for the rollout (default: the task's budget)", Number)
+    .option("--max-evals <n>", "evaluator calls for the rollout (default: the task's budget)", numberish)
     .option("--out <dir>", "run directory to create (default runs/run-<task>-<time>)")
-    .option("--seed <n>", "sampling seed", Number, 0)
-    .option("--time-limit <seconds>", "wall-clock limit for the rollout", Number)
+    .option("--seed <n>", "sampling seed", numberish, 0)
+    .option("--time-limit <seconds>", "wall-clock limit for the rollout", numberish)
     .option("--tasks-dir <dir>", "a folder of task folders with an optional tasks.yaml")
     .option("--phase <n>", "read the task folder's config_phase_N.yaml (default: config.yaml, else the first phase)", Number)
     .option("--cold", "spawn a fresh interpreter per evaluation instead of the warm evaluator pool")

@@ -1,6 +1,8 @@
+import { isUtf8 } from "node:buffer";
 import { lstatSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
-import { parseDocument, parse as parseYaml } from "yaml";
+import { parseDocument } from "yaml";
+import { parseStrictYaml } from "../yaml-cache.ts";
 
 /** One reason a package cannot be read or converted: the file, the field where there is one, and what to do. */
 export interface FormatProblem {
@@ -94,7 +96,7 @@ export class PackageReader {
     const text = this.text(rel, from, field);
     if (text === undefined) return undefined;
     try {
-      return parseYaml(text, { maxAliasCount: 100 }) ?? {};
+      return parseStrictYaml(text) ?? {};
     } catch (err) {
       this.problem(rel, undefined, `is not valid YAML: ${(err as Error).message.split("\n")[0]}`);
       return undefined;
@@ -109,9 +111,19 @@ export class PackageReader {
         this.problem(relative(this.dir, d), undefined, `is nested more than ${MAX_DEPTH} folders deep`);
         return;
       }
-      for (const e of readdirSync(d, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-        if (e.name === ".git" || e.name === "__pycache__") continue;
-        const p = join(d, e.name);
+      for (const e of readdirSync(d, { withFileTypes: true, encoding: "buffer" })) {
+        const name = e.name.toString("utf8");
+        if (name === ".git" || name === "__pycache__") continue;
+        const p = join(d, name);
+        // Node's string paths lose a name's bytes that are not UTF-8, and no package text could name such a file.
+        if (!isUtf8(e.name)) {
+          this.problem(
+            relative(this.dir, p),
+            undefined,
+            `its name is not UTF-8 (bytes ${e.name.toString("hex")}); rename it or remove it`,
+          );
+          continue;
+        }
         if (e.isDirectory()) walk(p, depth + 1);
         else if (e.isFile() || e.isSymbolicLink()) out.push(relative(this.dir, p).split(sep).join("/"));
         if (out.length > MAX_FILES) return;
