@@ -2,6 +2,7 @@ import { type Command, Option } from "commander";
 import { HoneError } from "../errors.ts";
 import type { ModelSettings } from "../model/resolve.ts";
 import { DEFAULT_TIMEOUTS, parseTimeouts, type Timeouts } from "../model/timeouts.ts";
+import { numberish } from "./numberish.ts";
 
 const defaults = Object.entries(DEFAULT_TIMEOUTS)
   .map(([k, v]) => `${k}=${v}`)
@@ -25,7 +26,7 @@ export function addModelOptions(cmd: Command, prefix = ""): Command {
     .option(`--${p}stream`, "stream every model call (default: the harness's llm_config.stream)")
     .option(`--no-${p}stream`, "never stream, whatever the harness says")
     .option(`--${p}timeouts <spec>`, `seconds per limit, e.g. idle=5,total=120 (defaults ${defaults})`)
-    .option(`--${p}offline-latency-ms <ms>`, "added latency per call of the offline model", Number);
+    .option(`--${p}offline-latency-ms <ms>`, "added latency per call of the offline model", numberish);
 }
 
 const camel = (s: string) => s.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
@@ -39,6 +40,13 @@ function timeoutsFrom(spec: unknown, flag: string): Partial<Timeouts> | undefine
   }
 }
 
+/** `--offline-latency-ms`: milliseconds from 0 to one hour (the text itself when it is no number). */
+function latencyFrom(value: unknown, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === "number" && Number.isFinite(value) && value >= 0 && value <= 3_600_000) return value;
+  throw new HoneError("usage", `--${flag} takes milliseconds from 0 to 3600000 (got ${JSON.stringify(String(value))})`);
+}
+
 export function modelSettingsFrom(opts: Record<string, unknown>, prefix = ""): Partial<ModelSettings> {
   const name = (n: string) => (prefix ? `${prefix}-${n}` : n);
   const get = (n: string) => opts[camel(name(n))];
@@ -50,6 +58,6 @@ export function modelSettingsFrom(opts: Record<string, unknown>, prefix = ""): P
     keepSampling: get("keep-sampling") as boolean | undefined,
     stream: get("stream") as boolean | undefined,
     timeouts: timeoutsFrom(get("timeouts"), name("timeouts")),
-    offlineLatencyMs: get("offline-latency-ms") as number | undefined,
+    offlineLatencyMs: latencyFrom(get("offline-latency-ms"), name("offline-latency-ms")),
   };
 }
