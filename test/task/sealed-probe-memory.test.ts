@@ -45,7 +45,8 @@ const HONEST = `def run():
     s = float(np.linalg.svd(a, compute_uv=False)[0])
     t = threading.Thread(target=lambda: None); t.start(); t.join()
     with open('/dev/shm/x', 'wb') as f:
-        f.write(b'y' * (8 << 20))
+        for _ in range(8):  # 1 MB at a time: numpy's threads and malloc arenas leave an 8 MB bytes object no room at times
+            f.write(b'y' * (1 << 20))
     pid = os.fork()
     if pid == 0:
         os._exit(7)
