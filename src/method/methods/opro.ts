@@ -12,6 +12,7 @@ import {
 } from "../rules/opro.ts";
 import { exemplarLines } from "./opro-exemplars.ts";
 import {
+  COMPONENT_OPEN,
   componentLabel,
   componentLimit,
   componentParam,
@@ -149,7 +150,13 @@ export const opro: Method<Params> = {
     const fresh = newInstructions(
       samples.map((s) => s.text),
       seen,
-      { maxLength: ctx.params.max_length ?? componentLimit(component), rejectDigits: ctx.params.reject_digits },
+      {
+        maxLength: ctx.params.max_length ?? componentLimit(component),
+        rejectDigits: ctx.params.reject_digits,
+        // OPRO's "INS" filter catches its own <INS> tag left in an answer; hone's container is the fenced block, and
+        // "INS" is a word of harness texts ("# INSTRUCTIONS"), which would drop every version of such a prompt.
+        marker: COMPONENT_OPEN,
+      },
     );
     const proposals: Proposal[] = [];
     for (const text of fresh) {

@@ -78,6 +78,8 @@ export const fence = (name: string, body: string): string => `\`\`\`component ${
 /** Replies longer than this are read only up to it (an answer is one component of at most 12,000 characters). */
 export const MAX_REPLY = 256 * 1024;
 const OPEN = "```component ";
+/** How a component block opens: a new text still holding it is malformed (OPRO drops it, as upstream drops "INS"). */
+export const COMPONENT_OPEN = OPEN;
 
 /**
  * The ```component <name>``` blocks of a reply, in order. Linear time: each block runs from its opening line to the
@@ -113,14 +115,32 @@ function lastBareFence(text: string, from: number, to: number): number {
 }
 
 /**
- * The new text in a reply: the last block named after the component, else the last block of any name, else the
- * whole reply (as OPRO's tag extraction and EvoPrompt's `get_final_prompt` fall back to the whole output).
+ * The text after the last opening line of a block that was never closed (a reply cut short), or undefined when the
+ * reply opens none: as OPRO's extraction takes everything after <INS> when </INS> is missing and EvoPrompt's
+ * `get_final_prompt` everything after the last <prompt>.
+ */
+function unclosedBody(text: string): string | undefined {
+  for (let at = text.lastIndexOf(OPEN); at !== -1; at = at === 0 ? -1 : text.lastIndexOf(OPEN, at - 1)) {
+    // The name runs to the end of the line; a backtick ends the scan (so it never runs past the next opening: linear).
+    let end = at + OPEN.length;
+    while (end < text.length && text[end] !== "\n" && text[end] !== "`") end++;
+    if (text[end] === "`" || !text.slice(at + OPEN.length, end).trim()) continue;
+    return end < text.length ? text.slice(end + 1) : "";
+  }
+  return undefined;
+}
+
+/**
+ * The new text in a reply: the last block named after the component, else the last block of any name, else the text
+ * after an opening that was never closed, else the whole reply (as OPRO's tag extraction and EvoPrompt's
+ * `get_final_prompt` fall back to the whole output).
  */
 export function replyText(reply: string, component: string): string {
-  const blocks = componentBlocks(reply);
+  const text = reply.slice(0, MAX_REPLY);
+  const blocks = componentBlocks(text);
   const own = blocks.filter((b) => b.name === component);
   const pick = own[own.length - 1] ?? blocks[blocks.length - 1];
-  return (pick ? pick.body : reply.slice(0, MAX_REPLY)).trim();
+  return (pick ? pick.body : (unclosedBody(text) ?? text)).trim();
 }
 
 /** A measured candidate's score made higher-is-better (the field's rules maximise), or undefined. */

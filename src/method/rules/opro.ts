@@ -15,8 +15,9 @@
  *   `linear_increase`: t0 + step/steps·(t1 − t0)); each sample's instruction is the text between <INS> and </INS>
  *   (from the start or to the end when a tag is missing), stripped; then `polish_sentence` (strip, drop "**",
  *   capitalise the first letter); an instruction seen in any earlier step or earlier in this step is dropped; so is one
- *   longer than 500 characters (Python's len: code points), one containing "INS", and (GSM8K) one containing a digit
- *   (`str.isdigit`: "²" and "①" are digits too).
+ *   longer than 500 characters (Python's len: code points), one containing "INS" (the mark of its <INS> tags: a
+ *   method with another container passes its own mark), and (GSM8K) one containing a digit (`str.isdigit`: "²" and
+ *   "①" are digits too).
  *
  * Deviations: duplicates are recognised by exact text (upstream: the md5 of the ASCII text, which throws on non-ASCII
  * text); the in-step de-duplication keeps first-seen order (upstream `list(set(...))` has none).
@@ -89,8 +90,12 @@ export function polish(sentence: string): string {
   let s = sentence.trim();
   if (s) {
     s = s.replaceAll("**", "");
-    const first = String.fromCodePoint(s.codePointAt(0) as number);
-    if ([...s].length > 1) s = first.toUpperCase() + s.slice(first.length);
+    const first = s.codePointAt(0);
+    // "**" alone polishes to "" (Python's len("") > 1 is false): there is no first letter to read.
+    if (first !== undefined && [...s].length > 1) {
+      const letter = String.fromCodePoint(first);
+      s = letter.toUpperCase() + s.slice(letter.length);
+    }
   }
   return s;
 }
@@ -99,6 +104,11 @@ export interface NewInstructionOptions {
   maxLength?: number;
   /** GSM8K's rule: an instruction with a digit is skipped. */
   rejectDigits?: boolean;
+  /**
+   * An instruction holding this is skipped: the mark of the container the meta-prompt asks for, left in by a sample
+   * whose extraction failed (upstream: "INS", of its <INS> tags).
+   */
+  marker?: string;
 }
 
 /**
@@ -107,13 +117,14 @@ export interface NewInstructionOptions {
  */
 export function newInstructions(samples: readonly string[], seen: Set<string>, o: NewInstructionOptions = {}): string[] {
   const maxLength = o.maxLength ?? OPRO_DEFAULTS.maxLength;
+  const marker = o.marker ?? "INS";
   const fresh: string[] = [];
   for (const text of samples.map((s) => polish(extractInstruction(s)))) {
     if (seen.has(text)) continue;
     seen.add(text);
     fresh.push(text);
   }
-  return fresh.filter((t) => [...t].length <= maxLength && !t.includes("INS") && !(o.rejectDigits && PY_DIGIT.test(t)));
+  return fresh.filter((t) => [...t].length <= maxLength && !t.includes(marker) && !(o.rejectDigits && PY_DIGIT.test(t)));
 }
 
 /** The optimizer's temperature at a step (0-based). */

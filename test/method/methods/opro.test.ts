@@ -65,9 +65,15 @@ describe("opro: the meta-prompt from a synthetic archive", () => {
     );
   });
 
-  it("drops a sample already scored, one repeated within the step, one over the length limit or holding INS", async () => {
+  it("drops a sample already scored, one repeated within the step, one over the length limit or holding a block opening", async () => {
     const archive = archiveOf(rows);
-    const replies = [fenced("version 3"), fenced("Fresh"), fenced("fresh"), fenced("x".repeat(50)), "<INS>Has INS</INS>"];
+    const replies = [
+      fenced("version 3"),
+      fenced("Fresh"),
+      fenced("fresh"),
+      fenced("x".repeat(50)),
+      "```component system_prompt\nUse ```component x``` blocks\n```",
+    ];
     const ctx = contextOf(archive, params({ max_length: 40 }), { k: 5, replies: (c) => replies[c.sample ?? 0] as string });
     const proposals = await opro.propose(ctx);
     // "version 3" polishes to "Version 3", which is new (as upstream, the scored text is compared as it was scored);
