@@ -21,6 +21,7 @@ export const GREETING = "Hi! How can I help you today?";
 /** τ-bench's user prompt (LLMUserSimulationEnv): the instruction and the rules of playing the user. */
 export function userSystemPrompt(instruction: string): string {
   return `You are a user interacting with an agent.\n\nInstruction: ${instruction}
+
 Rules:
 - Just generate one line at a time to simulate the user's message.
 - Do not give away all the instruction at once. Only provide the information that is necessary for the current step.

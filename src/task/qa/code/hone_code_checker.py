@@ -231,7 +231,7 @@ def invoke(channel, message, args, kwargs):
         try:
             for target, node in zip(arguments, after):
                 if node is not None:
-                    _update(target, values.decode(node))
+                    _update(target, values.decode(node, codec=Codec(channel)))
             return values.decode(reply["value"], codec=Codec(channel, arguments))
         except values.BadValue as exc:
             raise Broken("the completion sent a value that is not data: %s" % exc)

@@ -25,6 +25,9 @@ if "hone_code_values" not in sys.modules:  # run as a file; the checker hands th
 import hone_code_values as values  # noqa: E402
 
 HANDLES = []
+# An object already handed out keeps its handle (HANDLES keeps it alive, so its id is not reused): an argument the
+# tests passed back, unchanged, encodes as they sent it, as it is the same object in one process.
+HANDLE_OF = {}
 MAX_HANDLES = 100_000
 
 
@@ -35,10 +38,13 @@ class Codec(values.Codec):
         self.arguments = {id(a): i for i, a in enumerate(arguments) if isinstance(a, (list, dict, set, bytearray))}
 
     def handle(self, value):
-        if len(HANDLES) >= MAX_HANDLES:
-            return None
-        HANDLES.append(value)
-        return ["H", format(len(HANDLES) - 1, "x"), type(value).__name__[:100]]
+        index = HANDLE_OF.get(id(value))
+        if index is None:
+            if len(HANDLES) >= MAX_HANDLES:
+                return None
+            HANDLES.append(value)
+            index = HANDLE_OF[id(value)] = len(HANDLES) - 1
+        return ["H", format(index, "x"), type(value).__name__[:100]]
 
     def reference(self, value):
         index = self.arguments.get(id(value))
