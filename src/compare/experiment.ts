@@ -104,7 +104,9 @@ export const experimentSchema = z
     tasks: z.array(taskGroupSchema).max(64).default([]),
     harnesses: z.array(harnessSchema).min(1).max(64),
     methods: z.array(methodSchema).min(1).max(64),
-    seeds: z.array(z.number().int().min(0)).min(1).max(100),
+    // A seed's test repeats run at seed·100 + r, which must stay distinct in a 32-bit generator, and its folder
+    // (seed-<n>) is read back only up to ten digits: at most ten million keeps every seed its own and in the report.
+    seeds: z.array(z.number().int().min(0).max(10_000_000)).min(1).max(100),
     executor: modelSchema.default({ model: "offline" }),
     proposer: modelSchema.default({ model: "offline" }),
     budget: z

@@ -1,5 +1,5 @@
 import { type Direction, pairedInterval } from "../measure/compare.ts";
-import { mean, sampleSd, tCritical95 } from "../measure/stats.ts";
+import { mean, sampleSd, tQuantile } from "../measure/stats.ts";
 
 export type Interval = [number, number];
 export type IntervalKind = "t" | "bootstrap";
@@ -14,13 +14,16 @@ export interface Estimate {
 /** +1 when higher scores are better, −1 when lower are: differences times this are positive when better. */
 export const signOf = (d: Direction) => (d === "maximize" ? 1 : -1);
 
-/** The mean and its two-sided 95% Student t interval (df = n − 1); no interval for fewer than two values. */
+/**
+ * The mean and its two-sided 95% Student t interval (df = n − 1, the exact quantile: scipy's `t.interval(0.95, n - 1,
+ * mean, sem)`); no interval for fewer than two values.
+ */
 export function tInterval(xs: readonly number[]): Estimate {
   const n = xs.length;
   if (n === 0) return { n, mean: null, ci95: null };
   const m = mean(xs);
   if (n < 2) return { n, mean: m, ci95: null };
-  const half = (tCritical95(n - 1) * sampleSd(xs)) / Math.sqrt(n);
+  const half = (tQuantile(n - 1, 0.05) * sampleSd(xs)) / Math.sqrt(n);
   return { n, mean: m, ci95: [m - half, m + half] };
 }
 

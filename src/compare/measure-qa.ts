@@ -95,7 +95,11 @@ export function questionResult(id: string, answers: readonly EvalSummary["result
       reason: `no completed answer in ${answers.length} repeat(s): ${why}`.slice(0, 4000),
     };
   }
-  return { task: id, score: done.reduce((a, x) => a + x.score, 0) / done.length, valid: true };
+  const score = done.reduce((a, x) => a + x.score, 0) / done.length;
+  if (done.length === answers.length) return { task: id, score, valid: true };
+  const why = answers.find((a) => a.status !== "completed" && a.error)?.error ?? "not completed";
+  const reason = `${answers.length - done.length} of ${answers.length} repeats not completed (${why}): scored on the other ${done.length}`;
+  return { task: id, score, valid: true, reason: reason.slice(0, 4000) };
 }
 
 /** Measures one harness on the QA test split, `repeats` times, one repeat after another; per question its mean score. */

@@ -23,7 +23,7 @@ export interface TestMeasureOptions {
 }
 
 /** What one finished repeat left in its result.json. */
-interface RepeatResult {
+export interface RepeatResult {
   best_score: number | null;
   best_valid: boolean;
   status: string;
@@ -48,14 +48,23 @@ async function repeat(o: TestMeasureOptions, task: DiscoveryTask, r: number): Pr
   return readRepeat(dir) as RepeatResult;
 }
 
-/** A task's result: the mean of its valid repeats; no valid repeat is an invalid result with the reason. */
-function taskResult(task: string, repeats: RepeatResult[]): TaskResult {
+/**
+ * A task's result: the mean of its valid repeats; no valid repeat is an invalid result with the reason, and some but
+ * not all valid is a valid result whose reason says how many repeats it rests on.
+ */
+export function taskResult(task: string, repeats: readonly RepeatResult[]): TaskResult {
   const scores = repeats.filter((x) => x.best_valid && x.best_score !== null).map((x) => x.best_score as number);
   if (scores.length === 0) {
     const why = repeats.find((x) => x.error)?.error ?? repeats[0]?.status ?? "no repeat";
     return { task, score: null, valid: false, reason: `no valid program in ${repeats.length} repeat(s): ${why}`.slice(0, 4000) };
   }
-  return { task, score: scores.reduce((a, b) => a + b, 0) / scores.length, valid: true };
+  const score = scores.reduce((a, b) => a + b, 0) / scores.length;
+  const left = repeats.length - scores.length;
+  if (left === 0) return { task, score, valid: true };
+  // Scored on fewer repeats than every other task: said beside the score, which the report shows.
+  const why = repeats.find((x) => !(x.best_valid && x.best_score !== null))?.error ?? "no valid program";
+  const reason = `${left} of ${repeats.length} repeats without a valid program (${why}): scored on the other ${scores.length}`;
+  return { task, score, valid: true, reason: reason.slice(0, 4000) };
 }
 
 /**

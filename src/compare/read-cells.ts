@@ -30,6 +30,12 @@ export const CELL_FAILED_FILE = "cell-failed.json";
 const MAX_ERROR = 4000;
 const MAX_BYTES = 32 << 20;
 const SEED_DIR = /^seed-(0|[1-9][0-9]{0,9})$/;
+// `<benchmark>+<harness>+<method>`, each a grid label (experiment.ts): any other folder is not a cell's, and its name
+// (which could hold a terminal's control sequences) is never printed.
+const LABEL = "[A-Za-z0-9][A-Za-z0-9_.-]{0,63}";
+const CELL_DIR = new RegExp(`^${LABEL}\\+${LABEL}\\+${LABEL}$`);
+// C0 and C1 control characters but tab and newline: a failure's text is shown, never obeyed by a terminal.
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 
 const entries = (dir: string) =>
   readdirSync(dir, { withFileTypes: true })
@@ -48,7 +54,7 @@ export function readCellFolder(folderArg: string): CellFolder {
   const cells: LoadedCell[] = [];
   const pending: string[] = [];
   const failed: CellFailure[] = [];
-  for (const cell of entries(folder))
+  for (const cell of entries(folder).filter((c) => CELL_DIR.test(c)))
     for (const seed of entries(join(folder, cell)).filter((s) => SEED_DIR.test(s))) {
       const file = join(folder, cell, seed, CELL_FILE);
       const st = lstatSync(file, { throwIfNoEntry: false });
@@ -75,7 +81,8 @@ function readFailure(seedFolder: string, dir: string): CellFailure | undefined {
   try {
     const raw = JSON.parse(readFileSync(file, "utf8")) as { error?: unknown; failed?: unknown };
     if (typeof raw.error !== "string") return undefined;
-    return { dir, error: raw.error.slice(0, MAX_ERROR), failed: typeof raw.failed === "string" ? raw.failed.slice(0, 40) : "" };
+    const failed = typeof raw.failed === "string" ? raw.failed.slice(0, 40).replace(CONTROL, "") : "";
+    return { dir, error: raw.error.slice(0, MAX_ERROR).replace(CONTROL, ""), failed };
   } catch {
     return undefined;
   }

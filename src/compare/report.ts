@@ -19,6 +19,8 @@ export interface CellSummary {
   measured_seeds: number[];
   /** Seeds left out of the mean, with why. */
   excluded: { seed: number; reason: string }[];
+  /** Tasks whose test score rests on fewer repeats than were made (the others gave no result), with why. */
+  partial: { seed: number; side: "final" | "seed_harness"; task: string; reason: string }[];
   direction: Direction;
   /** The split hone measured on (`test`, or `test-heldout`: a test-only benchmark's test file without its search pool). */
   test_split: string;
@@ -28,7 +30,10 @@ export interface CellSummary {
   /** The test score of the method's final choice over seeds (each seed: the mean over the test tasks). */
   mean: number | null;
   ci95: Interval | null;
-  /** The seed harness on the same tasks, and the final choice's gain over it (positive is better), paired by seed. */
+  /**
+   * The seed harness on the same tasks and seeds (those in `mean`), and the final choice's gain over it (positive is
+   * better), paired by seed.
+   */
   seed_harness: Estimate;
   gain: Estimate;
   /** The cost of improving, mean per seed. */
@@ -83,14 +88,17 @@ export function summarizeCell(records: readonly CellRecord[]): CellSummary {
   for (const r of recs) {
     const f = seedScore(r.final.tasks);
     const b = seedScore(r.seed_harness.tasks);
-    if ("score" in b) bases.push(b.score);
     if (!("score" in f)) {
       excluded.push({ seed: r.seed, reason: `final choice: ${f.reason}` });
       continue;
     }
     measured.push(r.seed);
     finals.push(f.score);
-    if ("score" in b) gains.push(signOf(direction) * (f.score - b.score));
+    // The seed harness over the seeds the test mean is over, so that gain = test − seed harness where both are there.
+    if ("score" in b) {
+      bases.push(b.score);
+      gains.push(signOf(direction) * (f.score - b.score));
+    }
   }
   const ok = conflicts.length === 0;
   const est = tInterval(ok ? finals : []);
@@ -102,6 +110,7 @@ export function summarizeCell(records: readonly CellRecord[]): CellSummary {
     seeds: recs.map((r) => r.seed),
     measured_seeds: measured,
     excluded,
+    partial: partialTasks(recs),
     direction,
     test_split: first.identity.split,
     metric: first.identity.measurement.task.metric,
@@ -122,6 +131,17 @@ export function summarizeCell(records: readonly CellRecord[]): CellSummary {
     method_reported: recs.flatMap((r) => r.method_reported.map((c) => ({ seed: r.seed, ...c }))),
     identity_conflicts: conflicts,
   };
+}
+
+/** Every valid task result that carries a reason: a score resting on fewer repeats than were made. */
+function partialTasks(recs: readonly CellRecord[]): CellSummary["partial"] {
+  return recs.flatMap((r) =>
+    (["final", "seed_harness"] as const).flatMap((side) =>
+      r[side].tasks
+        .filter((t) => t.valid && t.reason)
+        .map((t) => ({ seed: r.seed, side, task: t.task, reason: t.reason as string })),
+    ),
+  );
 }
 
 function meanCost(costs: readonly CellCost[]): CellCost {

@@ -77,6 +77,9 @@ function claimsText(c: CompareReport["cells"][number]): string {
     .join(", ");
 }
 
+// A QA cell with a flaky endpoint can have a question short of repeats per seed: the first few, then how many more.
+const MAX_PARTIAL_NOTES = 5;
+
 /** Everything a reader must know beside the numbers: refusals, left-out seeds and pairs, disclosures, pending cells. */
 export function reportNotes(r: CompareReport): string[] {
   const notes: string[] = (r.failed ?? []).map(
@@ -93,6 +96,13 @@ export function reportNotes(r: CompareReport): string[] {
   for (const c of r.cells) {
     for (const d of c.identity_conflicts) notes.push(`${c.cell}: seeds measured differently, no statistics: ${d}`);
     for (const e of c.excluded) notes.push(`${c.cell}: seed ${e.seed} left out of the mean: ${e.reason}`);
+    const partial = c.partial ?? [];
+    for (const p of partial.slice(0, MAX_PARTIAL_NOTES))
+      notes.push(`${c.cell}: seed ${p.seed}, ${p.side === "final" ? "final choice" : "seed harness"} on ${p.task}: ${p.reason}`);
+    if (partial.length > MAX_PARTIAL_NOTES)
+      notes.push(
+        `${c.cell}: ${partial.length - MAX_PARTIAL_NOTES} more tasks scored on fewer repeats than made (--json lists them)`,
+      );
     if (c.test_seen_by_method) notes.push(`${c.cell}: the method searched on the test tasks (test-time discovery)`);
     if (c.test_split === "test-heldout")
       notes.push(`${c.cell}: measured on test-heldout, the test file without the search pool the method searched on`);

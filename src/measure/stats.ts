@@ -28,7 +28,8 @@ const T975_LARGE: [number, number][] = [
 
 /**
  * The two-sided 95% critical value of Student's t. A fractional df (Welch) is rounded down, which can only widen
- * the interval; df above 30 uses the value at the largest tabulated df not above it, and 1.96 beyond 120.
+ * the interval; df above 30 uses the value at the largest tabulated df not above it (1.98 from 120 on, 1.96 only for an
+ * infinite df). A report that states a 95% interval takes tQuantile, the exact value.
  */
 export function tCritical95(df: number): number {
   if (!Number.isFinite(df)) return 1.96;
@@ -92,7 +93,15 @@ function tUpperTail(t: number, df: number): number {
  */
 export function tCritical(df: number, alpha: number): number {
   if (alpha === 0.05) return tCritical95(df);
-  const d = Number.isFinite(df) ? Math.max(1, Math.floor(df + 1e-9)) : 1e9;
+  return tQuantile(Number.isFinite(df) ? Math.max(1, Math.floor(df + 1e-9)) : 1e9, alpha);
+}
+
+/**
+ * The exact two-sided critical value of Student's t with `df` (≥ 1, any real) degrees of freedom at level `alpha`
+ * (scipy's `t.ppf(1 - alpha/2, df)`, to about 10 significant digits): what a report's interval states, where
+ * tCritical95's three-decimal table would differ from the stated 95% in the fourth decimal.
+ */
+export function tQuantile(d: number, alpha: number): number {
   let lo = 0;
   let hi = 1;
   while (tUpperTail(hi, d) > alpha / 2) hi *= 2;

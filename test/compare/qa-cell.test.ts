@@ -108,6 +108,7 @@ describe("a QA cell's test measurement", () => {
       task: "q1",
       score: 1,
       valid: true,
+      reason: "1 of 2 repeats not completed (timeout): scored on the other 1",
     });
     expect(questionResult("q1", [answer("failed", 0, "endpoint down")])).toEqual({
       task: "q1",

@@ -6,18 +6,19 @@ import { buildReport, summarizeCell } from "../../src/compare/report.ts";
 import { pairedInterval } from "../../src/measure/compare.ts";
 import { cellRecord, identity, points } from "./records.ts";
 
-// Every expected value below was worked out by hand from the formulas, with Student t's 97.5% quantiles read from
-// a printed table (df 1: 12.706, 2: 4.303, 3: 3.182, 5: 2.571, 11: 2.201), not from the code under test.
+// Every expected value below was worked out by hand from the formulas, with Student t's exact 97.5% quantiles from
+// scipy's t.ppf(0.975, df) (df 1: 12.7062047, 2: 4.30265273, 3: 3.18244631, 5: 2.57058184), not from the code under
+// test (a printed table's 4.303 moves an interval's fourth decimal, which the report prints).
 const close = (actual: readonly number[] | null, expected: readonly number[]) => {
   expect(actual).not.toBeNull();
   for (const [i, e] of expected.entries()) expect(actual?.[i]).toBeCloseTo(e, 5);
 };
 
 describe("intervals", () => {
-  it("gives the Student t interval of a mean: 1, 2, 3 → 2 ± 4.303·1/√3", () => {
+  it("gives the Student t interval of a mean: 1, 2, 3 → 2 ± 4.30265273·1/√3 (scipy t.interval)", () => {
     const e = tInterval([1, 2, 3]);
     expect(e.mean).toBe(2);
-    close(e.ci95, [-0.484339, 4.484339]);
+    close(e.ci95, [-0.484138, 4.484138]);
   });
 
   it("gives no interval for one value and no mean for none", () => {
@@ -35,7 +36,7 @@ describe("intervals", () => {
 
 describe("a cell over its seeds", () => {
   // Two tasks, three seeds. Final: 0.75, 0.5, 1.0 (mean 0.75, sd 0.25). Seed harness: 0.25, 0.25, 0.5.
-  // Gains 0.5, 0.25, 0.5: mean 5/12, sd √(1/48), so the half-width is 4.303/12.
+  // Gains 0.5, 0.25, 0.5: mean 5/12, sd √(1/48), so the half-width is 4.30265273/12.
   const recs = [
     cellRecord({ method: "greedy", seed: 1, final: [0.5, 0.5], seedHarness: [0.5, 0], cost: { seconds: 20 } }),
     cellRecord({ method: "greedy", seed: 0, final: [0.5, 1], seedHarness: [0, 0.5], cost: { seconds: 10 } }),
@@ -46,15 +47,15 @@ describe("a cell over its seeds", () => {
     const s = summarizeCell(recs);
     expect(s.seeds).toEqual([0, 1, 2]);
     expect(s.mean).toBeCloseTo(0.75, 10);
-    close(s.ci95, [0.75 - (4.303 * 0.25) / Math.sqrt(3), 0.75 + (4.303 * 0.25) / Math.sqrt(3)]);
-    close(s.ci95, [0.128916, 1.371084]);
+    close(s.ci95, [0.75 - (4.30265273 * 0.25) / Math.sqrt(3), 0.75 + (4.30265273 * 0.25) / Math.sqrt(3)]);
+    close(s.ci95, [0.128966, 1.371034]);
   });
 
   it("reports its gain over the seed harness, paired by seed, and the mean cost per seed", () => {
     const s = summarizeCell(recs);
     expect(s.seed_harness.mean).toBeCloseTo(1 / 3, 10);
     expect(s.gain.mean).toBeCloseTo(5 / 12, 10);
-    close(s.gain.ci95, [5 / 12 - 4.303 / 12, 5 / 12 + 4.303 / 12]);
+    close(s.gain.ci95, [5 / 12 - 4.30265273 / 12, 5 / 12 + 4.30265273 / 12]);
     expect(s.cost.seconds).toBe(20);
     expect(s.cost.evaluator_calls).toBe(60);
   });
@@ -66,8 +67,8 @@ describe("a cell over its seeds", () => {
       cellRecord({ method: "m", seed: 1, final: [4], seedHarness: [5], identity: id }),
     ]);
     expect(s.gain.mean).toBe(1.5);
-    // gains 2 and 1: sd √0.5, half-width 12.706 · √0.5 / √2 = 6.353
-    close(s.gain.ci95, [1.5 - 6.353, 1.5 + 6.353]);
+    // gains 2 and 1: sd √0.5, half-width 12.7062047 · √0.5 / √2 = 6.35310237
+    close(s.gain.ci95, [1.5 - 6.35310237, 1.5 + 6.35310237]);
   });
 
   it("leaves out a seed whose final choice has an invalid task, and says why", () => {
@@ -75,8 +76,8 @@ describe("a cell over its seeds", () => {
     expect(s.measured_seeds).toEqual([0, 1]);
     expect(s.excluded).toEqual([{ seed: 2, reason: "final choice: 1 of 2 test tasks without a valid result (t2)" }]);
     expect(s.mean).toBeCloseTo(0.625, 10);
-    // 0.75 and 0.5: sd √(1/32), half-width 12.706 · 0.125
-    close(s.ci95, [0.625 - 12.706 * 0.125, 0.625 + 12.706 * 0.125]);
+    // 0.75 and 0.5: sd √(1/32), half-width 12.7062047 · 0.125
+    close(s.ci95, [0.625 - 12.7062047 * 0.125, 0.625 + 12.7062047 * 0.125]);
   });
 
   it("computes nothing for a cell whose seeds' identities differ, and names the component", () => {
@@ -161,24 +162,24 @@ describe("paired comparisons against the baseline method", () => {
   const opts = { baseline: "random", interval: "t" as const };
 
   it("pairs per task and seed; no verdict while the interval includes zero", () => {
-    // Differences 0.5, 0, 0, 0.5, 0.5, 0: mean 0.25, sd √0.075, half-width 2.571 · √0.075 / √6
+    // Differences 0.5, 0, 0, 0.5, 0.5, 0: mean 0.25, sd √0.075, half-width 2.57058184 · √0.075 / √6
     const c = comparePaired(greedy, random, opts);
     expect(c.status).toBe("compared");
     expect(c.n).toBe(6);
     expect(c.mean_difference).toBeCloseTo(0.25, 10);
-    close(c.ci95, [-0.037446, 0.537446]);
+    close(c.ci95, [-0.0374, 0.5374]);
     expect(c.verdict).toBeNull();
   });
 
   it("gives a verdict where the interval excludes zero", () => {
-    // Differences 0.5, 0.25, 0.5, 0.25: mean 0.375, sd √(1/48), half-width 3.182 · √(1/48) / 2
+    // Differences 0.5, 0.25, 0.5, 0.25: mean 0.375, sd √(1/48), half-width 3.18244631 · √(1/48) / 2
     const a = [cellRecord({ method: "a", seed: 0, final: [1, 0.5] }), cellRecord({ method: "a", seed: 1, final: [1, 0.5] })];
     const b = [
       cellRecord({ method: "random", seed: 0, final: [0.5, 0.25] }),
       cellRecord({ method: "random", seed: 1, final: [0.5, 0.25] }),
     ];
     const better = comparePaired(a, b, opts);
-    close(better.ci95, [0.145358, 0.604642]);
+    close(better.ci95, [0.145327, 0.604673]);
     expect(better.verdict).toBe("better");
     expect(
       comparePaired(

@@ -11,7 +11,8 @@ import { missing, requireTool } from "../helpers/requires.ts";
 
 // `hone compare --report` on test/fixtures/compare/grid (written by make-grid.ts): circle packing (one task) and a
 // gsm8k slice (four tasks), methods random, greedy, harnessttt (and opro on gsm8k with another budget), seeds 0-2.
-// Expected numbers are worked out by hand; t quantiles from a printed table (df 2: 4.303, 10: 2.228, 11: 2.201).
+// Expected numbers are worked out by hand; t quantiles are scipy's t.ppf(0.975, df) (df 1: 12.7062047, 2: 4.30265273,
+// 10: 2.22813885, 11: 2.20098516).
 const GRID = join(ROOT, "test", "fixtures", "compare", "grid");
 const SHOTS = join(ROOT, "test-output", "screenshots");
 const root = tempDir("hone-compare-");
@@ -63,19 +64,19 @@ describe("hone compare --report", () => {
   });
 
   it("gives each cell's test mean and 95% t interval over seeds, and its gain over the seed harness", () => {
-    // random 1.5, 1.6, 1.55: sd 0.05, half-width 4.303 · 0.05 / √3 = 0.124217; gains over 0.96: 0.54, 0.64, 0.59.
+    // random 1.5, 1.6, 1.55: sd 0.05, half-width 4.30265273 · 0.05 / √3 = 0.124207; gains over 0.96: 0.54, 0.64, 0.59.
     const random = cell("circle-packing+initial+random");
     expect(random.mean).toBeCloseTo(1.55, 10);
-    near(random.ci95, [1.425783, 1.674217]);
+    near(random.ci95, [1.425793, 1.674207]);
     expect(random.gain.mean).toBeCloseTo(0.59, 10);
-    near(random.gain.ci95, [0.465783, 0.714217]);
-    // harnessttt 1.4, 1.9, 2.0: mean 1.766667, sd √0.103333 = 0.321455, half-width 4.303 · 0.321455 / √3 = 0.798602.
-    near(cell("circle-packing+initial+harnessttt").ci95, [0.968065, 2.565269]);
-    // gsm8k harnessttt: seed 2 has an invalid task, so 0.75 and 0.5 count: half-width 12.706 · 0.125 = 1.58825.
+    near(random.gain.ci95, [0.465793, 0.714207]);
+    // harnessttt 1.4, 1.9, 2.0: mean 1.766667, sd √0.103333 = 0.321455, half-width 4.30265273 · 0.321455 / √3 = 0.798539.
+    near(cell("circle-packing+initial+harnessttt").ci95, [0.968128, 2.565205]);
+    // gsm8k harnessttt: seed 2 has an invalid task, so 0.75 and 0.5 count: half-width 12.7062047 · 0.125 = 1.588276.
     const ttt = cell("gsm8k-slice+qa+harnessttt");
     expect(ttt.measured_seeds).toEqual([0, 1]);
     expect(ttt.mean).toBeCloseTo(0.625, 10);
-    near(ttt.ci95, [-0.96325, 2.21325]);
+    near(ttt.ci95, [-0.963276, 2.213276]);
   });
 
   it("bands the best so far over seeds on the budget's x-axis", () => {
@@ -99,10 +100,10 @@ describe("hone compare --report", () => {
       ["gsm8k-slice", "opro", "refused", 0, null],
     ]);
     const [cpGreedy, cpTtt, qaGreedy, qaTtt, opro] = json.comparisons;
-    near(cpGreedy?.ci95, [0.075783, 0.324217]); // 0.2, 0.15, 0.25: half-width 0.124217
-    near(cpTtt?.ci95, [-0.489662, 0.922996]); // −0.1, 0.3, 0.45: mean 0.216667, sd 0.284312, half-width 0.706329
-    near(qaGreedy?.ci95, [-0.037359, 0.537359]); // three 1s in 12: sd √(2.25/11), half-width 2.201 · 0.130558
-    near(qaTtt?.ci95, [0.08358, 1.007329]); // 7 ones, 3 zeros, one −1: mean 6/11, sd √0.472727, half 2.228 · 0.207305
+    near(cpGreedy?.ci95, [0.075793, 0.324207]); // 0.2, 0.15, 0.25: half-width 0.124207
+    near(cpTtt?.ci95, [-0.489604, 0.922937]); // −0.1, 0.3, 0.45: mean 0.216667, sd 0.284312, half-width 0.70627
+    near(qaGreedy?.ci95, [-0.037357, 0.537357]); // three 1s in 12: sd √(2.25/11), half-width 2.20098516 · 0.130558
+    near(qaTtt?.ci95, [0.083551, 1.007358]); // 7 ones, 3 zeros, one −1: mean 6/11, sd √0.472727, half 2.22813885 · 0.207305
     expect(qaTtt?.left_out).toEqual({ seeds_unpaired: [], invalid_pairs: 1 });
     expect(opro?.differences).toEqual(["budget size (budget.size: 60 ≠ 80)"]);
   });
