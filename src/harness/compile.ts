@@ -112,7 +112,9 @@ export function applySpec(baseDir: string, spec: HarnessSpec, outDir: string): v
     const field = `new_tools.${i}.name`;
     if (toolEntry(t.name) || (BUILTIN_TOOLS as readonly string[]).includes(t.name))
       throw new SpecError(field, `a tool named "${t.name}" already exists`);
+    // A base may keep its tool definitions elsewhere (yaml_path is any file in the package): tools/ may not exist.
     mkdirSync(join(outDir, "custom_tools"), { recursive: true });
+    mkdirSync(join(outDir, "tools"), { recursive: true });
     writeFileSync(join(outDir, "custom_tools", `${t.name}.js`), `${t.code.trim()}\n`);
     writeFileSync(
       join(outDir, "tools", `${t.name}.tool.yaml`),

@@ -122,8 +122,42 @@ export interface SpecProblem {
 
 export function validateSpec(value: unknown): { spec?: HarnessSpec; problems: SpecProblem[] } {
   const r = harnessSpecSchema.safeParse(value);
-  if (r.success) return { spec: r.data, problems: [] };
-  return { problems: r.error.issues.map((i) => ({ field: i.path.map(String).join(".") || "(top level)", message: i.message })) };
+  if (!r.success)
+    return {
+      problems: r.error.issues.map((i) => ({
+        field: printable(i.path.map(String).join(".")) || "(top level)",
+        message: printable(i.message),
+      })),
+    };
+  const problems = controlCharacters(r.data, []);
+  return problems.length ? { problems } : { spec: r.data, problems: [] };
+}
+
+/**
+ * C0 and C1 control characters other than tab, line feed and carriage return (ESC, NUL, BEL…). A prompt, a skill or
+ * generated code never needs one raw (code writes "\x1b"), and a proposer's text is printed by `hone log`, `hone
+ * diff` and commit messages, where ESC sequences would drive the user's terminal.
+ */
+const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/;
+
+/** A text with its control characters written as \uXXXX: a refusal names a proposer's key without printing it raw. */
+export const printable = (s: string) =>
+  s.replace(new RegExp(CONTROL.source, "g"), (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+
+/** Every string of a spec (keys too) holding a control character, named by its field. */
+function controlCharacters(v: unknown, path: string[]): SpecProblem[] {
+  const at = (s: string, where: string[]): SpecProblem[] => {
+    const m = CONTROL.exec(s);
+    if (!m) return [];
+    const code = `U+${(m[0].codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`;
+    const message = `holds the control character ${code} at ${m.index}: texts may hold tabs and line breaks, no other control character`;
+    return [{ field: printable(where.join(".")) || "(top level)", message }];
+  };
+  if (typeof v === "string") return at(v, path);
+  if (Array.isArray(v)) return v.flatMap((x, i) => controlCharacters(x, [...path, String(i)]));
+  if (v && typeof v === "object")
+    return Object.entries(v).flatMap(([k, x]) => [...at(k, [...path, k]), ...controlCharacters(x, [...path, k])]);
+  return [];
 }
 
 /** The spec's changed fields as short labels, for digests, logs and meta.json. */

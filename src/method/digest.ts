@@ -11,6 +11,14 @@ interface Row {
   spec: string | null;
 }
 
+/**
+ * A changed field's label as a digest line shows it: a text value (budget_reminder's message, up to 2000 characters)
+ * is cut, so a few such specs cannot fill the budget and push the worst specs and the refusals out.
+ */
+const LABEL_CHARS = 120;
+const label = (s: string) =>
+  s.length > LABEL_CHARS ? `${s.slice(0, LABEL_CHARS).replace(/\s+/g, " ")}… (${s.length} characters)` : s.replace(/\s+/g, " ");
+
 const fmt = (x: number | null | undefined) => (x === null || x === undefined ? "-" : Number(x.toPrecision(6)).toString());
 
 /**
@@ -38,7 +46,7 @@ export function experienceDigest(
   const byReward = [...scored].sort((a, b) => (b.reward as number) - (a.reward as number));
   const reward = (r: Row) => (opts.showRewards === false ? "" : `reward ${fmt(r.reward)}, `);
   const line = (r: Row) =>
-    `- r${r.round}#${r.slot} ${reward(r)}${opts.metric} ${fmt(r.score)}: ${(JSON.parse(r.changed ?? "[]") as string[]).join(", ") || "(nothing)"}`;
+    `- r${r.round}#${r.slot} ${reward(r)}${opts.metric} ${fmt(r.score)}: ${(JSON.parse(r.changed ?? "[]") as string[]).map(label).join(", ") || "(nothing)"}`;
   const sections: string[][] = [];
   sections.push([
     `Incumbent ${opts.metric} by round (${opts.direction}): ${rounds.map((r) => `r${r.round} ${fmt(r.incumbent_score)}${r.moved ? "*" : ""}`).join(" → ")} (* = the incumbent moved)`,

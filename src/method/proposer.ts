@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type FencedBlock, fencedBlocks } from "../fence.ts";
 import type { HarnessSpec } from "../harness/spec.ts";
-import { validateSpec } from "../harness/spec.ts";
+import { printable, SPEC_LIMITS, validateSpec } from "../harness/spec.ts";
 import type { Harness } from "../harness/types.ts";
 import { ModelError } from "../model/errors.ts";
 import type { ChatMessage, ChatModel, ChatResponse } from "../model/types.ts";
@@ -71,7 +71,8 @@ export function describeHarness(h: Harness): string {
     return `### harness.json (a harness program: a spec cannot change it)\n${cut(readFileSync(join(h.dir, "harness.json"), "utf8"), 3000)}`;
   const parts = [
     `### agent.yaml\n${cut(readFileSync(join(h.dir, "agent.yaml"), "utf8"), 3000)}`,
-    `### system prompt\n${cut(h.systemPrompt, 4000)}`,
+    // Whole up to what a spec may write: system_prompt replaces the text, so a prompt shown cut lost its end on any edit.
+    `### system prompt\n${cut(h.systemPrompt, SPEC_LIMITS.systemPrompt)}`,
   ];
   for (const s of h.skills) parts.push(`### skills/${s.name}/SKILL.md (description: ${s.description})\n${cut(s.body, 3000)}`);
   parts.push(`### tools\n${h.tools.map((t) => `- ${t.name} (${t.kind}): ${t.description}`).join("\n")}`);
@@ -110,6 +111,22 @@ export function proposerMessages(proposer: Harness, c: ProposerContext): ChatMes
   ];
 }
 
+/**
+ * A ```json block no fence closes runs to the end of the answer, as CommonMark reads it (a model that stops after
+ * its JSON): its body, or undefined when there is none. Without it, the outermost [...] of the whole answer began
+ * inside a code example written before the block.
+ */
+function unclosedJsonBlock(text: string): string | undefined {
+  const open = /(?:^|\n) {0,3}```json[ \t]*\n/g;
+  let last: RegExpExecArray | undefined;
+  for (let m = open.exec(text); m; m = open.exec(text)) last = m;
+  if (!last) return undefined;
+  // A fence cut short at the very end ("``") is not JSON; trimmed from the end by hand (a regex would backtrack).
+  let end = text.trimEnd().length;
+  while (end > 0 && text[end - 1] === "`") end--;
+  return text.slice(last.index + last[0].length, end);
+}
+
 /** The JSON array of proposals in a completion: the last ```json block, else the outermost [...]. */
 export function extractProposals(text: string): unknown[] | string {
   // Its ```json (or bare ```) blocks, read by CommonMark's fence rule (src/fence.ts): a skill's code example inside a
@@ -117,7 +134,7 @@ export function extractProposals(text: string): unknown[] | string {
   const blocks = fencedBlocks(text, "").filter((b) => b.info === "" || b.info === "json");
   const candidate = blocks.length
     ? (blocks[blocks.length - 1] as FencedBlock).body
-    : text.slice(text.indexOf("["), text.lastIndexOf("]") + 1);
+    : (unclosedJsonBlock(text) ?? text.slice(text.indexOf("["), text.lastIndexOf("]") + 1));
   if (!candidate.trim()) return "the answer holds no JSON array of proposals";
   try {
     const v = JSON.parse(candidate);
@@ -127,7 +144,8 @@ export function extractProposals(text: string): unknown[] | string {
     if (v && typeof v === "object") return [v];
     return "the JSON is not an array of proposals";
   } catch (err) {
-    return `the JSON does not parse: ${(err as Error).message}`;
+    // V8 quotes the answer's text in its message: control characters in it are written out, never printed raw.
+    return `the JSON does not parse: ${printable((err as Error).message)}`;
   }
 }
 
@@ -141,6 +159,20 @@ async function firstSpec(text: string, check: SpecCheck): Promise<{ spec?: Harne
   if (!v.spec) return { raw, problems: v.problems.map((p) => `${p.field}: ${p.message}`) };
   const problems = await check(v.spec);
   return problems.length ? { raw, problems } : { spec: v.spec, raw, problems: [] };
+}
+
+/**
+ * A refused answer the endpoint cut at its max_tokens (finish_reason "length") says so first: the JSON error alone
+ * ("Unexpected end of JSON input") does not tell the proposer, nor the records, that its spec was too long to finish.
+ */
+function withCut<T extends { spec?: HarnessSpec; problems: string[] }>(
+  r: T,
+  response: ChatResponse | undefined,
+  maxTokens: number | undefined,
+): T {
+  if (r.spec || response?.finish_reason !== "length") return r;
+  const limit = maxTokens === undefined ? "its max_tokens" : `its max_tokens (${maxTokens})`;
+  return { ...r, problems: [`the answer was cut at ${limit} before it ended: write a shorter spec`, ...r.problems] };
 }
 
 /**
@@ -172,7 +204,7 @@ export async function proposeSample(
     if (!(err instanceof ModelError) || err.kind === "replay_miss") throw err;
     return { problems: [`the proposer call failed: ${err.message}`], repaired: false, messages, completion: "", responses };
   }
-  const first = await firstSpec(completion, check);
+  const first = withCut(await firstSpec(completion, check), responses.at(-1), sampling.max_tokens);
   if (first.spec) return { ...first, repaired: false, messages, completion, responses };
   const request = [
     `Your proposal was rejected: ${first.problems.slice(0, 5).join("; ")}`,
@@ -186,7 +218,7 @@ export async function proposeSample(
     const problems = [...first.problems, `repair: the proposer call failed: ${err.message}`];
     return { raw: first.raw, problems, repaired: false, messages, completion, responses };
   }
-  const fixed = await firstSpec(repairCompletion, check);
+  const fixed = withCut(await firstSpec(repairCompletion, check), responses.at(-1), sampling.max_tokens);
   if (fixed.spec)
     return {
       spec: fixed.spec,
