@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { ExitCode, HoneError } from "../errors.ts";
 import { ModelError, type ModelFailureKind } from "../model/errors.ts";
 
@@ -47,4 +48,23 @@ export function reportError(err: unknown): number {
   const e = err as Error;
   process.stderr.write(`hone: internal error: ${e?.stack ?? String(err)}\n`);
   return ExitCode.internal;
+}
+
+/**
+ * Reads a run's records with `read`. A hone.db that SQLite cannot read (damaged, truncated, not a database) or whose
+ * stored settings are not JSON is the user's to know about, naming the file (exit 2, as `hone replay` refuses one),
+ * never "an internal error".
+ */
+export async function readRunRecords<T>(dir: string, read: () => T | Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (err) {
+    const e = err as { code?: unknown; message?: string };
+    const sqlite = typeof e.code === "string" && e.code.startsWith("SQLITE_");
+    if (!sqlite && !(err instanceof SyntaxError)) throw err;
+    throw new HoneError(
+      "usage",
+      `${join(dir, "hone.db")} is not a readable hone run database (${String(e.message).slice(0, 120)}); the run's records are damaged`,
+    );
+  }
 }

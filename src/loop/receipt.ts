@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { HoneError } from "../errors.ts";
 import { describeNoise } from "../measure/noise.ts";
 import { type Db, openDb, type RunRow, runRow } from "../store/db.ts";
 import { HarnessRepo } from "../store/git.ts";
@@ -69,14 +70,16 @@ function role(name: string, m: ModelConfig | undefined, calls: CallRow[]) {
 
 /** The settings a run of each kind was made with (what its numbers depend on). */
 function settingsOf(kind: RunRow["kind"], c: Config) {
+  // A QA search measures every candidate once on its train questions: no evaluator budget, pairing or noise repeats.
+  const qa = kind === "optimize" && isQaBenchmark(c.benchmark);
   if (kind === "optimize")
     return {
       rounds: c.rounds,
       proposals: c.proposals ?? c.proposalsPerRound,
-      max_evals: c.maxEvals,
+      max_evals: qa ? undefined : c.maxEvals,
       concurrency: c.concurrency,
-      paired: c.paired,
-      noise_repeats: c.noiseRepeats,
+      paired: qa ? undefined : c.paired,
+      noise_repeats: qa ? undefined : c.noiseRepeats,
       seed: c.seed,
       cache: c.cache?.mode ?? "read-write",
       learning: c.learning?.mode,
@@ -106,6 +109,11 @@ function settingsOf(kind: RunRow["kind"], c: Config) {
   return { max_evals: c.maxEvals, seed: c.seed ?? 0, cache: c.cache?.mode ?? "off", replay_of: c.replayOf ?? null };
 }
 
+/** An optimize run's benchmark setting, when it searched a QA benchmark (its id and the train and validation sizes). */
+function isQaBenchmark(b: unknown): b is { id: string; train: number; validation: number } {
+  return typeof b === "object" && b !== null && typeof (b as { id?: unknown }).id === "string";
+}
+
 /** A string field of a run's summary (null while it runs, or for a run made before hone recorded it). */
 function summaryField(run: RunRow, key: string): string | null {
   const v = run.summary ? (JSON.parse(run.summary) as Record<string, unknown>)[key] : undefined;
@@ -116,7 +124,8 @@ function summaryField(run: RunRow, key: string): string | null {
 export function runReceipt(dir: string) {
   const db = openDb(join(dir, "hone.db"), { readonly: true });
   try {
-    const run = runRow(db) as RunRow;
+    const run = runRow(db);
+    if (!run) throw new HoneError("usage", `${join(dir, "hone.db")} holds no run (its runs table has no row)`);
     const config = JSON.parse(run.config) as Config;
     const models = modelsOf(run.kind, config);
     const roles = (["executor", "proposer"] as const)
@@ -128,6 +137,7 @@ export function runReceipt(dir: string) {
     const identity = rollouts.find((r) => r.identity)?.identity;
     const repo = existsSync(join(dir, "harnesses.git")) ? new HarnessRepo(join(dir, "harnesses.git")) : undefined;
     const seed = candidates.find((c) => ["r00-seed", "epoch-00", "harness"].includes(c.id));
+    const incumbent = repo?.resolve("refs/heads/main") ?? null;
     return {
       run: {
         kind: run.kind,
@@ -151,11 +161,15 @@ export function runReceipt(dir: string) {
       scorer: identity ? { budget: JSON.parse(identity).budget, hone: JSON.parse(identity).hone } : null,
       /** The hone version that made the run's measurements (a discovery rollout's identity, a QA run's summary). */
       hone: identity ? (JSON.parse(identity).hone as string) : summaryField(run, "hone"),
+      /** The QA benchmark an optimize run searched on (null for a discovery task's run and other kinds). */
+      benchmark: run.kind === "optimize" && isQaBenchmark(config.benchmark) ? config.benchmark.id : null,
       settings: settingsOf(run.kind, config),
       models: roles,
       harnesses: {
         seed: seed?.content_hash ?? null,
-        incumbent_commit: repo?.resolve("refs/heads/main") ?? null,
+        incumbent_commit: incumbent,
+        /** The candidate whose harness the incumbent commit is (the seed's own id when nothing was promoted). */
+        incumbent_candidate: candidates.find((c) => incumbent !== null && c.commit_sha === incumbent)?.id ?? null,
         candidates: candidates.length,
         by_status: countBy(candidates.map((c) => c.status)),
         identities: [...new Set(rollouts.map((r) => r.identity_digest).filter(Boolean))].length,
@@ -219,6 +233,8 @@ function scorerLine(r: Receipt): string {
   const s = r.run.summary as { benchmark?: unknown; metric?: unknown; metrics?: unknown } | null;
   if (r.run.kind === "train" && r.settings && "benchmark" in r.settings)
     return `${r.settings.benchmark}'s official scorer (a task is solved when its accuracy rule says so)`;
+  if (r.run.kind === "optimize" && r.benchmark)
+    return `${r.benchmark}'s official scorer: a candidate's score is its mean over the train questions, the final choice is measured once on validation`;
   if (!s || typeof s.metric !== "string") return "-";
   const names = s.metrics && typeof s.metrics === "object" ? Object.keys(s.metrics) : [s.metric];
   const others = names.filter((n) => n !== s.metric);
@@ -247,6 +263,13 @@ function measuredLine(m: Receipt["measurements"]): string {
   return m.rollouts === 0 ? qa : `${rollouts}; ${qa}`;
 }
 
+/** The incumbent's commit and the candidate it is, so a seed kept to the end reads as the seed, not as a change. */
+function incumbentOf(h: Receipt["harnesses"]): string {
+  if (!h.incumbent_commit) return "-";
+  const seed = h.incumbent_candidate && /^(r00-seed|epoch-00|harness)$/.test(h.incumbent_candidate) ? ", the seed" : "";
+  return `${short(h.incumbent_commit)} (commit of ${h.incumbent_candidate ?? "no recorded candidate"}${seed})`;
+}
+
 /** The receipt as text: one labelled line per part, the failures listed under their heading. */
 export function formatReceipt(r: Receipt): string {
   const settings = Object.entries(r.settings)
@@ -262,7 +285,10 @@ export function formatReceipt(r: Receipt): string {
       `${r.task.id}${r.task.content ? ` (content ${short(r.task.content)}), ${r.task.metric}, ${r.task.direction === "minimize" ? "lower" : "higher"} is better` : ""}${r.task.panel_sha256 ? ` (questions sha256 ${short(r.task.panel_sha256)})` : ""}`,
     ],
     ["scorer", scorerLine(r)],
-    ["hone", r.hone ?? "- (not recorded: a run still going, or made before hone recorded it)"],
+    [
+      "hone",
+      r.hone ?? (r.run.status === "running" ? "- (not recorded yet: the run has not finished)" : "- (not in this run's records)"),
+    ],
     ["settings", settings || "-"],
     ...r.models.map((m) => [
       m.role,
@@ -270,7 +296,7 @@ export function formatReceipt(r: Receipt): string {
     ]),
     [
       "harnesses",
-      `seed ${short(r.harnesses.seed)}, incumbent ${short(r.harnesses.incumbent_commit)}; ${r.harnesses.candidates} candidates (${counts(r.harnesses.by_status)}); ${r.harnesses.identities} measurement identities`,
+      `seed ${short(r.harnesses.seed)} (content hash), incumbent ${incumbentOf(r.harnesses)}; ${r.harnesses.candidates} candidates (${counts(r.harnesses.by_status)}); ${r.harnesses.identities} measurement identities`,
     ],
     ["measured", measuredLine(r.measurements)],
     [

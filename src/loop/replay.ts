@@ -193,7 +193,10 @@ async function replayInto(
     const own = keptSeedDir(dir);
     const seedHarness = isHarnessFolder(own) ? own : recorded.seedHarness;
     const settings: OptimizeSettings = { ...recorded, seedHarness, cache: replayCache, replayOf: dir };
-    await optimize(settings, { outDir: out, onEvent, onHeld });
+    // A run may have finished before its last round: `hone compare` stops a cell's run when its budget is spent. The
+    // replay stops where the run did, never asking for a round that was not recorded.
+    const rounds = recordedRounds(dir);
+    await optimize(settings, { outDir: out, onEvent, onHeld, nextRound: (round) => round <= rounds });
   } else if (row.kind === "run") {
     const c = config as unknown as RunConfig;
     const { runHarness } = await import("./run.ts");
@@ -203,6 +206,16 @@ async function replayInto(
     const { evaluateBenchmark } = await import("./eval.ts");
     await evaluateBenchmark({ ...c, harnessDir: join(dir, "harness"), cache: replayCache, replayOf: dir, outDir: out, onHeld });
   } else await replayTrain(dir, out, onHeld);
+}
+
+/** The last round an optimize run recorded (0 when only round 0 was). */
+function recordedRounds(dir: string): number {
+  const db = openDb(join(dir, "hone.db"), { readonly: true });
+  try {
+    return (db.prepare("SELECT MAX(round) AS n FROM rounds").get() as { n: number | null }).n ?? 0;
+  } finally {
+    db.close();
+  }
 }
 
 /** The whole numbers a setting may take: at least `min`, at most `max`. */

@@ -119,6 +119,14 @@ function openCacheFile(path: string): Db {
   try {
     return openRecordDb(path);
   } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    // A file SQLite cannot read as a database (cut short by a full disk, overwritten) holds nothing a run could use,
+    // and `hone cache clear` cannot open it either: removing it is the way out.
+    if (code === "SQLITE_NOTADB" || code === "SQLITE_CORRUPT")
+      throw new HoneError(
+        "usage",
+        `the request cache ${path} is damaged (${(err as Error).message}); remove it (rm ${path}) and the next run makes a new one, or name another folder with --cache-dir or HONE_CACHE_DIR, or run with --cache off`,
+      );
     throw new HoneError(
       "usage",
       `the request cache ${path} cannot be opened for writing (${(err as Error).message}); name a writable folder with --cache-dir or HONE_CACHE_DIR, or run with --cache off`,

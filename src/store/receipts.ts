@@ -41,11 +41,12 @@ export function rolloutSummaries(db: Db): RolloutSummaryRow[] {
 
 export function candidateStatuses(
   db: Db,
-): { id: string; status: string; content_hash: string | null; gate_error: string | null }[] {
-  return db.prepare("SELECT id, status, content_hash, gate_error FROM candidates ORDER BY id").all() as {
+): { id: string; status: string; content_hash: string | null; commit_sha: string | null; gate_error: string | null }[] {
+  return db.prepare("SELECT id, status, content_hash, commit_sha, gate_error FROM candidates ORDER BY id").all() as {
     id: string;
     status: string;
     content_hash: string | null;
+    commit_sha: string | null;
     gate_error: string | null;
   }[];
 }

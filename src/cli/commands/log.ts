@@ -5,7 +5,7 @@ import { HoneError } from "../../errors.ts";
 import { describeNoise } from "../../measure/noise.ts";
 import type { Db } from "../../store/db.ts";
 import type { HarnessRepo } from "../../store/git.ts";
-import { formatScore, printJson } from "../output.ts";
+import { formatScore, printJson, readRunRecords } from "../output.ts";
 
 async function openRun(dir: string) {
   if (!existsSync(join(dir, "hone.db"))) throw new HoneError("usage", `${dir} is not a run directory (no hone.db)`);
@@ -77,7 +77,7 @@ export function registerLog(program: Command): void {
       const { allCandidates } = await import("../../store/candidates.ts");
       const { rolloutSummaries } = await import("../../store/receipts.ts");
       const { evalLog, printEvalLog, printRunLog, printTrainLog, trainLog } = await import("./log-kinds.ts");
-      try {
+      await readRunRecords(dir, async () => {
         const kind = runRow(db)?.kind ?? "optimize";
         if (kind === "optimize") return await optimizeLog(db, repo, Boolean(opts.json));
         const gateErrors = new Map(allCandidates(db).map((c) => [c.id, c.status === "invalid" ? c.gate_error : null]));
@@ -91,9 +91,7 @@ export function registerLog(program: Command): void {
           );
         const lines = kind === "train" ? printTrainLog(db, gateErrors) : kind === "eval" ? printEvalLog(db) : printRunLog(db);
         process.stdout.write(`${lines.join("\n")}\n`);
-      } finally {
-        db.close();
-      }
+      }).finally(() => db.close());
     });
 
   program
@@ -112,10 +110,10 @@ export function registerLog(program: Command): void {
         if (!sha) throw new HoneError("usage", `no candidate or commit "${x}" in ${dir}; \`hone log ${dir}\` lists them`);
         return { commit: sha, parent: sha };
       };
-      const first = commitOf(a);
-      const from = b ? first.commit : first.parent;
-      const to = b ? commitOf(b).commit : first.commit;
-      db.close();
+      const { from, to } = await readRunRecords(dir, () => {
+        const first = commitOf(a);
+        return { from: b ? first.commit : first.parent, to: b ? commitOf(b).commit : first.commit };
+      }).finally(() => db.close());
       if (from === to) {
         process.stdout.write("no differences (the seed harness has no parent)\n");
         return;

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { HoneError } from "../../errors.ts";
-import { printJson } from "../output.ts";
+import { printJson, readRunRecords } from "../output.ts";
 
 export function registerReceipt(program: Command): void {
   program
@@ -12,7 +12,7 @@ export function registerReceipt(program: Command): void {
     .action(async (dir: string, opts) => {
       const { formatReceipt, runReceipt } = await import("../../loop/receipt.ts");
       if (!existsSync(join(dir, "hone.db"))) throw new HoneError("usage", `${dir} is not a run directory (no hone.db)`);
-      const r = runReceipt(dir);
+      const r = await readRunRecords(dir, () => runReceipt(dir));
       if (opts.json) return printJson(r);
       process.stdout.write(`${formatReceipt(r)}\n`);
     });
