@@ -53,8 +53,13 @@ export function fileRoutes(runs: RunRegistry): Hono {
     return resolveInside(dir, rel) ?? c.json({ error: `${what} not found in this run's folder` }, 404);
   };
 
-  api.get("/runs/:run/artifact", async (c) => {
-    const rel = c.req.query("path") ?? "";
+  /** A file of a rollout's folder (`rollouts/<id>/`, or the run folder itself for `hone run`), relative to the run. */
+  const inRollout = (c: Context, rid: string, rest: string): string => {
+    const reader = runs.reader(c.req.param("run") as string);
+    return `${reader ? reader.rolloutFolder(rid) : `rollouts/${rid}/`}${rest}`;
+  };
+
+  const artifact = async (c: Context, rel: string) => {
     const path = inside(c, rel, `artifact ${JSON.stringify(rel)}`);
     if (typeof path !== "string") return path;
     try {
@@ -65,6 +70,14 @@ export function fileRoutes(runs: RunRegistry): Hono {
     } catch (e) {
       return refused(c, e);
     }
+  };
+
+  api.get("/runs/:run/artifact", (c) => artifact(c, c.req.query("path") ?? ""));
+
+  api.get("/runs/:run/rollouts/:rid/artifact", (c) => {
+    const rid = c.req.param("rid");
+    if (!ROLLOUT_ID.test(rid)) return c.json({ error: "no such rollout" }, 404);
+    return artifact(c, inRollout(c, rid, c.req.query("path") ?? ""));
   });
 
   api.get("/runs/:run/rollouts/:rid/program-diff", async (c) => {
@@ -74,7 +87,7 @@ export function fileRoutes(runs: RunRegistry): Hono {
     if ("error" in from) return badRequest(c, from.error);
     if ("error" in to) return badRequest(c, to.error);
     if (!ROLLOUT_ID.test(rid)) return c.json({ error: "no such rollout" }, 404);
-    const name = (i: number) => `rollouts/${rid}/programs/${String(i).padStart(4, "0")}.py`;
+    const name = (i: number) => inRollout(c, rid, `programs/${String(i).padStart(4, "0")}.py`);
     const texts: string[] = [];
     for (const i of [from.value, to.value]) {
       const path = inside(c, name(i), `program ${i}`);
@@ -108,7 +121,7 @@ export function fileRoutes(runs: RunRegistry): Hono {
     if ("error" in p) return badRequest(c, p.error);
     const rid = c.req.param("rid");
     if (!ROLLOUT_ID.test(rid)) return c.json({ error: "no such rollout" }, 404);
-    const rel = `rollouts/${rid}/trajectory.jsonl`;
+    const rel = inRollout(c, rid, "trajectory.jsonl");
     const path = inside(c, rel, `the trajectory of rollout ${rid}`);
     if (typeof path !== "string") return path;
     try {

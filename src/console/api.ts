@@ -118,6 +118,13 @@ export function consoleApi(runs: RunRegistry, live: LiveHub): Hono {
     return reader ? c.json(reader.rollouts(p.value.offset, p.value.limit)) : noRun(c, c.req.param("run"));
   });
 
+  api.get("/runs/:run/tasks", (c) => {
+    const p = page(c);
+    if ("error" in p) return badRequest(c, p.error);
+    const reader = runs.reader(c.req.param("run"));
+    return reader ? c.json(reader.taskResults(p.value.offset, p.value.limit)) : noRun(c, c.req.param("run"));
+  });
+
   api.get("/runs/:run/rollouts/:rid", (c) => {
     const reader = runs.reader(c.req.param("run"));
     if (!reader) return noRun(c, c.req.param("run"));
@@ -136,16 +143,21 @@ export function consoleApi(runs: RunRegistry, live: LiveHub): Hono {
       const reader = runs.reader(id);
       const overview = reader?.overview();
       if (!reader || !overview) return noRun(c, id);
-      const identity = (reader.rollout("r00-seed")?.identity ?? null) as IdentityParts | null;
+      const identity = reader.firstIdentity() as IdentityParts | null;
       entries.push({ id, rounds: reader.rounds(), direction: overview.direction, receipt: runReceipt(reader.dir), identity });
     }
     const base = entries[0]?.identity;
-    const warnings = entries.slice(1).flatMap((e) => {
-      if (!base || !e.identity) return [`${e.id}: no measurement identity recorded; the runs may not be comparable`];
-      return identityDifferences(base, e.identity)
-        .filter((d) => !d.startsWith("sampling.seed"))
-        .map((d) => `${entries[0]?.id} vs ${e.id}: ${d}`);
-    });
+    const missing = entries
+      .filter((e) => !e.identity)
+      .map((e) => `${e.id}: no measurement identity recorded; the runs may not be comparable`);
+    const differences = entries.slice(1).flatMap((e) =>
+      base && e.identity
+        ? identityDifferences(base, e.identity)
+            .filter((d) => !d.startsWith("sampling.seed"))
+            .map((d) => `${entries[0]?.id} vs ${e.id}: ${d}`)
+        : [],
+    );
+    const warnings = [...missing, ...differences];
     return c.json({ runs: entries, warnings });
   });
 

@@ -139,7 +139,12 @@ export class RunReader {
       rounds_done: progress.rounds_done ?? 0,
       proposals: config.proposals ?? config.proposalsPerRound ?? null,
       max_evals: config.maxEvals ?? null,
-      best_score: summary.best_score ?? (run.kind === "eval" ? summary.accuracy : undefined) ?? progress.best_round_score,
+      // A train epoch records a best only when it promotes: until one does, HEAD is the seed, at its measured score.
+      best_score:
+        summary.best_score ??
+        (run.kind === "eval" ? summary.accuracy : undefined) ??
+        progress.best_round_score ??
+        (run.kind === "train" ? progress.start_score : null),
       start_score: summary.start_score ?? progress.start_score,
       rollouts: progress.rollouts,
       round_scores: rounds.map((r) => [r.incumbent_score, r.best_score]),
@@ -238,10 +243,14 @@ export class RunReader {
     return { where: `run_id = 'run' AND ${round} AND candidate_id = ?`, args: [c.round, c.id] };
   }
 
-  /** A seed's score is its baseline rollouts' best. */
-  private seedScore(c: { id: string; round: number; status: string }): number | null {
+  /** A seed's score is its baseline rollouts' best, else the score recorded for it. */
+  private seedScore(c: { id: string; round: number; status: string; score?: unknown }): number | null {
     const { where, args } = this.rolloutsOf(c);
-    return (this.db.prepare(`SELECT MAX(best_score) AS s FROM rollouts WHERE ${where}`).get(...args) as { s: number | null }).s;
+    const best = (
+      this.db.prepare(`SELECT MAX(best_score) AS s FROM rollouts WHERE ${where}`).get(...args) as { s: number | null }
+    ).s;
+    // A seed measured on a QA panel (`hone train`, optimize on a benchmark) has no rollouts: its recorded score stands.
+    return best ?? (typeof c.score === "number" ? c.score : null);
   }
 
   private static readonly COLUMNS =
@@ -259,15 +268,31 @@ export class RunReader {
     const rows = this.db
       .prepare(`SELECT ${RunReader.COLUMNS} FROM candidates WHERE ${where} ORDER BY round DESC, slot, id LIMIT ? OFFSET ?`)
       .all(...args, limit, offset) as Parameters<RunReader["withLineage"]>[0];
-    const decided = hasTable(this.db, "method_state")
-      ? methodDecisions(
-          this.db,
-          "run",
-          rows.map((r) => r.id),
-        )
-      : new Map();
+    const decided = this.keepDecisions(rows.map((r) => r.id));
     const items = this.withLineage(rows).map((r) => ({ ...r, method_decision: decided.get(r.id) ?? null }));
     return { total, offset, limit, items };
+  }
+
+  /**
+   * Each candidate's keep decision: the method's own (method_state), else the verdict the run recorded for it in
+   * `decisions` (a `hone train` epoch's StrictPareto verdict has no method state).
+   */
+  private keepDecisions(ids: string[]): Map<string, { kept: boolean | null; rule: string | null; reason: string | null }> {
+    const decided = hasTable(this.db, "method_state") ? methodDecisions(this.db, "run", ids) : new Map();
+    const missing = ids.filter((id) => !decided.has(id));
+    if (missing.length === 0 || !hasTable(this.db, "decisions")) return decided;
+    const rows = this.db
+      .prepare(
+        `SELECT candidate_id, decision, rule, reason FROM decisions WHERE run_id = 'run' AND candidate_id IN (${missing.map(() => "?").join(", ")})`,
+      )
+      .all(...missing) as { candidate_id: string; decision: string; rule: string; reason: string }[];
+    for (const r of rows)
+      decided.set(r.candidate_id, {
+        kept: r.decision === "promote",
+        rule: r.rule,
+        reason: r.decision === "unmeasurable" ? `unmeasurable: ${r.reason}` : r.reason,
+      });
+    return decided;
   }
 
   /**
@@ -351,6 +376,25 @@ export class RunReader {
     return { total, offset, limit, items };
   }
 
+  /** The measurement identity the run's first rollout recorded: optimize's seed rollout, `hone run`'s one rollout. */
+  firstIdentity(): unknown {
+    const seed = this.db.prepare("SELECT identity FROM rollouts WHERE id = 'r00-seed'").get() as
+      | { identity: string | null }
+      | undefined;
+    const row =
+      seed ??
+      (this.db.prepare("SELECT identity FROM rollouts WHERE identity IS NOT NULL ORDER BY round, id LIMIT 1").get() as
+        | { identity: string | null }
+        | undefined);
+    return parse(row?.identity ?? null, null);
+  }
+
+  /** A rollout's folder relative to the run folder: `hone run` writes its one rollout into the run folder itself. */
+  rolloutFolder(id: string): string {
+    const inRunFolder = this.runRow()?.kind === "run" && this.db.prepare("SELECT 1 FROM rollouts WHERE id = ?").get(id);
+    return inRunFolder ? "" : `rollouts/${id}/`;
+  }
+
   rollout(id: string) {
     const row = this.db
       .prepare(
@@ -364,6 +408,27 @@ export class RunReader {
       .prepare("SELECT idx, valid, score, reason, program_sha, seconds FROM evaluations WHERE rollout_id = ? ORDER BY idx")
       .all(id);
     return { ...row, identity: parse(row.identity, null), evaluations };
+  }
+
+  /** A QA run's per-task results a page at a time (`hone eval`: one measurement; `hone train`: one per epoch). */
+  taskResults(offset: number, limit: number) {
+    if (!hasTable(this.db, "task_results")) return { total: 0, offset, limit, measurements: [], items: [] };
+    return this.cached(`tasks ${offset} ${limit}`, () => {
+      const items = this.db
+        .prepare(
+          `SELECT measurement_id, task_id, status, score, steps, tokens, error, extracted, answer, trajectory
+           FROM task_results ORDER BY measurement_id, idx LIMIT ? OFFSET ?`,
+        )
+        .all(limit, offset) as { measurement_id: string }[];
+      const shown = new Set(items.map((i) => i.measurement_id)); // a run of many candidates: only this page's
+      return {
+        total: (this.db.prepare("SELECT COUNT(*) AS n FROM task_results").get() as { n: number }).n,
+        offset,
+        limit,
+        measurements: measurements(this.db).filter((m) => shown.has(m.id)),
+        items,
+      };
+    });
   }
 
   /**

@@ -141,3 +141,33 @@ export interface Trajectory {
   limit: number;
   events: TrajectoryEvent[];
 }
+
+/** One QA measurement: a harness measured on a panel of tasks (an eval, or one epoch of a train run). */
+export interface Measurement {
+  id: string;
+  round: number;
+  candidate_id: string;
+  status: string;
+  tasks: number;
+  solved: number | null;
+  infra: number | null;
+  mean_score: number | null;
+}
+
+/** One task's result in a measurement: the executor's answer, what the scorer extracted, its trajectory file. */
+export interface TaskResult {
+  measurement_id: string;
+  task_id: string;
+  status: string;
+  score: number;
+  steps: number;
+  tokens: number;
+  error: string | null;
+  extracted: string | null;
+  answer: string | null;
+  trajectory: string | null;
+}
+
+export interface TaskResults extends Page<TaskResult> {
+  measurements: Measurement[];
+}

@@ -206,8 +206,6 @@ function EvaluationEvent({ e, base }: { e: TrajectoryEvent; base: string }) {
   const [shown, setShown] = useState<"none" | "program" | "diff">("none");
   const [text, setText] = useState("");
   const [note, setNote] = useState("");
-  const runBase = base.replace(/\/rollouts\/[^/]+$/, "");
-  const rollout = decodeURIComponent(base.slice(base.lastIndexOf("/") + 1));
   const show = (what: "program" | "diff") => {
     if (shown === what) return setShown("none");
     setShown(what);
@@ -215,7 +213,7 @@ function EvaluationEvent({ e, base }: { e: TrajectoryEvent; base: string }) {
     setNote("");
     const failed = (err: Error) => setNote(err.message);
     if (what === "program")
-      fetch(`${runBase}/artifact?path=${encodeURIComponent(`rollouts/${rollout}/${String(e.program_file ?? "")}`)}`)
+      fetch(`${base}/artifact?path=${encodeURIComponent(String(e.program_file ?? ""))}`)
         .then(async (r) => {
           if (!r.ok) throw new Error(((await r.json().catch(() => ({}))) as { error?: string }).error ?? `${r.status}`);
           setNote(r.headers.get("x-hone-truncated") ? `showing the ${r.headers.get("x-hone-truncated")}` : "");

@@ -1,14 +1,15 @@
-import { useMemo } from "react";
+import { useMemo, useState } from "react";
 import type uPlot from "uplot";
 import { runPath, useJson, useLiveJson } from "../api.ts";
 import { Chart, type LegendItem } from "../components/Chart.tsx";
 import { ErrorPage } from "../components/ErrorPage.tsx";
 import { Lineage } from "../components/Lineage.tsx";
+import { Pager } from "../components/Pager.tsx";
 import { Status } from "../components/Status.tsx";
 import { type Curve, carried, curvePoints, runCurve } from "../curve.ts";
 import { duration, num, score, signed, when } from "../format.ts";
 import { candidateUrl, Link, usePageInAddress } from "../router.tsx";
-import type { CandidateRow, Page, Round, RunPage as RunData } from "../types.ts";
+import type { CandidateRow, Page, Round, RunPage as RunData, TaskResults } from "../types.ts";
 
 const ROWS_PER_PAGE = 100;
 const COLOURS = { best: "#1f5fbf", candidate: "#2a9d5b", invalid: "#c0392b" };
@@ -115,7 +116,76 @@ export function RunPage({ id }: { id: string }) {
           <RoundTable run={id} rounds={data.rounds} total={data.candidates_total} version={data} />
         </section>
       </div>
+      <TaskTable run={id} version={data} />
     </>
+  );
+}
+
+/** A QA run's per-task results (`hone eval`, each epoch of `hone train`), a page at a time; nothing for other runs. */
+function TaskTable({ run, version }: { run: string; version: unknown }) {
+  const [offset, setOffset] = useState(0);
+  const { data, error } = useJson<TaskResults>(`${runPath(run)}/tasks?offset=${offset}&limit=${ROWS_PER_PAGE}`, version);
+  if (error) return <p className="error">{error}</p>;
+  if (!data || data.total === 0) return null;
+  const measured = new Map(data.measurements.map((m) => [m.id, m]));
+  return (
+    <section>
+      <h2>Tasks</h2>
+      <p className="muted small" data-testid="measurements">
+        {data.measurements
+          .map((m) => `${m.candidate_id}: ${m.status === "finished" ? `${m.solved ?? 0} of ${m.tasks} solved` : m.status}`)
+          .join(" · ")}
+      </p>
+      <Pager
+        testId="tasks-pager"
+        offset={offset}
+        total={data.total}
+        perPage={ROWS_PER_PAGE}
+        setOffset={setOffset}
+        noun="results"
+      />
+      <div className="table-wrap">
+        <table className="grid" data-testid="tasks-table">
+          <thead>
+            <tr>
+              <th>candidate</th>
+              <th>task</th>
+              <th>status</th>
+              <th className="r">score</th>
+              <th>answer</th>
+              <th>extracted</th>
+              <th className="r">steps</th>
+              <th className="r">tokens</th>
+              <th>trajectory</th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.items.map((t) => (
+              <tr key={`${t.measurement_id} ${t.task_id}`} data-testid="task-row">
+                <td className="nowrap">
+                  <Link to={candidateUrl(run, measured.get(t.measurement_id)?.candidate_id ?? t.measurement_id)}>
+                    {measured.get(t.measurement_id)?.candidate_id ?? t.measurement_id}
+                  </Link>
+                </td>
+                <td className="mono small">{t.task_id}</td>
+                <td>
+                  <Status value={t.status} />
+                  {t.error ? <span className="error small"> {t.error.slice(0, 120)}</span> : null}
+                </td>
+                <td className="r mono">{score(t.score)}</td>
+                <td className="small">{t.answer ? t.answer.slice(0, 200) : "–"}</td>
+                <td className="mono small">{t.extracted ?? "–"}</td>
+                <td className="r mono">{num(t.steps)}</td>
+                <td className="r mono">{num(t.tokens)}</td>
+                <td className="small">
+                  {t.trajectory ? <a href={`${runPath(run)}/artifact?path=${encodeURIComponent(t.trajectory)}`}>jsonl</a> : "–"}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
   );
 }
 
@@ -127,7 +197,6 @@ function RoundTable({ run, rounds, total, version }: { run: string; rounds: Roun
     `${runPath(run)}/candidates?offset=${offset}&limit=${ROWS_PER_PAGE}`,
     version,
   );
-  const pages = Math.max(1, Math.ceil(total / ROWS_PER_PAGE));
   const byRound = new Map(rounds.map((r) => [r.round, r]));
   const groups: { round: number; rows: CandidateRow[] }[] = [];
   for (const c of data?.items ?? []) {
@@ -137,19 +206,15 @@ function RoundTable({ run, rounds, total, version }: { run: string; rounds: Roun
   }
   return (
     <>
-      {pages > 1 && (
-        <div className="pager" data-testid="rounds-pager">
-          <button type="button" disabled={offset === 0} onClick={() => setOffset(offset - ROWS_PER_PAGE)}>
-            newer
-          </button>
-          <span className="muted">
-            page {offset / ROWS_PER_PAGE + 1} of {num(pages)} · {num(total)} candidates
-          </span>
-          <button type="button" disabled={offset + ROWS_PER_PAGE >= total} onClick={() => setOffset(offset + ROWS_PER_PAGE)}>
-            older
-          </button>
-        </div>
-      )}
+      <Pager
+        testId="rounds-pager"
+        offset={offset}
+        total={total}
+        perPage={ROWS_PER_PAGE}
+        setOffset={setOffset}
+        labels={["newer", "older"]}
+        noun="candidates"
+      />
       {error && <p className="error">{error}</p>}
       <div className="table-wrap">
         <table className="grid" data-testid="rounds-table">

@@ -1,6 +1,7 @@
 import { useState } from "react";
 import { useLiveJson } from "../api.ts";
 import { ErrorPage } from "../components/ErrorPage.tsx";
+import { Pager } from "../components/Pager.tsx";
 import { Sparkline } from "../components/Sparkline.tsx";
 import { Status } from "../components/Status.tsx";
 import { duration, num, score, when } from "../format.ts";
@@ -32,24 +33,6 @@ function Experiments() {
 /** Run directories per page of the list (a grid of many cells × seeds holds hundreds). */
 const RUNS_PER_PAGE = 200;
 
-function Pager({ offset, total, setOffset }: { offset: number; total: number; setOffset: (next: number) => void }) {
-  const pages = Math.max(1, Math.ceil(total / RUNS_PER_PAGE));
-  if (pages <= 1 && offset === 0) return null;
-  return (
-    <div className="pager" data-testid="runs-pager">
-      <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - RUNS_PER_PAGE))}>
-        previous
-      </button>
-      <span className="muted">
-        page {offset / RUNS_PER_PAGE + 1} of {num(pages)}
-      </span>
-      <button type="button" disabled={offset + RUNS_PER_PAGE >= total} onClick={() => setOffset(offset + RUNS_PER_PAGE)}>
-        next
-      </button>
-    </div>
-  );
-}
-
 export function RunsPage() {
   const [offset, setOffset] = usePageInAddress(RUNS_PER_PAGE);
   const { data, error } = useLiveJson<{ total: number; items: RunSummary[] }>(
@@ -76,7 +59,7 @@ export function RunsPage() {
           No run directories here yet. Start one with <code>npx hone optimize --task circle-packing --out runs/cp26</code>.
         </p>
       )}
-      <Pager offset={offset} total={data.total} setOffset={setOffset} />
+      <Pager testId="runs-pager" perPage={RUNS_PER_PAGE} offset={offset} total={data.total} setOffset={setOffset} />
       <div className="table-wrap">
         <table className="grid" data-testid="runs-table">
           <thead>
