@@ -21,11 +21,15 @@ const SIZES = [
 ];
 const NEW_INDEXES = ["rollouts_candidate", "candidates_commit", "candidates_parent"];
 
-/** What the run page asks for when it opens: the page itself, the first page of the round table, the lineage's top. */
+/**
+ * What the run page asks for when it opens: the page itself, the first page of the round table, the lineage's top,
+ * and the first page of its per-task results (empty for a discovery run).
+ */
 const runPageUrls = (base: string, id: string) => [
   `${base}/api/runs/${id}`,
   `${base}/api/runs/${id}/candidates?offset=0&limit=100`,
   `${base}/api/runs/${id}/lineage?offset=0&limit=200`,
+  `${base}/api/runs/${id}/tasks?offset=0&limit=100`,
 ];
 
 async function loadRunPage(base: string, id: string): Promise<{ ms: number; bytes: number }> {

@@ -60,7 +60,8 @@ export async function readRunRecords<T>(dir: string, read: () => T | Promise<T>)
     return await read();
   } catch (err) {
     const e = err as { code?: unknown; message?: string };
-    const sqlite = typeof e.code === "string" && e.code.startsWith("SQLITE_");
+    // Damage only (a lock or an I/O error is not the records' fault and keeps its own message)
+    const sqlite = typeof e.code === "string" && /^SQLITE_(NOTADB|CORRUPT|ERROR)/.test(e.code);
     if (!sqlite && !(err instanceof SyntaxError)) throw err;
     throw new HoneError(
       "usage",

@@ -8,6 +8,9 @@ import { builtinTaskIds } from "../task/builtin.ts";
 import { BENCHMARKS, splitsOf } from "../task/qa/benchmarks.ts";
 
 /** The units a budget can be counted in; each is also a field of a cell's cost (cell.ts), so spent = cost[unit]. */
+/** The largest seed: a test repeat runs at seed·100 + r (r < 100), which must stay a 32-bit seed (date-like seeds pass). */
+const MAX_SEED = Math.floor((2 ** 32 - 100) / 100);
+
 export const BUDGET_UNITS = ["evaluator_calls", "executor_tokens", "proposer_tokens", "seconds"] as const;
 export type BudgetUnit = (typeof BUDGET_UNITS)[number];
 
@@ -106,7 +109,7 @@ export const experimentSchema = z
     methods: z.array(methodSchema).min(1).max(64),
     // A seed's test repeats run at seed·100 + r, which must stay distinct in a 32-bit generator, and its folder
     // (seed-<n>) is read back only up to ten digits: at most ten million keeps every seed its own and in the report.
-    seeds: z.array(z.number().int().min(0).max(10_000_000)).min(1).max(100),
+    seeds: z.array(z.number().int().min(0).max(MAX_SEED)).min(1).max(100),
     executor: modelSchema.default({ model: "offline" }),
     proposer: modelSchema.default({ model: "offline" }),
     budget: z

@@ -79,6 +79,8 @@ function claimsText(c: CompareReport["cells"][number]): string {
 
 // A QA cell with a flaky endpoint can have a question short of repeats per seed: the first few, then how many more.
 const MAX_PARTIAL_NOTES = 5;
+/** Cells × seeds named as not finished (a large grid stopped early plans thousands). */
+const MAX_PENDING_NOTES = 20;
 
 /** Everything a reader must know beside the numbers: refusals, left-out seeds and pairs, disclosures, pending cells. */
 export function reportNotes(r: CompareReport): string[] {
@@ -109,7 +111,10 @@ export function reportNotes(r: CompareReport): string[] {
     const claims = claimsText(c);
     if (claims) notes.push(`${c.cell}: the method's own score of its choice (kept apart, never hone's): ${claims}`);
   }
-  if (r.pending.length) notes.push(`not finished (no cell.json yet): ${r.pending.join(", ")}`);
+  if (r.pending.length) {
+    const more = r.pending.length > MAX_PENDING_NOTES ? ` and ${r.pending.length - MAX_PENDING_NOTES} more` : "";
+    notes.push(`not finished (no cell.json yet): ${r.pending.slice(0, MAX_PENDING_NOTES).join(", ")}${more}`);
+  }
   return notes;
 }
 

@@ -129,35 +129,53 @@ export function validateSpec(value: unknown): { spec?: HarnessSpec; problems: Sp
         message: printable(i.message),
       })),
     };
-  const problems = controlCharacters(r.data, []);
+  const problems = controlCharacters(r.data);
   return problems.length ? { problems } : { spec: r.data, problems: [] };
 }
 
 /**
- * C0 and C1 control characters other than tab, line feed and carriage return (ESC, NUL, BEL…). A prompt, a skill or
+ * C0 and C1 control characters other than tab, line feed, carriage return and NEL (U+0085, which mis-decoded text
+ * holds) (ESC, NUL, BEL…). A prompt, a skill or
  * generated code never needs one raw (code writes "\x1b"), and a proposer's text is printed by `hone log`, `hone
  * diff` and commit messages, where ESC sequences would drive the user's terminal.
  */
-const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/;
+const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u0084\u0086-\u009F]/;
 
 /** A text with its control characters written as \uXXXX: a refusal names a proposer's key without printing it raw. */
 export const printable = (s: string) =>
   s.replace(new RegExp(CONTROL.source, "g"), (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 
-/** Every string of a spec (keys too) holding a control character, named by its field. */
-function controlCharacters(v: unknown, path: string[]): SpecProblem[] {
-  const at = (s: string, where: string[]): SpecProblem[] => {
+/** How deep a spec's values may nest (a tool's input_schema included): deeper is no schema a model needs. */
+const MAX_SPEC_DEPTH = 64;
+
+/**
+ * Every string of a spec (keys too) holding a control character, named by its field, and a value nested past
+ * MAX_SPEC_DEPTH; walked with a stack of its own (4,000 characters of JSON nest 2,000 deep: a recursion would throw).
+ */
+function controlCharacters(root: unknown): SpecProblem[] {
+  const problems: SpecProblem[] = [];
+  const field = (where: string[]) => printable(where.join(".")) || "(top level)";
+  const at = (s: string, where: string[]) => {
     const m = CONTROL.exec(s);
-    if (!m) return [];
+    if (!m) return;
     const code = `U+${(m[0].codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`;
     const message = `holds the control character ${code} at ${m.index}: texts may hold tabs and line breaks, no other control character`;
-    return [{ field: printable(where.join(".")) || "(top level)", message }];
+    problems.push({ field: field(where), message });
   };
-  if (typeof v === "string") return at(v, path);
-  if (Array.isArray(v)) return v.flatMap((x, i) => controlCharacters(x, [...path, String(i)]));
-  if (v && typeof v === "object")
-    return Object.entries(v).flatMap(([k, x]) => [...at(k, [...path, k]), ...controlCharacters(x, [...path, k])]);
-  return [];
+  const stack: [unknown, string[]][] = [[root, []]];
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    const [v, path] = item;
+    if (typeof v === "string") at(v, path);
+    else if (v && typeof v === "object" && path.length >= MAX_SPEC_DEPTH)
+      problems.push({ field: field(path), message: `nests deeper than ${MAX_SPEC_DEPTH} levels` });
+    else if (Array.isArray(v)) for (const [i, x] of v.entries()) stack.push([x, [...path, String(i)]]);
+    else if (v && typeof v === "object")
+      for (const [k, x] of Object.entries(v)) {
+        at(k, [...path, k]);
+        stack.push([x, [...path, k]]);
+      }
+  }
+  return problems;
 }
 
 /** The spec's changed fields as short labels, for digests, logs and meta.json. */

@@ -70,7 +70,7 @@ function role(name: string, m: ModelConfig | undefined, calls: CallRow[]) {
 
 /** The settings a run of each kind was made with (what its numbers depend on). */
 function settingsOf(kind: RunRow["kind"], c: Config) {
-  // A QA search measures every candidate once on its train questions: no evaluator budget, pairing or noise repeats.
+  // A QA search has no evaluator budget and no pairing; its noise repeats decide its keep rule (qa-ratchet.ts).
   const qa = kind === "optimize" && isQaBenchmark(c.benchmark);
   if (kind === "optimize")
     return {
@@ -79,7 +79,7 @@ function settingsOf(kind: RunRow["kind"], c: Config) {
       max_evals: qa ? undefined : c.maxEvals,
       concurrency: c.concurrency,
       paired: qa ? undefined : c.paired,
-      noise_repeats: qa ? undefined : c.noiseRepeats,
+      noise_repeats: c.noiseRepeats,
       seed: c.seed,
       cache: c.cache?.mode ?? "read-write",
       learning: c.learning?.mode,

@@ -127,14 +127,33 @@ function unclosedJsonBlock(text: string): string | undefined {
   return text.slice(last.index + last[0].length, end);
 }
 
+/** A text's outermost [...] ("" when it has none). */
+const outermost = (text: string) => text.slice(text.indexOf("["), text.lastIndexOf("]") + 1);
+
+function parses(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The JSON array of proposals in a completion: the last ```json block, else the outermost [...]. */
 export function extractProposals(text: string): unknown[] | string {
   // Its ```json (or bare ```) blocks, read by CommonMark's fence rule (src/fence.ts): a skill's code example inside a
   // JSON string never begins a line, and a ```python example before the block is a block of its own.
   const blocks = fencedBlocks(text, "").filter((b) => b.info === "" || b.info === "json");
+  const unclosed = blocks.length ? undefined : unclosedJsonBlock(text);
   const candidate = blocks.length
     ? (blocks[blocks.length - 1] as FencedBlock).body
-    : (unclosedJsonBlock(text) ?? text.slice(text.indexOf("["), text.lastIndexOf("]") + 1));
+    : unclosed !== undefined
+      ? // prose after an unclosed block's JSON ("This should help.") is no JSON: its outermost [...] then, when that
+        // parses (else the body, whose error says where it broke: an answer cut at max_tokens)
+        parses(unclosed) || !parses(outermost(unclosed))
+        ? unclosed
+        : outermost(unclosed)
+      : outermost(text);
   if (!candidate.trim()) return "the answer holds no JSON array of proposals";
   try {
     const v = JSON.parse(candidate);

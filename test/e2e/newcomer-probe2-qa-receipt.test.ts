@@ -5,7 +5,7 @@ import { GSM8K_FIXTURE, tempDir } from "../helpers/fixtures.ts";
 
 // `hone receipt` explains a run's numbers to someone who was not there. For `hone optimize --benchmark` that means
 // naming who scored it, not calling a finished run "still going", and not listing a discovery search's evaluator
-// budget, pairing and noise repeats, which a QA search does not use.
+// budget and pairing, which a QA search does not use.
 describe("newcomer probe 2: the receipt of a QA optimize run", () => {
   it("names the benchmark's scorer and the run's real settings", async () => {
     const dir = tempDir();
@@ -29,7 +29,9 @@ describe("newcomer probe 2: the receipt of a QA optimize run", () => {
     expect(line("scorer")).toMatch(/gsm8k's official scorer: a candidate's score is its mean over the train questions/);
     expect(line("hone")).not.toMatch(/still going/);
     expect(line("settings")).toMatch(/rounds 1, proposals 2/);
-    expect(line("settings")).not.toMatch(/max evals|noise repeats|paired/);
+    expect(line("settings")).not.toMatch(/max evals|paired/);
+    // its noise repeats choose its keep rule (a paired t interval from 2, strictly better at 1): shown (review)
+    expect(line("settings")).toMatch(/noise repeats/);
     const json = JSON.parse((await hone(["receipt", run, "--json"])).stdout);
     expect(json.benchmark).toBe("gsm8k");
     expect(json.settings.max_evals).toBeUndefined();

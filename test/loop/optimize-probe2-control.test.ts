@@ -67,3 +67,24 @@ describe("control characters in a proposal's texts", () => {
     expect(parsed).not.toMatch(raw);
   });
 });
+
+describe("a spec nested past any schema's need", () => {
+  // 1,900 nested arrays in a tool's input_schema fit the 4,000-character JSON cap; the control-character walk
+  // recursed and threw RangeError out of the round (found by review). Refused as a problem of the spec instead.
+  it("is refused naming the field, without throwing", () => {
+    const deep = JSON.parse(`${"[".repeat(1900)}${"]".repeat(1900)}`);
+    const spec = {
+      new_tools: [
+        {
+          name: "deep_tool",
+          description: "d",
+          input_schema: { type: "object", properties: { x: deep } },
+          code: "async function run(ctx, args) { return 'ok'; }",
+        },
+      ],
+    };
+    const v = validateSpec(spec);
+    expect(v.spec).toBeUndefined();
+    expect(JSON.stringify(v.problems)).toMatch(/nests deeper than 64 levels/);
+  });
+});

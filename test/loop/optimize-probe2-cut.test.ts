@@ -92,6 +92,12 @@ describe("a ```json block the answer never closes", () => {
     expect(extractProposals(answer.trimEnd())).toEqual([spec]);
   });
 
+  it("with prose after its JSON, gives the JSON (the review's case)", () => {
+    expect(extractProposals('```json\n[{"system_prompt": "Be careful."}]\nThis should help.')).toEqual([
+      { system_prompt: "Be careful." },
+    ]);
+  });
+
   it("a closed block is still taken as it was", () => {
     expect(extractProposals('```python\nxs = [1]\n```\n```json\n[{"a": 2}]\n```\nDone.')).toEqual([{ a: 2 }]);
     expect(extractProposals("no proposal here")).toMatch(/no JSON array/);
@@ -117,7 +123,8 @@ describe("the incumbent's system prompt as the proposer sees it", () => {
 describe("an unclosed ```json block in a hostile answer", () => {
   it("is read in linear time (long runs of spaces, backticks and openings)", () => {
     expect(extractProposals(`\`\`\`json\n[${" ".repeat(2_000_000)}x`)).toMatch(/does not parse/);
-    expect(extractProposals(`\`\`\`json\n[{"a": 1}]\n${" \u0060".repeat(500_000)}`)).toMatch(/does not parse/);
+    // the JSON before a long tail of junk is taken, as prose after it is
+    expect(extractProposals(`\`\`\`json\n[{"a": 1}]\n${" \u0060".repeat(500_000)}`)).toEqual([{ a: 1 }]);
     expect(extractProposals(`\`\`\`json\n[{"a": 1}]\n\`\``)).toEqual([{ a: 1 }]);
     expect(extractProposals("```json\n".repeat(200_000))).toMatch(/no JSON array|does not parse/);
   });
