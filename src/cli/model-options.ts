@@ -26,7 +26,7 @@ export function addModelOptions(cmd: Command, prefix = ""): Command {
     .option(`--${p}stream`, "stream every model call (default: the harness's llm_config.stream)")
     .option(`--no-${p}stream`, "never stream, whatever the harness says")
     .option(`--${p}timeouts <spec>`, `seconds per limit, e.g. idle=5,total=120 (defaults ${defaults})`)
-    .option(`--${p}offline-latency-ms <ms>`, "added latency per call of the offline model", numberish);
+    .option(`--${p}offline-latency-ms <ms>`, "added latency per call of the offline model, 0 to 3600000 ms", numberish);
 }
 
 const camel = (s: string) => s.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
