@@ -12,6 +12,7 @@ import {
   judgeExit,
   programLimits,
   sealed,
+  signalName,
 } from "./evaluator.ts";
 import { LineProcess } from "./line-process.ts";
 import { makePoolDir } from "./pool-dir.ts";
@@ -263,7 +264,7 @@ export class EvaluatorPool {
     if (lostSandbox) return failed(SAID_GONE, seconds());
     const exit: EvaluatorExit = {
       code: typeof reply.code === "number" ? reply.code : null,
-      signal: typeof reply.signal === "number" ? (`SIG${reply.signal === 9 ? "KILL" : reply.signal}` as NodeJS.Signals) : null,
+      signal: typeof reply.signal === "number" ? signalName(reply.signal) : null,
       timedOut: reply.timed_out === true,
       result: typeof reply.result === "string" ? reply.result : undefined,
       stdout: typeof reply.stdout === "string" ? reply.stdout : "",

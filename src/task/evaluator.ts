@@ -1,8 +1,9 @@
 import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { constants, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DiscoveryTask } from "./discovery-task.ts";
 import { type Evaluation, judgeMetrics } from "./evaluation.ts";
+import { hiddenPathHint } from "./hidden-path-hint.ts";
 import { COMPAT_DIR, isolationSupport, PYTHON_DIR, pythonInfo } from "./python-env.ts";
 import { runProcess } from "./python-process.ts";
 import { readOnlyHint } from "./read-only-hint.ts";
@@ -101,19 +102,57 @@ function parseResult(
 
 const lastLine = (text: string) => text.trim().split("\n").slice(-1)[0];
 const withHint = (hint: string | undefined) => (hint ? `; ${hint}` : "");
+/** What to do about an error the sandbox caused: a write to a read-only folder, a file outside the task folder. */
+const hintFor = (task: DiscoveryTask, error: string) => withHint(readOnlyHint(task, error) ?? hiddenPathHint(task, error));
 
-/** Judges how an evaluator ended. Metrics are accepted only from an evaluator that exited cleanly (code 0). */
+// C0 and C1 control characters but tab and newline (carriage return included: it rewrites a terminal's line). An
+// evaluation's texts carry what a program chose (its exception's message, values the evaluator echoes, its output):
+// they are printed by `hone evaluate`, `hone run` and `hone log`, and must never drive the user's terminal.
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+const MAX_SHOWN_DEPTH = 64;
+
+const printableText = (s: string) => s.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+
+/** A JSON value with every string (keys too) written printable; nesting past MAX_SHOWN_DEPTH is cut. */
+function printableValue(value: unknown, depth = 0): unknown {
+  if (typeof value === "string") return printableText(value);
+  if (value === null || typeof value !== "object") return value;
+  if (depth >= MAX_SHOWN_DEPTH) return "[nested too deeply]";
+  if (Array.isArray(value)) return value.map((v) => printableValue(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[printableText(k)] = printableValue(v, depth + 1);
+  return out;
+}
+
+/** The evaluation with its reason, metrics and artifacts holding no raw control character. */
+function printableEvaluation(e: Evaluation): Evaluation {
+  return {
+    ...e,
+    ...(e.reason === undefined ? {} : { reason: printableText(e.reason) }),
+    metrics: printableValue(e.metrics) as Evaluation["metrics"],
+    artifacts: printableValue(e.artifacts) as Evaluation["artifacts"],
+  };
+}
+
+/**
+ * Judges how an evaluator ended. Metrics are accepted only from an evaluator that exited cleanly (code 0). Every text
+ * of the verdict is printable (control characters written as \\uXXXX).
+ */
 export function judgeExit(task: DiscoveryTask, exit: EvaluatorExit, timeoutSec: number): Evaluation {
+  return printableEvaluation(judgeRawExit(task, exit, timeoutSec));
+}
+
+function judgeRawExit(task: DiscoveryTask, exit: EvaluatorExit, timeoutSec: number): Evaluation {
   if (exit.timedOut)
     return invalid(`the evaluator did not finish within ${timeoutSec} s and was killed`, exit, { timedOut: true });
   const raw = parseResult(exit.result);
   if (raw?.error && exit.code === 1 && raw.stage === "load")
-    return invalid(`the evaluator failed to load: ${lastLine(raw.error)}${withHint(readOnlyHint(task, raw.error))}`, exit, {
+    return invalid(`the evaluator failed to load: ${lastLine(raw.error)}${hintFor(task, raw.error)}`, exit, {
       evaluatorFailed: true,
       artifacts: { stderr: exit.stderr || undefined, traceback: raw.error },
     });
   if (raw?.error && exit.code === 1) {
-    return invalid(`the evaluator raised: ${lastLine(raw.error)}${withHint(readOnlyHint(task, raw.error))}`, exit, {
+    return invalid(`the evaluator raised: ${lastLine(raw.error)}${hintFor(task, raw.error)}`, exit, {
       artifacts: { stderr: exit.stderr || undefined, traceback: raw.error },
     });
   }
@@ -123,12 +162,29 @@ export function judgeExit(task: DiscoveryTask, exit: EvaluatorExit, timeoutSec: 
     return invalid(`the evaluator ${how} without a result${tail}`, exit);
   }
   const artifacts = { stderr: exit.stderr || undefined, stdout: exit.stdout || undefined, ...(raw.artifacts ?? {}) };
+  const verdict = judgeMetrics(raw.metrics, task.metric, task.metricFallback);
+  if (verdict.reason) verdict.reason += withHint(hiddenPathHint(task, verdict.reason));
   return {
-    ...judgeMetrics(raw.metrics, task.metric, task.metricFallback),
+    ...verdict,
     metrics: raw.metrics,
     artifacts,
     seconds: exit.seconds,
   };
+}
+
+/** A signal's name from its number, as node reports a child's (SIGSEGV, not SIG11); SIG<n> for one it has no name for. */
+export const signalName = (n: number): NodeJS.Signals =>
+  ((Object.entries(constants.signals) as [NodeJS.Signals, number][]).find(([, v]) => v === n)?.[0] ??
+    `SIG${n}`) as NodeJS.Signals;
+
+/**
+ * bubblewrap exits with 128 + the signal that killed the process it ran: the evaluator's death by a signal, said as
+ * the warm pool and an unsealed run say it (an evaluator that itself exits with such a code reads the same).
+ */
+function throughBwrap(proc: EvaluatorExit): EvaluatorExit {
+  if (proc.signal || proc.code === null || proc.code <= 128 || proc.code >= 128 + 65) return proc;
+  const name = signalName(proc.code - 128);
+  return /^SIG\d+$/.test(name) ? proc : { ...proc, code: null, signal: name };
 }
 
 export interface EvaluateOptions {
@@ -161,7 +217,7 @@ export async function evaluateProgram(task: DiscoveryTask, program: string, opts
       // bubblewrap's --die-with-parent ends a sealed evaluator with hone; without it, its lifeline does, at once.
       ...(sealed(task) ? {} : { lifeline: { graceSec: 0 } }),
     });
-    return judgeExit(task, proc, timeoutSec);
+    return judgeExit(task, sealed(task) ? throughBwrap(proc) : proc, timeoutSec);
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }

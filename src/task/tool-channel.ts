@@ -62,6 +62,36 @@ export const coldToolChannel = (task: DiscoveryTask): ToolChannelSource => ({
 });
 
 const CANCELLED: PythonToolDone = { ok: false, kind: "cancelled", error: "the rollout's time ran out during the call" };
+/** How deep a tool's result may nest (hone_tool_runner writes at most 21 levels; deeper was not written by it). */
+const MAX_DONE_DEPTH = 64;
+const MALFORMED: PythonToolDone = { ok: false, kind: "protocol", error: "the tool's process sent a malformed result" };
+
+/** Whether a parsed JSON value nests deeper than `limit` (walked with a stack of its own: no recursion). */
+function nestsDeeper(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    const [v, depth] = item;
+    if (v === null || typeof v !== "object") continue;
+    if (depth >= limit) return true;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/**
+ * The tool's final result as hone_tool_runner writes it: {ok: true, value} or {ok: false, kind, error} with strings.
+ * The line comes from the tool's own process, which could write any "done" line on its descriptor: anything else
+ * (a missing value, a non-string error, a value nested past MAX_DONE_DEPTH, which printing it would overflow the
+ * stack on) is a protocol failure, never handed on.
+ */
+function doneOf(done: unknown): PythonToolDone {
+  if (!done || typeof done !== "object" || Array.isArray(done)) return MALFORMED;
+  const d = done as Record<string, unknown>;
+  if (d.ok === true && "value" in d && !nestsDeeper(d.value, MAX_DONE_DEPTH)) return { ok: true, value: d.value };
+  if (d.ok === false && typeof d.kind === "string" && typeof d.error === "string")
+    return { ok: false, kind: d.kind.slice(0, 40), error: d.error.slice(0, 2000) };
+  return MALFORMED;
+}
 
 /**
  * Runs one Python tool call: sends the request, answers each ctx message with `onCtx`, and resolves with the
@@ -107,13 +137,15 @@ export function runPythonTool(
       if (!settled) output.write(`${JSON.stringify(reply)}\n`);
     };
     const line = (text: string) => {
-      let msg: { done?: PythonToolDone; ctx?: string; args?: unknown[] };
+      let msg: { done?: unknown; ctx?: string; args?: unknown[] };
       try {
         msg = JSON.parse(text);
       } catch {
         return finish({ ok: false, kind: "protocol", error: "the tool's process sent something that is not JSON" });
       }
-      if (msg.done) return finish(msg.done);
+      if (!msg || typeof msg !== "object")
+        return finish({ ok: false, kind: "protocol", error: "the tool's process sent an unknown message" });
+      if ("done" in msg) return finish(doneOf(msg.done));
       if (typeof msg.ctx === "string" && Array.isArray(msg.args)) void answer(msg.ctx, msg.args);
       else finish({ ok: false, kind: "protocol", error: "the tool's process sent an unknown message" });
     };

@@ -9,8 +9,9 @@ and hands its result back over a pipe this process holds (never a file); its out
 nothing it writes can corrupt the protocol. The timeout is enforced here, where the child's process group lives.
 
 With OPTIONS {"own_pid_namespace": true} (hone passes it only under bubblewrap's PID namespace, where this
-process is PID 2 under bubblewrap's init) everything left behind by an evaluation is killed after it, and the
-private /tmp and /dev/shm are emptied, so one evaluation cannot reach the next. Without it, the evaluation's process
+process is PID 2 under bubblewrap's init) everything left behind by an evaluation is killed after it, the
+private /tmp and /dev/shm are emptied and the System V IPC objects it made are removed, so one evaluation cannot
+reach the next. Without it, the evaluation's process
 group is killed, and this process is the subreaper of what evaluations start. Either way the next request is read
 once what was killed is gone (`reap`). This process is not dumpable, so code running in an evaluator's child cannot
 trace it. With {"kept": true} as well (the task's hone.yaml `evaluator_state: kept`), evaluations run in this
@@ -32,7 +33,7 @@ sys.path.insert(0, HERE)
 import hone_eval_runner as runner  # noqa: E402
 import hone_kept  # noqa: E402
 import hone_runtime  # noqa: E402,F401  (loaded once here, so an evaluator importing it per call finds it loaded)
-from hone_sandbox import PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, PR_SET_PDEATHSIG, prctl, seal_keyrings, wait_for_kill  # noqa: E402
+from hone_sandbox import PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, PR_SET_PDEATHSIG, _libc, prctl, seal_keyrings, wait_for_kill  # noqa: E402
 
 KEEP_OUTPUT = 20_000
 LEFTOVER_WAIT = 5.0  # seconds at most for what an evaluation left to be gone once killed (one stuck in the kernel)
@@ -324,12 +325,52 @@ def empty(folder):
             pass
 
 
+SYSV_KINDS = ("shm", "sem", "msg")
+IPC_RMID = 0
+
+
+def sysv_objects():
+    """The System V IPC objects of this sandbox's IPC namespace, as {(kind, key, id)} from /proc/sysvipc (empty where
+    it cannot be read)."""
+    found = set()
+    for kind in SYSV_KINDS:
+        try:
+            with open("/proc/sysvipc/" + kind) as f:
+                rows = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if len(fields) > 1 and fields[1].isdigit():
+                found.add((kind, fields[0], int(fields[1])))
+    return found
+
+
+def remove_sysv(keep):
+    """Removes the System V shared memory segments, semaphore sets and message queues an evaluation left in this
+    sandbox's IPC namespace (all but `keep`, those there once the evaluator was loaded). They outlive the processes
+    that made them: a program run in the evaluator's own process left a segment, a queue and a semaphore set that the
+    next evaluation found (data passed between candidates, and memory that no process's limit counts any more)."""
+    for kind, _, ident in sysv_objects() - keep:
+        if kind == "shm":
+            _libc.shmctl(ident, IPC_RMID, None)
+        elif kind == "sem":
+            _libc.semctl(ident, 0, IPC_RMID)
+        else:
+            _libc.msgctl(ident, IPC_RMID, None)
+
+
+# What the evaluator itself made in the sandbox's IPC namespace while it loaded: kept (set in main).
+SYSV_AT_LOAD = set()
+
+
 def _clean(scratch, own_namespace):
     shutil.rmtree(scratch, ignore_errors=True)
     if own_namespace:
         for folder in (tempfile.gettempdir(), "/dev/shm"):
             if os.path.isdir(folder):
                 empty(folder)
+        remove_sysv(SYSV_AT_LOAD)
 
 
 def evaluate(standby, req, own_namespace):
@@ -418,6 +459,8 @@ def main():
     except BaseException as exc:
         control.write(json.dumps({"ready": False, "error": "%s: %s" % (type(exc).__name__, exc)}) + "\n")
         return 1
+    if own_namespace:
+        SYSV_AT_LOAD.update(sysv_objects())
     gc.freeze()  # what is loaded now is never collected in a fork, so children do not copy its pages to scan them
     control.write(json.dumps({"ready": True, "own_pid_namespace": own_namespace, "kept": kept}) + "\n")
     if kept:  # the request channel moves off descriptor 0, which the evaluator and what it starts may read
