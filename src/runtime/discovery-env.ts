@@ -15,7 +15,7 @@ export interface EvaluationRecord {
 }
 
 export interface DiscoveryEnvOptions {
-  task: Pick<DiscoveryTask, "metric" | "direction">;
+  task: Pick<DiscoveryTask, "metric" | "direction" | "showArtifacts">;
   startProgram: string;
   /** The starting program's evaluation, if known; it is never charged to the budget. */
   startEvaluation?: Evaluation;
@@ -29,6 +29,29 @@ export interface DiscoveryEnvOptions {
 /** How a program with no EVOLVE-BLOCK markers (an OpenEvolve seed may have none) is described to the executor. */
 export const WHOLE_PROGRAM_EDITABLE =
   "it has no EVOLVE-BLOCK markers, so the whole program is editable (edit_program's block replaces all of it)";
+
+/** Artifacts hone does not show by name: the evaluator's stdout, tracebacks (they quote the evaluator's source). */
+const UNSHOWN_ARTIFACT = /^(?:stdout|stderr|feedback|traceback|.*_traceback)$/;
+
+/**
+ * The evaluator's own named artifacts (an EvaluationResult's `packing_summary`, a cascade's `stage2_stderr`), each
+ * as `name: value`, in the order it gave them: OpenEvolve puts every artifact into the next prompt.
+ */
+function namedArtifacts(artifacts: Evaluation["artifacts"]): string[] {
+  return Object.entries(artifacts)
+    .filter(([k, v]) => !UNSHOWN_ARTIFACT.test(k) && v !== undefined && v !== null && v !== "")
+    .map(([k, v]) => `${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`);
+}
+
+/**
+ * Metrics whose values are lists or objects (k_module_problem returns its hints as an `artifacts` dict among its
+ * metrics), which the metrics shown leave out: OpenEvolve's prompt lists them with the rest.
+ */
+function structuredMetrics(metrics: Evaluation["metrics"]): string[] {
+  return Object.entries(metrics)
+    .filter(([, v]) => typeof v === "object" && v !== null && !("__nonfinite__" in v))
+    .map(([k, v]) => `${k}: ${JSON.stringify(v)}`);
+}
 
 export const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
@@ -184,7 +207,8 @@ export class DiscoveryEnvironment implements Environment {
       Object.entries(e.metrics).filter(([k, v]) => k !== this.opts.task.metric && (typeof v !== "object" || v === null)),
     );
     if (Object.keys(shown).length > 0) out.metrics = shown;
-    const feedback = [e.artifacts.feedback, e.artifacts.stderr]
+    const named = this.opts.task.showArtifacts === false ? [] : [...namedArtifacts(e.artifacts), ...structuredMetrics(e.metrics)];
+    const feedback = [e.artifacts.feedback, ...named, e.artifacts.stderr]
       .filter((x): x is string => typeof x === "string" && x.length > 0)
       .join("\n");
     if (feedback) {

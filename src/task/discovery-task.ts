@@ -73,6 +73,13 @@ export interface DiscoveryTask {
   evaluatorState: EvaluatorState;
   /** hone.yaml `show_reference`: whether a proposer or method may be told the reference value (default no). */
   showReference?: boolean;
+  /**
+   * Whether the executor is shown the evaluator's named artifacts and list- or object-valued metrics (OpenEvolve's
+   * `prompt.include_artifacts` and `evaluator.enable_artifacts`, both on by default there and here).
+   */
+  showArtifacts?: boolean;
+  /** What a manifest entry (tasks.yaml) changes about how the folder is evaluated, for its content hash (content-hash.ts). */
+  manifestOverrides?: Record<string, unknown>;
 }
 
 export const honeTaskSchema = z
@@ -119,13 +126,17 @@ export type EvaluatorState = "fresh" | "kept";
 
 const configSchema = z
   .object({
-    prompt: z.object({ system_message: z.string().optional() }).passthrough().nullish(),
+    prompt: z
+      .object({ system_message: z.string().optional(), include_artifacts: z.boolean().optional() })
+      .passthrough()
+      .nullish(),
     llm: z.object({ system_message: z.string().optional() }).passthrough().nullish(),
     evaluator: z
       .object({
         timeout: z.number().positive().optional(),
         cascade_evaluation: z.boolean().optional(),
         cascade_thresholds: z.array(z.number()).optional(),
+        enable_artifacts: z.boolean().optional(),
       })
       .passthrough()
       .optional(),
@@ -334,6 +345,7 @@ export function loadTaskFolder(ref: string, overrides: LoadOptions = {}): Discov
     metricFallback: { rule: fallback, exclude: config.database?.feature_dimensions ?? DEFAULT_FEATURES },
     stochastic: hone.stochastic,
     showReference: hone.show_reference,
+    showArtifacts: config.prompt?.include_artifacts !== false && config.evaluator?.enable_artifacts !== false,
     evaluatorState: hone.evaluator_state,
   };
 }

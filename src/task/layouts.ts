@@ -33,6 +33,13 @@ export const SEED_NAMES = [
   "init_program.cpp",
   "init_program.rs",
 ];
+/**
+ * A seed in another language than the names above (OpenEvolve's examples/r_robust_regression has `initial_program.r`,
+ * with `file_suffix: ".r"` in its config: OpenEvolve takes any program file it is given).
+ */
+const OTHER_SEED = /^(?:initial|init)_program\.[A-Za-z0-9]{1,10}$/;
+/** Files named so that are not programs: notes, compiled or backup copies. */
+const NOT_A_SEED = /\.(?:md|rst|pyc|pyo|orig|bak|swp|log|lock)$/i;
 const EVALUATOR_NAMES = ["evaluator.py", join("evaluator", "evaluator.py")];
 const PHASE_FILE = /^config_phase_(\d{1,3})\.ya?ml$/;
 
@@ -53,9 +60,58 @@ function phaseFile(dir: string, n: number): string | undefined {
   return [`config_phase_${n}.yaml`, `config_phase_${n}.yml`].map((f) => join(dir, f)).find(isFile);
 }
 
+/**
+ * The folder's seed program: the first of SEED_NAMES present, else its one `initial_program.<ext>` (or
+ * `init_program.<ext>`) in another language. Several such files and none of SEED_NAMES is refused naming them.
+ */
+function findSeed(dir: string): string | undefined {
+  const named = SEED_NAMES.map((n) => join(dir, n)).find(isFile);
+  if (named || !isDir(dir)) return named;
+  const other = readdirSync(dir)
+    .filter((f) => OTHER_SEED.test(f) && !NOT_A_SEED.test(f) && isFile(join(dir, f)))
+    .sort();
+  if (other.length > 1)
+    throw taskError(
+      dir,
+      undefined,
+      `has several seed programs (${other.join(", ")}); hone evolves one: move the others out of the folder`,
+    );
+  return other[0] && join(dir, other[0]);
+}
+
+/**
+ * The refusal of a folder with no seed program, saying what it has instead when it is one of the field's shapes hone
+ * does not evolve: a program of several files (OpenEvolve's tsp_tour_minimization, `initial_program/`, run by its
+ * own script) or a prompt (the prompt-optimization folders' `initial_prompt.txt`, scored by calling an LLM).
+ */
+function noSeed(dir: string): HoneError {
+  const expected = `expected one of ${SEED_NAMES.join(", ")} (or initial_program.<ext> in another language)`;
+  const folder = ["initial_program", "init_program"].find((n) => isDir(join(dir, n)));
+  if (folder)
+    return taskError(
+      join(dir, folder),
+      undefined,
+      `is a folder: the seed is a program of several files, which hone does not evolve (it edits one program file); ${expected}`,
+    );
+  const prompt = isDir(dir) ? readdirSync(dir).find((f) => /^initial_prompt\.[A-Za-z0-9]+$/.test(f)) : undefined;
+  if (prompt)
+    return taskError(
+      join(dir, prompt),
+      undefined,
+      `is a prompt to optimize, not a program: hone evolves programs, and this folder's evaluator scores prompts by calling a model; ${expected}`,
+    );
+  return taskError(dir, undefined, `has no seed program; ${expected}`);
+}
+
 /** Whether a folder holds a seed program and an evaluator in one of the known layouts (for registry scans). */
 export function looksLikeTaskFolder(dir: string): boolean {
-  return SEED_NAMES.some((n) => isFile(join(dir, n))) && EVALUATOR_NAMES.some((n) => isFile(join(dir, n)));
+  let seed: string | undefined;
+  try {
+    seed = findSeed(dir);
+  } catch {
+    seed = dir; // several seeds: a task folder all the same, refused with the reason when it is loaded
+  }
+  return seed !== undefined && EVALUATOR_NAMES.some((n) => isFile(join(dir, n)));
 }
 
 /** A container-only evaluator (SkyDiscover's Docker or Harbor layouts with no Python evaluate()). */
@@ -149,8 +205,8 @@ function inside(dir: string, file: string, what: string): void {
 
 /** Finds the seed, evaluator, config and description of a task folder in any of the known layouts. */
 export function detectLayout(dir: string, opts: LayoutOptions = {}): FolderLayout {
-  const seedPath = opts.seed ?? SEED_NAMES.map((n) => join(dir, n)).find(isFile);
-  if (!seedPath) throw taskError(dir, undefined, `has no seed program; expected one of ${SEED_NAMES.join(", ")}`);
+  const seedPath = opts.seed ?? findSeed(dir);
+  if (!seedPath) throw noSeed(dir);
   if (!isFile(seedPath)) throw taskError(seedPath, undefined, "is not a file: the named seed program does not exist");
   const evaluatorPath = findEvaluator(dir, opts.evaluator);
   for (const [file, what] of [
