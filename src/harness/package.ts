@@ -1,17 +1,19 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
-import { join, relative, resolve } from "node:path";
+import { basename, join, relative, resolve } from "node:path";
 import type * as z from "zod";
-import { HoneError, harnessError, zodIssues } from "../errors.ts";
-import { contentHash, listFiles } from "./files.ts";
-import { cordisRefusal } from "./formats/cordis.ts";
+import { HoneError, harnessError } from "../errors.ts";
+import { contentHash, listPackageFiles } from "./files.ts";
+import { cordisRefusal, otherAgentConfigHint } from "./formats/cordis.ts";
 import { isNexauPackage, loadNexauHarness } from "./formats/nexau.ts";
+import { packageIssues } from "./issues.ts";
 import { BUILTIN_MIDDLEWARE_PREFIX, type BuiltinMiddlewareName, builtinMiddlewareParams } from "./middleware-params.ts";
 import { escapingLinks, readPackageText } from "./package-files.ts";
 import { isProgramHarness, loadProgramHarness, programAsHarness } from "./program.ts";
 import { agentSchema, BUILTIN_TOOLS, toolFileSchema } from "./schema.ts";
 import { loadSkill } from "./skill.ts";
+import { oneLine } from "./spec.ts";
 import type { Harness, MiddlewareConfig, Skill, ToolSpec } from "./types.ts";
-import { parseYamlCached } from "./yaml-cache.ts";
+import { parseYamlCached, yamlProblem } from "./yaml-cache.ts";
 
 /** One reason a package is refused: the file, the field where there is one, and what is wrong. */
 export interface HarnessProblem {
@@ -22,10 +24,18 @@ export interface HarnessProblem {
 
 const where = (p: HarnessProblem) => `${p.file}${p.field ? ` (${p.field})` : ""}`;
 
+/** The problem with its control characters written out (\u001b): a package's names and values reach a terminal. */
+const shown = (p: HarnessProblem): HarnessProblem => ({
+  file: oneLine(p.file),
+  ...(p.field !== undefined ? { field: oneLine(p.field) } : {}),
+  message: oneLine(p.message),
+});
+
 /** A package refused for every problem found in it; the error's file and field are the first problem's. */
 export class HarnessRefused extends HoneError {
   readonly problems: HarnessProblem[];
-  constructor(problems: HarnessProblem[]) {
+  constructor(raw: HarnessProblem[]) {
+    const problems = raw.map(shown);
     const [first, ...rest] = problems as [HarnessProblem, ...HarnessProblem[]];
     const more = rest.map((p) => `\n  ${where(p)}: ${p.message}`).join("");
     super("badHarness", `${first.message}${more}`, { file: first.file, field: first.field });
@@ -37,7 +47,7 @@ export class HarnessRefused extends HoneError {
 class Problems {
   readonly list: HarnessProblem[] = [];
   add(file: string, field: string | undefined, message: string): void {
-    this.list.push({ file, field, message });
+    this.list.push(shown({ file, field, message }));
   }
   /** Runs `fn`; a package error it throws becomes a problem (or several) and the result is undefined. */
   try<T>(fn: () => T): T | undefined {
@@ -46,7 +56,7 @@ class Problems {
     } catch (err) {
       // A refusal that lists several problems (this loader's, or a format reader's such as NexAU's) keeps them all.
       if (err instanceof HoneError && Array.isArray((err as Partial<HarnessRefused>).problems))
-        this.list.push(...(err as HarnessRefused).problems);
+        this.list.push(...(err as HarnessRefused).problems.map(shown));
       else if (err instanceof HoneError && err.exit === "badHarness") {
         const file = err.file ?? "";
         const prefix = `${where({ file, field: err.field, message: "" })}: `;
@@ -62,16 +72,20 @@ function readYamlFile(dir: string, file: string): unknown {
   try {
     return parseYamlCached(text) ?? {};
   } catch (err) {
-    throw harnessError(file, undefined, `is not valid YAML: ${(err as Error).message.split("\n")[0]}`);
+    throw harnessError(file, undefined, yamlProblem(err));
   }
 }
 
 /** Validates with zod; every issue is a problem of its own, named by its field. */
-function parseWith<T>(schema: z.ZodType<T>, value: unknown, file: string, fieldPrefix = ""): T {
+function parseWith<T>(schema: z.ZodType<T>, value: unknown, file: string, fieldPrefix = "", what?: string): T {
   const r = schema.safeParse(value);
   if (!r.success)
     throw new HarnessRefused(
-      zodIssues(r.error.issues).map((i) => ({ file, field: `${fieldPrefix}${i.field}`, message: i.message })),
+      packageIssues(r.error.issues, value, what ?? `a field of ${basename(file)}`).map((i) => ({
+        file,
+        field: `${fieldPrefix}${i.field}`,
+        message: i.message,
+      })),
     );
   return r.data;
 }
@@ -108,7 +122,7 @@ export function loadHarness(dirArg: string, opts: LoadOptions = {}): Harness {
       dir,
       undefined,
       cordisRefusal(dir) ??
-        `has no agent.yaml; a harness package is a folder with agent.yaml, prompt.md, skills/ and tools/${runFolderHint(dir)}`,
+        `has no agent.yaml; a harness package is a folder with agent.yaml, prompt.md, skills/ and tools/${runFolderHint(dir)}${otherAgentConfigHint(dir)}`,
     );
   // A NexAU / HarnessTTT package (module:function bindings, module:Class middlewares) is read by its own reader.
   if (isNexauPackage(agentFile)) return loadNexauHarness(dir, opts, loadHarness);
@@ -158,7 +172,8 @@ export function loadHarness(dirArg: string, opts: LoadOptions = {}): Harness {
   }
   if (problems.list.length > 0 || systemPrompt === undefined) throw new HarnessRefused(problems.list);
 
-  const files = listFiles(dir);
+  const files = problems.try(() => listPackageFiles(dir));
+  if (!files) throw new HarnessRefused(problems.list);
   return {
     dir,
     name: agent.name,
@@ -255,7 +270,14 @@ function loadMiddleware(dir: string, ref: Agent["middlewares"][number], field: s
           .join(", ")}`,
       );
     }
-    const params = parseWith(schema as z.ZodType<Record<string, unknown>>, ref.params, agentFile, `${field}.params.`);
+    const known = Object.keys((schema as unknown as { shape?: object }).shape ?? {}).join(", ");
+    const params = parseWith(
+      schema as z.ZodType<Record<string, unknown>>,
+      ref.params,
+      agentFile,
+      `${field}.params.`,
+      `a parameter of ${ref.import}${known ? ` (its parameters: ${known})` : ""}`,
+    );
     return { name, kind: "builtin", params };
   }
   const file = insidePackage(dir, ref.import, agentFile, `${field}.import`);

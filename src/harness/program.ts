@@ -1,8 +1,9 @@
 import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import * as z from "zod";
-import { harnessError, zodIssues } from "../errors.ts";
+import { harnessError } from "../errors.ts";
 import { contentHash, listFiles } from "./files.ts";
+import { packageIssues } from "./issues.ts";
 import type { Harness } from "./types.ts";
 
 /**
@@ -65,7 +66,7 @@ export function loadProgramHarness(dirArg: string): ProgramHarness {
   }
   const r = manifestSchema.safeParse(raw);
   if (!r.success) {
-    const issues = zodIssues(r.error.issues);
+    const issues = packageIssues(r.error.issues, raw, "a harness.json field");
     throw harnessError(file, issues[0]?.field, issues.map((i) => `${i.field}: ${i.message}`).join("; "));
   }
   const entry = words(r.data.entrypoint);

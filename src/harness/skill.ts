@@ -1,9 +1,10 @@
 import { readFileSync } from "node:fs";
 import { basename, dirname } from "node:path";
-import { harnessError, zodIssues } from "../errors.ts";
+import { harnessError } from "../errors.ts";
+import { packageIssues } from "./issues.ts";
 import { skillFrontmatterSchema } from "./schema.ts";
 import type { Skill } from "./types.ts";
-import { parseStrictYaml } from "./yaml-cache.ts";
+import { parseStrictYaml, yamlProblem } from "./yaml-cache.ts";
 
 const FRONTMATTER = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$/;
 
@@ -16,11 +17,15 @@ export function loadSkill(file: string, text = readFileSync(file, "utf8")): Skil
   try {
     meta = parseStrictYaml(m[1] ?? "");
   } catch (err) {
-    throw harnessError(file, "frontmatter", `is not valid YAML: ${(err as Error).message}`);
+    throw harnessError(file, "frontmatter", yamlProblem(err));
   }
   const r = skillFrontmatterSchema.safeParse(meta ?? {});
   if (!r.success) {
-    const first = zodIssues(r.error.issues)[0];
+    const first = packageIssues(
+      r.error.issues,
+      meta ?? {},
+      "a SKILL.md frontmatter field (name, description, license, compatibility, metadata, allowed-tools)",
+    )[0];
     throw harnessError(file, first?.field, first?.message ?? "invalid frontmatter");
   }
   const folder = basename(dirname(file));

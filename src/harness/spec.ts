@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { builtinMiddlewarePatches } from "./middleware-params.ts";
+import { CONTROL, oneLine, printable } from "./printable.ts";
 import { SKILL_NAME, TOOL_NAME } from "./schema.ts";
 
 /** Tools every discovery harness keeps; only the others may be removed by a spec. */
@@ -133,17 +134,7 @@ export function validateSpec(value: unknown): { spec?: HarnessSpec; problems: Sp
   return problems.length ? { problems } : { spec: r.data, problems: [] };
 }
 
-/**
- * C0 and C1 control characters other than tab, line feed, carriage return and NEL (U+0085, which mis-decoded text
- * holds) (ESC, NUL, BEL…). A prompt, a skill or
- * generated code never needs one raw (code writes "\x1b"), and a proposer's text is printed by `hone log`, `hone
- * diff` and commit messages, where ESC sequences would drive the user's terminal.
- */
-const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u0084\u0086-\u009F]/;
-
-/** A text with its control characters written as \uXXXX: a refusal names a proposer's key without printing it raw. */
-export const printable = (s: string) =>
-  s.replace(new RegExp(CONTROL.source, "g"), (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+export { oneLine, printable };
 
 /** How deep a spec's values may nest (a tool's input_schema included): deeper is no schema a model needs. */
 const MAX_SPEC_DEPTH = 64;

@@ -221,7 +221,7 @@ describe("a NexAU package is untrusted input", () => {
           join(d, "tools", "finish.tool.yaml"),
           `a: &a [x, x, x, x, x, x, x, x, x]\n${Array.from({ length: 12 }, (_, i) => `b${i}: &b${i} [${`*${i ? `b${i - 1}` : "a"}, `.repeat(9)}]`).join("\n")}\n`,
         ),
-      /finish.tool.yaml: is not valid YAML/,
+      /finish.tool.yaml: uses aliases \(\*name\) that would expand past 100 copies/,
     ],
   ])("refuses %s", (_name, breakIt, message) => {
     const dir = copyOf(FIXTURE);

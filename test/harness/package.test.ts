@@ -65,7 +65,7 @@ describe("harness packages", () => {
   it("names the field of an unknown key in agent.yaml", () => {
     const dir = copyOf(INITIAL_HARNESS);
     edit(join(dir, "agent.yaml"), (t) => `${t}\nbogus_key: 1\n`);
-    expectHarnessError(dir, "agent.yaml", /bogus_key|top level/, /nrecognized key/);
+    expectHarnessError(dir, "agent.yaml", "bogus_key", /is not a field of agent.yaml; remove it/);
   });
 
   it("names the field of an out-of-range sampling value", () => {
@@ -158,7 +158,7 @@ bogus_key: 1
 `,
     );
     edit(join(dir, "tools/finish.tool.yaml"), (t) => t.replace("type: object", "type: string"));
-    expect(harnessProblems(dir).map((p) => p.field)).toEqual(["(top level)", "input_schema.type"]);
+    expect(harnessProblems(dir).map((p) => p.field)).toEqual(["bogus_key", "input_schema.type"]);
   });
 
   it("refuses invalid YAML with the file name", () => {

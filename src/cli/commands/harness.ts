@@ -1,6 +1,7 @@
 import { isAbsolute, join, relative, resolve } from "node:path";
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
+import { oneLine } from "../../harness/printable.ts";
 import type { MiddlewareConfig, ToolSpec } from "../../harness/types.ts";
 import type { CheckReport, Problem } from "../../sandbox/check.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
@@ -16,13 +17,18 @@ async function report(dir: string, task: DiscoveryTask | undefined): Promise<Che
   const { harnessProblems } = await import("../../harness/package.ts");
   const { checkHarness } = await import("../../sandbox/check.ts");
   const { formatRefusal, gate } = await import("../../sandbox/gate.ts");
+  const { pythonGate } = await import("../../sandbox/python-tool-check.ts");
   const gated: Reported[] = [];
   const gateAll = (d: string, tools: ToolSpec[], mws: MiddlewareConfig[]) => {
     for (const m of [...tools, ...mws]) {
       if (m.kind !== "custom" || m.source === undefined || !m.file) continue;
       const kind = tools.includes(m as ToolSpec) ? "tool" : "middleware";
-      for (const r of gate(m.source, kind))
-        gated.push({ file: m.file, check: "gate", message: formatRefusal(relative(d, m.file), r) });
+      const rel = relative(d, m.file);
+      if (kind === "tool" && (m as ToolSpec).language === "python") {
+        // A Python tool is gated by the Python gate (as checkHarness does), never by the JavaScript one.
+        for (const p of pythonGate(m.source, rel))
+          gated.push({ file: m.file, check: "gate", message: `${rel}:${p.line}:${p.col}: [${p.rule}] ${p.message}` });
+      } else for (const r of gate(m.source, kind)) gated.push({ file: m.file, check: "gate", message: formatRefusal(rel, r) });
     }
   };
   const load = harnessProblems(dir, { generatedCode: gateAll });
@@ -35,7 +41,7 @@ async function report(dir: string, task: DiscoveryTask | undefined): Promise<Che
 function line(dir: string, p: Reported): string {
   const rel = isAbsolute(p.file) && !relative(dir, p.file).startsWith("..") ? relative(dir, p.file) || "." : p.file;
   const where = `${rel}${p.field ? ` (${p.field})` : ""}`;
-  return `  refused [${p.check}] ${p.message.startsWith(rel) ? p.message : `${where}: ${p.message}`}`;
+  return oneLine(`  refused [${p.check}] ${p.message.startsWith(rel) ? p.message : `${where}: ${p.message}`}`);
 }
 
 export function registerHarness(program: Command): void {
@@ -81,7 +87,7 @@ export function registerHarness(program: Command): void {
 }
 
 function printNotes(title: string, notes: string[]): void {
-  if (notes.length > 0) process.stdout.write(`  ${title}:\n${notes.map((n) => `    - ${n}\n`).join("")}`);
+  if (notes.length > 0) process.stdout.write(`  ${title}:\n${notes.map((n) => `    - ${oneLine(n)}\n`).join("")}`);
 }
 
 /** `hone harness import` and `hone harness export`: NexAU packages (HarnessTTT's layout) in and out. */

@@ -18,7 +18,7 @@ import {
   PROBE_TOOL_SOURCE,
   PY_PATH_ARG,
 } from "./nexau-layout.ts";
-import { type MappedAgent, type MappedTool, mapAgent } from "./nexau-map.ts";
+import { type MappedAgent, type MappedTool, mapAgent, readAgentYaml } from "./nexau-map.ts";
 import { isRecord, PackageReader, patchYaml, sameValue } from "./package-reader.ts";
 
 // A hone harness written in NexAU's layout as HarnessTTT runs it. When the harness came from a NexAU package (its
@@ -35,8 +35,8 @@ interface Origin {
 export function readOrigin(dir: string): Origin | undefined {
   if (!existsSync(join(dir, "agent.yaml"))) return undefined;
   const reader = new PackageReader(dir);
-  const raw = reader.yaml("agent.yaml");
-  const mapped = mapAgent(reader);
+  const raw = readAgentYaml(reader);
+  const mapped = mapAgent(reader, raw);
   return isRecord(raw) && mapped && reader.problems.length === 0 ? { reader, raw, mapped } : undefined;
 }
 

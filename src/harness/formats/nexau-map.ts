@@ -1,7 +1,8 @@
 import type * as z from "zod";
-import { zodIssues } from "../../errors.ts";
+import { packageIssues } from "../issues.ts";
 import { type BuiltinMiddlewareName, builtinMiddlewareParams } from "../middleware-params.ts";
 import { llmConfigSchema } from "../schema.ts";
+import { parseStrictYaml, yamlProblem } from "../yaml-cache.ts";
 import {
   ADVISORY_MIDDLEWARES,
   API_TYPE,
@@ -46,8 +47,7 @@ export interface MappedAgent {
 }
 
 /** Reads agent.yaml of the package at `r.dir` onto hone's fields; undefined when agent.yaml cannot be read at all. */
-export function mapAgent(r: PackageReader): MappedAgent | undefined {
-  const raw = r.yaml(AGENT);
+export function mapAgent(r: PackageReader, raw: unknown = readAgentYaml(r)): MappedAgent | undefined {
   if (raw === undefined) return undefined;
   if (!isRecord(raw)) {
     r.problem(AGENT, undefined, "must be a YAML mapping (type: agent, name, system_prompt, tools, …)");
@@ -78,9 +78,66 @@ export function mapAgent(r: PackageReader): MappedAgent | undefined {
   };
 }
 
+/** A value NexAU reads from the environment when it loads the file: `${env.NAME}` anywhere in it. */
+const ENV_REF = /\$\{env\.[A-Za-z_][A-Za-z0-9_]*\}/;
+const FLAG_OF: Record<string, string> = { model: "--model", base_url: "--base-url" };
+const THIS_FILE_DIR = "$" + "{this_file_dir}";
+const VARIABLE_REF = /\$\{variables\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\}/g;
+
+/** A scalar as Python's str() writes it, which is what NexAU puts in the text for ${variables.x}. */
+const pyStr = (v: unknown) => (v === null ? "None" : v === true ? "True" : v === false ? "False" : String(v));
+
+/**
+ * agent.yaml as NexAU reads it (nexau/archs/main_sub/utils/common.py, load_yaml_text_with_vars): `${this_file_dir}` is
+ * the package's folder (here ".", so paths stay inside the package), and where the file has a `variables` mapping,
+ * every `${variables.a.b}` in its text is that variable's value (a scalar) and the file is read again (`variables`
+ * stays, read by no one, so an export that changes nothing writes it back). `${env.NAME}` is left for the fields that
+ * read it (llm_config). Undefined, with the problems, where agent.yaml cannot be read.
+ */
+export function readAgentYaml(r: PackageReader): unknown {
+  const raw = r.yaml(AGENT);
+  if (!isRecord(raw)) return raw;
+  const text = r.text(AGENT);
+  const vars = raw.variables;
+  if (text === undefined || (vars === undefined && !text.includes(THIS_FILE_DIR))) return raw;
+  if (vars !== undefined && vars !== null && !isRecord(vars)) {
+    r.problem(AGENT, "variables", "must be a mapping of names to values (NexAU's rule too)");
+    return undefined;
+  }
+  let bad = false;
+  const resolved = text
+    .split(THIS_FILE_DIR)
+    .join(".")
+    .replace(VARIABLE_REF, (ref, path: string) => {
+      let v: unknown = vars ?? {};
+      for (const part of path.split(".")) v = isRecord(v) && Object.hasOwn(v, part) ? v[part] : undefined;
+      if (v === undefined || isRecord(v) || Array.isArray(v)) {
+        bad = true;
+        r.problem(
+          AGENT,
+          `variables.${path}`,
+          v === undefined
+            ? `${ref} names a variable the file's variables mapping does not define; define it or write the value`
+            : `${ref} is a mapping or a list; only a scalar can stand in text (NexAU's rule too)`,
+        );
+        return ref;
+      }
+      return pyStr(v);
+    });
+  if (bad) return undefined;
+  let value: unknown;
+  try {
+    value = parseStrictYaml(resolved) ?? {};
+  } catch (err) {
+    r.problem(AGENT, undefined, `${yamlProblem(err)} (once its variables are put in)`);
+    return undefined;
+  }
+  return value;
+}
+
 function checkKeys(raw: Record<string, unknown>, r: PackageReader): void {
   for (const [key, value] of Object.entries(raw)) {
-    if (MAPPED_KEYS.includes(key)) continue;
+    if (MAPPED_KEYS.includes(key) || key === "variables") continue;
     const inert = INERT_KEYS[key];
     if (inert !== undefined) {
       r.note(`${key} is read but not applied: ${inert}`);
@@ -170,7 +227,15 @@ function mapLlm(v: unknown, r: PackageReader): Record<string, unknown> {
   const from: Record<string, string> = {};
   for (const [key, value] of Object.entries(v)) {
     const field = `llm_config.${key}`;
-    if (LLM_KEYS.includes(key)) {
+    if (typeof value === "string" && ENV_REF.test(value) && key !== "api_key") {
+      // NexAU puts the environment's value in when it reads the file (and fails where it is unset); a package's defaults
+      // here are the package's own, so the field is left to the run's flags rather than read from this environment.
+      r.note(
+        key === "api_type"
+          ? `llm_config.api_type is ${value}, read from the environment by NexAU; hone speaks ${API_TYPE}`
+          : `llm_config.${key} is ${value}, read from the environment by NexAU; hone leaves it out: give ${FLAG_OF[key] ?? "the value in the package"} when you run`,
+      );
+    } else if (LLM_KEYS.includes(key)) {
       out[key] = value;
       from[key] = field;
     } else if (key === "api_key") {
@@ -195,7 +260,7 @@ function mapLlm(v: unknown, r: PackageReader): Record<string, unknown> {
   }
   const parsed = llmConfigSchema.safeParse(out);
   if (!parsed.success)
-    for (const i of zodIssues(parsed.error.issues))
+    for (const i of packageIssues(parsed.error.issues, out, "a field of llm_config"))
       r.problem(AGENT, from[i.field.split(".")[0] ?? ""] ?? "llm_config", i.message);
   return out;
 }
@@ -252,7 +317,7 @@ export function middlewareParams(
   const parsed = (builtinMiddlewareParams[m.hone] as z.ZodType<Record<string, unknown>>).safeParse(hone);
   if (parsed.success) return parsed.data;
   const back = Object.fromEntries(Object.entries(m.params).map(([k, v]) => [v, k]));
-  for (const i of zodIssues(parsed.error.issues))
+  for (const i of packageIssues(parsed.error.issues, hone))
     r.problem(AGENT, `${field}.params.${back[i.field] ?? i.field}`, `${i.message} (as hone:${m.hone}'s ${i.field})`);
   return undefined;
 }

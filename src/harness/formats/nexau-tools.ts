@@ -1,6 +1,6 @@
-import { parse as parseYaml } from "yaml";
-import { zodIssues } from "../../errors.ts";
+import { packageIssues } from "../issues.ts";
 import { SKILL_NAME, skillFrontmatterSchema, TOOL_NAME } from "../schema.ts";
+import { parseStrictYaml, yamlProblem } from "../yaml-cache.ts";
 import { ADDED_TOOLS, CUSTOM_TOOL_BINDING, FIXED_TOOLS, fixedBinding, PY_PATH_ARG, PY_PATH_ARGS } from "./nexau-layout.ts";
 import { isRecord, type PackageReader } from "./package-reader.ts";
 
@@ -211,13 +211,14 @@ function skillName(text: string, rel: string, r: PackageReader): string | undefi
     return void r.problem(rel, undefined, "must start with YAML frontmatter between --- lines holding name and description");
   let meta: unknown;
   try {
-    meta = parseYaml(m[1] ?? "", { maxAliasCount: 100 });
+    meta = parseStrictYaml(m[1] ?? "");
   } catch (err) {
-    return void r.problem(rel, "frontmatter", `is not valid YAML: ${(err as Error).message.split("\n")[0]}`);
+    return void r.problem(rel, "frontmatter", yamlProblem(err));
   }
   const parsed = skillFrontmatterSchema.safeParse(meta ?? {});
   if (!parsed.success) {
-    for (const i of zodIssues(parsed.error.issues)) r.problem(rel, i.field, i.message);
+    for (const i of packageIssues(parsed.error.issues, meta ?? {}, "a SKILL.md frontmatter field"))
+      r.problem(rel, i.field, i.message);
     return undefined;
   }
   if (!SKILL_NAME.test(parsed.data.name)) return void r.problem(rel, "name", "is not a valid skill name");

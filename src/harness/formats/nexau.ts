@@ -14,10 +14,10 @@ import {
 import { tmpdir } from "node:os";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { HoneError } from "../../errors.ts";
-import { contentHash, listFiles } from "../files.ts";
+import { contentHash, listPackageFiles } from "../files.ts";
 import type { Harness, MiddlewareConfig, ToolSpec } from "../types.ts";
 import { parseYamlCached } from "../yaml-cache.ts";
-import { cordisRefusal } from "./cordis.ts";
+import { cordisRefusal, otherAgentConfigHint } from "./cordis.ts";
 import { type Conversion, nexauToHone } from "./nexau-import.ts";
 import { INERT_KEYS, REFUSED_KEYS } from "./nexau-layout.ts";
 import { isRecord, MAX_FILE_BYTES } from "./package-reader.ts";
@@ -116,12 +116,15 @@ export function loadNexauHarness(
     });
     relocate(h.tools);
     for (const s of h.skills) s.file = back(s.file);
-    const files = listFiles(dir);
+    const files = listPackageFiles(dir);
     return { ...h, dir, contentHash: contentHash(dir, files), files };
   } catch (err) {
     if (!(err instanceof HoneError)) throw err;
     const file = err.file ? back(err.file) : dir;
-    throw new HoneError(err.exit, err.message.split(tmp).join(dir), { file, field: err.field });
+    // The message starts with the error's own file and field (HoneError puts them there): said once, not twice.
+    const own = err.file ? `${err.file}${err.field ? ` (${err.field})` : ""}: ` : "";
+    const message = own && err.message.startsWith(own) ? err.message.slice(own.length) : err.message;
+    throw new HoneError(err.exit, message.split(tmp).join(dir), { file, field: err.field });
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
@@ -157,7 +160,7 @@ export function importNexau(dirArg: string, out: string): { out: string; notes: 
   if (!existsSync(agentFile))
     throw new HoneError(
       "badHarness",
-      `${dir} ${cordisRefusal(dir) ?? "has no agent.yaml; a NexAU package is a folder with agent.yaml, tools/ and skills/"}`,
+      `${dir} ${cordisRefusal(dir) ?? `has no agent.yaml; a NexAU package is a folder with agent.yaml, tools/ and skills/${otherAgentConfigHint(dir)}`}`,
     );
   if (!isNexauPackage(agentFile))
     throw new HoneError("usage", `${dir} is already a hone package (no NexAU bindings or middleware imports); use it as it is`);

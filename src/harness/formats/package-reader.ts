@@ -2,7 +2,8 @@ import { isUtf8 } from "node:buffer";
 import { lstatSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
 import { parseDocument } from "yaml";
-import { parseStrictYaml } from "../yaml-cache.ts";
+import { oneLine } from "../spec.ts";
+import { parseStrictYaml, yamlProblem } from "../yaml-cache.ts";
 
 /** One reason a package cannot be read or converted: the file, the field where there is one, and what to do. */
 export interface FormatProblem {
@@ -35,11 +36,15 @@ export class PackageReader {
     this.root = realpathSync(this.dir);
   }
 
+  // A package's names and values reach the user's terminal in these texts: control characters are written out
+  // (\u001b), so a file named with an ESC sequence or a middleware import holding one cannot drive the terminal.
   problem(rel: string, field: string | undefined, message: string): void {
-    this.problems.push({ file: join(this.dir, rel), ...(field ? { field } : {}), message });
+    const f = field ? { field: oneLine(field) } : {};
+    this.problems.push({ file: oneLine(join(this.dir, rel)), ...f, message: oneLine(message) });
   }
 
-  note(text: string): void {
+  note(raw: string): void {
+    const text = oneLine(raw);
     if (!this.notes.includes(text)) this.notes.push(text);
   }
 
@@ -98,7 +103,7 @@ export class PackageReader {
     try {
       return parseStrictYaml(text) ?? {};
     } catch (err) {
-      this.problem(rel, undefined, `is not valid YAML: ${(err as Error).message.split("\n")[0]}`);
+      this.problem(rel, undefined, yamlProblem(err));
       return undefined;
     }
   }
