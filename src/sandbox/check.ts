@@ -10,6 +10,7 @@ import type { Harness, MiddlewareConfig, ToolSpec } from "../harness/types.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import validateDraft07 from "./draft07-check.generated.ts";
 import { formatRefusal, gate } from "./gate.ts";
+import { GATE_RULES, MAX_GENERATED_MODULES } from "./gate-rules.ts";
 import { pythonGate } from "./python-tool-check.ts";
 import { selfTest } from "./self-test.ts";
 
@@ -43,7 +44,31 @@ function gateProblems(dir: string, tools: readonly ToolSpec[], middlewares: read
         problems.push({ file: m.file, check: "gate", message: formatRefusal(relative(dir, m.file), r) });
     }
   }
+  const tooMany = moduleCountProblem(dir, tools, middlewares);
+  if (tooMany) problems.push(tooMany);
   return problems;
+}
+
+/**
+ * Each generated JavaScript tool and each listing of a generated middleware is a module in an isolate of its own,
+ * which keeps what it allocates (up to its heap limit) for the whole rollout: their number is capped, or a package
+ * listing one middleware a hundred times would hold gigabytes of the host's memory per rollout.
+ */
+function moduleCountProblem(
+  dir: string,
+  tools: readonly ToolSpec[],
+  middlewares: readonly MiddlewareConfig[],
+): Problem | undefined {
+  const jsTools = tools.filter((t) => t.kind === "custom" && t.source !== undefined && t.language !== "python").length;
+  const jsMiddlewares = middlewares.filter((m) => m.kind === "custom" && m.source !== undefined).length;
+  const count = jsTools + jsMiddlewares;
+  if (count <= MAX_GENERATED_MODULES) return undefined;
+  const file = join(dir, "agent.yaml");
+  return {
+    file,
+    check: "gate",
+    message: `${relative(dir, file)}: [module-count] ${GATE_RULES["module-count"]}: this package has ${count} (${jsTools} tools, ${jsMiddlewares} middleware listings); merge them or list each middleware once`,
+  };
 }
 
 /**

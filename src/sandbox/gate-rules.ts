@@ -21,6 +21,8 @@ export const GATE_RULES = {
   "no-reflection": "no Proxy, Reflect, Object.getPrototypeOf or property descriptors (getOwnPropertyDescriptor[s])",
   "no-global-this": "no this outside a method, class field or static block: elsewhere it can be the global object",
   "no-global-var": "a top-level var may not take the name of a global: it would start out holding the global itself",
+  "module-count":
+    "at most 16 generated JavaScript modules (custom_tools/*.js and middleware listings together) per package: each runs in an isolate of its own, kept for the whole rollout",
   "missing-entry":
     "a tool must define function run(ctx, args); a middleware at least one of beforeModel, afterModel, beforeTool, afterTool",
 } as const;
@@ -28,6 +30,8 @@ export type GateRule = keyof typeof GATE_RULES;
 
 /** Free identifiers generated code may use: the language's safe built-ins. */
 export const ALLOWED_GLOBALS = new Set([
+  // What Promise.any rejects with: code handling that rejection names it.
+  "AggregateError",
   "Array",
   "ArrayBuffer",
   "BigInt",
@@ -165,3 +169,5 @@ export const PROTO_CALLS = new Set([
 export const TOOL_ENTRY = "run";
 export const MIDDLEWARE_HOOKS = ["beforeModel", "afterModel", "beforeTool", "afterTool"] as const;
 export const MAX_SOURCE_BYTES = 64 * 1024;
+/** Generated JavaScript modules one package may carry: each holds up to its isolate's heap limit for a whole rollout. */
+export const MAX_GENERATED_MODULES = 16;

@@ -7,6 +7,8 @@ export interface ToolHost {
   probe(): Promise<string>;
   evaluate(): Promise<string>;
   taskJson: string;
+  /** Drops the probes and evaluations still waiting for their turn (never started, never charged). */
+  dropWaiting?(): void;
 }
 
 const lateCall = (what: string) => `ctx.${what}() was called after the call returned; await every ctx call before returning`;
@@ -79,6 +81,11 @@ export class HostCalls {
       });
     this.pending.add(tracked);
     return ticket;
+  }
+
+  /** A call cut short at a limit: its ctx calls still waiting for their turn never start. */
+  dropWaiting(): void {
+    this.host.dropWaiting?.();
   }
 
   /** Resolves once no ctx call is running. */

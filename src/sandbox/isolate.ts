@@ -73,7 +73,8 @@ interface CurrentCall {
  * rollout. The module's code runs only inside operations the host starts one at a time (load, invoke, and the
  * delivery of each finished ctx call), each under isolated-vm's timeout for what is left of the call's CPU time,
  * so the limit holds across awaits. A call ends when its entry function settles; then its last microtasks have run,
- * and ctx calls it left unawaited are waited for (they finish and are charged, their results are not delivered).
+ * and ctx calls it left unawaited are waited for (they finish one at a time and are charged, their results are not
+ * delivered; past a limit, those still waiting for their turn are dropped uncharged).
  * The wall clock also covers time spent in synchronous ctx calls (ctx.program, ctx.stageEdit), which the isolate's
  * CPU time does not count. After a timeout or out-of-memory the isolate is disposed (an operation still queued then
  * checks for disposal before running any code) and rebuilt on the next call.
@@ -154,6 +155,7 @@ export class SandboxModule {
       const expire = (failure: CallFailure) => {
         call.broke ??= failure;
         call.done(call.broke);
+        this.host?.dropWaiting();
         this.reset(true);
       };
       this.current = call;
@@ -197,6 +199,8 @@ export class SandboxModule {
     // Trailing operations are waited for only until the wall clock (which then abandons them with the isolate).
     await Promise.race([this.lane, wall.expired]);
     this.current = undefined;
+    // Unawaited ctx calls of a call that ended normally run and are charged; past a limit, those not yet started never do.
+    if (call.broke) this.host?.dropWaiting();
     await this.host?.settle();
     const final = call.broke ?? outcome;
     if (!final.ok && (final.kind === "timeout" || final.kind === "memory")) this.reset();

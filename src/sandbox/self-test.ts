@@ -13,27 +13,76 @@ type Schema = {
   enum?: unknown[];
   items?: Schema;
   minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  minItems?: number;
+  maxItems?: number;
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+  allOf?: Schema[];
   default?: unknown;
   const?: unknown;
 };
+
+const finite = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x);
+
+/** The tighter of a schema's inclusive and exclusive bound on one side (draft-07: both are numbers). */
+function bound(inclusive: unknown, exclusive: unknown, tighter: (a: number, b: number) => number) {
+  if (finite(exclusive) && (!finite(inclusive) || tighter(inclusive, exclusive) === exclusive))
+    return { value: exclusive, open: true };
+  return finite(inclusive) ? { value: inclusive, open: false } : undefined;
+}
+
+/** A number inside the schema's bounds: its minimum (an integer: at least 1 where allowed), else 1, below its maximum. */
+function sampleNumber(schema: Schema, integer: boolean): number {
+  const lo = bound(schema.minimum, schema.exclusiveMinimum, Math.max);
+  const hi = bound(schema.maximum, schema.exclusiveMaximum, Math.min);
+  if (integer) {
+    const least = lo === undefined ? Number.NEGATIVE_INFINITY : lo.open ? Math.floor(lo.value) + 1 : Math.ceil(lo.value);
+    const most = hi === undefined ? Number.POSITIVE_INFINITY : hi.open ? Math.ceil(hi.value) - 1 : Math.floor(hi.value);
+    return Math.min(Math.max(1, least), most);
+  }
+  const v = lo === undefined ? 1 : lo.open ? lo.value + 1 : lo.value;
+  if (hi === undefined || v < hi.value || (v === hi.value && !hi.open)) return v;
+  if (!hi.open) return hi.value;
+  return lo === undefined ? hi.value - 1 : (lo.value + hi.value) / 2;
+}
 
 /** A plausible argument value for a JSON schema: defaults, consts and enums first, then a value of the type. */
 export function sampleFromSchema(schema: Schema, depth = 0): unknown {
   if (schema.default !== undefined) return schema.default;
   if (schema.const !== undefined) return schema.const;
   if (schema.enum && schema.enum.length > 0) return schema.enum[0];
-  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+  if (depth > 8) return null;
+  const branch = schema.anyOf?.[0] ?? schema.oneOf?.[0];
+  if (branch && schema.type === undefined && schema.properties === undefined) return sampleFromSchema(branch, depth + 1);
+  if (schema.allOf?.length && schema.type === undefined)
+    return sampleFromSchema(Object.assign({}, ...schema.allOf) as Schema, depth + 1);
+  // A nullable type (["string", "null"]) is sampled as its other type: the tool is most likely to handle that one.
+  const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+  const type = types.find((t) => t !== "null") ?? types[0];
   switch (type) {
-    case "string":
-      return "sample";
+    case "string": {
+      // "sample", cut to maxLength or padded to minLength. `pattern` and `format` are not honoured.
+      const min = finite(schema.minLength) ? Math.min(schema.minLength, 10_000) : 0;
+      const max = finite(schema.maxLength) ? Math.max(0, schema.maxLength) : Number.POSITIVE_INFINITY;
+      return "sample".slice(0, max).padEnd(min, "x");
+    }
     case "integer":
-      return Math.max(1, Math.ceil(schema.minimum ?? 1));
+      return sampleNumber(schema, true);
     case "number":
-      return schema.minimum ?? 1;
+      return sampleNumber(schema, false);
     case "boolean":
       return true;
-    case "array":
-      return depth < 4 && schema.items ? [sampleFromSchema(schema.items, depth + 1)] : [];
+    case "array": {
+      if (depth >= 4 || !schema.items) return [];
+      const least = finite(schema.minItems) ? Math.max(1, Math.min(schema.minItems, 100)) : 1;
+      const n = finite(schema.maxItems) ? Math.min(least, Math.max(0, schema.maxItems)) : least;
+      return Array.from({ length: n }, () => sampleFromSchema(schema.items as Schema, depth + 1));
+    }
     case "null":
       return null;
     default: {
@@ -62,8 +111,13 @@ export function selfTestHost(program = SAMPLE_PROGRAM): ToolHost {
     program: () => current,
     stage: (json: string) => {
       const edit = JSON.parse(json) as { block?: unknown } | null;
-      if (edit && typeof edit.block === "string")
-        current = current.replace(/(# EVOLVE-BLOCK-START\n)[\s\S]*?(# EVOLVE-BLOCK-END)/, `$1${edit.block}\n$2`);
+      const block = edit?.block;
+      // A function replacement: `$&` or `$'` in the block are the block's own text, not replacement patterns.
+      if (typeof block === "string")
+        current = current.replace(
+          /(# EVOLVE-BLOCK-START\n)[\s\S]*?(# EVOLVE-BLOCK-END)/,
+          (_m, start, end) => `${start}${block}\n${end}`,
+        );
       return JSON.stringify({ ok: true });
     },
     probe: async () => JSON.stringify({ valid: true, reason: null }),

@@ -17,7 +17,8 @@ export interface Counted {
   trajectory: MemoryTrajectory;
 }
 
-export function countedEnv(maxEvals = 6, evalDelayMs = 5): Counted {
+/** An environment whose evaluator counts its runs; `onStart` is called (synchronously) as each run starts. */
+export function countedEnv(maxEvals = 6, evalDelayMs = 5, onStart?: (started: number) => void): Counted {
   const evaluator = { started: 0, running: 0, peak: 0 };
   const env = new DiscoveryEnvironment({
     task: { metric: "combined_score", direction: "maximize" },
@@ -27,6 +28,7 @@ export function countedEnv(maxEvals = 6, evalDelayMs = 5): Counted {
       evaluator.started++;
       evaluator.running++;
       evaluator.peak = Math.max(evaluator.peak, evaluator.running);
+      onStart?.(evaluator.started);
       await new Promise((r) => setTimeout(r, evalDelayMs));
       evaluator.running--;
       return { valid: true, score: 1, metrics: {}, artifacts: {}, seconds: 0 };
