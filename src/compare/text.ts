@@ -82,6 +82,17 @@ const MAX_PARTIAL_NOTES = 5;
 /** Cells × seeds named as not finished (a large grid stopped early plans thousands). */
 const MAX_PENDING_NOTES = 20;
 
+/**
+ * A cell whose seeds spent more of the budget's unit than the budget on average: a round hone cannot bound in that
+ * unit (a method program or agent asks its proposer as often as it likes) went past it, so the cell was not held to
+ * the budget the others were.
+ */
+function overBudget(c: CellSummary): string | undefined {
+  const spent = ({ ...c.cost } as Record<string, number | undefined>)[c.budget.unit];
+  if (spent === undefined || !(spent > c.budget.size)) return undefined;
+  return `${c.cell}: spent ${amount(spent)} ${c.budget.unit} a seed on average, more than the budget of ${c.budget.size}: its rounds were not held to the budget (a round's spend in this unit is up to its method)`;
+}
+
 /** Everything a reader must know beside the numbers: refusals, left-out seeds and pairs, disclosures, pending cells. */
 export function reportNotes(r: CompareReport): string[] {
   const notes: string[] = (r.failed ?? []).map(
@@ -95,6 +106,11 @@ export function reportNotes(r: CompareReport): string[] {
     if (c.left_out.seeds_unpaired.length)
       notes.push(`${what}: seeds ${c.left_out.seeds_unpaired.join(", ")} ran for only one of them`);
   }
+  const evaluators = r.evaluator_differences ?? [];
+  if (evaluators.length)
+    notes.push(
+      `measured under different evaluator versions (compared all the same; a numpy or Python version can change scores): ${evaluators.join("; ")}`,
+    );
   for (const c of r.cells) {
     for (const d of c.identity_conflicts) notes.push(`${c.cell}: seeds measured differently, no statistics: ${d}`);
     for (const e of c.excluded) notes.push(`${c.cell}: seed ${e.seed} left out of the mean: ${e.reason}`);
@@ -105,6 +121,8 @@ export function reportNotes(r: CompareReport): string[] {
       notes.push(
         `${c.cell}: ${partial.length - MAX_PARTIAL_NOTES} more tasks scored on fewer repeats than made (--json lists them)`,
       );
+    const over = overBudget(c);
+    if (over) notes.push(over);
     if (c.test_seen_by_method) notes.push(`${c.cell}: the method searched on the test tasks (test-time discovery)`);
     if (c.test_split === "test-heldout")
       notes.push(`${c.cell}: measured on test-heldout, the test file without the search pool the method searched on`);

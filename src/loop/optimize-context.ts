@@ -1,6 +1,5 @@
 // The context of an optimize run: its records, versions, task, models (with cache or replay), evaluator and runner.
 import { join } from "node:path";
-import { contentHash } from "../harness/files.ts";
 import { loadHarness } from "../harness/package.ts";
 import { isHarnessFolder } from "../harness/program.ts";
 import type { Harness } from "../harness/types.ts";
@@ -12,6 +11,7 @@ import { commitOfCandidate, contentHashOfCommit } from "../store/candidates.ts";
 import { createRunDb, type Db, openDb, runQueueKey } from "../store/db.ts";
 import { HarnessRepo } from "../store/git.ts";
 import { resolveTask } from "../task/builtin.ts";
+import { taskContentHash } from "../task/content-hash.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import type { Evaluation } from "../task/evaluation.ts";
 import { evaluateProgram } from "../task/evaluator.ts";
@@ -124,6 +124,12 @@ export class RunContext implements SearchContext {
   }
   readonly target: SearchTarget;
   identityBase: Omit<IdentityParts, "sampling" | "harness"> | undefined;
+  /** Rollout `id`'s identity without its sampling and harness: in a replay, with the evaluator it was recorded under. */
+  identityOf(id: string): Omit<IdentityParts, "sampling" | "harness"> | undefined {
+    const base = this.identityBase;
+    const recorded = this.recording.recordedEvaluator(id);
+    return base && recorded ? { ...base, task: { ...base.task, evaluator: recorded.runtime } } : base;
+  }
   /** The run's noise estimate, measured in round 0 (or read back on resume). */
   noise: RunNoise | undefined;
   /** The seed program and its evaluation: where rollouts of a method that starts from the seed begin. */
@@ -139,7 +145,12 @@ export class RunContext implements SearchContext {
     return { program: c?.program ?? this.task.seedProgram };
   }
   budget(): Budget {
-    return { unit: "evaluator_calls", total: this.settings.maxEvals * this.settings.rounds, used: 0 };
+    // The seed harness's rollout and K rollouts a round, each of at most maxEvals evaluator calls.
+    return {
+      unit: "evaluator_calls",
+      total: this.settings.maxEvals * (1 + this.settings.rounds * this.settings.proposals),
+      used: 0,
+    };
   }
   commitOf(id: string): string | null {
     return commitOfCandidate(this.db, id);
@@ -218,14 +229,14 @@ export async function open(
     warm.onNotice ??= onNotice; // the pool started early, before there was a run to tell
     return warm.evaluate(p);
   };
-  const taskHash = contentHash(task.dir);
+  const taskHash = taskContentHash(task);
   const evaluate = recording.evaluator(live, taskHash);
   // Set up beside them: the fresh probe confirming a cached one (optimize() primed it), nothing to wait for otherwise.
   const python = recording.mode === "replay" ? undefined : primePython(task.python);
   const [executorAt, proposerAt] = early.endpoints ?? [];
   const models = Promise.all([recording.model(settings.executor, executorAt), recording.model(settings.proposer, proposerAt)]);
   // A failure here leaves the pool and the endpoints to optimize(), which closes what it started early.
-  const [[executor, proposer]] = await Promise.all([models, python]);
+  const [[executor, proposer], , runtime] = await Promise.all([models, python, recording.evaluatorRuntime(task, taskHash)]);
   await pool?.catch(() => undefined);
   const mode = recording.mode;
   const runId = "run";
@@ -280,7 +291,7 @@ export async function open(
     },
   );
   ctx.identityBase = {
-    task: { id: task.id, content: taskHash, metric: task.metric, direction: task.direction },
+    task: { id: task.id, content: taskHash, metric: task.metric, direction: task.direction, evaluator: runtime },
     executor: {
       endpoint: settings.executor.model === "offline" ? "offline" : (settings.executor.baseUrl ?? ""),
       model: settings.executor.model,

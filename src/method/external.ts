@@ -1,4 +1,15 @@
-import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import * as z from "zod";
@@ -66,6 +77,9 @@ const manifestSchema = z
 
 const proposalSchema = z.object({ parent: z.string().min(1).max(200), rationale: z.string().max(4000).optional() }).passthrough();
 
+/** The largest method.json read. */
+const MAX_MANIFEST = 64 << 10;
+
 /** The most a proposal folder may hold: files, bytes, depth (a program that floods its output is refused). */
 const LIMITS = { files: 200, bytes: 4 << 20, depth: 8 };
 
@@ -73,6 +87,11 @@ export function loadExternalMethod(dirArg: string): ExternalMethod {
   const dir = resolve(dirArg);
   const file = join(dir, "method.json");
   if (!existsSync(file)) throw new HoneError("usage", `${dir} has no method.json; a method given as a program needs one`);
+  // A method folder is not trusted: method.json is read only as a regular file of bounded size (a FIFO or a device
+  // would block or flood hone before the program is even sealed).
+  const st = statSync(file);
+  if (!st.isFile()) throw new HoneError("badConfig", "not a regular file", { file });
+  if (st.size > MAX_MANIFEST) throw new HoneError("badConfig", `larger than ${MAX_MANIFEST >> 10} KiB`, { file });
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(file, "utf8"));
@@ -84,6 +103,7 @@ export function loadExternalMethod(dirArg: string): ExternalMethod {
     const issues = zodIssues(r.error.issues);
     throw new HoneError("badConfig", issues.map((i) => `${i.field}: ${i.message}`).join("; "), { file, field: issues[0]?.field });
   }
+  if (r.data.entrypoint.includes("\0")) throw new HoneError("badConfig", "contains a NUL byte", { file, field: "entrypoint" });
   return { name: r.data.name, dir, entrypoint: r.data.entrypoint.trim().split(/\s+/), timeoutSec: r.data.timeout };
 }
 
@@ -109,14 +129,22 @@ export function writeArchive(archiveDir: string, records: readonly ArchiveRecord
   }
 }
 
-/** Checks a folder the program wrote without trusting it: no links, bounded files, bytes and depth. */
+/**
+ * Checks a folder the program wrote without trusting it: no links, bounded files, bytes and depth. The walk stops at
+ * the first limit passed, so a folder flooded with files costs no more than the limit to refuse.
+ */
 function folderProblems(dir: string): string[] {
   const problems: string[] = [];
   let files = 0;
   let bytes = 0;
-  const walk = (d: string, depth: number) => {
-    if (depth > LIMITS.depth) return problems.push(`${d}: nested deeper than ${LIMITS.depth} folders`);
+  const over = () => files > LIMITS.files || bytes > LIMITS.bytes;
+  const walk = (d: string, depth: number): void => {
+    if (depth > LIMITS.depth) {
+      problems.push(`${d}: nested deeper than ${LIMITS.depth} folders`);
+      return;
+    }
     for (const name of readdirSync(d)) {
+      if (over()) return;
       const p = join(d, name);
       const st = lstatSync(p);
       if (st.isSymbolicLink()) problems.push(`${p}: a symbolic link (not allowed in a proposal)`);
@@ -129,19 +157,28 @@ function folderProblems(dir: string): string[] {
   };
   walk(dir, 0);
   if (files > LIMITS.files) problems.push(`${dir}: more than ${LIMITS.files} files`);
-  if (bytes > LIMITS.bytes) problems.push(`${dir}: more than ${LIMITS.bytes} bytes`);
+  if (bytes > LIMITS.bytes) problems.push(`${dir}: more than ${LIMITS.bytes} bytes (${LIMITS.bytes >> 20} MiB)`);
   return problems;
 }
 
-/** Reads every proposal folder of the program's output; refused ones come back with their reasons. */
+/**
+ * Reads the proposal folders of the program's output in the order of their names, up to `max` taken ones; refused
+ * ones come back with their reasons, and folders past the `max`-th taken one as over, neither checked nor copied (a
+ * program that writes 10,000 folders costs what `max` of them cost).
+ */
 export function readProposals(
   outputDir: string,
   into: string,
   known: ReadonlySet<string>,
+  max = Number.POSITIVE_INFINITY,
 ): { proposals: ExternalProposal[]; refused: string[] } {
   const proposals: ExternalProposal[] = [];
   const refused: string[] = [];
   for (const name of readdirSync(outputDir).sort()) {
+    if (proposals.length >= max) {
+      refused.push(`${name}: over the ${max} proposal(s) asked for`);
+      continue;
+    }
     const src = join(outputDir, name);
     const st = lstatSync(src);
     if (!st.isDirectory() || !/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(name)) {
@@ -226,7 +263,7 @@ export async function runExternalStep(
       throw new HoneError("runFailed", `the method ${method.name} did not finish its step within ${method.timeoutSec} s`);
     if (proc.code !== 0) throw new HoneError("runFailed", `the method ${method.name} exited with code ${proc.code}: ${tail}`);
     mkdirSync(into, { recursive: true });
-    return { ...readProposals(outputDir, into, new Set(archive.map((a) => a.id))), stderr: proc.stderr };
+    return { ...readProposals(outputDir, into, new Set(archive.map((a) => a.id)), request.proposals), stderr: proc.stderr };
   } finally {
     await proxy.close();
     rmSync(base, { recursive: true, force: true });

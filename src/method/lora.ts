@@ -57,6 +57,7 @@ export function roundSamples(db: Db, runId: string, round: number): SlotSample[]
  *    is the proposer's model from the next round.
  *
  * A round without rewards (one the proposal gate failed) trains nothing: the adapter stays as it was.
+ * A replay (`replay`) writes step 1's file, then takes the adapter's name without steps 2 and 3.
  */
 export async function loraStep(
   db: Db,
@@ -65,6 +66,7 @@ export async function loraStep(
   runDir: string,
   s: LoraSettings,
   proposer: Partial<ModelSettings>,
+  replay = false,
 ): Promise<string | undefined> {
   const credit = new Map(
     (
@@ -87,6 +89,12 @@ export async function loraStep(
     `${rows.map((r) => JSON.stringify({ round, slot: r.slot, prompt: r.messages, completion: r.completion, advantage: credit.get(r.slot)?.advantage ?? 0, reward: credit.get(r.slot)?.reward ?? 0 })).join("\n")}\n`,
   );
   const name = adapterName(s, round);
+  if (replay) {
+    // `hone replay` re-runs the run from its records, the proposer's answers under the adapter's name among them: it
+    // trains nothing and contacts no server, so it needs neither the trainer nor vLLM (nor hours of a GPU).
+    db.prepare("UPDATE rounds SET proposer_model = ? WHERE run_id = ? AND round = ?").run(name, runId, round + 1);
+    return name;
+  }
   const output = join(dir, name);
   // The trainer writes beside the adapter's folder, renamed into place once it succeeded: a kill mid-training never
   // leaves a folder a resumed run would take for a whole adapter. Its own folder per attempt: a trainer a killed run

@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { type ExternalProposal, loadExternalMethod, runExternalStep } from "../external.ts";
-import { bestMeasured, type Method, type Proposal } from "../method.ts";
+import { type Archive, type Budget, bestMeasured, type Cost, type Method, type Proposal } from "../method.ts";
 
 const params = z.object({}).passthrough();
 const SEED = "r00-seed";
@@ -29,6 +29,23 @@ export function takeProposals(
   return out;
 }
 
+/** A candidate's cost in the budget's unit. */
+const COST_OF = {
+  evaluator_calls: "evaluatorCalls",
+  executor_tokens: "executorTokens",
+  proposer_tokens: "proposerTokens",
+  seconds: "seconds",
+} as const satisfies Record<Budget["unit"], keyof Cost>;
+
+/**
+ * What is left of the budget, as the program is told it: the total less what the archive's candidates spent (the
+ * loop's own count where it keeps one and it is larger), never below 0.
+ */
+export function budgetLeft(budget: Budget, archive: Archive): number {
+  const spent = archive.candidates.reduce((sum, c) => sum + (c.cost?.[COST_OF[budget.unit]] ?? 0), 0);
+  return Math.max(0, budget.total - Math.max(budget.used, spent));
+}
+
 /**
  * A method given as a program (bring your own, see external.ts): each round its entrypoint reads the archive and
  * writes harness folders; hone gates, measures and keeps them (by the ratchet; the program's own choices show in
@@ -54,7 +71,7 @@ export function externalMethod(dir: string): Method<z.infer<typeof params>> {
           dir: c.dir,
           trajectories: c.measured?.trajectories,
         }));
-      const left = { [ctx.budget.unit]: Math.max(0, ctx.budget.total - ctx.budget.used) };
+      const left = { [ctx.budget.unit]: budgetLeft(ctx.budget, ctx.archive) };
       const step = await runExternalStep(
         program,
         { round: ctx.round, proposals: ctx.k, budget: left },
