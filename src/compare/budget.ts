@@ -12,13 +12,21 @@ export interface RoundShape {
 }
 
 /**
+ * What a round's evaluator calls plan for, beyond its rollouts: `true`, a stochastic evaluator (every comparison
+ * re-evaluates); `false`, a deterministic one (none); `"unconfirmed"`, one measured deterministic on the seed, whose
+ * would-be winner is re-evaluated `noiseRepeats` times before a promotion (`confirmDeterministic`).
+ */
+export type PlannedNoise = boolean | "unconfirmed";
+
+/**
  * The most evaluator calls one round of proposals can make: K rollouts of `maxEvals` (twice that with paired
  * controls) and, where the evaluator is stochastic, the comparison's re-evaluations (the incumbent's and each
- * rollout's best program, `noiseRepeats` each).
+ * rollout's best program, `noiseRepeats` each); where it is still to be confirmed, the winner's `noiseRepeats`.
  */
-export function roundCalls(s: RoundShape, stochastic: boolean): number {
+export function roundCalls(s: RoundShape, noise: PlannedNoise): number {
   const rollouts = s.proposals * (s.paired ? 2 : 1);
-  const repeats = stochastic && s.noiseRepeats >= 2 ? s.noiseRepeats * (1 + rollouts) : 0;
+  const n = s.noiseRepeats >= 2 ? s.noiseRepeats : 0;
+  const repeats = noise === true ? n * (1 + rollouts) : noise === "unconfirmed" ? n : 0;
   return rollouts * s.maxEvals + repeats;
 }
 
@@ -26,10 +34,20 @@ export function roundCalls(s: RoundShape, stochastic: boolean): number {
 export const seedRoundCalls = (s: RoundShape) => s.noiseRepeats + s.maxEvals;
 
 /** How many rounds of proposals fit in `size` evaluator calls once the seed round has spent `seedSpent`. */
-export function roundsForCalls(size: number, seedSpent: number, s: RoundShape, stochastic: boolean): number {
-  const per = roundCalls(s, stochastic);
+export function roundsForCalls(size: number, seedSpent: number, s: RoundShape, noise: PlannedNoise): number {
+  const per = roundCalls(s, noise);
   return per <= 0 ? 0 : Math.max(0, Math.floor((size - seedSpent) / per));
 }
+
+/**
+ * The rounds of proposals that fit once a confirmation in round `refutedIn` found a measured deterministic evaluator
+ * stochastic: the rounds up to it (already run) and as many stochastic rounds as fit in what rounds 0–`refutedIn`
+ * left (`spentThrough`). The round that refuted may itself have spent up to a stochastic round's calls where an
+ * unconfirmed one was reserved (`noiseRepeats` more per rollout): the rounds after it absorb that where the budget
+ * has them; where none is left, the cell ends that much past its budget.
+ */
+export const roundsAfterRefutation = (size: number, spentThrough: number, refutedIn: number, s: RoundShape) =>
+  refutedIn + roundsForCalls(size, spentThrough, s, true);
 
 /** The most rounds any cell runs, whatever its unit: a guard against a budget no round spends. */
 export const MAX_ROUNDS = 1000;

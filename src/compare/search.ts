@@ -7,10 +7,18 @@ import { type OptimizeEvent, type OptimizeSettings, optimize } from "../loop/opt
 import type { Direction } from "../measure/compare.ts";
 import { methodByName, methodParams } from "../method/registry.ts";
 import { spendRollouts, spendRounds } from "../store/cell-spend.ts";
-import { openDb } from "../store/db.ts";
-import { loadNoise } from "../store/noise.ts";
+import { type Db, openDb } from "../store/db.ts";
+import { loadNoise, type NoiseRow, refutedRoundOf } from "../store/noise.ts";
 import { spendMeasurements } from "../store/qa-spend.ts";
-import { anotherRound, MAX_ROUNDS, qaRoundsForCalls, type RoundShape, roundsForCalls } from "./budget.ts";
+import {
+  anotherRound,
+  MAX_ROUNDS,
+  type PlannedNoise,
+  qaRoundsForCalls,
+  type RoundShape,
+  roundsAfterRefutation,
+  roundsForCalls,
+} from "./budget.ts";
 import type { BudgetUnit } from "./experiment.ts";
 import { cellSpend, type Spend } from "./spend.ts";
 import { qaCellSpend } from "./spend-qa.ts";
@@ -47,10 +55,35 @@ export function readSpend(dir: string, unit: BudgetUnit, direction: Direction, q
   }
 }
 
-function stochasticOf(dir: string): boolean {
-  const db = openDb(join(dir, "hone.db"), { readonly: true });
+/** What the cell's evaluator calls are planned for, from its noise row (`PlannedNoise`). */
+function plannedNoise(noise: NoiseRow | undefined): PlannedNoise {
+  if (noise?.stochastic === 1) return true;
+  // Measured deterministic: a promotion's confirmation re-evaluates the would-be winner (`confirmDeterministic`).
+  return noise?.basis === "measured" && noise.repeats >= 2 ? "unconfirmed" : false;
+}
+
+/** The round whose promotion's confirmation refuted a measured deterministic evaluator, as the run recorded it. */
+function refutedRound(db: Db): number {
+  return refutedRoundOf(db) ?? 0;
+}
+
+/**
+ * The rounds of proposals a cell with a budget of evaluator calls runs, from its records alone (so a resumed cell
+ * plans the same): what fits after round 0's spend at the cost its noise calls for; once a confirmation refuted a
+ * measured deterministic evaluator, planned again from what the rounds up to that one spent.
+ */
+export function plannedRounds(o: Pick<SearchOptions, "dir" | "budget" | "direction" | "settings">): number {
+  const { size } = o.budget;
+  const rounds = readSpend(o.dir, "evaluator_calls", o.direction).rounds;
+  const seedSpent = rounds.find((r) => r.round === 0)?.cost.evaluator_calls ?? size;
+  const db = openDb(join(o.dir, "hone.db"), { readonly: true });
   try {
-    return loadNoise(db, "run")?.stochastic === 1;
+    const noise = loadNoise(db, "run");
+    const shape = shapeOf(o.settings);
+    if (noise?.basis !== "refuted") return roundsForCalls(size, seedSpent, shape, plannedNoise(noise));
+    const at = refutedRound(db);
+    const spent = rounds.filter((r) => r.round <= at).reduce((a, r) => a + r.cost.evaluator_calls, 0);
+    return roundsAfterRefutation(size, spent, at, shape);
   } finally {
     db.close();
   }
@@ -97,7 +130,8 @@ const shapeOf = (s: OptimizeSettings): RoundShape => ({
 
 /**
  * What each decision rests on: for evaluator calls, the rounds that fit once round 0 is recorded (what it spent, and
- * whether the evaluator proved stochastic); for the other units, the rounds recorded before the one asked about. So a
+ * whether the evaluator proved stochastic, and once a confirmation refuted it, what the rounds up to then spent:
+ * `plannedRounds`); for the other units, the rounds recorded before the one asked about. So a
  * resumed cell takes the same decisions again.
  */
 function budgetRule(o: SearchOptions): (round: number) => boolean {
@@ -106,16 +140,7 @@ function budgetRule(o: SearchOptions): (round: number) => boolean {
     const planned = qaRoundsForCalls(size, o.qa.train, o.qa.validation, roundProposals(o.settings));
     return (round) => round <= planned;
   }
-  if (unit === "evaluator_calls") {
-    let planned: number | undefined;
-    return (round) => {
-      if (planned === undefined) {
-        const seedSpent = readSpend(o.dir, unit, o.direction).rounds[0]?.cost.evaluator_calls ?? size;
-        planned = roundsForCalls(size, seedSpent, shapeOf(o.settings), stochasticOf(o.dir));
-      }
-      return round <= planned;
-    };
-  }
+  if (unit === "evaluator_calls") return (round) => round <= plannedRounds(o);
   return (round) => {
     const before = readSpend(o.dir, unit, o.direction, o.qa).rounds.filter((r) => r.round < round);
     const spent = before.reduce((a, r) => a + r.cost[unit], 0);

@@ -1,9 +1,23 @@
 // Noise in an optimize run: round 0 repeats the seed's evaluation to measure it; later rounds re-evaluate programs
 // to compare them beyond it. Every re-evaluation is outside every rollout's budget, recorded in noise_evaluations
 // (reused on resume) and in the run's evaluation records (replayed exactly).
-import { estimateNoise, type NoiseEstimate, needsAnotherRepeat, type RepeatScore } from "../measure/noise.ts";
+import {
+  estimateNoise,
+  type NoiseEstimate,
+  needsAnotherRepeat,
+  type RepeatScore,
+  refuteDeterminism,
+  reproduces,
+} from "../measure/noise.ts";
 import { sha256 } from "../runtime/discovery-env.ts";
-import { insertNoiseEvaluation, loadNoise, type NoisePurpose, noiseEvaluations, saveNoise } from "../store/noise.ts";
+import {
+  insertNoiseEvaluation,
+  loadNoise,
+  type NoisePurpose,
+  noiseEvaluations,
+  saveNoise,
+  saveRefutedRound,
+} from "../store/noise.ts";
 import type { Evaluation } from "../task/evaluation.ts";
 import { evaluateIn } from "../task/recorded-evaluations.ts";
 import { pad, type RunContext } from "./optimize-context.ts";
@@ -18,7 +32,7 @@ export interface RunNoise extends NoiseEstimate {
 /** Stochastic comparisons need at least two repeats a side; `--noise-repeats 1` keeps single-score rules. */
 export const comparesRepeats = (n: RunNoise) => n.stochastic && n.repeats >= 2;
 
-const score = (e: Evaluation): RepeatScore => (e.valid && e.score !== undefined ? e.score : null);
+export const score = (e: Evaluation): RepeatScore => (e.valid && e.score !== undefined ? e.score : null);
 
 /** Evaluations as they are kept: artifacts cut, so a chatty evaluator cannot bloat the records. */
 function kept(e: Evaluation): Evaluation {
@@ -28,10 +42,38 @@ function kept(e: Evaluation): Evaluation {
   return { ...e, artifacts };
 }
 
+/** One new re-evaluation of `program` in `round`, recorded as repeat `idx` (its own scope `noise-rNN#idx`). */
+async function measureRepeat(
+  ctx: RunContext,
+  round: number,
+  program: string,
+  purpose: NoisePurpose,
+  idx: number,
+): Promise<Evaluation> {
+  const e = kept(await evaluateIn(ctx.evaluate, `noise-r${pad(round)}#${idx}`)(program));
+  insertNoiseEvaluation(ctx.db, ctx.runId, round, sha256(program), {
+    idx,
+    purpose,
+    valid: e.valid ? 1 : 0,
+    score: score(e),
+    reason: e.reason ?? null,
+    seconds: e.seconds,
+    result: JSON.stringify(e),
+  });
+  return e;
+}
+
+const recorded = (ctx: RunContext, round: number, program: string) =>
+  noiseEvaluations(ctx.db, ctx.runId, round, sha256(program)).map((r) => ({
+    idx: r.idx,
+    e: JSON.parse(r.result) as Evaluation,
+  }));
+
 /**
- * The repeats of one program in one round, in order, up to `count` (or while `more` says so). Recorded repeats are
- * reused (a resumed round measures nothing twice); each new one is its own scope in the evaluation records
- * (`noise-rNN#i`), so a resumed round and its replay key every repeat the same way.
+ * The repeats of one program in one round, in order, while `more` says so (one at a time: each answer decides
+ * whether another is needed). Recorded repeats are reused (a resumed round measures nothing twice); each new one is
+ * its own scope in the evaluation records (`noise-rNN#i`), so a resumed round and its replay key every repeat the
+ * same way.
  */
 export async function repeats(
   ctx: RunContext,
@@ -40,28 +82,33 @@ export async function repeats(
   purpose: NoisePurpose,
   more: (so_far: RepeatScore[]) => boolean,
 ): Promise<Evaluation[]> {
-  const sha = sha256(program);
-  const out: Evaluation[] = noiseEvaluations(ctx.db, ctx.runId, round, sha).map((r) => JSON.parse(r.result) as Evaluation);
-  while (more(out.map(score))) {
-    const idx = out.length;
-    const e = kept(await evaluateIn(ctx.evaluate, `noise-r${pad(round)}#${idx}`)(program));
-    insertNoiseEvaluation(ctx.db, ctx.runId, round, sha, {
-      idx,
-      purpose,
-      valid: e.valid ? 1 : 0,
-      score: score(e),
-      reason: e.reason ?? null,
-      seconds: e.seconds,
-      result: JSON.stringify(e),
-    });
-    out.push(e);
-  }
+  const out = recorded(ctx, round, program).map((r) => r.e);
+  while (more(out.map(score))) out.push(await measureRepeat(ctx, round, program, purpose, out.length));
   return out;
 }
 
-/** N repeats (for comparisons). */
-export const repeatsOf = (ctx: RunContext, round: number, program: string, purpose: NoisePurpose, n: number) =>
-  repeats(ctx, round, program, purpose, (s) => s.length < n);
+/**
+ * N repeats (for comparisons and confirmations), all at once on the evaluator pool as a round's rollouts are: the
+ * count is fixed, so none waits for another's answer. Those recorded are reused, by index (a round killed while
+ * some were running measures only the missing ones); every started one is recorded before this returns or throws.
+ */
+export async function repeatsOf(
+  ctx: RunContext,
+  round: number,
+  program: string,
+  purpose: NoisePurpose,
+  n: number,
+): Promise<Evaluation[]> {
+  const byIdx = new Map(recorded(ctx, round, program).map((r) => [r.idx, r.e]));
+  const missing = Array.from({ length: n }, (_, i) => i).filter((i) => !byIdx.has(i));
+  const settled = await Promise.allSettled(missing.map((i) => measureRepeat(ctx, round, program, purpose, i)));
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
+  if (failed) throw failed.reason;
+  settled.forEach((s, k) => {
+    if (s.status === "fulfilled") byIdx.set(missing[k] as number, s.value);
+  });
+  return [...byIdx].sort(([a], [b]) => a - b).map(([, e]) => e);
+}
 
 /**
  * Round 0: the seed program evaluated up to `noiseRepeats` times under the repeat rule (declared by the task, or
@@ -76,20 +123,65 @@ export async function measureSeedNoise(
   const rule = { repeats: n, declared: ctx.task.stochastic };
   const evaluations = await repeats(ctx, 0, program, "seed", (s) => needsAnotherRepeat(s, rule));
   const estimate = estimateNoise(evaluations.map(score), rule);
+  const saved = loadNoise(ctx.db, ctx.runId);
+  // A resumed run whose deterministic seed was refuted later keeps the refutation (recorded in its noise row).
+  if (saved?.basis === "refuted")
+    return {
+      evaluations,
+      noise: { ...estimate, stochastic: true, basis: "refuted", sd: saved.sd, spread: saved.spread, repeats: n },
+    };
   const noise = { ...estimate, repeats: n };
-  if (!loadNoise(ctx.db, ctx.runId))
-    saveNoise(ctx.db, ctx.runId, {
-      program_sha: sha256(program),
-      repeats: n,
-      stochastic: noise.stochastic ? 1 : 0,
-      basis: noise.basis,
-      n: noise.n,
-      invalid: noise.invalid,
-      mean: noise.mean,
-      sd: noise.sd,
-      spread: noise.spread,
-    });
+  if (!saved) saveNoise(ctx.db, ctx.runId, noiseRow(sha256(program), noise));
   return { evaluations, noise };
+}
+
+function noiseRow(programSha: string, noise: RunNoise) {
+  return {
+    program_sha: programSha,
+    repeats: noise.repeats,
+    stochastic: noise.stochastic ? 1 : 0,
+    basis: noise.basis,
+    n: noise.n,
+    invalid: noise.invalid,
+    mean: noise.mean,
+    sd: noise.sd,
+    spread: noise.spread,
+  };
+}
+
+/**
+ * Where the seed's repeats agreed (measured deterministic), a single evaluation cannot be trusted on its own: two
+ * agreeing repeats are what a fair coin gives half the time. Before a candidate is promoted on one score, its program
+ * is re-evaluated `repeats` times at once (the repeats a stochastic comparison would make, reused by it); when one
+ * differs (or is invalid) the evaluator is stochastic after all: the run's noise becomes `refuted`, recorded, and
+ * this round and every later one decide by the noise rule. A deterministic evaluator pays these repeats only in a
+ * round with a candidate to promote; a declared one (hone.yaml `stochastic: false`) never.
+ *
+ * A re-evaluation that timed out is no evidence either way: how long an evaluation takes depends on the machine's
+ * load, not on what the program scores, so a timeout alone never turns a run stochastic. Every other invalid result
+ * (the program crashed, raised, printed no score, or the evaluator rejected it) does refute: the program ran to an
+ * answer and it was not the score it is to be promoted on. Where every re-evaluation timed out, nothing confirms
+ * the score: `unconfirmed`, and the caller promotes nothing on it.
+ */
+export async function confirmDeterministic(
+  ctx: RunContext,
+  round: number,
+  program: string,
+  own: number,
+): Promise<"confirmed" | "refuted" | "unconfirmed" | "not_needed"> {
+  const noise = ctx.noise;
+  if (noise?.basis !== "measured" || noise.stochastic || noise.repeats < 2) return "not_needed";
+  const again = (await repeatsOf(ctx, round, program, "candidate", noise.repeats)).filter((e) => !e.timedOut).map(score);
+  if (again.length === 0) return "unconfirmed";
+  if (reproduces(own, again)) return "confirmed";
+  const refuted = { ...refuteDeterminism(noise, [own, ...again]), repeats: noise.repeats };
+  ctx.noise = refuted;
+  const seed = loadNoise(ctx.db, ctx.runId);
+  ctx.db.transaction(() => {
+    if (seed) saveNoise(ctx.db, ctx.runId, noiseRow(seed.program_sha, refuted));
+    saveRefutedRound(ctx.db, round);
+  })();
+  return "refuted";
 }
 
 export const validScores = (es: Evaluation[]) => es.map(score).filter((s): s is number => s !== null);

@@ -9,7 +9,7 @@ import { finishRound } from "../store/candidates.ts";
 import { type DecisionRow, insertDecisions, roundDecisions } from "../store/decisions.ts";
 import { type RolloutRow, roundRollouts } from "../store/rollouts.ts";
 import type { Incumbent, RunContext } from "./optimize-context.ts";
-import { comparesRepeats, repeatsOf, validScores } from "./optimize-noise.ts";
+import { comparesRepeats, confirmDeterministic, repeatsOf, validScores } from "./optimize-noise.ts";
 
 export interface Contender {
   candidate: string;
@@ -31,17 +31,38 @@ const ownScore = (ctx: RunContext, r: RolloutRow | undefined) =>
 
 const parseIdentity = (r: RolloutRow): IdentityParts | undefined => (r.identity ? JSON.parse(r.identity) : undefined);
 
-/** A control is the parent harness at the candidate's seed, model and budget: anything else is not its control. */
-export function controlMismatch(candidate: RolloutRow, control: RolloutRow, parentHash: string | null): string[] {
+/** Where a control's evaluator (Python, numpy, sandbox) differs from its candidate's: named, never refused. */
+const EVALUATOR = /^task\.evaluator[.:]/;
+
+/**
+ * A control is the parent harness at the candidate's seed, model and budget: anything else is not its control. The
+ * evaluator's versions may differ (a round resumed on another machine re-runs the control there): `notes`, when
+ * given, receives those differences for the decision's detail, and they refuse nothing.
+ */
+export function controlMismatch(
+  candidate: RolloutRow,
+  control: RolloutRow,
+  parentHash: string | null,
+  notes?: string[],
+): string[] {
   const problems: string[] = [];
   if (control.seed !== candidate.seed) problems.push(`seed: ${control.seed} ≠ ${candidate.seed}`);
   const a = parseIdentity(candidate);
   const b = parseIdentity(control);
   if (!a || !b) return [...problems, "identity: not recorded"];
-  const differs = identityDifferences(a, b).filter((d) => !d.startsWith("harness:") && !/^sampling\.(?!seed:)/.test(d));
+  const all = identityDifferences(a, b);
+  notes?.push(...all.filter((d) => EVALUATOR.test(d)));
+  const differs = all.filter((d) => !d.startsWith("harness:") && !/^sampling\.(?!seed:)/.test(d) && !EVALUATOR.test(d));
   if (parentHash && b.harness !== parentHash)
     problems.push(`harness: the control ran ${b.harness.slice(0, 12)}, not the parent ${parentHash.slice(0, 12)}`);
   return [...problems, ...differs];
+}
+
+/** A decision's detail, naming where the candidate's paired control was evaluated under another evaluator. */
+function withControlNotes(detail: Record<string, unknown>, e: Eligible): Record<string, unknown> {
+  const notes: string[] = [];
+  if (e.control) controlMismatch(e.row, e.control, null, notes);
+  return notes.length ? { ...detail, control_evaluator_differs: notes } : detail;
 }
 
 /** The checks one rollout answers: a final decision, or eligibility for the noise rule. */
@@ -187,7 +208,7 @@ export async function ratchet(ctx: RunContext, round: number, inc: Incumbent, co
       });
       continue;
     }
-    const detail = detailOf(r.vsInc, r.vsControl);
+    const detail = withControlNotes(detailOf(r.vsInc, r.vsControl), e);
     if (!r.vsInc.better) decisions.push({ ...base, decision: "reject", rule: r.vsInc.rule, reason: r.vsInc.reason, detail });
     else if (r.vsControl && !r.vsControl.better)
       decisions.push({
@@ -204,15 +225,28 @@ export async function ratchet(ctx: RunContext, round: number, inc: Incumbent, co
     (w, p) => (!w || better(p.score, w.score) ? p : w),
     undefined,
   );
+  let unconfirmed = false;
+  if (winner && !stochastic) {
+    // One score of a measured deterministic evaluator: the winner must reproduce it, else decide again as stochastic;
+    // where every re-evaluation timed out, nothing is promoted this round (and the evaluator stays deterministic).
+    const confirmation = await confirmDeterministic(ctx, round, winner.e.program, winner.e.own);
+    if (confirmation === "refuted") return ratchet(ctx, round, inc, contenders);
+    if (confirmation === "confirmed") winner.reason += `, reproduced by ${ctx.noise?.repeats} re-evaluations`;
+    if (confirmation === "unconfirmed") {
+      unconfirmed = true;
+      winner.reason += `, but all ${ctx.noise?.repeats} re-evaluations confirming it timed out: not promoted on one score`;
+    }
+  }
   for (const p of passing)
     decisions.push({
       candidate_id: p.e.c.candidate,
-      decision: p === winner ? "promote" : "reject",
+      decision: p === winner && !unconfirmed ? "promote" : "reject",
       rule: p.rule,
       reason: p === winner ? p.reason : `${p.reason}, but ${winner?.e.c.candidate} scored higher`,
       score: p.score,
       detail: p.detail,
     });
+  if (unconfirmed) return { next: inc, decisions, bestScore: null };
   let next = inc;
   if (winner) {
     if (!ctx.repo.fastForwardMain(winner.e.c.commit, inc.commit))

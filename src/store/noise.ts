@@ -76,3 +76,15 @@ export function noiseCounts(db: Db): { purpose: string; evaluations: number; inv
     )
     .all() as { purpose: string; evaluations: number; invalid: number; seconds: number }[];
 }
+
+/** Records the round whose confirmation refuted a measured deterministic evaluator (the first such round is kept). */
+export function saveRefutedRound(db: Db, round: number): void {
+  db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('noise_refuted_round', ?)").run(String(round));
+}
+
+/** The round `saveRefutedRound` recorded; undefined where none was (or the value is not a round). */
+export function refutedRoundOf(db: Db): number | undefined {
+  const row = db.prepare("SELECT value FROM meta WHERE key = 'noise_refuted_round'").get() as { value: string } | undefined;
+  const n = row ? Number(row.value) : Number.NaN;
+  return Number.isInteger(n) && n >= 0 ? n : undefined;
+}

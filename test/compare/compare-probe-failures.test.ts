@@ -128,7 +128,7 @@ methods:
     name: crasher
 seeds: [0]
 baseline: crasher
-budget: { unit: evaluator_calls, size: 11 }
+budget: { unit: evaluator_calls, size: 15 }
 search: { proposals: 2, max_evals: 3, noise_repeats: 2, concurrency: 2 }
 `,
     );
@@ -149,10 +149,10 @@ search: { proposals: 2, max_evals: 3, noise_repeats: 2, concurrency: 2 }
     expect(again.stdout).not.toMatch(/FAILED/);
 
     // The same out folder with another budget: its finished cell would be reported as made under the new one.
-    write(join(dir, "x.yaml"), readFileSync(join(dir, "x.yaml"), "utf8").replace("size: 11", "size: 23"));
+    write(join(dir, "x.yaml"), readFileSync(join(dir, "x.yaml"), "utf8").replace("size: 15", "size: 23"));
     const changed = await hone(["compare", join(dir, "x.yaml"), "--out", out, "--json"], { timeoutMs: 300_000 });
     expect(changed.code).toBe(5);
-    expect(changed.stderr).toMatch(/budget\.size.*seed-0\/cell\.json was made with budget\.size 11, not 23.*another --out/);
+    expect(changed.stderr).toMatch(/budget\.size.*seed-0\/cell\.json was made with budget\.size 15, not 23.*another --out/);
     expect(changed.stdout).toBe("");
   }, 600_000);
 });

@@ -18,7 +18,7 @@ const CELLS = ["packing+initial+random", "packing+initial+greedy", "packing+prog
   `${c}/seed-0`,
   `${c}/seed-1`,
 ]);
-const BUDGET = 12;
+const BUDGET = 15;
 const root = tempDir("hone-compare-run-");
 
 const run = (out: string, more: string[] = []) =>

@@ -128,14 +128,17 @@ describe("noise on a stochastic evaluator (CLI)", () => {
     await replayMatches(out);
   });
 
-  it("a deterministic evaluator shows zero spread at the cost of one evaluation; a declared one costs nothing", {
+  it("a deterministic evaluator shows zero spread at the cost of one evaluation and a promotion's confirmation; a declared one costs nothing", {
     timeout: 300_000,
   }, async () => {
     const seeded = join(tempDir(), "seeded");
     expect((await optimize(variant({ noise: "seeded" }), seeded, 1)).code).toBe(0);
     const a = read(seeded);
     expect(a.noise).toMatchObject({ stochastic: 0, basis: "measured", n: 2, sd: 0 });
-    expect(a.repeats.length).toBe(2);
+    // Beyond the seed's two, only the re-evaluations that confirm a promotion's score (3 each, all reproducing it).
+    expect(a.repeats.filter((x) => x.purpose === "seed").length).toBe(2);
+    const promotions = a.decisions.filter((d) => d.decision === "promote").length;
+    expect(a.repeats.filter((x) => x.purpose !== "seed").length).toBe(3 * promotions);
     expect(a.decisions.every((d) => ["strictly_better", "same_program", "no_valid_score"].includes(d.rule))).toBe(true);
     const declared = join(tempDir(), "declared");
     expect((await optimize(variant({ noise: "seeded", stochastic: false }), declared, 1)).code).toBe(0);

@@ -103,11 +103,11 @@ function rollout(
   );
 }
 
-function context(o: { sd: number; stochastic: boolean; paired?: boolean; repeats?: number }) {
+function context(o: { sd: number; stochastic: boolean; paired?: boolean; repeats?: number; basis?: RunNoise["basis"] }) {
   const ev = noisyEvaluator(o.sd);
   const noise: RunNoise = {
     stochastic: o.stochastic,
-    basis: "measured",
+    basis: o.basis ?? "measured",
     n: 3,
     invalid: 0,
     mean: 0.7,
@@ -196,7 +196,7 @@ describe("the ratchet: different program and a margin above the noise", () => {
     rollout("k0", "k0", { best: "WORSE", own: [0.7] });
     rollout("k1", "k1", { best: "INC", own: [0.75] });
     rollout("k2", "k2", { best: "BETTER", own: [0.71] });
-    const { ctx, calls } = context({ sd: 0, stochastic: false });
+    const { ctx, calls } = context({ sd: 0, stochastic: false, basis: "declared" });
     const r = await ratchet(ctx, 1, incumbent(), ["k0", "k1", "k2"].map(contender));
     const by = Object.fromEntries(r.decisions.map((d) => [d.candidate_id, d]));
     expect(by.k0).toMatchObject({ decision: "reject", rule: "strictly_better" });
@@ -280,7 +280,7 @@ describe("--paired controls fail closed", () => {
     rollout("k3-parent", "k3", { kind: "parent", best: "INC", own: [0.69], seed: 11, harness: "hash-k1" }); // not the parent
     rollout("k4", "k4", { best: "MARGINAL", own: [0.76], seed: 11 });
     rollout("k4-parent", "k4", { kind: "parent", best: "BETTER", own: [0.81], seed: 11, harness: "hash-seed" });
-    const { ctx } = context({ sd: 0, stochastic: false, paired: true });
+    const { ctx } = context({ sd: 0, stochastic: false, paired: true, basis: "declared" });
     const r = await ratchet(ctx, 1, incumbent(), ["k0", "k1", "k2", "k3", "k4"].map(contender));
     const by = Object.fromEntries(r.decisions.map((d) => [d.candidate_id, d]));
     expect(by.k0).toMatchObject({ decision: "unmeasurable", rule: "control_missing" });
