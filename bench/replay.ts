@@ -2,6 +2,10 @@
 // from its records with no endpoint: whole CLI processes, start-up included, every replay timed (the first too).
 // A replay writes ~460 files and folders (a run directory), so what a file creation costs at that moment is printed
 // beside it: on a journal-less ext4 it rises from ~0.02 to ~0.3 ms for a while after many files were removed.
+// So is what a bare `node -e ""` takes just before each replay, and whether NODE_EXTRA_CA_CERTS is set: Node 20 reads
+// that bundle and builds its whole root certificate store as it starts, before any JavaScript runs (nodejs/node#40524;
+// with the 144 certificates of a system bundle, 82% of a bare start's instructions and ~12% of a replay's, by
+// callgrind), so a machine that sets it starts every process, a replay included, ~40 ms of CPU later.
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { benchDir, fileCreateMs, honeCli, report, spread } from "./lib.ts";
@@ -20,6 +24,7 @@ export async function benchReplay(): Promise<boolean> {
   const live: number[] = [];
   const replay: number[] = [];
   const creates: number[] = [];
+  const bare: number[] = [];
   for (let r = 0; r < REPS; r++) {
     const run = join(dir, `live-${r}`);
     live.push(
@@ -31,6 +36,7 @@ export async function benchReplay(): Promise<boolean> {
       ).seconds,
     );
     creates.push(fileCreateMs(dir));
+    bare.push(hone(process.execPath, ["-e", ""]).seconds);
     const again = hone(cli, ["replay", run, "--out", join(dir, `replay-${r}`), "--json"]);
     if (!(JSON.parse(again.out) as { matches: boolean }).matches) throw new Error(`the replay of ${run} differs from it`);
     replay.push(again.seconds);
@@ -41,6 +47,10 @@ export async function benchReplay(): Promise<boolean> {
       ["hone optimize (live)", spread(live, " s", 2)],
       ["hone replay (records only, no endpoint; matches)", spread(replay, " s", 2)],
       ["creating a file in the bench's folder just before each replay (not judged)", spread(creates, " ms", 3)],
+      [
+        `node -e "" just before each replay (not judged; NODE_EXTRA_CA_CERTS ${process.env.NODE_EXTRA_CA_CERTS ? "set" : "not set"})`,
+        spread(bare, " s", 3),
+      ],
     ],
     [
       {

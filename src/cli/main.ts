@@ -1,5 +1,6 @@
 import { Command, CommanderError } from "commander";
 import { ExitCode } from "../errors.ts";
+import { HONE_VERSION } from "../version.ts";
 import { registerCompare } from "./commands/compare.ts";
 import { registerDatasets } from "./commands/datasets.ts";
 import { registerDoctor } from "./commands/doctor.ts";
@@ -25,7 +26,7 @@ import { installStopHandlers, readerGone } from "./shutdown.ts";
 const program = new Command()
   .name("hone")
   .description("Learn an agent's harness around a frozen model: run, measure, improve.")
-  .version("0.1.0")
+  .version(HONE_VERSION)
   .showHelpAfterError()
   .exitOverride();
 

@@ -124,7 +124,18 @@ const identitySchema = z
   .object({
     measurement: z
       .object({
-        task: z.object({ id: text, content: text, metric: text, direction: z.enum(["maximize", "minimize"]) }).strict(),
+        task: z
+          .object({
+            id: text,
+            content: text,
+            metric: text,
+            direction: z.enum(["maximize", "minimize"]),
+            evaluator: z
+              .object({ python: text, numpy: text.nullable(), sandbox: z.enum(["bubblewrap", "none"]).optional() })
+              .strict()
+              .optional(),
+          })
+          .strict(),
         executor: z.object({ endpoint: text, model: text, dialect: text }).strict(),
         sampling: z.record(z.string().max(200), z.union([scalar, z.record(z.string().max(200), scalar)])),
         budget: z.object({ maxEvals: count, timeoutSec: z.number().min(0) }).strict(),

@@ -1,7 +1,7 @@
 import type { Direction } from "../measure/compare.ts";
 import { mean } from "../measure/stats.ts";
 import { type CellCost, type CellRecord, COST_FIELDS, type MethodClaim, type TaskResult } from "./cell.ts";
-import { identityConflicts } from "./comparable.ts";
+import { evaluatorDifferences, identityConflicts } from "./comparable.ts";
 import { type BandPoint, curveBand } from "./curve.ts";
 import { type Estimate, type Interval, type IntervalKind, signOf, tInterval } from "./intervals.ts";
 import { comparePaired, type PairedComparison } from "./paired.ts";
@@ -56,6 +56,11 @@ export interface CompareReport {
   pending: string[];
   /** Cell × seed runs whose last attempt failed: no result, left out of every statistic, and said so. */
   failed: CellFailure[];
+  /**
+   * The evaluator versions (Python, numpy, sandbox) the cells were measured under, one line each, when they are not
+   * all the same: named beside the results, never refused.
+   */
+  evaluator_differences?: string[];
 }
 
 export interface ReportOptions {
@@ -177,5 +182,13 @@ export function buildReport(records: readonly CellRecord[], o: ReportOptions = {
     const j = cells.findIndex((c) => c.benchmark === s.benchmark && c.harness === s.harness && c.method === baseline);
     comparisons.push(comparePaired(g, j < 0 ? undefined : (groups[j] as CellRecord[]), { baseline, interval }));
   });
-  return { baseline, interval, cells, comparisons, pending: o.pending ?? [], failed: o.failed ?? [] };
+  return {
+    baseline,
+    interval,
+    cells,
+    comparisons,
+    pending: o.pending ?? [],
+    failed: o.failed ?? [],
+    evaluator_differences: evaluatorDifferences(records),
+  };
 }

@@ -4,11 +4,12 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { contentHash } from "../harness/files.ts";
 import type { OptimizeEvent, OptimizeSettings } from "../loop/optimize.ts";
 import { HONE_VERSION } from "../measure/identity.ts";
 import { writeJsonAtomic } from "../store/atomic.ts";
+import { taskContentHash } from "../task/content-hash.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
+import { type EvaluatorRuntime, evaluatorRuntime, sandboxed } from "../task/evaluator-runtime.ts";
 import type { CellIdentity, CellRecord, ChoiceResult, MethodClaim } from "./cell.ts";
 import { cellSetup, type RunOptions } from "./cell-settings.ts";
 import type { Experiment } from "./experiment.ts";
@@ -34,16 +35,44 @@ const endpointOf = (m: OptimizeSettings["executor"]) => ({
   dialect: m.dialect ?? "vllm",
 });
 
-/** The test split's task set as one component: its ids, and one hash over every task's folder (evaluator included). */
-function taskSet(tasks: readonly DiscoveryTask[], group: string) {
-  const hashes = tasks.map((t) => `${t.id}:${contentHash(t.dir)}`).join("\n");
-  const content = createHash("sha256").update(hashes).digest("hex").slice(0, 32);
-  const first = tasks[0] as DiscoveryTask;
-  return { id: `${group}/test[${tasks.map((t) => t.id).join(",")}]`, content, metric: first.metric, direction: first.direction };
+/**
+ * The test tasks' evaluator versions as one: each version the tasks' Pythons report, joined where they differ, and
+ * "none" for the sandbox where any task is evaluated without one; undefined where a task's Python cannot be asked.
+ */
+export async function testEvaluator(tasks: readonly DiscoveryTask[]): Promise<EvaluatorRuntime | undefined> {
+  const all = await Promise.all(tasks.map((t) => evaluatorRuntime(t).then((r) => sandboxed(r, t))));
+  const known = all.filter((r): r is EvaluatorRuntime => r !== undefined);
+  if (known.length === 0 || known.length < all.length) return undefined;
+  const joined = (f: (r: EvaluatorRuntime) => string) => [...new Set(known.map(f))].join(" / ");
+  const sandboxes = new Set(known.map((r) => r.sandbox));
+  return {
+    python: joined((r) => r.python),
+    numpy: known.every((r) => r.numpy === null) ? null : joined((r) => r.numpy ?? "none"),
+    ...(sandboxes.has(undefined) ? {} : { sandbox: sandboxes.has("none") ? "none" : "bubblewrap" }),
+  };
 }
 
-function identityOf(exp: Experiment, s: OptimizeSettings, test: readonly DiscoveryTask[], group: string, seedHash: string) {
-  const set = taskSet(test, group);
+/**
+ * The test split's task set as one component: its ids, one hash over every task's folder (evaluator included), and
+ * the evaluator's versions (a report names cells measured under different ones; they are compared all the same).
+ */
+function taskSet(tasks: readonly DiscoveryTask[], group: string, evaluator: EvaluatorRuntime | undefined) {
+  const hashes = tasks.map((t) => `${t.id}:${taskContentHash(t)}`).join("\n");
+  const content = createHash("sha256").update(hashes).digest("hex").slice(0, 32);
+  const first = tasks[0] as DiscoveryTask;
+  const id = `${group}/test[${tasks.map((t) => t.id).join(",")}]`;
+  return { id, content, metric: first.metric, direction: first.direction, ...(evaluator ? { evaluator } : {}) };
+}
+
+function identityOf(
+  exp: Experiment,
+  s: OptimizeSettings,
+  test: readonly DiscoveryTask[],
+  group: string,
+  seedHash: string,
+  evaluator: EvaluatorRuntime | undefined,
+) {
+  const set = taskSet(test, group, evaluator);
   const first = test[0] as DiscoveryTask;
   const id: CellIdentity = {
     measurement: {
@@ -159,7 +188,7 @@ async function discoveryCell(exp: Experiment, cell: PlannedCell, o: CellRunOptio
     harnessPath(exp, cell),
   );
   return {
-    identity: identityOf(exp, s, setup.test, setup.group.name, both.seed_harness.harness),
+    identity: identityOf(exp, s, setup.test, setup.group.name, both.seed_harness.harness, await testEvaluator(setup.test)),
     ...both,
     curve: { split: "train", points: spend.curve },
     method_reported: methodClaims(bestMeta(dir), spend.cost[exp.budget.unit]),

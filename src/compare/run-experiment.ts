@@ -1,6 +1,6 @@
 // `hone compare <experiment>`: every cell × seed of the grid, a few at a time, each resumed where it stopped and a
 // finished one skipped; then the report over the cell records.
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { eachAtMost } from "../at-most.ts";
 import { configError } from "../errors.ts";
@@ -9,6 +9,7 @@ import type { OptimizeEvent } from "../loop/optimize.ts";
 import { redact } from "../model/errors.ts";
 import { urlPassword } from "../secret-url.ts";
 import { writeJsonAtomic } from "../store/atomic.ts";
+import { HONE_VERSION } from "../version.ts";
 import { type RunOptions, runnableProblems } from "./cell-settings.ts";
 import type { Experiment } from "./experiment.ts";
 import type { PlannedCell } from "./plan.ts";
@@ -33,6 +34,8 @@ export interface ExperimentManifest {
   budget: Experiment["budget"];
   /** Every cell × seed folder, relative to the out folder, in the order they run. */
   planned: string[];
+  /** The hone version that ran the cells (absent in folders an earlier hone made): only it goes on with them. */
+  hone?: string;
 }
 export const EXPERIMENT_FILE = "experiment.json";
 
@@ -114,12 +117,38 @@ function assertFinishedMatch(exp: Experiment, out: string, finished: readonly Pl
   }
 }
 
+/**
+ * A grid's cells are one version's measurements: cells another hone version started are neither resumed (it alone can
+ * go on with its runs) nor reported beside this one's (the report would refuse every comparison with them), so an out
+ * folder holding any is refused before anything runs, naming them.
+ */
+function assertSameVersion(exp: Experiment, out: string, planned: readonly PlannedCell[]): void {
+  const file = join(out, EXPERIMENT_FILE);
+  if (!existsSync(file)) return;
+  let made: string | undefined;
+  try {
+    made = (JSON.parse(readFileSync(file, "utf8")) as Partial<ExperimentManifest>).hone;
+  } catch {
+    return; // a damaged manifest is written anew; the cells' own records are checked as they resume
+  }
+  if (made === HONE_VERSION) return;
+  const started = planned.filter((c) => existsSync(join(out, c.dir))).map((c) => c.dir);
+  if (started.length === 0) return;
+  const named = started.slice(0, 5).join(", ") + (started.length > 5 ? ` and ${started.length - 5} more` : "");
+  throw configError(
+    exp.file,
+    undefined,
+    `${out} holds cells hone ${typeof made === "string" ? made.slice(0, 40) : "before 0.2.0"} ran (${named}), and this is hone ${HONE_VERSION}: another version's measurements are not compared with this one's, nor its runs resumed, so give another --out (or remove those cell folders)`,
+  );
+}
+
 export async function runExperiment(exp: Experiment, o: ExperimentRunOptions): Promise<ExperimentRunResult> {
   assertRunnable(exp, o);
   const out = resolve(o.out);
   if (o.slurm) checkSlurmRun(o.slurm, out);
   const log = o.log ?? (() => {});
   const planned = planCells(exp);
+  assertSameVersion(exp, out, planned);
   assertFinishedMatch(
     exp,
     out,
@@ -133,6 +162,7 @@ export async function runExperiment(exp: Experiment, o: ExperimentRunOptions): P
     baseline: exp.baseline,
     budget: exp.budget,
     planned: planned.map((c) => c.dir),
+    hone: HONE_VERSION,
   } satisfies ExperimentManifest);
   const todo = planned.filter((c) => !isFinished(out, c));
   if (todo.length < planned.length) log(`${planned.length - todo.length} of ${planned.length} cell × seed runs already finished`);

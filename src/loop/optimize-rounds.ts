@@ -130,7 +130,7 @@ function record(ctx: RunContext, round: number, s: JobSpec): void {
     ctx.db,
     ctx.dir,
     { runId: ctx.runId, round, candidateId: s.candidate, kind: s.kind, id: s.job.id, dir: s.job.outDir, seed: s.job.seed },
-    ctx.identityBase,
+    ctx.identityOf(s.job.id),
   );
 }
 
@@ -252,7 +252,9 @@ export async function runRound(ctx: RunContext, round: number, inc: Incumbent): 
   });
 
   if (ttt && settings.learning.mode === "lora" && settings.learning.lora) {
-    const adapter = await loraStep(ctx.db, ctx.runId, round, ctx.dir, settings.learning.lora, settings.proposer);
+    // Only `hone replay` (a recorded run it reproduces) skips training; a new run with --cache replay trains.
+    const replay = Boolean(settings.replayOf);
+    const adapter = await loraStep(ctx.db, ctx.runId, round, ctx.dir, settings.learning.lora, settings.proposer, replay);
     if (adapter) ctx.proposer = await ctx.recording.model({ ...settings.proposer, model: adapter });
   }
   return decided.next;

@@ -16,6 +16,7 @@ import type { DiscoveryTask } from "../task/discovery-task.ts";
 import { checkTaskNeedsAsync } from "../task/needs.ts";
 import { primePython } from "../task/python-env.ts";
 import { checkSlurmRun, type SlurmSettings } from "./distributed/slurm-script.ts";
+import { refuseOtherVersion } from "./hone-version.ts";
 import {
   configOfInput,
   inputName,
@@ -184,6 +185,7 @@ export function storedSettings(runDir: string, o: OptimizeOptions): OptimizeSett
   if (!row) throw new HoneError("usage", `${runDir}: the run was never started; remove the folder and start again`);
   if (row.kind !== "optimize")
     throw new HoneError("usage", `${runDir} is a ${row.kind} run, not an optimize run; resume it with hone ${row.kind}`);
+  refuseOtherVersion(runDir, "resume");
   const stored = recordedSettings(JSON.parse(row.config));
   const changed = Object.fromEntries(Object.entries(o.overrides ?? {}).filter(([, v]) => v !== undefined));
   // What may change is checked by the same schema as everything else.

@@ -97,7 +97,9 @@ export async function qaRound(ctx: QAContext, round: number, inc: QAIncumbent): 
 async function learn(ctx: QAContext, round: number): Promise<void> {
   const { learning, proposer } = ctx.settings;
   if (learning.mode !== "lora" || !learning.lora) return;
-  const adapter = await loraStep(ctx.db, ctx.runId, round, ctx.dir, learning.lora, proposer);
+  // Only `hone replay` (a recorded run it reproduces) skips training; a new run with --cache replay trains.
+  const replay = Boolean(ctx.settings.replayOf);
+  const adapter = await loraStep(ctx.db, ctx.runId, round, ctx.dir, learning.lora, proposer, replay);
   if (adapter) ctx.proposer = await ctx.recording.model({ ...proposer, model: adapter });
 }
 

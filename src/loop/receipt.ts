@@ -13,8 +13,18 @@ function countBy(values: string[]): Record<string, number> {
   return out;
 }
 
-const q = (sorted: number[], p: number) =>
-  sorted.length ? (sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] as number) : null;
+/**
+ * The p-quantile of sorted latencies, interpolated linearly between the two nearest (numpy.percentile's default), so
+ * that a receipt's p50 is the median a reader recomputes from hone.db: the middle two's mean for an even count.
+ */
+function q(sorted: number[], p: number): number | null {
+  if (sorted.length === 0) return null;
+  const at = p * (sorted.length - 1);
+  const lo = Math.floor(at);
+  const a = sorted[lo] as number;
+  const b = sorted[Math.min(sorted.length - 1, lo + 1)] as number;
+  return a + (b - a) * (at - lo);
+}
 
 function noiseBreakdown(db: Db) {
   const rows = noiseCounts(db);
@@ -270,6 +280,14 @@ function incumbentOf(h: Receipt["harnesses"]): string {
   return `${short(h.incumbent_commit)} (commit of ${h.incumbent_candidate ?? "no recorded candidate"}${seed})`;
 }
 
+/** The evaluator's Python, numpy and sandbox a discovery run's identity names (none for runs recorded before). */
+function runtimeOf(v: unknown): string {
+  const e = v as { python?: unknown; numpy?: unknown; sandbox?: unknown } | undefined;
+  if (typeof e?.python !== "string") return "";
+  const sandbox = e.sandbox === "bubblewrap" ? ", sealed by bubblewrap" : e.sandbox === "none" ? ", without bubblewrap" : "";
+  return `; evaluated under Python ${e.python}, ${typeof e.numpy === "string" ? `numpy ${e.numpy}` : "no numpy"}${sandbox}`;
+}
+
 /** The receipt as text: one labelled line per part, the failures listed under their heading. */
 export function formatReceipt(r: Receipt): string {
   const settings = Object.entries(r.settings)
@@ -282,7 +300,7 @@ export function formatReceipt(r: Receipt): string {
     ["result", resultLine(r.run.kind, r.run.summary)],
     [
       "task",
-      `${r.task.id}${r.task.content ? ` (content ${short(r.task.content)}), ${r.task.metric}, ${r.task.direction === "minimize" ? "lower" : "higher"} is better` : ""}${r.task.panel_sha256 ? ` (questions sha256 ${short(r.task.panel_sha256)})` : ""}`,
+      `${r.task.id}${r.task.content ? ` (content ${short(r.task.content)}), ${r.task.metric}, ${r.task.direction === "minimize" ? "lower" : "higher"} is better` : ""}${runtimeOf(r.task.evaluator)}${r.task.panel_sha256 ? ` (questions sha256 ${short(r.task.panel_sha256)})` : ""}`,
     ],
     ["scorer", scorerLine(r)],
     [

@@ -18,9 +18,11 @@ import { type ModelSettings, type ResolvedModel, resolveModel } from "../model/r
 import type { ChatResponse } from "../model/types.ts";
 import { withoutPassword } from "../secret-url.ts";
 import { type Db, openDb, openRecordDb, runRow } from "../store/db.ts";
-import { type RecordedRow, recordedRows, recordedTasks } from "../store/recorded-rows.ts";
+import { type RecordedRow, recordedEvaluators, recordedRows, recordedTasks } from "../store/recorded-rows.ts";
 import { builtinTaskIds } from "../task/builtin.ts";
+import type { DiscoveryTask } from "../task/discovery-task.ts";
 import type { Evaluation } from "../task/evaluation.ts";
+import { type EvaluatorRuntime, evaluatorRuntime, sandboxed } from "../task/evaluator-runtime.ts";
 import {
   type Evaluate,
   EvaluationRecords,
@@ -165,7 +167,12 @@ export class Recording {
   private readonly evaluations: EvaluationRecords;
   private readonly sourceEvaluations?: EvaluationSink;
   /** The recorded run (`hone replay`): its folder and the tasks its rollouts measured. */
-  private readonly sourceRun?: { dir: string; task?: string; tasks: { id: string; content: string }[] };
+  private readonly sourceRun?: {
+    dir: string;
+    task?: string;
+    tasks: ReturnType<typeof recordedTasks>;
+    evaluators: ReturnType<typeof recordedEvaluators>;
+  };
   /**
    * One connection per hone.db for both of its record tables: a write through one connection makes every other
    * connection to the file read its pages again, and a job's records go in as one transaction.
@@ -179,7 +186,11 @@ export class Recording {
     this.own = new ResponseStore(db);
     this.evaluations = new EvaluationRecords(db);
     const sharedWanted = this.mode === "read-write" || (this.mode === "replay" && !s.replayOf);
-    if (sharedWanted) this.shared = new ResponseStore(s.cache?.dir ? join(s.cache.dir, "requests.db") : defaultCachePath());
+    // --cache replay only reads the shared cache: a read-only one serves it.
+    if (sharedWanted)
+      this.shared = new ResponseStore(s.cache?.dir ? join(s.cache.dir, "requests.db") : defaultCachePath(), undefined, {
+        readonly: this.mode === "replay",
+      });
     if (s.replayOf) {
       // The recorded run is only read: a replay never changes it (a damaged record is reported, never removed), and
       // it adds no table, -wal or -shm of its own there.
@@ -188,7 +199,12 @@ export class Recording {
       this.dbs.push(source);
       this.source = new RecordedResponses(source, path);
       this.sourceEvaluations = new RecordedEvaluations(source, path);
-      this.sourceRun = { dir: resolve(s.replayOf), task: recordedTaskRef(source), tasks: recordedTasks(source) };
+      this.sourceRun = {
+        dir: resolve(s.replayOf),
+        task: recordedTaskRef(source),
+        tasks: recordedTasks(source),
+        evaluators: recordedEvaluators(source),
+      };
     }
     this.importAll = db.transaction((records: ShippedRecords) => {
       for (const r of records.responses) this.own.put(r.key, r.model, r.response);
@@ -238,9 +254,30 @@ export class Recording {
   }
 
   /**
+   * The evaluator's Python and numpy versions for the run's measurement identity: a replayed run's as it recorded them
+   * (its evaluations are those records, whatever Python is here), else those of the task's Python on this machine.
+   */
+  evaluatorRuntime(task: DiscoveryTask, taskHash: string): Promise<EvaluatorRuntime | undefined> {
+    if (this.mode === "replay" && this.sourceEvaluations)
+      return Promise.resolve(this.sourceRun?.tasks.find((t) => t.content === taskHash)?.evaluator);
+    return evaluatorRuntime(task).then((r) => sandboxed(r, task));
+  }
+
+  /**
+   * In a replay, the evaluator versions the recorded run named for rollout `id` (`{ runtime }`, undefined inside when
+   * it named none): each rollout's identity is replayed as it was recorded, whichever machine measured it. Undefined
+   * outside a replay or for a rollout the recorded run does not hold.
+   */
+  recordedEvaluator(id: string): { runtime: EvaluatorRuntime | undefined } | undefined {
+    const evaluators = this.mode === "replay" && this.sourceEvaluations ? this.sourceRun?.evaluators : undefined;
+    return evaluators?.has(id) ? { runtime: evaluators.get(id) } : undefined;
+  }
+
+  /**
    * A replay's task must be the one the recorded run measured, file for file: its evaluations are recorded under the
    * task's content hash, so a task folder changed since would make every evaluation a miss, reported as a record
-   * that was never made. Refused before anything runs, naming the task and both hashes.
+   * that was never made. Refused before anything runs, naming the task and both hashes. (A run whose hash another
+   * version's rules made is refused before this, by its version: hone-version.ts.)
    */
   private refuseChangedTask(taskHash: string): void {
     const run = this.sourceRun;

@@ -9,6 +9,7 @@ import { type IdentityParts, identityDifferences } from "../measure/identity.ts"
 import { type Db, hasTable, openDb, type RunRow, runRow } from "../store/db.ts";
 import { compareRecords } from "./compare-runs.ts";
 import type { EvalConfig } from "./eval.ts";
+import { refuseOtherVersion } from "./hone-version.ts";
 import { type OptimizeEvent, type OptimizeSettings, optimize } from "./optimize.ts";
 import { recordedSettings } from "./optimize-config.ts";
 import { keptSeedDir } from "./optimize-rounds.ts";
@@ -64,6 +65,7 @@ export async function replayRun(
   const row = readRun(join(dir, "hone.db"));
   if (!row) throw new HoneError("usage", `${dir} holds no run`);
   if (row.status !== "finished") throw new HoneError("usage", unfinished(dir, dirArg, row.kind));
+  refuseOtherVersion(dir, "replay");
   if (outArg) refuseNonEmpty(resolve(outArg), "a replay needs a new folder: choose another --out");
   // Without --out, the name is taken by making the folder: two replays of one run started together get one each.
   const out = outArg ? resolve(outArg) : freeDir(`${dir}-replay`, madeHere);

@@ -2,7 +2,6 @@ import { createHash } from "node:crypto";
 import { readFileSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { HoneError, harnessError } from "../errors.ts";
-import { contentHash } from "../harness/files.ts";
 import type { Harness } from "../harness/types.ts";
 import { HONE_VERSION } from "../measure/identity.ts";
 import { type CacheMode, forScope } from "../model/cache.ts";
@@ -18,10 +17,12 @@ import { createRunDb, type Db, finishRun, openDb } from "../store/db.ts";
 import { folderFiles } from "../store/rollout-files.ts";
 import { JsonlTrajectory } from "../store/trajectory.ts";
 import { recordedTaskRef, resolveTask } from "../task/builtin.ts";
+import { taskContentHash } from "../task/content-hash.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import type { Evaluation } from "../task/evaluation.ts";
 import { evaluateProgram } from "../task/evaluator.ts";
 import { EvaluatorPool } from "../task/evaluator-pool.ts";
+import type { EvaluatorRuntime } from "../task/evaluator-runtime.ts";
 import { isolationNotice } from "../task/python-env.ts";
 import { evaluateIn, type ScopedEvaluate } from "../task/recorded-evaluations.ts";
 import { checkSlurmRun, type SlurmSettings } from "./distributed/slurm-script.ts";
@@ -166,7 +167,9 @@ export async function runHarness(
   const { recording, db } = begun;
   let pool: EvaluatorPool | undefined;
   const live = (program: string) => (pool ? pool.evaluate(program) : evaluateProgram(task, program));
-  const evaluate = recording.evaluator(live, contentHash(task.dir));
+  const taskHash = taskContentHash(task);
+  const evaluate = recording.evaluator(live, taskHash);
+  const runtime = recording.evaluatorRuntime(task, taskHash);
   let resolved: ResolvedModel | undefined;
   let jsonl: JsonlTrajectory | undefined;
   let remote: Runner | undefined;
@@ -236,7 +239,17 @@ export async function runHarness(
       usage: outcome.usage,
       iterations: outcome.iterations,
     });
-    recordRun(db, partial, { task, harness, model, baseUrl, dialect: opts.dialect, maxEvals, seed });
+    recordRun(db, partial, {
+      task,
+      taskHash,
+      runtime: await runtime,
+      harness,
+      model,
+      baseUrl,
+      dialect: opts.dialect,
+      maxEvals,
+      seed,
+    });
     finishRun(db, { best_score: outcome.bestScore ?? null, start_score: outcome.startScore ?? null, status: outcome.status });
     db.close();
     recording.close();
@@ -403,7 +416,17 @@ function localRollout(o: {
 function recordRun(
   db: Db,
   dir: string,
-  o: { task: DiscoveryTask; harness: Harness; model: string; baseUrl?: string; dialect?: string; maxEvals: number; seed: number },
+  o: {
+    task: DiscoveryTask;
+    taskHash: string;
+    runtime?: EvaluatorRuntime;
+    harness: Harness;
+    model: string;
+    baseUrl?: string;
+    dialect?: string;
+    maxEvals: number;
+    seed: number;
+  },
 ): void {
   insertCandidate(db, "run", {
     id: "harness",
@@ -424,7 +447,7 @@ function recordRun(
     dir,
     { runId: "run", round: 0, candidateId: "harness", kind: "baseline", id: "rollout", dir, seed: o.seed },
     {
-      task: { id: o.task.id, content: contentHash(o.task.dir), metric: o.task.metric, direction: o.task.direction },
+      task: { id: o.task.id, content: o.taskHash, metric: o.task.metric, direction: o.task.direction, evaluator: o.runtime },
       executor: { endpoint: o.model === "offline" ? "offline" : (o.baseUrl ?? ""), model: o.model, dialect: o.dialect ?? "vllm" },
       budget: { maxEvals: o.maxEvals, timeoutSec: o.task.timeoutSec },
       hone: HONE_VERSION,

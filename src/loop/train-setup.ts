@@ -18,6 +18,7 @@ import type { ProposerTask } from "../method/proposer.ts";
 import { createRunDb, openDb, runRow } from "../store/db.ts";
 import { HarnessRepo } from "../store/git.ts";
 import { loadSplit } from "../task/qa/benchmarks.ts";
+import { refuseOtherVersion } from "./hone-version.ts";
 import { DEFAULT_PROPOSER_HARNESS } from "./optimize-config.ts";
 import type { QARunner } from "./qa-runner.ts";
 import { Recording } from "./recording.ts";
@@ -116,6 +117,7 @@ export async function openTrainRun(o: {
     db.close();
     if (row?.kind !== "train")
       throw new HoneError("usage", `${source} is not a train run (its hone.db holds ${row?.kind ?? "no run"})`);
+    if (o.resume) refuseOtherVersion(resolve(source), "resume");
     c = JSON.parse(row.config) as StoredTrainConfig;
   } else if (o.config) c = storedConfig(o.config);
   else throw new HoneError("usage", "give --config train.yaml, or --resume a run directory");

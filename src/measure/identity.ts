@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
+import { canonicalJson } from "../canonical-json.ts";
 import { HoneError } from "../errors.ts";
 
-export const HONE_VERSION = "0.1.0";
+export { HONE_VERSION } from "../version.ts";
 
 /**
  * What makes two measurements comparable: the task and its evaluator (content hash), the executor (endpoint kind
@@ -9,7 +10,14 @@ export const HONE_VERSION = "0.1.0";
  * cache keys (which hash exact requests) and recorded with every measurement.
  */
 export interface IdentityParts {
-  task: { id: string; content: string; metric: string; direction: string };
+  /** `evaluator`: the evaluator's Python and numpy versions and its sandbox, where known (runs recorded before had none). */
+  task: {
+    id: string;
+    content: string;
+    metric: string;
+    direction: string;
+    evaluator?: { python: string; numpy: string | null; sandbox?: "bubblewrap" | "none" };
+  };
   executor: { endpoint: string; model: string; dialect: string };
   sampling: Record<string, unknown>;
   budget: { maxEvals: number; timeoutSec: number };
@@ -17,19 +25,8 @@ export interface IdentityParts {
   hone: string;
 }
 
-function canonical(v: unknown): string {
-  if (v === null || typeof v !== "object") return JSON.stringify(v);
-  if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
-  const o = v as Record<string, unknown>;
-  return `{${Object.keys(o)
-    .filter((k) => o[k] !== undefined)
-    .sort()
-    .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
-    .join(",")}}`;
-}
-
 export function identityDigest(parts: IdentityParts): string {
-  return createHash("sha256").update(canonical(parts)).digest("hex").slice(0, 32);
+  return createHash("sha256").update(canonicalJson(parts)).digest("hex").slice(0, 32);
 }
 
 /** The components that differ between two identities, as "path: a ≠ b" lines. */
@@ -42,7 +39,7 @@ export function identityDifferences(a: IdentityParts, b: IdentityParts, path = "
     const p = path ? `${path}.${k}` : k;
     if (x && y && typeof x === "object" && typeof y === "object")
       out.push(...identityDifferences(x as IdentityParts, y as IdentityParts, p));
-    else if (canonical(x) !== canonical(y)) out.push(`${p}: ${canonical(x)} ≠ ${canonical(y)}`);
+    else if (canonicalJson(x) !== canonicalJson(y)) out.push(`${p}: ${canonicalJson(x)} ≠ ${canonicalJson(y)}`);
   }
   return out;
 }

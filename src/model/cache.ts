@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Statement } from "better-sqlite3";
 import { HoneError } from "../errors.ts";
 import { honeCacheDir } from "../store/cache-dir.ts";
-import { addRecordTable, type Db, openRecordDb } from "../store/db.ts";
+import { addRecordTable, type Db, hasTable, openDb, openRecordDb } from "../store/db.ts";
 import { ModelError } from "./errors.ts";
 import { RequestKeys } from "./request-keys.ts";
 import type { ChatModel, ChatRequest, ChatResponse, ToolCall } from "./types.ts";
@@ -56,29 +57,63 @@ export function responseFault(r: unknown): string | undefined {
   return undefined;
 }
 
+/** Where a shared cache's trouble is told: once per store, on stderr unless the caller says otherwise. */
+export type Say = (text: string) => void;
+const sayOnStderr: Say = (text) => process.stderr.write(`hone: ${text}\n`);
+
 /**
  * One SQLite table of responses by key. First write wins; a corrupt entry reads as a miss. Opened on a file (closed
  * with the store) or on a connection `openRecordDb` opened (its owner closes it).
+ *
+ * Opened on a file (the shared cache), a read or write the file refuses once open (a full disk, a file made read-only
+ * or damaged since, another process's lock held too long) costs that store only: it is said once and the store is
+ * left alone for the rest of the run (a miss, a write not made), never a failed model call. A run's own records (a
+ * connection) fail loudly: without them the run cannot be replayed.
  */
 export class ResponseStore implements ResponseRecords {
   private readonly db: Db;
   private readonly owned: boolean;
   private readonly select: Statement;
-  private readonly insert: Statement;
-  private readonly remove: Statement;
+  /** None on a cache opened read only (`--cache replay` writes nothing to it). */
+  private readonly insert?: Statement;
+  private readonly remove?: Statement;
   /** The file, when the store was opened on one (the shared cache), for messages. */
   readonly path?: string;
-  constructor(at: string | Db) {
+  /** Why the shared file stopped being read or written in this run, once it did. */
+  private unreadable?: string;
+  private unwritable?: string;
+  private readonly say: Say;
+  /**
+   * `readonly`: a shared cache that is only read (`--cache replay`), opened without writing to it, so that a cache on a
+   * read-only mount or of another user serves a replay.
+   */
+  constructor(at: string | Db, say: Say = sayOnStderr, opts: { readonly?: boolean } = {}) {
+    this.say = say;
     this.owned = typeof at === "string";
     if (typeof at === "string") this.path = at;
-    this.db = typeof at === "string" ? openCacheFile(at) : at;
+    const readonly = typeof at === "string" && opts.readonly === true && existsSync(at);
+    this.db = typeof at === "string" ? openCacheFile(at, readonly) : at;
+    if (readonly) {
+      // A cache file with no table yet holds nothing: every request is a miss.
+      this.select = hasTable(this.db, "responses")
+        ? this.db.prepare("SELECT response FROM responses WHERE key = ?")
+        : this.db.prepare("SELECT NULL AS response WHERE ? IS NULL AND 0");
+      return;
+    }
     addRecordTable(this.db, RESPONSES);
     this.select = this.db.prepare("SELECT response FROM responses WHERE key = ?");
     this.insert = this.db.prepare("INSERT OR IGNORE INTO responses (key, model, response, created_at) VALUES (?, ?, ?, ?)");
     this.remove = this.db.prepare("DELETE FROM responses WHERE key = ?");
   }
   get(key: string): ChatResponse | undefined {
-    const row = this.select.get(key) as { response: string } | undefined;
+    if (this.unreadable !== undefined) return undefined;
+    let row: { response: string } | undefined;
+    try {
+      row = this.select.get(key) as { response: string } | undefined;
+    } catch (err) {
+      this.unreadable = this.fault(err, "read", "without reading it (every request is a miss there)");
+      return undefined;
+    }
     if (!row) return undefined;
     try {
       const r = JSON.parse(row.response) as ChatResponse;
@@ -86,12 +121,30 @@ export class ResponseStore implements ResponseRecords {
       if (responseFault(r)) throw new Error("shape");
       return r;
     } catch {
-      this.remove.run(key);
+      this.write(() => this.remove?.run(key));
       return undefined;
     }
   }
   put(key: string, model: string, response: ChatResponse): void {
-    this.insert.run(key, model, JSON.stringify(response), new Date().toISOString());
+    this.write(() => this.insert?.run(key, model, JSON.stringify(response), new Date().toISOString()));
+  }
+  private write(change: () => void): void {
+    if (this.unwritable !== undefined) return;
+    try {
+      change();
+    } catch (err) {
+      this.unwritable = this.fault(err, "written", "without adding to it");
+    }
+  }
+  /** A shared file's fault, said once and returned; anything else (a run's own records) is thrown as it is. */
+  private fault(err: unknown, what: string, how: string): string {
+    if (!this.owned || !(err instanceof Error) || !/^SQLITE_/.test(String((err as { code?: unknown }).code))) throw err;
+    const why = `${(err as { code?: string }).code}: ${err.message}`.slice(0, 200);
+    if (this.unreadable === undefined && this.unwritable === undefined)
+      this.say(
+        `the request cache ${this.path} could not be ${what} (${why}); this run goes on ${how}, and records every call in its own hone.db as always. Free the space or fix the file, or name another folder with --cache-dir`,
+      );
+    return why;
   }
   stats(): { entries: number; bytes: number; oldest: string | null; newest: string | null } {
     return this.db
@@ -115,8 +168,10 @@ export class ResponseStore implements ResponseRecords {
  * The shared cache's file, made if missing, or an error naming it and what to do: a home that cannot be written, a
  * --cache-dir that is a file or read-only are the user's to fix, not a bug.
  */
-function openCacheFile(path: string): Db {
+function openCacheFile(path: string, readonly = false): Db {
   try {
+    // Only read: opened as a run's records are read (a read-only mount included).
+    if (readonly) return openDb(path, { readonly: true });
     return openRecordDb(path);
   } catch (err) {
     const code = (err as { code?: unknown }).code;

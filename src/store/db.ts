@@ -4,6 +4,7 @@ import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
 import { withoutPassword } from "../secret-url.ts";
+import { HONE_VERSION } from "../version.ts";
 import { syncToDisk } from "./atomic.ts";
 
 // The native module loads with the first database opened, not with every command whose modules import this one.
@@ -186,6 +187,8 @@ export function createRunDb(path: string, kind: RunKind, config: unknown): void 
     fresh
       .prepare("INSERT INTO runs (id, kind, created_at, status, config) VALUES ('run', ?, ?, 'running', ?)")
       .run(kind, now(), JSON.stringify(config, redactPasswords));
+    // The version whose rules the run's records follow: only it replays or resumes the run (loop/hone-version.ts).
+    fresh.prepare("INSERT INTO meta (key, value) VALUES ('hone', ?)").run(HONE_VERSION);
     fresh.pragma("journal_mode = WAL"); // written in the file: every later opening is in WAL mode
   } finally {
     fresh.close();
@@ -241,9 +244,14 @@ export function finishRun(db: Db, summary: unknown, status = "finished"): void {
 export function openRecordDb(path: string): Db {
   mkdirSync(dirname(path), { recursive: true });
   const db = Database(path);
-  db.pragma("journal_mode = WAL");
-  db.pragma("synchronous = NORMAL");
-  db.pragma("busy_timeout = 10000");
+  try {
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = NORMAL");
+    db.pragma("busy_timeout = 10000");
+  } catch (err) {
+    db.close(); // a file opened but refused (read-only, damaged) is not left open by a connection no one holds
+    throw err;
+  }
   return db;
 }
 

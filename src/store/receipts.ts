@@ -71,3 +71,30 @@ export function qaCounts(db: Db): QACounts {
     .all() as QACounts["failed"];
   return { measurements: m.n, pending: m.pending, task_results: t.n, failed };
 }
+
+/**
+ * The hone version whose rules a run's records follow: written at its start (`meta`); for a run started before hone
+ * wrote it there, the first rollout identity's (discovery runs), else its finished summary's (QA runs); null where
+ * none is recorded.
+ */
+export function recordedHoneVersion(db: Db): string | null {
+  const meta = db.prepare("SELECT value FROM meta WHERE key = 'hone'").get() as { value: string } | undefined;
+  if (meta) return meta.value;
+  const read = (text: string | null | undefined, key: string): string | null => {
+    try {
+      const v = text ? (JSON.parse(text) as Record<string, unknown>)[key] : undefined;
+      return typeof v === "string" ? v : null;
+    } catch {
+      return null;
+    }
+  };
+  if (hasTable(db, "rollouts")) {
+    const row = db.prepare("SELECT identity FROM rollouts WHERE identity IS NOT NULL ORDER BY id LIMIT 1").get() as
+      | { identity: string }
+      | undefined;
+    const v = read(row?.identity, "hone");
+    if (v) return v;
+  }
+  const run = db.prepare("SELECT summary FROM runs WHERE id = 'run'").get() as { summary: string | null } | undefined;
+  return read(run?.summary, "hone");
+}

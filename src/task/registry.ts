@@ -5,6 +5,7 @@ import { parse as parseYaml } from "yaml";
 import * as z from "zod";
 import { HoneError, taskError, zodIssues } from "../errors.ts";
 import { BUILTIN_TASKS_DIR } from "./builtin.ts";
+import { relativeTo } from "./content-hash.ts";
 import { type DiscoveryTask, type LoadOptions, loadTaskFolder } from "./discovery-task.ts";
 import { HARNESSTTT_MANIFEST, type ManifestTask, readHarnessManifest } from "./harnessttt-manifest.ts";
 import { looksLikeTaskFolder } from "./layouts.ts";
@@ -166,9 +167,33 @@ export function loadEntry(e: RegistryEntry): DiscoveryTask {
     env: { ...task.env, ...m.env },
     budget: { maxEvals: m.maxEvals ?? task.budget.maxEvals },
     declaredNeeds: m.declaredNeeds,
+    manifestOverrides: evaluationOverrides(m, e.dir),
   };
   if (m.dependencies.length > 0) checkDependencies(merged, m.dependencies, m.file);
   return merged;
+}
+
+/**
+ * What a manifest entry changes that can change a score (not its budget or domain), for the task's content hash:
+ * paths relative to the task folder, and the interpreter as the manifest names it, so a copy elsewhere hashes alike.
+ * Only what the entry says: a default of the manifest's loader (HarnessTTT's 360 s timeout) is hone's, the same for
+ * every entry, and would change the hash of every task such a manifest lists.
+ */
+function evaluationOverrides(m: EntryOverrides, dir: string): Record<string, unknown> {
+  const rel = (p: string | undefined) => (p === undefined ? undefined : relativeTo(dir, p));
+  const o: Record<string, unknown> = {
+    direction: m.direction,
+    metric: m.metric,
+    timeout: m.timeout,
+    python: m.python,
+    env: Object.keys(m.env).length > 0 ? m.env : undefined,
+    config: rel(m.load.config),
+    phase: m.load.phase,
+    seed: rel(m.load.seed),
+    evaluator: rel(m.load.evaluator),
+  };
+  for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
+  return o;
 }
 
 function checkDependencies(task: DiscoveryTask, modules: string[], file: string): void {

@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
-import { contentHash } from "../../harness/files.ts";
 import { isRecord } from "../../harness/formats/package-reader.ts";
 import type { ModelSettings } from "../../model/resolve.ts";
+import { taskContentHash } from "../../task/content-hash.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
 import type { QAJob, QAJobResult, QARunner } from "../qa-runner.ts";
 import { type ShippedRecords, withRecordsFile } from "../recording.ts";
@@ -61,7 +61,7 @@ export class BullmqRunner implements Runner {
 
   constructor(private readonly o: BullmqRunnerOptions) {
     this.jobs = new JobQueue(o.url);
-    this.taskHash = contentHash(o.task.dir);
+    this.taskHash = taskContentHash(o.task);
   }
 
   async *run(jobs: RolloutJob[]): AsyncIterable<RolloutJobResult> {

@@ -1,9 +1,9 @@
-import { contentHash } from "../../harness/files.ts";
 import { MemoryResponses, withCache } from "../../model/cache.ts";
 import { DEFAULT_API_KEY_ENV } from "../../model/openai-compatible.ts";
 import { type ModelSettings, type ResolvedModel, resolveModel } from "../../model/resolve.ts";
 import type { RolloutFiles } from "../../store/rollout-files.ts";
 import { resolveTask } from "../../task/builtin.ts";
+import { taskContentHash } from "../../task/content-hash.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
 import { EvaluatorPool } from "../../task/evaluator-pool.ts";
 import { checkTaskNeedsAsync } from "../../task/needs.ts";
@@ -70,7 +70,7 @@ export class WorkerCaches {
       // Its needs checked beside (a worker's timers renew the locks of the jobs it holds).
       const task = await resolveTask(t.ref, t.tasksDir, { check: false });
       await checkTaskNeedsAsync(task);
-      const hash = contentHash(task.dir);
+      const hash = taskContentHash(task);
       if (hash !== t.contentHash) {
         // Said of the folder as it is now: the next job looks again (a copy brought up to date is then measured).
         this.tasks.delete(key);

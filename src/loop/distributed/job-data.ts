@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { lstatSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { canonicalJson } from "../../canonical-json.ts";
 import { contentHash, listFiles } from "../../harness/files.ts";
 import { isRecord } from "../../harness/formats/package-reader.ts";
 import { HONE_VERSION } from "../../measure/identity.ts";
@@ -158,17 +159,6 @@ export interface RolloutJobReturn {
   error?: string;
 }
 
-function canonical(v: unknown): string {
-  if (v === null || typeof v !== "object") return JSON.stringify(v) ?? "null";
-  if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
-  const o = v as Record<string, unknown>;
-  return `{${Object.keys(o)
-    .filter((k) => o[k] !== undefined)
-    .sort()
-    .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
-    .join(",")}}`;
-}
-
 /**
  * The id a job has in a queue: its name plus a digest of everything that identifies the work (the harness's files,
  * the task or its content hash, the seed and repeat, the budget and starting program, the executor's settings), so a
@@ -177,7 +167,7 @@ function canonical(v: unknown): string {
  */
 export function queueJobId(runKey: string, d: RolloutJobData | QAJobData): string {
   const { runKey: _r, ...work } = d;
-  const digest = createHash("sha256").update(canonical(work)).digest("hex").slice(0, 24);
+  const digest = createHash("sha256").update(canonicalJson(work)).digest("hex").slice(0, 24);
   return `${runKey}--${d.jobId}--${digest}`.replace(/[^A-Za-z0-9_.-]/g, "_");
 }
 
