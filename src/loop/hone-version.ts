@@ -3,6 +3,7 @@
 // would meet records it never made, and a resume would mix two versions' decisions in one run.
 import { join } from "node:path";
 import { HoneError } from "../errors.ts";
+import { oneLine } from "../harness/printable.ts";
 import { HONE_VERSION } from "../measure/identity.ts";
 import { openDb } from "../store/db.ts";
 import { recordedHoneVersion } from "../store/receipts.ts";
@@ -17,9 +18,11 @@ export function refuseOtherVersion(dir: string, verb: "replay" | "resume"): void
     db.close();
   }
   if (recorded === null || recorded === HONE_VERSION) return;
+  // The recorded text is the run's (a run someone sent is untrusted): shown escaped and short.
+  const then = oneLine(recorded.slice(0, 40));
   const what = verb === "replay" ? "replay it exactly" : "go on with it";
   throw new HoneError(
     "usage",
-    `${dir} was recorded by hone ${recorded}, and this is hone ${HONE_VERSION}: another version's rules make other records, so only hone ${recorded} can ${what} (check out that version, or start a new run)`,
+    `${dir} was recorded by hone ${then}, and this is hone ${HONE_VERSION}: another version's rules make other records, so only hone ${then} can ${what} (check out that version, or start a new run)`,
   );
 }

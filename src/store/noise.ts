@@ -84,6 +84,7 @@ export function saveRefutedRound(db: Db, round: number): void {
 
 /** The round `saveRefutedRound` recorded; undefined where none was (or the value is not a round). */
 export function refutedRoundOf(db: Db): number | undefined {
+  if (!hasTable(db, "meta")) return undefined;
   const row = db.prepare("SELECT value FROM meta WHERE key = 'noise_refuted_round'").get() as { value: string } | undefined;
   const n = row ? Number(row.value) : Number.NaN;
   return Number.isInteger(n) && n >= 0 ? n : undefined;

@@ -78,7 +78,9 @@ export function qaCounts(db: Db): QACounts {
  * none is recorded.
  */
 export function recordedHoneVersion(db: Db): string | null {
-  const meta = db.prepare("SELECT value FROM meta WHERE key = 'hone'").get() as { value: string } | undefined;
+  const meta = hasTable(db, "meta")
+    ? (db.prepare("SELECT value FROM meta WHERE key = 'hone'").get() as { value: string } | undefined)
+    : undefined;
   if (meta) return meta.value;
   const read = (text: string | null | undefined, key: string): string | null => {
     try {

@@ -74,6 +74,11 @@ describe("the version a run's records follow", () => {
     db.prepare("UPDATE meta SET value = '0.3.0' WHERE key = 'hone'").run();
     db.close();
     expect(() => refuseOtherVersion(dir, "resume")).toThrow(/recorded by hone 0\.3\.0, and this is hone/);
+    // A run someone sent is untrusted: its version is shown escaped.
+    const sent = new Database(join(dir, "hone.db"));
+    sent.prepare("UPDATE meta SET value = ? WHERE key = 'hone'").run("1\u001b[2J");
+    sent.close();
+    expect(() => refuseOtherVersion(dir, "resume")).toThrow(/recorded by hone 1\\u001b\[2J,/);
   });
 });
 
