@@ -161,6 +161,18 @@ describe("NexAU's reading rules: variables, ${this_file_dir}, ${env.NAME}", () =
     expect(fields).toEqual(expect.arrayContaining(["variables.nope", "variables.llm"]));
   });
 
+  it("a long value named many times is refused, not put in (a memory bomb), with one problem", () => {
+    const dir = withVariables();
+    edit(join(dir, "agent.yaml"), (t) =>
+      t
+        .replace("variables:\n", `variables:\n  big: ${"x".repeat(100_000)}\n`)
+        .concat(`\n# ${"${variables.big} ".repeat(100)}\n`),
+    );
+    const err = refusal(() => load(dir));
+    expect(err.problems.filter((p) => p.field === "variables")).toHaveLength(1);
+    expect(err.problems[0]?.message).toMatch(/more than 4194304 characters/);
+  });
+
   it("import then export writes agent.yaml back byte for byte, ${…} references and all", () => {
     const dir = withVariables();
     const imported = join(tempDir(), "imp");

@@ -84,6 +84,9 @@ const FLAG_OF: Record<string, string> = { model: "--model", base_url: "--base-ur
 const THIS_FILE_DIR = "$" + "{this_file_dir}";
 const VARIABLE_REF = /\$\{variables\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\}/g;
 
+/** How long agent.yaml may grow once its variables are put in: a long value named many times would be a memory bomb. */
+const MAX_RESOLVED_CHARS = 4 * 1024 * 1024;
+
 /** A scalar as Python's str() writes it, which is what NexAU puts in the text for ${variables.x}. */
 const pyStr = (v: unknown) => (v === null ? "None" : v === true ? "True" : v === false ? "False" : String(v));
 
@@ -105,10 +108,12 @@ export function readAgentYaml(r: PackageReader): unknown {
     return undefined;
   }
   let bad = false;
+  let size = text.length;
   const resolved = text
     .split(THIS_FILE_DIR)
     .join(".")
     .replace(VARIABLE_REF, (ref, path: string) => {
+      if (size > MAX_RESOLVED_CHARS) return ref; // refused below: no more work, and no problem per reference
       let v: unknown = vars ?? {};
       for (const part of path.split(".")) v = isRecord(v) && Object.hasOwn(v, part) ? v[part] : undefined;
       if (v === undefined || isRecord(v) || Array.isArray(v)) {
@@ -122,8 +127,18 @@ export function readAgentYaml(r: PackageReader): unknown {
         );
         return ref;
       }
-      return pyStr(v);
+      const value = pyStr(v);
+      size += value.length - ref.length;
+      return value;
     });
+  if (size > MAX_RESOLVED_CHARS) {
+    r.problem(
+      AGENT,
+      "variables",
+      `with its variables put in, the file would hold more than ${MAX_RESOLVED_CHARS} characters; write long texts once, in a file of their own (system_prompt: a path)`,
+    );
+    return undefined;
+  }
   if (bad) return undefined;
   let value: unknown;
   try {
