@@ -164,9 +164,7 @@ describe("NexAU's reading rules: variables, ${this_file_dir}, ${env.NAME}", () =
   it("a long value named many times is refused, not put in (a memory bomb), with one problem", () => {
     const dir = withVariables();
     edit(join(dir, "agent.yaml"), (t) =>
-      t
-        .replace("variables:\n", `variables:\n  big: ${"x".repeat(100_000)}\n`)
-        .concat(`\n# ${"${variables.big} ".repeat(100)}\n`),
+      t.replace("variables:\n", `variables:\n  big: ${"x".repeat(100_000)}\n`).concat(`\n# ${"${variables.big} ".repeat(100)}\n`),
     );
     const err = refusal(() => load(dir));
     expect(err.problems.filter((p) => p.field === "variables")).toHaveLength(1);
