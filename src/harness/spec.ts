@@ -1,6 +1,6 @@
 import * as z from "zod";
+import { CONTROL, oneLine, printable } from "../printable.ts";
 import { builtinMiddlewarePatches } from "./middleware-params.ts";
-import { CONTROL, oneLine, printable } from "./printable.ts";
 import { SKILL_NAME, TOOL_NAME } from "./schema.ts";
 
 /** Tools every discovery harness keeps; only the others may be removed by a spec. */

@@ -11,6 +11,7 @@ import { checkHarness } from "../sandbox/check.ts";
 import { passwordRedacted } from "../secret-url.ts";
 import { candidateOfCommit, lastFinishedRound, slotSummaries } from "../store/candidates.ts";
 import { anyRound, type Db, finishRun, openDb, roundRows, runRow } from "../store/db.ts";
+import { recordedHoneVersion } from "../store/receipts.ts";
 import { resolveTask } from "../task/builtin.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import { checkTaskNeedsAsync } from "../task/needs.ts";
@@ -181,11 +182,12 @@ export function storedSettings(runDir: string, o: OptimizeOptions): OptimizeSett
   // Read only: a run still being written is refused by its lock afterwards, before this process writes anything.
   const db = openDb(join(runDir, "hone.db"), { readonly: true });
   const row = runRow(db);
+  const recorded = recordedHoneVersion(db);
   db.close();
   if (!row) throw new HoneError("usage", `${runDir}: the run was never started; remove the folder and start again`);
   if (row.kind !== "optimize")
     throw new HoneError("usage", `${runDir} is a ${row.kind} run, not an optimize run; resume it with hone ${row.kind}`);
-  refuseOtherVersion(runDir, "resume");
+  refuseOtherVersion(runDir, "resume", recorded);
   const stored = recordedSettings(JSON.parse(row.config));
   const changed = Object.fromEntries(Object.entries(o.overrides ?? {}).filter(([, v]) => v !== undefined));
   // What may change is checked by the same schema as everything else.

@@ -7,6 +7,7 @@ import { HoneError, zodIssues } from "../errors.ts";
 import { isHarnessFolder } from "../harness/program.ts";
 import { type IdentityParts, identityDifferences } from "../measure/identity.ts";
 import { type Db, hasTable, openDb, type RunRow, runRow } from "../store/db.ts";
+import { recordedHoneVersion } from "../store/receipts.ts";
 import { compareRecords } from "./compare-runs.ts";
 import type { EvalConfig } from "./eval.ts";
 import { refuseOtherVersion } from "./hone-version.ts";
@@ -62,10 +63,10 @@ export async function replayRun(
 ): Promise<ReplayResult> {
   const dir = resolve(dirArg);
   if (!existsSync(join(dir, "hone.db"))) throw new HoneError("usage", `${dir} is not a run directory (no hone.db)`);
-  const row = readRun(join(dir, "hone.db"));
+  const { row, hone } = readRun(join(dir, "hone.db"));
   if (!row) throw new HoneError("usage", `${dir} holds no run`);
   if (row.status !== "finished") throw new HoneError("usage", unfinished(dir, dirArg, row.kind));
-  refuseOtherVersion(dir, "replay");
+  refuseOtherVersion(dir, "replay", hone);
   if (outArg) refuseNonEmpty(resolve(outArg), "a replay needs a new folder: choose another --out");
   // Without --out, the name is taken by making the folder: two replays of one run started together get one each.
   const out = outArg ? resolve(outArg) : freeDir(`${dir}-replay`, madeHere);
@@ -154,7 +155,7 @@ function identityChanges(a: Db, b: Db): string[] {
  * The run recorded in the hone.db at `path`, read only after SQLite has checked the whole file: a file that is not a
  * database (a link to /dev/zero, a FIFO), or one truncated or damaged, is refused naming it, before anything runs.
  */
-function readRun(path: string): RunRow | undefined {
+function readRun(path: string): { row: RunRow | undefined; hone: string | null } {
   const refuse = (why: string) => new HoneError("usage", `${path}: ${why}; the recording is damaged and cannot be replayed`);
   if (!statSync(path).isFile()) throw refuse("is not a file");
   try {
@@ -162,7 +163,7 @@ function readRun(path: string): RunRow | undefined {
     try {
       const check = db.pragma("quick_check", { simple: true });
       if (check !== "ok") throw refuse(`is not a sound database (SQLite's check: ${String(check).slice(0, 120)})`);
-      return runRow(db);
+      return { row: runRow(db), hone: recordedHoneVersion(db) };
     } finally {
       db.close();
     }

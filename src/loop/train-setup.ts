@@ -17,6 +17,7 @@ import { AgentCliEstimator, type Estimator, LLMEstimator, PatchQueue } from "../
 import type { ProposerTask } from "../method/proposer.ts";
 import { createRunDb, openDb, runRow } from "../store/db.ts";
 import { HarnessRepo } from "../store/git.ts";
+import { recordedHoneVersion } from "../store/receipts.ts";
 import { loadSplit } from "../task/qa/benchmarks.ts";
 import { refuseOtherVersion } from "./hone-version.ts";
 import { DEFAULT_PROPOSER_HARNESS } from "./optimize-config.ts";
@@ -114,10 +115,11 @@ export async function openTrainRun(o: {
   if (source) {
     const db = openDb(join(resolve(source), "hone.db"), { readonly: true });
     const row = runRow(db);
+    const recorded = recordedHoneVersion(db);
     db.close();
     if (row?.kind !== "train")
       throw new HoneError("usage", `${source} is not a train run (its hone.db holds ${row?.kind ?? "no run"})`);
-    if (o.resume) refuseOtherVersion(resolve(source), "resume");
+    if (o.resume) refuseOtherVersion(resolve(source), "resume", recorded);
     c = JSON.parse(row.config) as StoredTrainConfig;
   } else if (o.config) c = storedConfig(o.config);
   else throw new HoneError("usage", "give --config train.yaml, or --resume a run directory");

@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { constants, tmpdir } from "node:os";
 import { join } from "node:path";
+import { printableText } from "../printable.ts";
 import type { DiscoveryTask } from "./discovery-task.ts";
 import { type Evaluation, judgeMetrics } from "./evaluation.ts";
 import { hiddenPathHint } from "./hidden-path-hint.ts";
@@ -105,13 +106,10 @@ const withHint = (hint: string | undefined) => (hint ? `; ${hint}` : "");
 /** What to do about an error the sandbox caused: a write to a read-only folder, a file outside the task folder. */
 const hintFor = (task: DiscoveryTask, error: string) => withHint(readOnlyHint(task, error) ?? hiddenPathHint(task, error));
 
-// C0 and C1 control characters but tab and newline (carriage return included: it rewrites a terminal's line). An
-// evaluation's texts carry what a program chose (its exception's message, values the evaluator echoes, its output):
-// they are printed by `hone evaluate`, `hone run` and `hone log`, and must never drive the user's terminal.
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+// An evaluation's texts carry what a program chose (its exception's message, values the evaluator echoes, its
+// output): they are printed by `hone evaluate`, `hone run` and `hone log`, and must never drive the user's terminal
+// (printableText: every control character but tab and newline escaped, carriage return included).
 const MAX_SHOWN_DEPTH = 64;
-
-const printableText = (s: string) => s.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 
 /** A JSON value with every string (keys too) written printable; nesting past MAX_SHOWN_DEPTH is cut. */
 function printableValue(value: unknown, depth = 0): unknown {

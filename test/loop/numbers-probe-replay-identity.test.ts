@@ -7,7 +7,8 @@ import { planCells } from "../../src/compare/plan.ts";
 import { runExperiment } from "../../src/compare/run-experiment.ts";
 import { refuseOtherVersion } from "../../src/loop/hone-version.ts";
 import { HONE_VERSION, type IdentityParts, identityDigest } from "../../src/measure/identity.ts";
-import { createRunDb } from "../../src/store/db.ts";
+import { createRunDb, openDb } from "../../src/store/db.ts";
+import { recordedHoneVersion } from "../../src/store/receipts.ts";
 import { hone } from "../helpers/cli.ts";
 import { ROOT, tempDir } from "../helpers/fixtures.ts";
 
@@ -65,20 +66,30 @@ describe("a run recorded by another hone version than this one", () => {
   });
 });
 
+/** The version the run in `dir` recorded, read as hone reads it. */
+function versionOf(dir: string): string | null {
+  const db = openDb(join(dir, "hone.db"), { readonly: true });
+  try {
+    return recordedHoneVersion(db);
+  } finally {
+    db.close();
+  }
+}
+
 describe("the version a run's records follow", () => {
   it("is written at its start, so a run stopped before any measurement (a QA or train run too) is refused", () => {
     const dir = tempDir();
     createRunDb(join(dir, "hone.db"), "train", {});
-    expect(() => refuseOtherVersion(dir, "resume")).not.toThrow();
+    expect(() => refuseOtherVersion(dir, "resume", versionOf(dir))).not.toThrow();
     const db = new Database(join(dir, "hone.db"));
     db.prepare("UPDATE meta SET value = '0.3.0' WHERE key = 'hone'").run();
     db.close();
-    expect(() => refuseOtherVersion(dir, "resume")).toThrow(/recorded by hone 0\.3\.0, and this is hone/);
+    expect(() => refuseOtherVersion(dir, "resume", versionOf(dir))).toThrow(/recorded by hone 0\.3\.0, and this is hone/);
     // A run someone sent is untrusted: its version is shown escaped.
     const sent = new Database(join(dir, "hone.db"));
     sent.prepare("UPDATE meta SET value = ? WHERE key = 'hone'").run("1\u001b[2J");
     sent.close();
-    expect(() => refuseOtherVersion(dir, "resume")).toThrow(/recorded by hone 1\\u001b\[2J,/);
+    expect(() => refuseOtherVersion(dir, "resume", versionOf(dir))).toThrow(/recorded by hone 1\\u001b\[2J,/);
   });
 });
 

@@ -1,8 +1,8 @@
 import { isAbsolute, join, relative, resolve } from "node:path";
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
-import { oneLine } from "../../harness/printable.ts";
 import type { MiddlewareConfig, ToolSpec } from "../../harness/types.ts";
+import { oneLine } from "../../printable.ts";
 import type { CheckReport, Problem } from "../../sandbox/check.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
 import { printJson } from "../output.ts";

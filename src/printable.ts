@@ -1,6 +1,6 @@
 // Texts from untrusted sources (a package's file names and values, a proposer's keys) made safe to print: control
 // characters written out as escapes, so they can neither drive a terminal nor start a line of their own. Imported by
-// the CLI at start, so it holds no schema library.
+// the CLI at start, so it holds no schema library; imports nothing of hone's.
 
 /**
  * C0 and C1 control characters other than tab, line feed, carriage return and NEL (U+0085, which mis-decoded text
@@ -20,3 +20,11 @@ export const printable = (s: string) =>
  */
 export const oneLine = (s: string) =>
   printable(s).replace(/[\r\n\u0085\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+
+/**
+ * A text to print with its own lines kept: control characters written as \uXXXX but tab and line feed, so a carriage
+ * return cannot overwrite a printed line and an escape sequence cannot drive a terminal (an evaluator's or a
+ * program's text, a failed cell's error).
+ */
+export const printableText = (s: string) =>
+  printable(s).replace(/[\r\u0085]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
