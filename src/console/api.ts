@@ -3,16 +3,18 @@ import { type Context, Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import { type IdentityParts, identityDifferences } from "../loop/identity.ts";
 import { runReceipt } from "../loop/receipt.ts";
-import { HarnessRepo } from "../store/git.ts";
 import { fileRoutes } from "./api-files.ts";
+import { HarnessReader, MAX_GIT_BYTES } from "./harness-read.ts";
 import type { LiveHub } from "./live.ts";
 import { badRequest, page } from "./params.ts";
 import type { RunReader } from "./run-reader.ts";
 import type { RunRegistry } from "./runs.ts";
 
 const notFound = (c: Context, what: string) => c.json({ error: `${what} not found` }, 404);
-const noRun = (c: Context, id: string) =>
+const missing = (c: Context, id: string) =>
   c.json({ error: `no run named ${JSON.stringify(id)} under this console's folder; it may have been moved or deleted` }, 404);
+/** A run's harness versions, read without its repository's config (a run folder is untrusted). */
+const harnesses = (reader: RunReader) => new HarnessReader(join(reader.dir, "harnesses.git"));
 const json = (c: Context, text: string) => c.body(text, 200, { "content-type": "application/json; charset=utf-8" });
 
 /** A server-sent event stream fed by the shared hub: no timer or query per client. */
@@ -28,6 +30,16 @@ export const stream = (c: Context, subscribe: (send: (fingerprint: string) => vo
 /** The read-only JSON API over a folder of run directories, plus server-sent events for live pages. */
 export function consoleApi(runs: RunRegistry, live: LiveHub): Hono {
   const api = new Hono();
+  /** A run with no reader: gone, or there with a hone.db hone cannot read (said so, not "moved or deleted"). */
+  const noRun = (c: Context, id: string) =>
+    runs.dir(id)
+      ? c.json(
+          {
+            error: `no run named ${JSON.stringify(id)} that hone can read: its hone.db is damaged, half copied, being created, or another program's`,
+          },
+          404,
+        )
+      : missing(c, id);
 
   api.get("/runs", (c) => {
     const p = page(c);
@@ -84,7 +96,7 @@ export function consoleApi(runs: RunRegistry, live: LiveHub): Hono {
     const candidate = reader.candidate(c.req.param("cid"));
     if (!candidate) return notFound(c, `candidate ${JSON.stringify(c.req.param("cid"))}`);
     const sha = candidate.commit_sha as string | null;
-    const files = sha ? await new HarnessRepo(join(reader.dir, "harnesses.git")).read.files(sha) : [];
+    const files = sha ? ((await harnesses(reader).files(sha)) ?? []) : [];
     return c.json({ ...candidate, files });
   });
 
@@ -94,9 +106,10 @@ export function consoleApi(runs: RunRegistry, live: LiveHub): Hono {
     const sha = reader.commitOf(c.req.param("cid"));
     const path = c.req.query("path") ?? "";
     if (!sha) return notFound(c, `candidate ${JSON.stringify(c.req.param("cid"))} with a harness`);
-    const repo = new HarnessRepo(join(reader.dir, "harnesses.git"));
-    if (!(await repo.read.files(sha)).includes(path)) return notFound(c, `file ${JSON.stringify(path)}`);
-    return c.json({ path, content: await repo.read.show(sha, path) });
+    const repo = harnesses(reader);
+    const shown = (await repo.files(sha))?.includes(path) ? await repo.show(sha, path) : null;
+    if (!shown) return notFound(c, `file ${JSON.stringify(path)}`);
+    return c.json({ path, content: shown.text, ...(shown.truncated ? { truncated: MAX_GIT_BYTES } : {}) });
   });
 
   api.get("/runs/:run/diff", async (c) => {
@@ -107,8 +120,9 @@ export function consoleApi(runs: RunRegistry, live: LiveHub): Hono {
     const [shaA, shaB] = [reader.commitOf(a), reader.commitOf(b)];
     if (!shaA || !shaB)
       return c.json({ error: "both candidates must exist and have a harness (gate-refused ones have none)" }, 404);
-    const diff = await new HarnessRepo(join(reader.dir, "harnesses.git")).read.diff(shaA, shaB);
-    return c.json({ a, b, diff });
+    const diff = await harnesses(reader).diff(shaA, shaB);
+    if (!diff) return c.json({ error: "these candidates' harness versions are not in this run's harnesses.git" }, 404);
+    return c.json({ a, b, diff: diff.text, ...(diff.truncated ? { truncated: MAX_GIT_BYTES } : {}) });
   });
 
   api.get("/runs/:run/rollouts", (c) => {

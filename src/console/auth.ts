@@ -15,6 +15,18 @@ function same(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/**
+ * Where to send a page opened as `/?token=…`: the same page without the token in its address. The path is taken as it
+ * came, still percent-encoded (Hono's decoded `c.req.path` turns `/%09/evil.example` into `/\t/evil.example`, which a
+ * browser reads as `//evil.example`, another site), with any whitespace or control character left out and the leading
+ * slashes and backslashes made one, so the Location is always a path on this console, never `//host/…`.
+ */
+export function sameSitePath(url: string): string {
+  const raw = new URL(url).pathname;
+  const printable = raw.replace(/[\u0000-\u0020\u007f]/g, "");
+  return `/${printable.replace(/^[/\\]+/, "")}`;
+}
+
 export const isLoopback = (host: string) => host === "127.0.0.1" || host === "::1" || host === "localhost";
 
 /**
@@ -33,7 +45,7 @@ export function guard(token: string | undefined): MiddlewareHandler {
     const fromQuery = c.req.query("token");
     if (fromQuery !== undefined && same(fromQuery, token) && c.req.method === "GET" && !c.req.path.startsWith("/api/")) {
       setCookie(c, cookieKey, token, { httpOnly: true, sameSite: "Strict", path: "/" });
-      return c.redirect(c.req.path, 302);
+      return c.redirect(sameSitePath(c.req.url), 302);
     }
     const bearer = c.req.header("authorization")?.replace(/^Bearer\s+/i, "");
     const cookie = getCookie(c, cookieKey);

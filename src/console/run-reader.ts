@@ -39,7 +39,10 @@ export class RunReader {
   readable(): boolean {
     try {
       this.version();
-      return hasTable(this.db, "runs");
+      if (!hasTable(this.db, "runs")) return false;
+      // Another program's (or another version's) runs table lacks hone's columns: every page would be an error 500.
+      this.overview();
+      return true;
     } catch {
       return false;
     }

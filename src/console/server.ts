@@ -44,6 +44,11 @@ export function consoleApp(runs: RunRegistry, opts: ConsoleOptions, live = new L
   app.route("/api", consoleApi(runs, live));
   app.route("/api", gridRoutes(runs, live));
   app.all("/api/*", (c) => c.json({ error: "no such API route" }, 404));
+  // What a run's records make throw (a damaged page of its hone.db) answers that request with what went wrong, as
+  // JSON the pages can show, never a bare "Internal Server Error".
+  app.onError((err, c) =>
+    c.json({ error: `hone view could not answer ${c.req.path}: ${err.message.split("\n")[0]?.slice(0, 300)}` }, 500),
+  );
   app.use("/assets/*", serveStatic({ root: dist }));
   // Every other path is a page of the single-page app.
   app.get("*", (c) => {

@@ -5,9 +5,10 @@
 // every git implementation. Only loose objects are read here: one that git packed reads as absent (git.ts then asks
 // the git CLI), and one whose bytes do not hash to its name is refused.
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { deflateSync, inflateSync } from "node:zlib";
+import { readRegular } from "./git-safe.ts";
 
 export type ObjectType = "blob" | "tree" | "commit";
 
@@ -44,11 +45,17 @@ const MAX_OBJECT_BYTES = 64 << 20;
 /** One loose object's type and content, or undefined when it is not a loose object of this repository. */
 export function readObject(gitDir: string, oid: string): { type: string; content: Buffer } | undefined {
   if (!/^[0-9a-f]{40}$/.test(oid)) return undefined;
+  // Only a regular file, never blocking: an object of a run folder from someone else may be a FIFO or a link.
+  const path = join(gitDir, "objects", oid.slice(0, 2), oid.slice(2));
+  const deflated = readRegular(path, MAX_OBJECT_BYTES);
+  if (!deflated) {
+    // Not there (packed, or absent), or there but something git would block on or read through: never given to git.
+    if (lstatSync(path, { throwIfNoEntry: false })) throw new Error(`git object ${oid} is not a regular file`);
+    return undefined;
+  }
   let wrapped: Buffer;
   try {
-    wrapped = inflateSync(readFileSync(join(gitDir, "objects", oid.slice(0, 2), oid.slice(2))), {
-      maxOutputLength: MAX_OBJECT_BYTES,
-    });
+    wrapped = inflateSync(deflated, { maxOutputLength: MAX_OBJECT_BYTES });
   } catch {
     return undefined;
   }

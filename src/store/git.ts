@@ -1,4 +1,3 @@
-import { execFile, execFileSync } from "node:child_process";
 import {
   chmodSync,
   closeSync,
@@ -9,7 +8,6 @@ import {
   mkdtempSync,
   openSync,
   readdirSync,
-  readFileSync,
   renameSync,
   rmSync,
   writeFileSync,
@@ -17,9 +15,10 @@ import {
 import { readdir, readFile, readlink, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
-import { promisify } from "node:util";
+import { HoneError } from "../errors.ts";
 import { removePartials } from "./atomic.ts";
 import { commitContent, parseCommit, parseTree, readObject, type TreeEntry, treeContent, writeObject } from "./git-objects.ts";
+import { gitSync, isOid, readRegular } from "./git-safe.ts";
 
 /** A file as a commit holds it: its path in the package and how to write it. */
 type CheckedOut = { path: string; mode: string; data: Buffer };
@@ -57,6 +56,11 @@ function writeNew(file: string, data: Buffer, mode: number): void {
   }
 }
 
+/** The most of a packed-refs file read. */
+const PACKED_REFS_BYTES = 256 * 1024 * 1024;
+
+const idOrUndefined = (sha: string | undefined) => (isOid(sha) ? sha : undefined);
+
 /**
  * A bare git repository of harness versions. Every candidate is a commit on refs/candidates/…, created once and
  * never moved; the incumbent is refs/heads/main, which moves only by fast-forward. Commits carry fixed author
@@ -65,45 +69,19 @@ function writeNew(file: string, data: Buffer, mode: number): void {
 export class HarnessRepo {
   constructor(readonly gitDir: string) {}
 
-  private env(extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-    return {
-      PATH: process.env.PATH,
-      HOME: this.gitDir,
-      GIT_CONFIG_NOSYSTEM: "1",
-      GIT_AUTHOR_NAME: "hone",
-      GIT_AUTHOR_EMAIL: "hone@localhost",
-      GIT_COMMITTER_NAME: "hone",
-      GIT_COMMITTER_EMAIL: "hone@localhost",
-      ...extra,
-    };
+  /** git over this repository's objects only (git-safe.ts): nothing else of a run folder is read or run. */
+  private git(args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): string {
+    return gitSync(this.gitDir, args, opts);
   }
 
-  private git(args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv; cwd?: string } = {}): string {
-    return execFileSync("git", ["--git-dir", this.gitDir, ...args], {
-      encoding: "utf8",
-      input: opts.input,
-      cwd: opts.cwd,
-      stdio: ["pipe", "pipe", "pipe"],
-      env: this.env(opts.env),
-      maxBuffer: 64 * 1024 * 1024,
-    }).trim();
+  /** `sha` if it is a commit id, else an error naming it: ids come from a run's hone.db, as untrusted as its repository. */
+  private oid(sha: string): string {
+    if (isOid(sha)) return sha;
+    throw new HoneError(
+      "usage",
+      `${this.gitDir}: ${JSON.stringify(String(sha).slice(0, 80))} is not a commit id; the run's records are damaged`,
+    );
   }
-
-  private async gitAsync(args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<string> {
-    const { stdout } = await promisify(execFile)("git", ["--git-dir", this.gitDir, ...args], {
-      cwd: opts.cwd,
-      env: this.env(opts.env),
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    return stdout.trim();
-  }
-
-  /** Read-only, without blocking the event loop (the console serves many requests at once). */
-  readonly read = {
-    diff: (a: string, b: string) => this.gitAsync(["diff", "--no-color", a, b]),
-    files: async (sha: string) => (await this.gitAsync(["ls-tree", "-r", "--name-only", sha])).split("\n").filter(Boolean),
-    show: (sha: string, path: string) => this.gitAsync(["show", `${sha}:${path}`]),
-  };
 
   /** A new bare repository, laid out as `git init --bare --initial-branch=main` lays one out (no git process). */
   static init(gitDir: string): HarnessRepo {
@@ -196,32 +174,72 @@ export class HarnessRepo {
   /** Removes a ref (a candidate's that a killed attempt left, when the attempt made again has no commit). */
   dropRef(ref: string): void {
     rmSync(join(this.gitDir, ref), { force: true });
-    if (this.resolve(ref)) this.git(["update-ref", "-d", ref]); // packed
+    if (this.resolve(ref)) this.unpack(ref);
   }
 
-  /** The commit a ref points at. Full ref names are read from the repository's files (loose, then packed). */
+  /**
+   * Removes a ref from packed-refs the way git does (under `packed-refs.lock`, then a rename), with the peeled line
+   * that may follow it. No git process runs on the run's own repository, whose hooks it would run.
+   */
+  private unpack(ref: string): void {
+    const path = join(this.gitDir, "packed-refs");
+    const lines = (readRegular(path, PACKED_REFS_BYTES)?.toString("utf8") ?? "").split("\n");
+    const kept: string[] = [];
+    for (let i = 0; i < lines.length; i++) {
+      if (lines[i]?.split(" ")[1] !== ref) kept.push(lines[i] as string);
+      else if (lines[i + 1]?.startsWith("^")) i++;
+    }
+    const lock = `${path}.lock`;
+    writeFileSync(lock, kept.join("\n"), { flag: "wx" });
+    try {
+      renameSync(lock, path);
+    } finally {
+      rmSync(lock, { force: true });
+    }
+  }
+
+  /**
+   * The commit a ref points at, or undefined. Full ref names are read from the repository's files (loose, then
+   * packed), a ref that is not a regular file or holds no commit id read as missing. Other names (`main`, `r01-k0`,
+   * an abbreviated id, given on the command line) are looked up the same way under refs/, or as an id by git.
+   */
   resolve(ref: string): string | undefined {
     if (ref.startsWith("refs/")) {
-      const loose = join(this.gitDir, ref);
-      if (existsSync(loose)) return readFileSync(loose, "utf8").trim();
-      const packed = join(this.gitDir, "packed-refs");
-      if (existsSync(packed)) {
-        for (const line of readFileSync(packed, "utf8").split("\n")) {
-          const [sha, name] = line.split(" ");
-          if (name === ref && sha && /^[0-9a-f]{40}$/.test(sha)) return sha;
-        }
+      if (ref.split("/").some((p) => p === "" || p === "." || p === "..")) return undefined;
+      const loose = readRegular(join(this.gitDir, ref), 4096);
+      if (loose !== undefined) return idOrUndefined(loose.toString("utf8").trim());
+      const packed = readRegular(join(this.gitDir, "packed-refs"), PACKED_REFS_BYTES);
+      for (const line of packed?.toString("utf8").split("\n") ?? []) {
+        const [sha, name] = line.split(" ");
+        if (name === ref) return idOrUndefined(sha);
       }
       return undefined;
     }
-    try {
-      return this.git(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`]);
-    } catch {
-      return undefined;
+    if (/^[0-9a-f]{4,64}$/.test(ref)) {
+      try {
+        const sha = idOrUndefined(this.git(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`]));
+        if (sha) return sha;
+      } catch {
+        // not an id here: perhaps a ref's name
+      }
     }
+    const names = ref === "HEAD" ? ["heads/main"] : [ref, `tags/${ref}`, `heads/${ref}`, `candidates/${ref}`];
+    for (const name of names) {
+      const sha = this.resolve(`refs/${name}`);
+      if (sha) return sha;
+    }
+    return undefined;
   }
 
+  /** Whether commit `a` is `b` or one of its ancestors (false when either is no commit id, or not here). */
   isAncestor(a: string, b: string): boolean {
-    const walked = this.ancestorWalk(a, b);
+    if (!isOid(a) || !isOid(b)) return false;
+    let walked: boolean | undefined;
+    try {
+      walked = this.ancestorWalk(a, b);
+    } catch {
+      return false; // a corrupt object, or one that is no regular file: no lineage through it
+    }
     if (walked !== undefined) return walked;
     try {
       this.git(["merge-base", "--is-ancestor", a, b]);
@@ -245,16 +263,20 @@ export class HarnessRepo {
     return this.swapRef("refs/heads/main", sha, current);
   }
 
+  /** The diff between two commits (plain text: hone's own config, no external diff or textconv driver). */
   diff(a: string, b: string): string {
-    return this.git(["diff", "--no-color", a, b]);
+    return this.git(["diff", "--no-color", "--no-ext-diff", "--no-textconv", this.oid(a), this.oid(b), "--"]);
   }
 
   files(sha: string): string[] {
-    return this.git(["ls-tree", "-r", "--name-only", sha]).split("\n").filter(Boolean);
+    return this.git(["ls-tree", "-r", "-z", "--name-only", this.oid(sha)])
+      .split("\0")
+      .filter(Boolean);
   }
 
+  /** One file of a commit. */
   show(sha: string, path: string): string {
-    return this.git(["show", `${sha}:${path}`]);
+    return this.git(["cat-file", "blob", `${this.oid(sha)}:${path}`]);
   }
 
   /** Whether `a` is `b` or one of its ancestors, read from loose objects; undefined when one is not loose. */
@@ -308,6 +330,7 @@ export class HarnessRepo {
    * take a folder holding `agent.yaml` for a whole one.
    */
   materialize(sha: string, dir: string): void {
+    this.oid(sha);
     mkdirSync(dirname(dir), { recursive: true });
     const prefix = `.${basename(dir)}.partial-`;
     removePartials(dirname(dir), prefix); // what a killed checkout left beside (one writer per run)
@@ -337,7 +360,8 @@ export class HarnessRepo {
       }
       return;
     }
-    // Not all loose (a repository git has packed): git itself checks it out.
+    // Not all loose (a repository git has packed): git itself checks it out, run as git-safe.ts runs it (hone's own
+    // config: no filter driver a run's repository names runs).
     const index = join(mkdtempSync(join(tmpdir(), "hone-index-")), "index");
     try {
       const env = { GIT_INDEX_FILE: index, GIT_WORK_TREE: dir };
@@ -346,16 +370,5 @@ export class HarnessRepo {
     } finally {
       rmSync(join(index, ".."), { recursive: true, force: true });
     }
-  }
-
-  refs(prefix = "refs/"): { ref: string; sha: string }[] {
-    const out = this.git(["for-each-ref", "--format=%(refname) %(objectname)", prefix]);
-    return out
-      .split("\n")
-      .filter(Boolean)
-      .map((l) => {
-        const [ref, sha] = l.split(" ");
-        return { ref: ref as string, sha: sha as string };
-      });
   }
 }

@@ -100,10 +100,17 @@ export function registerLog(program: Command): void {
     .action(async (dir: string, a: string, b: string | undefined) => {
       const { db, repo } = await openRun(dir);
       const { candidateCommits } = await import("../../store/candidates.ts");
+      const { isOid } = await import("../../store/git-safe.ts");
       const commitOf = (x: string) => {
         const row = candidateCommits(db, x);
         if (row) {
           if (!row.commit_sha) throw new HoneError("usage", `candidate ${x} was invalid and has no harness version`);
+          for (const sha of [row.commit_sha, row.parent_commit].filter((v) => v !== null))
+            if (!isOid(sha))
+              throw new HoneError(
+                "usage",
+                `${join(dir, "hone.db")} records ${JSON.stringify(String(sha).slice(0, 80))} as a commit of candidate ${x}, which is no commit id; the run's records are damaged`,
+              );
           return { commit: row.commit_sha, parent: row.parent_commit };
         }
         const sha = repo.resolve(x);
@@ -118,6 +125,15 @@ export function registerLog(program: Command): void {
         process.stdout.write("no differences (the seed harness has no parent)\n");
         return;
       }
-      process.stdout.write(`${repo.diff(from, to)}\n`);
+      let diff: string;
+      try {
+        diff = repo.diff(from, to);
+      } catch (err) {
+        throw new HoneError(
+          "usage",
+          `${join(dir, "harnesses.git")} cannot diff ${from.slice(0, 10)} and ${to.slice(0, 10)}: ${(err as Error).message.split("\n").pop()}`,
+        );
+      }
+      process.stdout.write(`${diff}\n`);
     });
 }

@@ -7,12 +7,16 @@ import { duration, score, signed } from "../format.ts";
 import { candidateUrl, Link, rolloutUrl, runUrl } from "../router.tsx";
 import type { CandidateDetail, CandidateRow, Page } from "../types.ts";
 
+/** What the console says under a harness file or diff it cut (the server sends at most `bytes` of one). */
+const cut = (bytes: number) =>
+  `cut at ${Math.round(bytes / 1024 / 1024)} MiB; read the rest with git from the run's harnesses.git`;
+
 export function CandidatePage({ run, id }: { run: string; id: string }) {
   const { data, error } = useJson<CandidateDetail>(`${runPath(run)}/candidates/${encodeURIComponent(id)}`);
   const [file, setFile] = useState<string | null>(null);
   const [content, setContent] = useState<string>("");
   const [against, setAgainst] = useState<string>("");
-  const [diff, setDiff] = useState<{ text: string; error?: string } | null>(null);
+  const [diff, setDiff] = useState<{ text: string; error?: string; truncated?: number } | null>(null);
 
   useEffect(() => {
     if (!data) return;
@@ -21,16 +25,20 @@ export function CandidatePage({ run, id }: { run: string; id: string }) {
   }, [data]);
   useEffect(() => {
     if (!file) return;
-    getJson<{ content: string }>(`${runPath(run)}/candidates/${encodeURIComponent(id)}/file?path=${encodeURIComponent(file)}`)
-      .then((r) => setContent(r.content))
+    getJson<{ content: string; truncated?: number }>(
+      `${runPath(run)}/candidates/${encodeURIComponent(id)}/file?path=${encodeURIComponent(file)}`,
+    )
+      .then((r) => setContent(r.truncated ? `${r.content}\n… (${cut(r.truncated)})` : r.content))
       .catch((e: Error) => setContent(`(${e.message})`));
   }, [run, id, file]);
   useEffect(() => {
     if (!data?.commit_sha) return;
     const base = against || data.parent;
     if (!base) return setDiff({ text: "", error: "this candidate has no parent to compare with" });
-    getJson<{ diff: string }>(`${runPath(run)}/diff?a=${encodeURIComponent(base)}&b=${encodeURIComponent(id)}`)
-      .then((r) => setDiff({ text: r.diff }))
+    getJson<{ diff: string; truncated?: number }>(
+      `${runPath(run)}/diff?a=${encodeURIComponent(base)}&b=${encodeURIComponent(id)}`,
+    )
+      .then((r) => setDiff({ text: r.diff, truncated: r.truncated }))
       .catch((e: Error) => setDiff({ text: "", error: e.message }));
   }, [run, id, data, against]);
 
@@ -112,7 +120,10 @@ export function CandidatePage({ run, id }: { run: string; id: string }) {
           {diff?.error ? (
             <p className="muted">{diff.error}</p>
           ) : diff ? (
-            <Diff text={diff.text} />
+            <>
+              <Diff text={diff.text} />
+              {diff.truncated ? <p className="muted">{cut(diff.truncated)}</p> : null}
+            </>
           ) : (
             <p className="muted">Loading…</p>
           )}
