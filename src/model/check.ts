@@ -1,3 +1,4 @@
+import { oneLine } from "../printable.ts";
 import { withoutPassword } from "../secret-url.ts";
 import { ModelError } from "./errors.ts";
 import { type EndpointOptions, OpenAICompatibleModel } from "./openai-compatible.ts";
@@ -14,7 +15,8 @@ export interface CheckReport {
 /** `hone models check`: list the endpoint's models, then make one tiny tool-calling request. */
 export async function checkEndpoint(opts: EndpointOptions, env: NodeJS.ProcessEnv = process.env): Promise<CheckReport> {
   const client = new OpenAICompatibleModel({ ...opts, timeouts: { attempt: 30, first_byte: 30, ...opts.timeouts } }, env);
-  const report: CheckReport = { ok: false, baseUrl: opts.baseUrl, model: opts.model, steps: [] };
+  // The report is printed (--json) and kept: a password in the base URL never is.
+  const report: CheckReport = { ok: false, baseUrl: withoutPassword(opts.baseUrl), model: opts.model, steps: [] };
   try {
     report.models = await client.listModels();
     const listed = report.models.includes(opts.model);
@@ -24,7 +26,7 @@ export async function checkEndpoint(opts: EndpointOptions, env: NodeJS.ProcessEn
       ok: listed,
       detail: listed
         ? `${report.models.length} model(s); "${opts.model}" is served${window ? ` with a context window of ${window} tokens` : ""}`
-        : `"${opts.model}" is not among the served models: ${report.models.slice(0, 20).join(", ") || "(none)"}`,
+        : `"${opts.model}" is not among the served models: ${shownIds(report.models, 20) || "(none)"}`,
     });
     if (!listed) return report;
   } catch (err) {
@@ -45,6 +47,13 @@ export async function checkEndpoint(opts: EndpointOptions, env: NodeJS.ProcessEn
   await checkToolCall(client, report);
   return report;
 }
+
+/** The first `n` model ids a server listed, as one line: a server's id may carry control characters (ESC). */
+const shownIds = (ids: string[], n: number) =>
+  ids
+    .slice(0, n)
+    .map((id) => oneLine(String(id)).slice(0, 200))
+    .join(", ");
 
 /** The answer's budget in the check's request. */
 export const PING_MAX_TOKENS = 2048;
@@ -111,8 +120,8 @@ async function checkToolCall(client: OpenAICompatibleModel, report: CheckReport)
     step: "tool call",
     ok: parsed,
     detail: parsed
-      ? `called ${call.function.name} in ${Math.round(res.latency_ms)} ms (${res.usage.total_tokens} tokens)${note}`
-      : `called ${call.function.name} but its arguments are not valid JSON: ${call.function.arguments.slice(0, 200)}${note}`,
+      ? `called ${oneLine(call.function.name.slice(0, 200))} in ${Math.round(res.latency_ms)} ms (${res.usage.total_tokens} tokens)${note}`
+      : `called ${oneLine(call.function.name.slice(0, 200))} but its arguments are not valid JSON: ${oneLine(call.function.arguments.slice(0, 200))}${note}`,
   });
   report.ok = parsed;
 }
@@ -128,7 +137,7 @@ export async function preflight(opts: EndpointOptions, env: NodeJS.ProcessEnv = 
     if (models.length > 0 && !models.includes(opts.model)) {
       return new ModelError(
         "unknown_model",
-        `${withoutPassword(opts.baseUrl)} does not serve model "${opts.model}"; it serves ${models.slice(0, 10).join(", ")}`,
+        `${withoutPassword(opts.baseUrl)} does not serve model "${opts.model}"; it serves ${shownIds(models, 10)}`,
         { url: withoutPassword(opts.baseUrl) },
       );
     }

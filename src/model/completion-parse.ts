@@ -1,3 +1,4 @@
+import { oneLine } from "../printable.ts";
 import { ModelError } from "./errors.ts";
 import type { ChatResponse, ToolCall, Usage } from "./types.ts";
 
@@ -99,7 +100,17 @@ function response(
 
 /** One whole completion. Empty text is no text: whole and streamed answers both record `null` for it. */
 export function parseCompletion(raw: RawCompletion, url: string, model: string, latency_ms: number): ChatResponse {
-  const choice = raw?.choices?.[0];
+  // The SDK hands over the text of an answer that is not JSON (a login page, a web app at a base URL without /v1).
+  const body: unknown = raw;
+  if (typeof body !== "object" || body === null) {
+    const text = typeof body === "string" ? oneLine(body.slice(0, 120)) : String(body);
+    throw new ModelError(
+      "bad_response",
+      `${url} answered model ${model} with something other than a JSON completion (${text || "an empty body"}): is --base-url the API's (it usually ends in /v1)?`,
+      { url },
+    );
+  }
+  const choice = raw.choices?.[0];
   if (!choice?.message) {
     throw new ModelError("bad_response", `${url} returned a completion with no choices for model ${model}`, { url });
   }

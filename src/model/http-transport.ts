@@ -218,20 +218,54 @@ function eventStream(res: IncomingMessage, body: Readable, watch: EventStreamWat
 }
 
 /**
- * Error bodies in the shape the SDK reads (`{"error": {...}}`). Older vLLM releases answer with the error's fields
- * at the top level (`{"object": "error", "message": …}`), which the SDK would report as "no body".
+ * Error bodies in the shape the SDK reads (`{"error": {"message": "…", …}}`), flat: the SDK would report anything
+ * else as "status code (no body)" (older vLLM's top-level `{"object": "error", "message": …}`, FastAPI's
+ * `{"detail": "Not Found"}` for a path vLLM does not serve) or write it out whole with JSON.stringify, which a
+ * deeply nested value overflows. A body that is not JSON is left as it is: the SDK passes its text on as the message.
  */
 function errorBody(bytes: Buffer<ArrayBuffer>): Buffer<ArrayBuffer> {
-  if (bytes.length === 0 || bytes.length > 1_000_000) return bytes;
+  if (bytes.length === 0) return bytes;
+  let v: unknown;
   try {
-    const v = JSON.parse(bytes.toString("utf8")) as Record<string, unknown>;
-    if (v && typeof v === "object" && !("error" in v) && typeof v.message === "string") {
-      return Buffer.from(JSON.stringify({ error: { message: v.message, type: v.type, param: v.param ?? null, code: v.code } }));
-    }
+    v = JSON.parse(bytes.toString("utf8"));
   } catch {
-    // Not JSON: the SDK passes the text through as the message.
+    return bytes;
   }
-  return bytes;
+  const top = isRecord(v) ? v : {};
+  const e = isRecord(top.error) ? top.error : typeof top.error === "string" ? { message: top.error } : top;
+  const said = e.message ?? (e === top ? top.detail : undefined);
+  const message = typeof said === "string" ? said : said !== undefined ? shortJson(said) : shortJson(v);
+  const flat = { message, type: primitive(e.type), param: primitive(e.param) ?? null, code: primitive(e.code) };
+  return Buffer.from(JSON.stringify({ error: flat }));
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+const primitive = (v: unknown) => (v === null || ["string", "number", "boolean"].includes(typeof v) ? v : undefined);
+
+/** A JSON value written out to at most 500 characters and 20 levels (deeper levels as `…`), never overflowing. */
+function shortJson(v: unknown, limit = 500): string {
+  let out = "";
+  const put = (s: string) => {
+    out += s;
+    return out.length < limit;
+  };
+  const walk = (x: unknown, depth: number): boolean => {
+    if (!x || typeof x !== "object") return put(JSON.stringify(x) ?? "null");
+    if (depth >= 20) return put("…");
+    const list = Array.isArray(x);
+    const keys = list ? undefined : Object.keys(x);
+    const n = keys ? keys.length : (x as unknown[]).length;
+    if (!put(list ? "[" : "{")) return false;
+    for (let i = 0; i < n; i++) {
+      const k = keys?.[i];
+      if (i > 0 && !put(",")) return false;
+      if (k !== undefined && !put(`${JSON.stringify(k)}:`)) return false;
+      if (!walk(k !== undefined ? (x as Record<string, unknown>)[k] : (x as unknown[])[i], depth + 1)) return false;
+    }
+    return put(list ? "]" : "}");
+  };
+  walk(v, 0);
+  return out.length > limit ? `${out.slice(0, limit)}…` : out;
 }
 
 function plainHeaders(h: HeadersInit | undefined): Record<string, string> {

@@ -62,6 +62,30 @@ export function splitBaseUrl(baseUrl: string): { base: string; query: Record<str
   return { base: baseUrl.slice(0, at), query: Object.keys(query).length > 0 ? query : undefined };
 }
 
+/**
+ * A signal that aborts `secs` after now, or with `outer`; `fired()` says whether the timer did it. The SDK's
+ * `timeout` stops at the response's headers; this bounds the body too.
+ */
+function deadline(secs: number, outer?: AbortSignal) {
+  const controller = new AbortController();
+  let fired = false;
+  const onOuter = () => controller.abort();
+  if (outer?.aborted) controller.abort();
+  else outer?.addEventListener("abort", onOuter, { once: true });
+  const timer = setTimeout(() => {
+    fired = true;
+    controller.abort();
+  }, secs * 1000);
+  return {
+    signal: controller.signal,
+    fired: () => fired,
+    dispose() {
+      clearTimeout(timer);
+      outer?.removeEventListener("abort", onOuter);
+    },
+  };
+}
+
 /** The variable an endpoint's API key is read from when the settings name none. */
 export const DEFAULT_API_KEY_ENV = "OPENAI_API_KEY";
 
@@ -145,20 +169,28 @@ export class OpenAICompatibleModel implements ChatModel {
         : await this.whole(sdk, body, started, signal);
       return window === undefined ? res : { ...res, context_window: window };
     } catch (err) {
-      throw sdk.toModelError(err, this.chatUrl, this.opts.model, this.secrets, { dialect: this.dialect });
+      throw sdk.toModelError(err, this.chatUrl, this.opts.model, this.secrets, { dialect: this.dialect, key: this.keySource });
     }
   }
 
+  /**
+   * A whole call, bounded by `attempt` to its last byte: the SDK's own timeout ends with the headers, and a server
+   * that answers with an event stream anyway (a proxy that always streams) would otherwise hold the body forever.
+   */
   private async whole(s: Session, body: Record<string, unknown>, started: number, signal?: AbortSignal): Promise<ChatResponse> {
     const { client, sdk } = s;
+    const limit = deadline(this.timeouts.attempt, signal);
     try {
       // The body may carry vLLM fields the SDK's types do not know; the SDK sends the object as given.
-      const raw = await client.chat.completions.create(body as unknown as CreateParams, { signal });
+      const raw = await client.chat.completions.create(body as unknown as CreateParams, { signal: limit.signal });
       return parseCompletion(raw as unknown as RawCompletion, this.chatUrl, this.opts.model, performance.now() - started);
     } catch (err) {
-      if (err instanceof sdk.APIConnectionTimeoutError)
+      if (limit.fired() || err instanceof sdk.APIConnectionTimeoutError)
         throw new ClientTimeout(`no complete answer within the attempt timeout of ${this.timeouts.attempt} s`);
+      if (signal?.aborted && !(err instanceof sdk.APIUserAbortError)) throw new sdk.APIUserAbortError();
       throw err;
+    } finally {
+      limit.dispose();
     }
   }
 
@@ -194,6 +226,11 @@ export class OpenAICompatibleModel implements ChatModel {
       const { data: stream, response } = await client.chat.completions
         .create(body as unknown as StreamParams, { signal: controller.signal, timeout: sdkMs(t.first_byte) })
         .withResponse();
+      // A server that ignores `stream: true` (some gateways, with tools) answers with one whole completion.
+      if (streamSawDone(response) === undefined) {
+        const raw = (await response.json()) as RawCompletion;
+        return parseCompletion(raw, this.chatUrl, this.opts.model, performance.now() - started);
+      }
       const acc = new StreamAccumulator(this.chatUrl, this.opts.model);
       for await (const chunk of stream) {
         arm(t.idle, `no token for ${t.idle} s (the idle timeout) in the middle of a streamed answer`);
@@ -232,16 +269,27 @@ export class OpenAICompatibleModel implements ChatModel {
     return (await this.listModelCards()).map((c) => c.id);
   }
 
+  /** The model list, all of it within `connect + first_byte` (every call waits for it once, for the window). */
   private async listModelCards(): Promise<{ id: string; max_model_len?: unknown }[]> {
     const { client, toModelError } = await this.sdk();
+    const secs = this.timeouts.connect + this.timeouts.first_byte;
+    const limit = deadline(secs);
     try {
-      const page = await client.models.list({ timeout: sdkMs(this.timeouts.connect + this.timeouts.first_byte) });
+      const page = await client.models.list({ timeout: sdkMs(secs), signal: limit.signal });
       const cards: { id: string; max_model_len?: unknown }[] = [];
       for await (const m of page) cards.push(m as { id: string; max_model_len?: unknown });
       return cards;
     } catch (err) {
-      throw toModelError(err, `${this.shown}/models${this.search}`, this.opts.model, this.secrets);
+      const cause = limit.fired() ? new ClientTimeout(`no complete model list within ${secs} s`) : err;
+      throw toModelError(cause, `${this.shown}/models${this.search}`, this.opts.model, this.secrets, { key: this.keySource });
+    } finally {
+      limit.dispose();
     }
+  }
+
+  /** The variable the key is read from (its name, never its value) and whether it held one. */
+  private get keySource(): { env: string; set: boolean } {
+    return { env: this.opts.apiKeyEnv ?? DEFAULT_API_KEY_ENV, set: this.apiKey !== undefined };
   }
 
   private get chatUrl(): string {
