@@ -1,12 +1,21 @@
-// What one cell × seed of a grid runs: the optimize settings of its search, built from the experiment file.
+// What one cell × seed of a grid runs: the optimize settings of its search, built from the experiment file, and the
+// settings it measures under (`cellSettings`), which a finished or started cell carries so it is never reused under others.
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { canonicalJson } from "../canonical-json.ts";
 import { configError } from "../errors.ts";
+import { listFiles } from "../harness/files.ts";
 import type { SlurmSettings } from "../loop/distributed/slurm-script.ts";
 import type { OptimizeSettings } from "../loop/optimize.ts";
 import { optimizeConfigSchema, settingsFromConfig } from "../loop/optimize-config.ts";
 import { methodByName } from "../method/registry.ts";
 import { resolveTask } from "../task/builtin.ts";
+import { taskContentHash } from "../task/content-hash.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
+import { benchmark, dataDir } from "../task/qa/benchmarks.ts";
 import { qaFixedCalls } from "./budget.ts";
+import { MAX_SETTING_DEPTH, nestsAtMost } from "./cell.ts";
 import type { Experiment } from "./experiment.ts";
 import type { PlannedCell } from "./plan.ts";
 
@@ -132,4 +141,144 @@ export function runnableProblems(exp: Experiment, o: RunOptions = {}): { field: 
       });
   });
   return out;
+}
+
+/**
+ * Everything that decides what a cell × seed measures, one entry per setting under the experiment file's field names:
+ * the seed, the seed harness's files, the method (a method given as a folder: its files) and its resolved params,
+ * the shape of its rounds, the models, the budget, the repeats, and the tasks (each task's id and content hash) or
+ * the QA row (its benchmark, its data files, split_seed and limits). Not what only decides where or how fast it runs
+ * (`search.concurrency`, `--cells`, `--queue`, `--runner`), nor a folder's path (its content counts). Values are
+ * plain JSON; two settings are the same when their canonical JSON is.
+ */
+export type CellSettings = Record<string, unknown>;
+
+/** The entries the seed harness's shared test measurement at a seed depends on (the other entries are the search's). */
+export const SEED_MEASUREMENT_KEYS = [
+  "seed",
+  "harnesses.path",
+  "executor",
+  "search.max_evals",
+  "tasks.splits.test",
+  "benchmarks.benchmark",
+  "benchmarks.data_dir",
+  "benchmarks.splits.test",
+] as const;
+
+/** Digests computed once per invocation: a task folder, a harness or method folder, a benchmark's data files. */
+export type DigestMemo = Map<string, Promise<string>>;
+
+const DIGEST_BYTES = 64 << 20;
+const short = (h: { digest: (e: "hex") => string }) => h.digest("hex").slice(0, 32);
+
+/** A folder's files (path and bytes; past 64 MiB, size and time): a harness or a method given as a program. */
+function folderDigest(root: string): string {
+  const h = createHash("sha256");
+  let left = DIGEST_BYTES;
+  for (const f of existsSync(root) ? listFiles(root) : []) {
+    const size = statSync(join(root, f)).size;
+    h.update(`${f}\0`);
+    if (size <= left) h.update(readFileSync(join(root, f)));
+    else h.update(`size ${size} modified ${statSync(join(root, f)).mtimeMs}`);
+    left -= Math.min(size, left);
+    h.update("\0");
+  }
+  return short(h);
+}
+
+/** A QA benchmark's data files (their bytes), as the row reads them; a missing file counts as missing. */
+function dataDigest(id: string, dir: string | undefined): string {
+  const b = benchmark(id);
+  const root = join(dir ?? dataDir(), b.id);
+  const h = createHash("sha256");
+  for (const f of b.files) {
+    const file = join(root, f.name);
+    h.update(`${f.name}\0`).update(existsSync(file) ? createHash("sha256").update(readFileSync(file)).digest("hex") : "missing");
+  }
+  return short(h);
+}
+
+function memoized(memo: DigestMemo, key: string, make: () => Promise<string> | string): Promise<string> {
+  let p = memo.get(key);
+  if (!p) {
+    p = Promise.resolve().then(make);
+    memo.set(key, p);
+  }
+  return p;
+}
+
+const taskDigest = (memo: DigestMemo, ref: string, dir: string | undefined) =>
+  memoized(memo, `task\0${dir ?? ""}\0${ref}`, async () => {
+    const t = await resolveTask(ref, dir);
+    return `${t.id} content ${taskContentHash(t)}`;
+  });
+
+/** A model as far as it decides what is measured: not its key's variable, timeouts or streaming. */
+const modelPart = (m: Experiment["executor"]) => ({
+  model: m.model,
+  base_url: m.base_url,
+  dialect: m.dialect,
+  keep_sampling: m.keep_sampling,
+});
+
+/** What a cell × seed measures under (CellSettings), from the experiment file and the files it names. */
+export async function cellSettings(exp: Experiment, cell: PlannedCell, memo: DigestMemo = new Map()): Promise<CellSettings> {
+  const { method, harness } = cellEntries(exp, cell);
+  const search = searchConfig(exp, cell);
+  const isFolder = method.method.includes("/");
+  const common: CellSettings = {
+    seed: cell.seed,
+    "harnesses.path": `content ${await memoized(memo, `dir\0${harness.path}`, () => folderDigest(harness.path))}`,
+    "methods.method": isFolder
+      ? `program content ${await memoized(memo, `dir\0${method.method}`, () => folderDigest(method.method))}`
+      : method.method,
+    "search.proposals": search.proposals,
+    // A file's params nested past what a record keeps are kept by their digest (each key's values compare the same).
+    "methods.params": nestsAtMost(search.method_params, MAX_SETTING_DEPTH - 1)
+      ? search.method_params
+      : `digest ${createHash("sha256").update(canonicalJson(search.method_params)).digest("hex")}`,
+    "search.max_evals": exp.search.max_evals ?? null,
+    "search.noise_repeats": exp.search.noise_repeats,
+    "search.paired": exp.search.paired,
+    executor: modelPart(exp.executor),
+    proposer: modelPart(exp.proposer),
+    budget: { unit: exp.budget.unit, size: exp.budget.size },
+    repeats: exp.repeats,
+  };
+  const qa = exp.benchmarks.find((b) => (b.name ?? b.benchmark) === cell.benchmark);
+  if (qa)
+    return JSON.parse(
+      JSON.stringify({
+        ...common,
+        "search.max_evals": null, // a QA question is answered once: max_evals does not apply
+        "search.paired": null,
+        "benchmarks.benchmark": qa.benchmark,
+        "benchmarks.data_dir": `content ${await memoized(memo, `data\0${qa.data_dir ?? ""}\0${qa.benchmark}`, () =>
+          dataDigest(qa.benchmark, qa.data_dir),
+        )}`,
+        "benchmarks.split_seed": qa.split_seed,
+        "benchmarks.splits.search": { train: qa.splits.train.limit ?? null, validation: qa.splits.validation?.limit ?? null },
+        "benchmarks.splits.test": qa.splits.test.limit ?? null,
+      }),
+    );
+  const group = exp.tasks.find((t) => t.name === cell.benchmark) as TaskGroup;
+  const digests = (refs: readonly string[]) => Promise.all(refs.map((r) => taskDigest(memo, r, group.tasks_dir)));
+  return JSON.parse(
+    JSON.stringify({
+      ...common,
+      "tasks.splits.train": await digests(group.splits.train),
+      "tasks.splits.test": await digests(group.splits.test ?? group.splits.train),
+    }),
+  );
+}
+
+/** The entries whose values differ between what a cell was made with and what the file asks for now, in `want`'s order. */
+export function changedSettings(have: CellSettings, want: CellSettings): string[] {
+  const keys = [...new Set([...Object.keys(want), ...Object.keys(have)])];
+  return keys.filter((k) => canonicalJson(have[k] ?? null) !== canonicalJson(want[k] ?? null));
+}
+
+/** The entries of a cell's settings its seed harness's shared test measurement depends on. */
+export function seedMeasurementSettings(s: CellSettings): CellSettings {
+  return Object.fromEntries(SEED_MEASUREMENT_KEYS.filter((k) => k in s).map((k) => [k, s[k]]));
 }

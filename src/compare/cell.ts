@@ -16,6 +16,12 @@ export interface CellRecord {
   seed: number;
   /** What makes this cell comparable with another; cells whose identities differ are never compared. */
   identity: CellIdentity;
+  /**
+   * Every setting the cell × seed was made under (`cellSettings`: the experiment file's fields, the seed harness's,
+   * the method's and the tasks' content), recorded when it started: a rerun whose settings differ refuses to reuse it.
+   * Absent in cells an earlier hone wrote.
+   */
+  settings?: Record<string, unknown>;
   /** Whether the method's splits included test tasks (test-time discovery): disclosed beside the cell's numbers. */
   test_seen_by_method: boolean;
   /** The test split, measured by hone once at the end (with `identity.repeats`), on the method's final choice… */
@@ -111,6 +117,22 @@ const amount = z.number().min(0);
 // Sampling fields are scalars, or one level of them (vLLM's chat_template_kwargs): no deep nesting to walk.
 const scalar = z.union([z.string().max(10_000), z.number(), z.boolean(), z.null()]);
 
+/**
+ * Whether a JSON value nests at most `depth` arrays or objects deep, walked without recursion: a record's settings are
+ * compared and shown by recursive functions, and a file's could be nested a million deep.
+ */
+export function nestsAtMost(value: unknown, depth: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, d] = stack.pop() as [unknown, number];
+    if (v === null || typeof v !== "object") continue;
+    if (d >= depth) return false;
+    for (const x of Object.values(v)) stack.push([x, d + 1]);
+  }
+  return true;
+}
+export const MAX_SETTING_DEPTH = 16;
+
 const taskResultSchema = z
   .object({ task: text, score: finite.nullable(), valid: z.boolean(), reason: z.string().max(4000).optional() })
   .strict()
@@ -160,6 +182,12 @@ export const cellRecordSchema: z.ZodType<CellRecord> = z
     method: text,
     seed: count,
     identity: identitySchema,
+    settings: z
+      .record(
+        z.string().max(200),
+        z.unknown().refine((v) => nestsAtMost(v, MAX_SETTING_DEPTH), `nests deeper than ${MAX_SETTING_DEPTH} levels`),
+      )
+      .optional(),
     test_seen_by_method: z.boolean(),
     final: choiceSchema,
     seed_harness: choiceSchema,

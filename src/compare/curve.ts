@@ -1,6 +1,6 @@
 import type { Direction } from "../measure/compare.ts";
-import { mean } from "../measure/stats.ts";
 import type { CurvePoint } from "./cell.ts";
+import { meanOf } from "./intervals.ts";
 
 /** The best-so-far over seeds at one x: how many seeds have a point by then, their mean, lowest and highest. */
 export interface BandPoint {
@@ -41,6 +41,6 @@ export function curveBand(perSeed: readonly (readonly CurvePoint[])[], direction
       at[k] = i;
       if (i >= 0) values.push((s[i] as { best: number }).best);
     });
-    return { x, n: values.length, mean: mean(values), min: Math.min(...values), max: Math.max(...values) };
+    return { x, n: values.length, mean: meanOf(values), min: Math.min(...values), max: Math.max(...values) };
   });
 }

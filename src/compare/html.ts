@@ -117,7 +117,7 @@ export function reportHtml(r: CompareReport, o: { title: string }): string {
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
 <title>${esc(o.title)}</title><style>${STYLE}</style></head>
 <body><header><h1>${esc(o.title)}</h1>
-<p class="meta">${r.cells.length} cells · budget ${esc(budgets)} · test score of each method's final choice: mean over tasks, then over seeds, 95% Student t interval · differences against <b>${esc(r.baseline)}</b> per task and seed, ${r.interval === "t" ? "Student t" : "paired bootstrap"} 95% interval, positive is better, a verdict only where the interval excludes 0</p></header>
+<p class="meta">${r.cells.length} cells · budget ${esc(budgets || "(no cell finished yet)")} · test score of each method's final choice: mean over tasks, then over seeds, 95% Student t interval · differences against <b>${esc(r.baseline)}</b> per task and seed, ${r.interval === "t" ? "Student t" : "paired bootstrap"} 95% interval, positive is better, a verdict only where the interval excludes 0</p></header>
 <main>${sections.join("\n")}
 ${notes.length ? `<section data-testid="notes"><h2>Notes</h2><ul class="notes">${notes.map((n) => `<li>${esc(n)}</li>`).join("")}</ul></section>` : ""}
 </main></body></html>

@@ -1,8 +1,7 @@
 import type { Direction } from "../measure/compare.ts";
-import { mean } from "../measure/stats.ts";
 import type { CellRecord } from "./cell.ts";
 import { cellIdentityDifferences, identityConflicts } from "./comparable.ts";
-import { differenceInterval, type Interval, type IntervalKind, signOf } from "./intervals.ts";
+import { differenceInterval, type Interval, type IntervalKind, meanOf, scaleOf, signOf, unscale } from "./intervals.ts";
 
 /** One method against the baseline method on the same benchmark and harness. */
 export interface PairedComparison {
@@ -24,11 +23,15 @@ export interface PairedComparison {
   verdict: "better" | "worse" | null;
 }
 
-/** The differences per task and seed between a method's final choices and the baseline's, positive is better. */
+/**
+ * The differences per task and seed between a method's final choices and the baseline's, positive is better; with a
+ * `scale`, of the scores divided by it (scores near ±1.8e308 differ by more than a double holds).
+ */
 export function pairedDifferences(
   method: readonly CellRecord[],
   baseline: readonly CellRecord[],
   direction: Direction,
+  scale = 1,
 ): { diffs: number[]; seedsUnpaired: number[]; invalidPairs: number } {
   const base = new Map(baseline.map((r) => [r.seed, r]));
   const seen = new Set(method.map((r) => r.seed));
@@ -44,7 +47,7 @@ export function pairedDifferences(
     for (const t of r.final.tasks) {
       const u = other.get(t.task);
       if (!u || !t.valid || !u.valid || t.score === null || u.score === null) invalidPairs++;
-      else diffs.push(signOf(direction) * (t.score - u.score));
+      else diffs.push(signOf(direction) * (t.score / scale - u.score / scale));
     }
   }
   return { diffs, seedsUnpaired, invalidPairs };
@@ -79,15 +82,17 @@ export function comparePaired(
   ];
   if (differences.length > 0) return { ...out, status: "refused", differences };
   const direction = first.identity.measurement.task.direction as Direction;
-  const { diffs, seedsUnpaired, invalidPairs } = pairedDifferences(method, baseline, direction);
-  const ci95 = differenceInterval(diffs, o.interval);
-  const verdict = ci95 === null ? null : ci95[0] > 0 ? "better" : ci95[1] < 0 ? "worse" : null;
+  const scale = scaleOf([...method, ...baseline].flatMap((r) => r.final.tasks.map((t) => t.score ?? 0)));
+  const { diffs, seedsUnpaired, invalidPairs } = pairedDifferences(method, baseline, direction, scale);
+  // The verdict is read off the interval in scaled units, where it is exact; the numbers are shown in the scores' own.
+  const scaled = differenceInterval(diffs, o.interval);
+  const verdict = scaled === null ? null : scaled[0] > 0 ? "better" : scaled[1] < 0 ? "worse" : null;
   return {
     ...out,
     n: diffs.length,
     left_out: { seeds_unpaired: seedsUnpaired, invalid_pairs: invalidPairs },
-    mean_difference: diffs.length ? mean(diffs) : null,
-    ci95,
+    mean_difference: diffs.length ? unscale(meanOf(diffs), scale) : null,
+    ci95: scaled && [unscale(scaled[0], scale), unscale(scaled[1], scale)],
     verdict,
   };
 }

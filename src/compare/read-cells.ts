@@ -1,6 +1,7 @@
 import { lstatSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { HoneError, zodIssues } from "../errors.ts";
+import { oneLine, printableText } from "../printable.ts";
 import { type CellRecord, cellRecordSchema } from "./cell.ts";
 import { cellName, seedDir } from "./plan.ts";
 
@@ -34,8 +35,6 @@ const SEED_DIR = /^seed-(0|[1-9][0-9]{0,9})$/;
 // (which could hold a terminal's control sequences) is never printed.
 const LABEL = "[A-Za-z0-9][A-Za-z0-9_.-]{0,63}";
 const CELL_DIR = new RegExp(`^${LABEL}\\+${LABEL}\\+${LABEL}$`);
-// C0 and C1 control characters but tab and newline: a failure's text is shown, never obeyed by a terminal.
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 
 const entries = (dir: string) =>
   readdirSync(dir, { withFileTypes: true })
@@ -72,7 +71,9 @@ export function readCellFolder(folderArg: string): CellFolder {
 
 /**
  * A seed folder's failure record, if it has a readable one. Whatever it holds is only shown as text (cut to 4000
- * characters); one that is not a regular file or not the runner's shape counts as no record (the folder is pending).
+ * characters), its control characters written as \uXXXX (its lines kept; the time on one line), so a terminal shows
+ * them and never obeys them; one that is not a regular file or not the runner's shape counts as no record (the folder
+ * is pending).
  */
 function readFailure(seedFolder: string, dir: string): CellFailure | undefined {
   const file = join(seedFolder, CELL_FAILED_FILE);
@@ -81,8 +82,8 @@ function readFailure(seedFolder: string, dir: string): CellFailure | undefined {
   try {
     const raw = JSON.parse(readFileSync(file, "utf8")) as { error?: unknown; failed?: unknown };
     if (typeof raw.error !== "string") return undefined;
-    const failed = typeof raw.failed === "string" ? raw.failed.slice(0, 40).replace(CONTROL, "") : "";
-    return { dir, error: raw.error.slice(0, MAX_ERROR).replace(CONTROL, ""), failed };
+    const failed = typeof raw.failed === "string" ? oneLine(raw.failed.slice(0, 40)) : "";
+    return { dir, error: printableText(raw.error.slice(0, MAX_ERROR)), failed };
   } catch {
     return undefined;
   }

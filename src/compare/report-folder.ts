@@ -70,13 +70,22 @@ export function reportFolder(folder: string, o: FolderReportOptions = {}): { rep
   // A method whose seeds all failed or are still running is still the grid's: a baseline without a result yet.
   const unfinished = [...pending, ...failed.map((f) => f.dir)].map((d) => d.split("/")[0]?.split("+")[2] ?? "");
   const methods = [...new Set([...cells.map((c) => c.method), ...unfinished.filter(Boolean)])].sort();
-  if (cells.length > 0 && !methods.includes(baseline))
+  // With no record yet, only a baseline asked for by name is checked (a folder without experiment.json knows too little).
+  if ((cells.length > 0 || (o.baseline !== undefined && methods.length > 0)) && !methods.includes(baseline))
     throw new HoneError(
       "usage",
       `no cell of the baseline method "${baseline}" in ${folder}; its methods are ${methods.join(", ")} (choose one with --baseline)`,
     );
   const report = buildReport(cells, { baseline, interval: o.interval, pending, failed });
   const html = o.html ?? join(dir, "report.html");
+  // A folder in the page's place cannot be replaced by a file: said as the user's to mend, never "an internal error".
+  if (lstatSync(html, { throwIfNoEntry: false })?.isDirectory())
+    throw new HoneError(
+      "usage",
+      o.html
+        ? `--html ${o.html} is a folder: give the page's file name (e.g. ${join(o.html, "report.html")})`
+        : `${html} is a folder, where the report page goes: remove it, or give --html <file>`,
+    );
   writeFileAtomic(html, reportHtml(report, { title: `hone compare: ${basename(dir)}` }));
   return { report, html };
 }

@@ -1,9 +1,17 @@
 import type { Direction } from "../measure/compare.ts";
-import { mean } from "../measure/stats.ts";
 import { type CellCost, type CellRecord, COST_FIELDS, type MethodClaim, type TaskResult } from "./cell.ts";
 import { evaluatorDifferences, identityConflicts } from "./comparable.ts";
 import { type BandPoint, curveBand } from "./curve.ts";
-import { type Estimate, type Interval, type IntervalKind, signOf, tInterval } from "./intervals.ts";
+import {
+  type Estimate,
+  type Interval,
+  type IntervalKind,
+  meanOf,
+  scaleOf,
+  signOf,
+  tInterval,
+  unscaleEstimate,
+} from "./intervals.ts";
 import { comparePaired, type PairedComparison } from "./paired.ts";
 import { cellName } from "./plan.ts";
 import type { CellFailure } from "./read-cells.ts";
@@ -70,11 +78,14 @@ export interface ReportOptions {
   failed?: CellFailure[];
 }
 
-/** A seed's test score: the mean over the tasks, or why there is none (a task without a valid result). */
-export function seedScore(tasks: readonly TaskResult[]): { score: number } | { reason: string } {
+/**
+ * A seed's test score: the mean over the tasks, or why there is none (a task without a valid result); with a `scale`,
+ * of the scores divided by it.
+ */
+export function seedScore(tasks: readonly TaskResult[], scale = 1): { score: number } | { reason: string } {
   const bad = tasks.filter((t) => !t.valid || t.score === null);
   if (bad.length > 0) return { reason: `${bad.length} of ${tasks.length} test tasks without a valid result (${bad[0]?.task})` };
-  return { score: mean(tasks.map((t) => t.score as number)) };
+  return { score: meanOf(tasks.map((t) => (t.score as number) / scale)) };
 }
 
 const bySeed = (a: CellRecord, b: CellRecord) => a.seed - b.seed;
@@ -85,14 +96,17 @@ export function summarizeCell(records: readonly CellRecord[]): CellSummary {
   const first = recs[0] as CellRecord;
   const direction = first.identity.measurement.task.direction as Direction;
   const conflicts = identityConflicts(recs.map((r) => r.identity));
+  // Scores near ±1.8e308 are summed and subtracted divided by a power of two (intervals.ts), the results shown in
+  // their own units.
+  const scale = scaleOf(recs.flatMap((r) => [...r.final.tasks, ...r.seed_harness.tasks].map((t) => t.score ?? 0)));
   const finals: number[] = [];
   const bases: number[] = [];
   const gains: number[] = [];
   const measured: number[] = [];
   const excluded: { seed: number; reason: string }[] = [];
   for (const r of recs) {
-    const f = seedScore(r.final.tasks);
-    const b = seedScore(r.seed_harness.tasks);
+    const f = seedScore(r.final.tasks, scale);
+    const b = seedScore(r.seed_harness.tasks, scale);
     if (!("score" in f)) {
       excluded.push({ seed: r.seed, reason: `final choice: ${f.reason}` });
       continue;
@@ -106,7 +120,7 @@ export function summarizeCell(records: readonly CellRecord[]): CellSummary {
     }
   }
   const ok = conflicts.length === 0;
-  const est = tInterval(ok ? finals : []);
+  const est = unscaleEstimate(tInterval(ok ? finals : []), scale);
   return {
     cell: cellName(first.benchmark, first.harness, first.method),
     benchmark: first.benchmark,
@@ -122,8 +136,8 @@ export function summarizeCell(records: readonly CellRecord[]): CellSummary {
     budget: first.identity.budget,
     mean: est.mean,
     ci95: est.ci95,
-    seed_harness: tInterval(ok ? bases : []),
-    gain: tInterval(ok ? gains : []),
+    seed_harness: unscaleEstimate(tInterval(ok ? bases : []), scale),
+    gain: unscaleEstimate(tInterval(ok ? gains : []), scale),
     cost: meanCost(recs.map((r) => r.cost)),
     curve: ok
       ? curveBand(
@@ -150,7 +164,7 @@ function partialTasks(recs: readonly CellRecord[]): CellSummary["partial"] {
 }
 
 function meanCost(costs: readonly CellCost[]): CellCost {
-  return Object.fromEntries(COST_FIELDS.map((k) => [k, mean(costs.map((c) => c[k]))])) as unknown as CellCost;
+  return Object.fromEntries(COST_FIELDS.map((k) => [k, meanOf(costs.map((c) => c[k]))])) as unknown as CellCost;
 }
 
 /** Groups records by cell, in order of benchmark, harness, then method (the baseline first). */

@@ -24,6 +24,8 @@ export interface CellRunOptions extends RunOptions {
   /** The experiment's out folder. */
   out: string;
   onEvent?: (cell: PlannedCell, e: OptimizeEvent) => void;
+  /** The settings the cell × seed was started under (cellSettings), carried into its cell.json; unknown if absent. */
+  settings?: Record<string, unknown>;
 }
 
 /** The cell's record if it is finished (its cell.json is written last, atomically). */
@@ -264,6 +266,7 @@ export async function runCell(exp: Experiment, cell: PlannedCell, o: CellRunOpti
     method: cell.method,
     seed: cell.seed,
     identity: part.identity,
+    settings: o.settings,
     test_seen_by_method: cell.test_seen_by_method,
     final: part.final,
     seed_harness: part.seed_harness,

@@ -24,18 +24,33 @@ export const NARROW: ChartFrame = { width: 440, height: 330, font: 14, variant: 
 export const escapeXml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] as string);
 
-/** About `count` round tick values (1, 2 or 5 times a power of ten) covering [lo, hi]. */
+/**
+ * About `count` round tick values (1, 2 or 5 times a power of ten) covering [lo, hi]. Each is computed from its index
+ * (never by adding steps: a step below the resolution of lo, as for scores near 1e16 or 1e9 a hair apart, would never
+ * move the sum), at most a few times `count`, duplicates removed.
+ */
 export function niceTicks(lo: number, hi: number, count = 5): number[] {
+  if (!Number.isFinite(lo) || !Number.isFinite(hi)) return [];
   if (!(hi > lo)) return [lo];
-  const raw = (hi - lo) / count;
+  // Halves keep the span finite for any two finite values (1e308 and −1e308).
+  const span = hi - lo;
+  const raw = Number.isFinite(span) ? span / count : (hi / 2 - lo / 2) / (count / 2);
   const power = 10 ** Math.floor(Math.log10(raw));
   const step = [1, 2, 5, 10].map((k) => k * power).find((s) => s >= raw) as number;
-  const out: number[] = [];
-  for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(Number(v.toPrecision(12)));
-  return out;
+  const first = Math.ceil(lo / step);
+  const n = Math.min(Math.floor(hi / step - first + 1e-9), 4 * count);
+  const out = new Set<number>();
+  for (let i = 0; i <= n; i++) {
+    const v = Number(((first + i) * step).toPrecision(12));
+    if (Number.isFinite(v) && v >= lo - step * 1e-9 && v <= hi + step * 1e-9) out.add(v);
+  }
+  return [...out];
 }
 
 const label = (v: number) => (Math.abs(v) >= 1e4 ? v.toExponential(1) : Number(v.toPrecision(4)).toString());
+
+/** The sum of two finite values, held within the doubles (a padded axis end past ±1.8e308). */
+const clampSum = (a: number, b: number) => Math.min(Number.MAX_VALUE, Math.max(-Number.MAX_VALUE, a + b));
 
 function domain(series: readonly ChartSeries[], size: number): { x: [number, number]; y: [number, number] } {
   const xs = series.flatMap((s) => [s.end, ...s.band.map((p) => p.x)]);
@@ -45,11 +60,18 @@ function domain(series: readonly ChartSeries[], size: number): { x: [number, num
   let hi = Math.max(...ys);
   if (!(hi > lo)) {
     const pad = Math.abs(lo) * 0.1 || 0.5;
-    lo -= pad;
-    hi += pad;
+    lo = clampSum(lo, -pad);
+    hi = clampSum(hi, pad);
   }
-  const pad = (hi - lo) * 0.06;
-  return { x: [0, xHi > 0 ? xHi : 1], y: [lo - pad, hi + pad] };
+  // (hi − lo)·0.06 as halves: the span of two scores far apart (±1e308) is past what a double holds.
+  const pad = (hi / 2 - lo / 2) * 0.12;
+  return { x: [0, xHi > 0 ? xHi : 1], y: [clampSum(lo, -pad), clampSum(hi, pad)] };
+}
+
+/** Where v lies between lo and hi, 0 to 1, computed in halves where the span overflows. */
+export function fraction(v: number, lo: number, hi: number): number {
+  const span = hi - lo;
+  return Number.isFinite(span) ? (v - lo) / span : (v / 2 - lo / 2) / (hi / 2 - lo / 2);
 }
 
 /** Points of a step function through (x_i, v_i), held to `end`. */
@@ -78,8 +100,8 @@ export function curveChart(
   const [W, H] = [f.width, f.height];
   const M = { left: 5.2 * f.font, right: 1.4 * f.font, top: f.font, bottom: 3.8 * f.font };
   const d = domain(drawn, o.size);
-  const X = (x: number) => M.left + ((x - d.x[0]) / (d.x[1] - d.x[0])) * (W - M.left - M.right);
-  const Y = (y: number) => H - M.bottom - ((y - d.y[0]) / (d.y[1] - d.y[0])) * (H - M.top - M.bottom);
+  const X = (x: number) => M.left + fraction(x, d.x[0], d.x[1]) * (W - M.left - M.right);
+  const Y = (y: number) => H - M.bottom - fraction(y, d.y[0], d.y[1]) * (H - M.top - M.bottom);
   const pts = (ps: [number, number][]) => ps.map(([x, y]) => `${X(x).toFixed(1)},${Y(y).toFixed(1)}`).join(" ");
   const grid = [
     ...niceTicks(d.y[0], d.y[1]).map(

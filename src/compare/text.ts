@@ -1,3 +1,4 @@
+import { oneLine } from "../printable.ts";
 import type { PairedComparison } from "./paired.ts";
 import type { CellSummary, CompareReport } from "./report.ts";
 
@@ -20,8 +21,12 @@ export function alignedTable<T>(columns: Column<T>[], rows: readonly T[]): strin
   return [line(columns.map((c) => c.header)), line(widths.map((w) => "-".repeat(w))), ...cells.map(line)].join("\n");
 }
 
-/** A score with four decimals (the same everywhere, so columns line up); "-" for none. */
-export const num = (v: number | null | undefined) => (v === null || v === undefined || !Number.isFinite(v) ? "-" : v.toFixed(4));
+/**
+ * A score with four decimals (the same everywhere, so columns line up), one past 1e15 in magnitude as 1.2345e+308 (its
+ * fixed form is all digits that mean nothing); "-" for none.
+ */
+export const num = (v: number | null | undefined) =>
+  v === null || v === undefined || !Number.isFinite(v) ? "-" : Math.abs(v) >= 1e15 ? v.toExponential(4) : v.toFixed(4);
 /** A count or an amount: whole numbers as they are, others with one decimal. */
 export const amount = (v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(1));
 
@@ -93,8 +98,16 @@ function overBudget(c: CellSummary): string | undefined {
   return `${c.cell}: spent ${amount(spent)} ${c.budget.unit} a seed on average, more than the budget of ${c.budget.size}: its rounds were not held to the budget (a round's spend in this unit is up to its method)`;
 }
 
-/** Everything a reader must know beside the numbers: refusals, left-out seeds and pairs, disclosures, pending cells. */
+/**
+ * Everything a reader must know beside the numbers: refusals, left-out seeds and pairs, disclosures, pending cells. Each
+ * note is one line with its control characters written as \uXXXX: task names, reasons and identity values come from
+ * the cell records, which anyone with the folder could have written.
+ */
 export function reportNotes(r: CompareReport): string[] {
+  return notesOf(r).map(oneLine);
+}
+
+function notesOf(r: CompareReport): string[] {
   const notes: string[] = (r.failed ?? []).map(
     (f) => `FAILED ${f.dir} (no result, left out of every statistic): ${f.error.split("\n")[0]}`,
   );
@@ -140,10 +153,10 @@ export function reportNotes(r: CompareReport): string[] {
 export function reportText(r: CompareReport): string {
   const budgets = [...new Set(r.cells.map((c) => `${c.budget.size} ${c.budget.unit}`))];
   const parts = [
-    `cells: test score of the final choice (mean over tasks, then over seeds; 95% t interval), gain over the seed harness (positive is better), mean cost per seed; budget ${budgets.join(" / ")}`,
+    `cells: test score of the final choice (mean over tasks, then over seeds; 95% t interval), gain over the seed harness (positive is better), mean cost per seed; budget ${budgets.join(" / ") || "(no cell finished yet)"}`,
     alignedTable(CELL_COLUMNS, r.cells),
     "",
-    `paired differences against ${r.baseline}, per task and seed (${r.interval === "t" ? "Student t" : "paired bootstrap"} 95% interval; positive is better; a verdict only where the interval excludes 0)`,
+    `paired differences against ${oneLine(r.baseline)}, per task and seed (${r.interval === "t" ? "Student t" : "paired bootstrap"} 95% interval; positive is better; a verdict only where the interval excludes 0)`,
     r.comparisons.length ? alignedTable(COMPARISON_COLUMNS, r.comparisons) : "(no other method to compare)",
   ];
   const notes = reportNotes(r);

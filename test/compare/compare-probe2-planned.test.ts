@@ -95,14 +95,16 @@ describe("names and errors from an experiment folder never reach the terminal as
     expect(reportFolder(dir).report.cells.map((c) => c.method)).toEqual(["random"]);
   });
 
-  it("shows a failure's text without its control characters", () => {
+  it("shows a failure's text with its control characters written out, never raw", () => {
     const dir = folder(PLAN.slice(0, 3));
     write(
       join(dir, "gsm8k-slice+qa+crasher/seed-0/cell-failed.json"),
       JSON.stringify({ format: "hone-cell-failure/1", error: `boom${ESC}[2J\u009b31m\tdone`, failed: `x${ESC}` }),
     );
     const { report } = reportFolder(dir);
-    expect(report.failed).toEqual([{ dir: "gsm8k-slice+qa+crasher/seed-0", error: "boom[2J31m\tdone", failed: "x" }]);
+    expect(report.failed).toEqual([
+      { dir: "gsm8k-slice+qa+crasher/seed-0", error: "boom\\u001b[2J\\u009b31m\tdone", failed: "x\\u001b" },
+    ]);
     expect(reportText(report)).not.toContain(ESC);
   });
 });
