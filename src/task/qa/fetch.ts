@@ -1,21 +1,27 @@
 import { createHash } from "node:crypto";
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { HoneError } from "../../errors.ts";
 import { withoutPassword } from "../../secret-url.ts";
 import type { BenchmarkDef, DatasetFile } from "./benchmark.ts";
+import { readDataFile } from "./readers.ts";
 
 /** A download larger than this, or silent for this long, is abandoned. */
 const MAX_BYTES = 4 * 1024 ** 3;
 const STALL_MS = 60_000;
 
 /** The sha256 a user recorded for an unpinned file (`--record`), from `<id>/SHA256SUMS`. */
-function recorded(dir: string, name: string): string | undefined {
+function recorded(dir: string, name: string, id: string): string | undefined {
   const sums = join(dir, "SHA256SUMS");
   if (!existsSync(sums)) return undefined;
-  const line = readFileSync(sums, "utf8")
+  const role = {
+    what: "the list of recorded sha256s",
+    remedy: `remove it, then run \`hone datasets fetch ${id} --record\` to record them again`,
+  };
+  const line = readDataFile(sums, role)
+    .toString("utf8")
     .split("\n")
     .find((l) => l.endsWith(`  ${name}`));
   return line?.slice(0, 64);
@@ -83,7 +89,7 @@ export async function fetchBenchmark(
       "usage",
       `${b.id}: ${inArchive.map((f) => `${f.name} is ${f.url.slice(f.url.indexOf("#") + 1)} inside ${f.url.replace(/#.*$/, "")}`).join("; ")}. hone does not unpack archives: download and extract ${inArchive.length > 1 ? "them" : "it"} into ${dest}/ yourself, or give --base-url of a mirror that serves ${inArchive.map((f) => f.name).join(", ")} by name.`,
     );
-  const unpinned = b.files.filter((f) => !f.sha256 && !recorded(dest, f.name));
+  const unpinned = b.files.filter((f) => !f.sha256 && !recorded(dest, f.name, b.id));
   if (unpinned.length && !opts.record)
     throw new HoneError(
       "usage",
@@ -98,7 +104,7 @@ export async function fetchBenchmark(
       const to = join(staging, f.name);
       mkdirSync(dirname(to), { recursive: true });
       const sha = await downloadRetrying(url, to, f);
-      const expected = f.sha256 ?? recorded(dest, f.name);
+      const expected = f.sha256 ?? recorded(dest, f.name, b.id);
       if (expected && sha !== expected)
         throw new HoneError(
           "badTask",

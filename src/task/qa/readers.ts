@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFileSync, statSync } from "node:fs";
 import { basename } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { HoneError } from "../../errors.ts";
@@ -8,11 +8,64 @@ const MAX_BYTES = 2 * 1024 ** 3;
 
 export type Row = Record<string, unknown>;
 
+const KINDS: [string, (s: import("node:fs").Stats) => boolean][] = [
+  ["a directory", (s) => s.isDirectory()],
+  ["a FIFO", (s) => s.isFIFO()],
+  ["a socket", (s) => s.isSocket()],
+  ["a device", (s) => s.isCharacterDevice() || s.isBlockDevice()],
+];
+
+/** What a file read is, and what its refusal tells the user to do: by default a dataset file. */
+export interface FileRole {
+  /** "a dataset file", as in "x is a FIFO, not a dataset file". */
+  what: string;
+  /** What to do instead, after the semicolon. */
+  remedy: string;
+}
+const DATASET_FILE: FileRole = { what: "a dataset file", remedy: "put the downloaded file there (hone datasets fetch)" };
+
+/** Refuses anything but a regular file (a symlink counts as what it points to), within hone's size limit. */
+function checkRegular(file: string, st: import("node:fs").Stats, role: FileRole = DATASET_FILE): void {
+  if (!st.isFile()) {
+    const kind = KINDS.find(([, is]) => is(st))?.[0] ?? "not a regular file";
+    throw new HoneError("badTask", `${file} is ${kind}, not ${role.what}; ${role.remedy}`);
+  }
+  if (st.size > MAX_BYTES) throw new HoneError("badTask", `${file} is ${st.size} bytes, more than hone reads (${MAX_BYTES})`);
+}
+
+/**
+ * The bytes of a dataset file (or of another file hone datasets keeps, `role` saying what it is and what to do when
+ * it is not a file). Opened without blocking (a FIFO would wait for a writer forever, /dev/zero never ends) and
+ * checked on the open descriptor, so only a regular file is read.
+ */
+export function readDataFile(file: string, role: FileRole = DATASET_FILE): Buffer {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (err) {
+    throw new HoneError("badTask", `${file}: cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  try {
+    checkRegular(file, fstatSync(fd), role);
+    return readFileSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 function bytesOf(file: string): Buffer {
-  const size = statSync(file).size;
-  if (size > MAX_BYTES) throw new HoneError("badTask", `${file} is ${size} bytes, more than hone reads (${MAX_BYTES})`);
-  const raw = readFileSync(file);
+  const raw = readDataFile(file);
   return file.endsWith(".gz") ? gunzipSync(raw, { maxOutputLength: MAX_BYTES }) : raw;
+}
+
+/** UTF-8 text of `bytes`, or a clear refusal when it is longer than a JavaScript string can hold. */
+function textOf(bytes: Buffer, where: string): string {
+  try {
+    return bytes.toString("utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ERR_STRING_TOO_LONG") throw err;
+    throw new HoneError("badTask", `${where}: ${bytes.length} bytes in one JSON text, more than hone reads as one string`);
+  }
 }
 
 const parseError = (file: string, where: string, err: unknown) =>
@@ -29,26 +82,29 @@ function asRow(v: unknown, where: string): Row {
 /** JSON Lines (optionally .gz): one object a line, blank lines skipped. */
 export function readJsonl(file: string): Row[] {
   const rows: Row[] = [];
-  bytesOf(file)
-    .toString("utf8")
-    .split("\n")
-    .forEach((line, i) => {
-      if (!line.trim()) return;
-      let v: unknown;
-      try {
-        v = JSON.parse(line);
-      } catch (err) {
-        throw parseError(file, `:${i + 1}`, err);
-      }
-      rows.push(asRow(v, `${file}:${i + 1}`));
-    });
+  const bytes = bytesOf(file);
+  // Line by line from the bytes: a file larger than one JavaScript string still reads, a huge line is named.
+  for (let start = 0, n = 1; start < bytes.length; n++) {
+    const nl = bytes.indexOf(10, start);
+    const end = nl < 0 ? bytes.length : nl;
+    const line = textOf(bytes.subarray(start, end), `${file}:${n}`);
+    start = end + 1;
+    if (!line.trim()) continue;
+    let v: unknown;
+    try {
+      v = JSON.parse(line);
+    } catch (err) {
+      throw parseError(file, `:${n}`, err);
+    }
+    rows.push(asRow(v, `${file}:${n}`));
+  }
   return rows;
 }
 
 /** A JSON document (optionally .gz). */
 export function readJson(file: string): unknown {
   try {
-    return JSON.parse(bytesOf(file).toString("utf8"));
+    return JSON.parse(textOf(bytesOf(file), file));
   } catch (err) {
     if (err instanceof HoneError) throw err;
     throw parseError(file, "", err);
@@ -67,6 +123,13 @@ export function readJsonArray(file: string, key?: string): Row[] {
 export async function readParquet(file: string): Promise<Row[]> {
   // hyparquet loads with the first Parquet file read, not with every command that lists the benchmarks.
   const { asyncBufferFromFile, parquetReadObjects } = await import("hyparquet");
+  let st: import("node:fs").Stats;
+  try {
+    st = statSync(file);
+  } catch (err) {
+    throw new HoneError("badTask", `${file}: cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  checkRegular(file, st);
   try {
     return (await parquetReadObjects({ file: await asyncBufferFromFile(file) })) as Row[];
   } catch (err) {

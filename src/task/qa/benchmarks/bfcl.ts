@@ -1,8 +1,7 @@
-import { readFileSync } from "node:fs";
 import type { BenchmarkDef, Gold, QATask } from "../benchmark.ts";
 import { bfclAccuracy, type Category } from "../bfcl.ts";
 import { type PyValue, parsePyJson, toPyJson } from "../py-json.ts";
-import { field, readJsonl } from "../readers.ts";
+import { field, readDataFile, readJsonl } from "../readers.ts";
 
 /** The last commit of gorilla with BFCL v3's files (BFCL v4 renamed them). */
 const COMMIT = "cd9429ccf3d4d04156affe883c495b3b047e6b64";
@@ -29,7 +28,8 @@ function questionText(r: Record<string, unknown>): string {
 /** Possible answers by id, each ground truth kept as Python would read it (5 is not 5.0). */
 function possibleAnswers(file: string): Map<string, string> {
   const out = new Map<string, string>();
-  readFileSync(file, "utf8")
+  readDataFile(file)
+    .toString("utf8")
     .split("\n")
     .filter((l) => l.trim())
     .forEach((line) => {
