@@ -21,7 +21,9 @@ export class HoneError extends Error {
   readonly file?: string;
   readonly field?: string;
   constructor(exit: ExitCodeName, message: string, where: { file?: string; field?: string } = {}) {
-    const prefix = where.file ? `${where.file}${where.field ? ` (${where.field})` : ""}: ` : "";
+    // A field already in parentheses ("(top level)") is not wrapped twice.
+    const field = where.field?.startsWith("(") ? ` ${where.field}` : where.field ? ` (${where.field})` : "";
+    const prefix = where.file ? `${where.file}${field}: ` : "";
     super(prefix + message);
     this.name = "HoneError";
     this.exit = exit;

@@ -20,8 +20,12 @@ import { registerTasks } from "./commands/tasks.ts";
 import { registerTrain } from "./commands/train.ts";
 import { registerView } from "./commands/view.ts";
 import { registerWorker } from "./commands/worker.ts";
+import { installMkdirGuard } from "./mkdir-guard.ts";
 import { reportError } from "./output.ts";
 import { installStopHandlers, readerGone } from "./shutdown.ts";
+
+// Before any verb makes a folder: Node's own recursive mkdirSync loops forever under /proc (mkdir-guard.ts).
+installMkdirGuard();
 
 const program = new Command()
   .name("hone")

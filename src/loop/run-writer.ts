@@ -167,7 +167,8 @@ export function claimInPlace(dir: string, onNotice?: (text: string) => void, sho
       before = statSync(path, { throwIfNoEntry: false });
       lock = claimRunDir(dir, onNotice);
     } catch (err) {
-      if (vanished(err, path)) continue; // removed between the steps: made anew
+      // removed between the steps: made anew; but a folder its file system will not make (procfs) is no race
+      if (vanished(err, path) && (err as NodeJS.ErrnoException).syscall !== "mkdir") continue;
       throw unmade(shown, err);
     }
     if (!("release" in lock) || lock.unguarded) return lock;

@@ -49,11 +49,19 @@ export function registerServeOffline(program: Command): void {
   program
     .command("serve-offline")
     .description("serve the built-in offline model (a deterministic simulator) on loopback")
-    .option("--port <n>", "port (0 picks a free one)", Number, 8000)
-    .option("--latency-ms <ms>", "added latency per chat completion", Number, 0)
+    .option("--port <n>", "port (0 picks a free one)", "8000")
+    .option("--latency-ms <ms>", "added latency per chat completion, 0 to 3600000 ms", "0")
     .action(async (opts) => {
+      const port = wholeFlag("--port", opts.port, 65535, "a port number (0 to 65535)");
+      const latencyMs = wholeFlag("--latency-ms", opts.latencyMs, 3_600_000, "a whole number of ms from 0 to 3600000");
       const { OFFLINE_MODEL_ID, startOfflineServer } = await import("../../model/offline/server.ts");
-      const server = await startOfflineServer({ port: opts.port, latencyMs: opts.latencyMs });
+      const server = await startOfflineServer({ port, latencyMs }).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== "EADDRINUSE" && err.code !== "EACCES") throw err;
+        throw new HoneError(
+          "usage",
+          `--port ${port}: ${err.code === "EADDRINUSE" ? "already in use" : "not permitted"} on 127.0.0.1; choose another (0 picks a free one)`,
+        );
+      });
       process.stdout.write(`offline model serving at ${server.url} (model id "${OFFLINE_MODEL_ID}"); Ctrl-C stops it\n`);
       await new Promise<void>((resolve) => {
         const stop = () => server.close().then(resolve);
@@ -61,4 +69,11 @@ export function registerServeOffline(program: Command): void {
         process.once("SIGTERM", stop);
       });
     });
+}
+
+/** A whole-number flag from 0 to `max`, or a usage error naming it (a NaN port was Node's RangeError, "internal"). */
+function wholeFlag(flag: string, value: string, max: number, what: string): number {
+  const n = value.trim() === "" ? Number.NaN : Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > max) throw new HoneError("usage", `${flag} ${value}: ${what}`);
+  return n;
 }

@@ -135,19 +135,31 @@ export function nexauNotes(dir: string): string[] {
   return nexauToHone(dir, false).notes;
 }
 
+const removeQuietly = (dir: string) => {
+  try {
+    rmSync(dir, { recursive: true, force: true });
+  } catch {
+    // nothing was made there (a file in its path)
+  }
+};
+
 /** Writes `files` as the new folder `out`, all or nothing: built under a hidden name, then renamed. */
 export function writePackage(outArg: string, files: Conversion["files"]): string {
   const out = resolve(outArg);
   if (existsSync(out) && (!statSync(out).isDirectory() || readdirSync(out).length > 0))
     throw new HoneError("usage", `${out} already exists and is not an empty folder; choose another --out`);
   const partial = join(dirname(out), `.${basename(out)}.partial-${process.pid}`);
-  rmSync(partial, { recursive: true, force: true });
   try {
+    rmSync(partial, { recursive: true, force: true });
     writeFiles(partial, files);
     rmSync(out, { recursive: true, force: true });
     renameSync(partial, out);
   } catch (err) {
-    rmSync(partial, { recursive: true, force: true });
+    removeQuietly(partial);
+    const code = (err as NodeJS.ErrnoException).code;
+    // Named as the user gave it, not the hidden folder it was built in.
+    if (typeof code === "string" && code.startsWith("E"))
+      throw new HoneError("usage", `${out} cannot be written (${code}); choose another --out`);
     throw err;
   }
   return out;
