@@ -161,19 +161,23 @@ function noiseRow(programSha: string, noise: RunNoise) {
  * load, not on what the program scores, so a timeout alone never turns a run stochastic. Every other invalid result
  * (the program crashed, raised, printed no score, or the evaluator rejected it) does refute: the program ran to an
  * answer and it was not the score it is to be promoted on. Where every re-evaluation timed out, nothing confirms
- * the score: `unconfirmed`, and the caller promotes nothing on it.
+ * the score: `unconfirmed`, and the caller promotes nothing on it. `answered` counts the re-evaluations that did not
+ * time out (those that reproduced the score, when confirmed), `timedOut` the rest.
  */
 export async function confirmDeterministic(
   ctx: RunContext,
   round: number,
   program: string,
   own: number,
-): Promise<"confirmed" | "refuted" | "unconfirmed" | "not_needed"> {
+): Promise<{ outcome: "confirmed" | "refuted" | "unconfirmed" | "not_needed"; answered: number; timedOut: number }> {
   const noise = ctx.noise;
-  if (noise?.basis !== "measured" || noise.stochastic || noise.repeats < 2) return "not_needed";
-  const again = (await repeatsOf(ctx, round, program, "candidate", noise.repeats)).filter((e) => !e.timedOut).map(score);
-  if (again.length === 0) return "unconfirmed";
-  if (reproduces(own, again)) return "confirmed";
+  if (noise?.basis !== "measured" || noise.stochastic || noise.repeats < 2)
+    return { outcome: "not_needed", answered: 0, timedOut: 0 };
+  const all = await repeatsOf(ctx, round, program, "candidate", noise.repeats);
+  const again = all.filter((e) => !e.timedOut).map(score);
+  const counts = { answered: again.length, timedOut: all.length - again.length };
+  if (again.length === 0) return { outcome: "unconfirmed", ...counts };
+  if (reproduces(own, again)) return { outcome: "confirmed", ...counts };
   const refuted = { ...refuteDeterminism(noise, [own, ...again]), repeats: noise.repeats };
   ctx.noise = refuted;
   const seed = loadNoise(ctx.db, ctx.runId);
@@ -181,7 +185,7 @@ export async function confirmDeterministic(
     if (seed) saveNoise(ctx.db, ctx.runId, noiseRow(seed.program_sha, refuted));
     saveRefutedRound(ctx.db, round);
   })();
-  return "refuted";
+  return { outcome: "refuted", ...counts };
 }
 
 export const validScores = (es: Evaluation[]) => es.map(score).filter((s): s is number => s !== null);

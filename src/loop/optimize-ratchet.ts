@@ -230,11 +230,14 @@ export async function ratchet(ctx: RunContext, round: number, inc: Incumbent, co
     // One score of a measured deterministic evaluator: the winner must reproduce it, else decide again as stochastic;
     // where every re-evaluation timed out, nothing is promoted this round (and the evaluator stays deterministic).
     const confirmation = await confirmDeterministic(ctx, round, winner.e.program, winner.e.own);
-    if (confirmation === "refuted") return ratchet(ctx, round, inc, contenders);
-    if (confirmation === "confirmed") winner.reason += `, reproduced by ${ctx.noise?.repeats} re-evaluations`;
-    if (confirmation === "unconfirmed") {
+    if (confirmation.outcome === "refuted") return ratchet(ctx, round, inc, contenders);
+    if (confirmation.outcome === "confirmed") {
+      const late = confirmation.timedOut ? ` (${confirmation.timedOut} more timed out)` : "";
+      winner.reason += `, reproduced by ${confirmation.answered} re-evaluation${confirmation.answered === 1 ? "" : "s"}${late}`;
+    }
+    if (confirmation.outcome === "unconfirmed") {
       unconfirmed = true;
-      winner.reason += `, but all ${ctx.noise?.repeats} re-evaluations confirming it timed out: not promoted on one score`;
+      winner.reason += `, but all ${confirmation.timedOut} re-evaluations confirming it timed out: not promoted on one score`;
     }
   }
   for (const p of passing)
@@ -242,7 +245,7 @@ export async function ratchet(ctx: RunContext, round: number, inc: Incumbent, co
       candidate_id: p.e.c.candidate,
       decision: p === winner && !unconfirmed ? "promote" : "reject",
       rule: p.rule,
-      reason: p === winner ? p.reason : `${p.reason}, but ${winner?.e.c.candidate} scored higher`,
+      reason: p === winner ? p.reason : runnerUpReason(p.reason, winner?.e.c.candidate, unconfirmed),
       score: p.score,
       detail: p.detail,
     });
@@ -254,6 +257,16 @@ export async function ratchet(ctx: RunContext, round: number, inc: Incumbent, co
     next = promoted(winner.e.c, winner.e.program, winner.score);
   }
   return { next, decisions, bestScore: winner?.score ?? null };
+}
+
+/**
+ * Why a candidate that cleared the incumbent was not promoted: another scored higher and was promoted, or (its
+ * confirmations all timed out) was not either, so nothing was promoted this round.
+ */
+function runnerUpReason(reason: string, winner: string | undefined, unconfirmed: boolean): string {
+  return unconfirmed
+    ? `${reason}, but ${winner} scored higher and only the highest is confirmed; its re-evaluations all timed out, so nothing was promoted this round`
+    : `${reason}, but ${winner} scored higher`;
 }
 
 /** Records a round's decisions and closes it, with any other writes of the round, in one transaction. */

@@ -16,6 +16,8 @@ import * as z from "zod";
 import { HoneError, zodIssues } from "../errors.ts";
 import { startModelProxy } from "../model/proxy.ts";
 import type { ChatModel } from "../model/types.ts";
+import { nearestName } from "../nearest-name.ts";
+import { oneLine } from "../printable.ts";
 import { readUntrusted } from "../runtime/program-harness.ts";
 import { modelBaseUrl, modelPort, runSealed } from "../task/sealed-command.ts";
 import { traceEvents } from "./methods/traces.ts";
@@ -67,13 +69,33 @@ export interface ExternalStepRequest {
   budget: Record<string, number>;
 }
 
-const manifestSchema = z
-  .object({
-    name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "use letters, digits, '.', '_' and '-'"),
-    entrypoint: z.string().min(1).max(1000),
-    timeout: z.number().positive().max(86_400).default(600),
-  })
-  .passthrough();
+const manifestSchema = z.object({
+  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "use letters, digits, '.', '_' and '-'"),
+  entrypoint: z.string().min(1).max(1000).regex(/\S/, "is blank; write the command to run"),
+  timeout: z.number().positive().max(86_400).default(600),
+});
+
+/** The fields method.json may hold (README, "Bring your own method"). */
+const MANIFEST_FIELDS = Object.keys(manifestSchema.shape);
+
+/**
+ * Refuses a field method.json does not have (a misspelled `timout` was silently ignored and the default used),
+ * naming each, the field it most likely meant, and the fields there are.
+ */
+function refuseUnknownFields(file: string, raw: unknown): void {
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) return;
+  const unknown = Object.keys(raw).filter((k) => !MANIFEST_FIELDS.includes(k));
+  if (unknown.length === 0) return;
+  const said = unknown.slice(0, 10).map((k) => {
+    const near = nearestName(k, MANIFEST_FIELDS);
+    return `${oneLine(k.slice(0, 100))}: is not a method.json field${near ? ` (did you mean "${near}"?)` : ""}`;
+  });
+  if (unknown.length > 10) said.push(`and ${unknown.length - 10} more fields it does not have`);
+  throw new HoneError("badConfig", `${said.join("; ")}; method.json holds ${MANIFEST_FIELDS.join(", ")}`, {
+    file,
+    field: oneLine((unknown[0] ?? "").slice(0, 100)),
+  });
+}
 
 const proposalSchema = z.object({ parent: z.string().min(1).max(200), rationale: z.string().max(4000).optional() }).passthrough();
 
@@ -98,6 +120,7 @@ export function loadExternalMethod(dirArg: string): ExternalMethod {
   } catch (err) {
     throw new HoneError("badConfig", `${file}: not valid JSON: ${(err as Error).message}`);
   }
+  refuseUnknownFields(file, raw);
   const r = manifestSchema.safeParse(raw);
   if (!r.success) {
     const issues = zodIssues(r.error.issues);
@@ -258,7 +281,8 @@ export async function runExternalStep(
       modelPort: port,
       input: JSON.stringify(body),
     });
-    const tail = proc.stderr.trim().split("\n").slice(-3).join(" | ");
+    // The end of what the program wrote, as one printable line: it reaches the terminal and the records.
+    const tail = oneLine(proc.stderr.trim().split("\n").slice(-3).join(" | ").slice(-2000));
     if (proc.timedOut)
       throw new HoneError("runFailed", `the method ${method.name} did not finish its step within ${method.timeoutSec} s`);
     if (proc.code !== 0) throw new HoneError("runFailed", `the method ${method.name} exited with code ${proc.code}: ${tail}`);

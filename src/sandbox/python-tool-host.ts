@@ -1,7 +1,7 @@
 import type { ToolSpec } from "../harness/types.ts";
 import type { DiscoveryEnvironment } from "../runtime/discovery-env.ts";
 import type { ToolOutcome } from "../runtime/environment.ts";
-import type { TrajectorySink } from "../store/trajectory.ts";
+import type { TrajectoryEvent, TrajectorySink } from "../store/trajectory.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import { EditError } from "../task/evolve-block.ts";
 import {
@@ -13,6 +13,7 @@ import {
 } from "../task/tool-channel.ts";
 import type { SandboxLimits } from "./isolate.ts";
 import { listTaskInputs, readInputSample } from "./python-task-inputs.ts";
+import { MAX_STAGED_EVENTS } from "./tool-host.ts";
 
 // A generated Python tool (custom_tools/<name>.py, `def run(ctx, args)`) in a discovery rollout: each call runs
 // contained in the program sandbox (task/tool-channel.ts) and its ctx is answered here, under HarnessTTT's names,
@@ -33,15 +34,36 @@ export function pythonCallLimits(limits: SandboxLimits): Pick<PythonToolCall, "t
   return { timeoutSec: limits.wallMs / 1000, cpuSeconds: Math.max(1, Math.ceil(limits.cpuMs / 1000)), memoryMb: 256 };
 }
 
-/** What the Python tools of one rollout share: the probe count, evaluations in flight, and the scratch files. */
+/**
+ * The most `tool_log` lines a rollout records one by one: each ctx.log() is a line of the trajectory, and a tool may
+ * log a thousand times a call, every call (as staged edits: MAX_STAGED_EVENTS, the JavaScript tools' cap).
+ */
+export const MAX_TOOL_LOG_EVENTS = 200;
+
+/**
+ * What the Python tools of one rollout share: the probe count, evaluations in flight, the scratch files, and how
+ * many staged edits and log lines were recorded.
+ */
 export interface PythonRolloutState {
   probes: number;
   inFlight: number;
   scratch: Map<string, string>;
   inputs?: string[];
+  staged: number;
+  logs: number;
 }
 
-export const newPythonState = (): PythonRolloutState => ({ probes: 0, inFlight: 0, scratch: new Map() });
+export const newPythonState = (): PythonRolloutState => ({ probes: 0, inFlight: 0, scratch: new Map(), staged: 0, logs: 0 });
+
+/**
+ * Writes the `count`th line of a kind a rollout records (1-based): the first `cap` as they are, the next with a note
+ * that later ones are not recorded one by one, none after.
+ */
+function writeCapped(trajectory: TrajectorySink, count: number, cap: number, event: TrajectoryEvent, what: string): void {
+  if (count <= cap) trajectory.write(event);
+  else if (count === cap + 1)
+    trajectory.write({ ...event, note: `more than ${cap} ${what} in this rollout: later ones are not recorded one by one` });
+}
 
 const str = (v: unknown, what: string): string => {
   if (typeof v !== "string") throw new Error(`${what} must be a string`);
@@ -74,7 +96,9 @@ export function pythonCtx(o: PythonCtxOptions): CtxHandler {
       try {
         const next = env.applyEdit({ code: str(code, "stage_edit's code") });
         env.program = next;
-        o.trajectory.write({ type: "staged_edit", tool: o.tool, lines: next.split("\n").length });
+        state.staged++;
+        const event = { type: "staged_edit", tool: o.tool, lines: next.split("\n").length };
+        writeCapped(o.trajectory, state.staged, MAX_STAGED_EVENTS, event, "staged edits");
         return `edit staged: the program now has ${next.split("\n").length} lines`;
       } catch (err) {
         if (err instanceof EditError) return `ERROR: ${err.message}`;
@@ -123,7 +147,9 @@ export function pythonCtx(o: PythonCtxOptions): CtxHandler {
       return (base && state.scratch.get(base)) ?? "ERROR: no such file";
     },
     log: ([message]) => {
-      o.trajectory.write({ type: "tool_log", tool: o.tool, message: String(message).slice(0, 400) });
+      state.logs++;
+      const event = { type: "tool_log", tool: o.tool, message: String(message).slice(0, 400) };
+      writeCapped(o.trajectory, state.logs, MAX_TOOL_LOG_EVENTS, event, "ctx.log() lines");
       return null;
     },
   };
