@@ -1,7 +1,9 @@
-import { existsSync, lstatSync, readFileSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import * as z from "zod";
 import { harnessError } from "../errors.ts";
+import { nearestName } from "../nearest-name.ts";
+import { oneLine } from "../printable.ts";
 import { contentHash, listFiles } from "./files.ts";
 import { packageIssues } from "./issues.ts";
 import type { Harness } from "./types.ts";
@@ -18,8 +20,13 @@ export interface ProgramHarness {
   version: string;
   /** The entrypoint's words (split on spaces; no shell). */
   entrypoint: string[];
-  /** Words of an optional install step, run once in the harness's own work copy. */
-  install?: string[];
+  /**
+   * HarnessGrad's `install`: the harness's dependencies (a pip requirements file or a setup script in its folder),
+   * installed by a person before a run, never on the run path. hone does not run it either (`programNotes` says so).
+   */
+  install?: string;
+  /** Fields of harness.json hone does not read (HarnessGrad's `path`, `backend`, `env_kinds`, or a misspelling). */
+  ignored: string[];
   timeoutSec: number;
   contentHash: string;
 }
@@ -31,14 +38,41 @@ const manifestSchema = z
     $schema: z.string().optional(),
     name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "use letters, digits, '.', '_' and '-' (at most 64)"),
     version: z.string().min(1).max(64).default("0.0.0"),
-    entrypoint: z.string().min(1).max(1000),
+    entrypoint: z.string().min(1).max(1000).regex(/\S/, "is blank; write the command to run"),
     install: z.string().min(1).max(1000).optional(),
     timeout: z.number().positive().max(86_400).default(600),
     description: z.string().max(4000).optional(),
   })
   .passthrough();
 
+/** The fields hone reads; HarnessGrad's own harness.json files also hold the others below, which hone leaves. */
+const FIELDS = Object.keys(manifestSchema.shape);
+const HARNESSGRAD_FIELDS = ["path", "backend", "env_kinds"];
+
 const words = (s: string) => s.trim().split(/\s+/).filter(Boolean);
+
+/**
+ * The entrypoint's words. HarnessGrad's harness.json names a Python file (`"entrypoint": "agent.py"`) that its
+ * platform runs as `python <entry>`; run as a command, a bare name is looked up on PATH and was not found (exit 127,
+ * no message). A lone bare `.py` name (no `/`) of a file in the folder (a symlink to one too) runs the same way, with
+ * python3. A path such as `./agent.py` is a command already: it runs under its own shebang (a virtualenv's Python,
+ * `uv run --script`), as before.
+ */
+function entryWords(dir: string, entrypoint: string): string[] {
+  const entry = words(entrypoint);
+  const [only] = entry;
+  if (entry.length !== 1 || only === undefined || only.includes("/") || !only.endsWith(".py")) return entry;
+  return isFile(join(dir, only)) ? ["python3", only] : entry;
+}
+
+/** Whether `path` is a file, following symlinks (false for a broken or looping one). */
+function isFile(path: string): boolean {
+  try {
+    return statSync(path, { throwIfNoEntry: false })?.isFile() ?? false;
+  } catch {
+    return false;
+  }
+}
 
 /** Whether a folder holds a harness: a package (agent.yaml) or a harness program (harness.json). */
 export function isHarnessFolder(dir: string): boolean {
@@ -69,18 +103,39 @@ export function loadProgramHarness(dirArg: string): ProgramHarness {
     const issues = packageIssues(r.error.issues, raw, "a harness.json field");
     throw harnessError(file, issues[0]?.field, issues.map((i) => `${i.field}: ${i.message}`).join("; "));
   }
-  const entry = words(r.data.entrypoint);
-  if (entry.some((w) => w.includes("\0"))) throw harnessError(file, "entrypoint", "contains a NUL byte");
+  if (r.data.entrypoint.includes("\0")) throw harnessError(file, "entrypoint", "contains a NUL byte");
   return {
     kind: "program",
     dir,
     name: r.data.name,
     version: r.data.version,
-    entrypoint: entry,
-    install: r.data.install ? words(r.data.install) : undefined,
+    entrypoint: entryWords(dir, r.data.entrypoint),
+    install: r.data.install,
+    ignored: Object.keys(r.data).filter((k) => !FIELDS.includes(k)),
     timeoutSec: r.data.timeout,
     contentHash: contentHash(dir),
   };
+}
+
+/**
+ * What `hone harness check` says of a harness program beyond its problems: an `install` step hone never runs (the
+ * program runs with the Python and packages already there), and fields of harness.json hone does not read.
+ */
+export function programNotes(p: ProgramHarness): string[] {
+  const notes: string[] = [];
+  if (p.install)
+    notes.push(
+      `harness.json (install): "${oneLine(p.install.slice(0, 200))}" is not run by hone: install what it names where the entrypoint's interpreter finds it before the run (the program runs sealed, with no network)`,
+    );
+  for (const k of p.ignored.slice(0, 20)) {
+    const near = nearestName(k, FIELDS);
+    const why = HARNESSGRAD_FIELDS.includes(k)
+      ? "HarnessGrad's field; hone does not read it"
+      : `not a field hone reads, ignored${near ? ` (did you mean "${near}"?)` : ""}`;
+    notes.push(`harness.json (${oneLine(k.slice(0, 100))}): ${why}`);
+  }
+  if (p.ignored.length > 20) notes.push(`harness.json: ${p.ignored.length - 20} more fields hone does not read`);
+  return notes;
 }
 
 /**

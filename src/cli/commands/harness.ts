@@ -53,10 +53,13 @@ export function registerHarness(program: Command): void {
     .option("--json", "print the report as JSON")
     .action(async (dirArg: string, opts) => {
       const { isNexauPackage, nexauNotes } = await import("../../harness/formats/nexau.ts");
+      const { programNotes } = await import("../../harness/program.ts");
       const { resolveTask } = await import("../../task/builtin.ts");
       const dir = resolve(dirArg);
       const task = opts.task ? await resolveTask(opts.task) : undefined;
       const r = await report(dir, task);
+      const program = r.harness?.program;
+      const notes = program ? programNotes(program) : [];
       if (opts.json) {
         printJson({
           ok: r.ok,
@@ -64,6 +67,7 @@ export function registerHarness(program: Command): void {
           content_hash: r.harness?.contentHash ?? null,
           problems: r.problems,
           ...(isNexauPackage(join(dir, "agent.yaml")) ? { nexau_notes: nexauNotes(dir) } : {}),
+          ...(program ? { notes } : {}),
         });
       } else {
         const h = r.harness;
@@ -75,6 +79,7 @@ export function registerHarness(program: Command): void {
           );
         } else process.stdout.write(`${dir}: the package does not load\n`);
         if (isNexauPackage(join(dir, "agent.yaml"))) printNotes("read as a NexAU package", nexauNotes(dir));
+        printNotes("notes", notes);
         for (const p of r.problems) process.stdout.write(`${line(dir, p)}\n`);
         if (!task && r.ok) process.stdout.write("  (no --task: the leak guard did not run)\n");
         process.stdout.write(
