@@ -4,8 +4,8 @@ import { dirname, join } from "node:path";
 import { HoneError } from "../errors.ts";
 import { loadHarness } from "../harness/package.ts";
 import { isHarnessFolder } from "../harness/program.ts";
+import { loadedMethod, methodParams } from "../method/catalog.ts";
 import { loraStep } from "../method/lora.ts";
-import { methodByName, methodParams } from "../method/registry.ts";
 import { seedFrom } from "../model/offline/rng.ts";
 import { gateGeneratedCode } from "../sandbox/check.ts";
 import { bestScoreOf, type CandidateRow, insertCandidate, roundCandidates, roundState, startRound } from "../store/candidates.ts";
@@ -112,9 +112,9 @@ function keepRound(ctx: SearchContext, round: number): void {
   else keepWithMethod(ctx, round, method, params);
 }
 
-/** The run's method and its validated parameters (harnessttt unless the settings name another). */
+/** The run's method (imported as it started: loadMethod) and its validated parameters (harnessttt unless named). */
 export function methodOf(ctx: SearchContext) {
-  const method = methodByName(ctx.settings.method ?? "harnessttt");
+  const method = loadedMethod(ctx.settings.method ?? "harnessttt");
   return { method, params: methodParams(method, ctx.settings.methodParams ?? {}) };
 }
 

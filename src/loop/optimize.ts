@@ -3,8 +3,8 @@ import { join, resolve } from "node:path";
 import { stringify as toYaml } from "yaml";
 import { HoneError } from "../errors.ts";
 import { isHarnessFolder } from "../harness/program.ts";
+import { loadMethod, methodParams } from "../method/catalog.ts";
 import { type LoraSettings, resumeAdapter } from "../method/lora.ts";
-import { methodByName, methodParams } from "../method/registry.ts";
 import type { CacheMode } from "../model/cache.ts";
 import type { ModelSettings } from "../model/resolve.ts";
 import { checkHarness } from "../sandbox/check.ts";
@@ -278,7 +278,7 @@ async function startDiscovery(
   if (settings.slurm) checkSlurmRun(settings.slurm, runDir);
   // A replay runs no Python (its evaluations come from the records), so it does not probe the interpreter for what
   // the task needs.
-  const method = methodByName(settings.method ?? "harnessttt");
+  const method = await loadMethod(settings.method ?? "harnessttt");
   const params = methodParams(method, settings.methodParams ?? {});
   if (method.name === "harnessttt") gateMode(params as TttParams, settings.proposals);
   const replaying = settings.cache?.mode === "replay";
@@ -293,6 +293,10 @@ async function startDiscovery(
   try {
     await checkSeed(settings, runDir, Boolean(o.resume), task);
     await needs;
+    // A queue whose Redis refuses hone (a wrong password, a database it lacks) is refused before a round is recorded,
+    // so the refused run leaves no folder, as `hone run` does; one not answering yet is waited for later.
+    if (settings.queue && !replaying)
+      await (await import("./distributed/queue-connection.ts")).refuseRefusingQueue(settings.queue);
   } catch (err) {
     await closeEarly(early);
     await python;
@@ -333,7 +337,7 @@ async function optimizeBenchmark(settings: OptimizeSettings, held: HeldRunDir, o
         "usage",
         "--runner slurm runs a discovery task's rollouts; a QA search's questions run locally or on BullMQ workers (--queue)",
       );
-    const method = methodByName(settings.method ?? "harnessttt");
+    const method = await loadMethod(settings.method ?? "harnessttt");
     const params = methodParams(method, settings.methodParams ?? {});
     if (method.name === "harnessttt") gateMode(params as TttParams, settings.proposals);
     await checkSeed(settings, runDir, Boolean(o.resume));

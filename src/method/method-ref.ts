@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { METHODS } from "./registry.ts";
+import { isBuiltinMethod } from "./catalog.ts";
 
 /**
  * Whether a method's name names a folder (an external method): a path, or a folder with method.json in `base` (the
@@ -11,7 +11,7 @@ import { METHODS } from "./registry.ts";
 export function isMethodFolder(name: string, base = "."): boolean {
   if (name.includes("/")) return true;
   const folder = existsSync(join(base, name, "method.json"));
-  if (!Object.hasOwn(METHODS, name)) return folder;
+  if (!isBuiltinMethod(name)) return folder;
   if (folder) warnShadowed(name, resolve(base, name));
   return false;
 }

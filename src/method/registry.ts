@@ -1,4 +1,4 @@
-import { HoneError } from "../errors.ts";
+import { methodParams, unknownMethod } from "./catalog.ts";
 import type { Method } from "./method.ts";
 import { isMethodFolder } from "./method-ref.ts";
 import { ace } from "./methods/ace.ts";
@@ -15,7 +15,10 @@ import { opro } from "./methods/opro.ts";
 import { random } from "./methods/random.ts";
 import { skillopt } from "./methods/skillopt.ts";
 
-/** Every method hone knows: one file under methods/ and one line here. */
+/**
+ * Every method hone knows, imported together (`hone methods`, `hone compare`): one file under methods/, one line
+ * here and one in catalog.ts, whose loaders import a single method for a run (a test keeps the two the same).
+ */
 // biome-ignore lint/suspicious/noExplicitAny: each method has its own parameter type
 export const METHODS: Record<string, Method<any>> = {
   harnessttt,
@@ -36,21 +39,8 @@ export const METHODS: Record<string, Method<any>> = {
 export function methodByName(name: string): Method<any> {
   if (isMethodFolder(name)) return externalMethod(name);
   const m = METHODS[name];
-  if (!m)
-    throw new HoneError(
-      "usage",
-      `unknown method "${name}"; hone methods lists ${Object.keys(METHODS).join(", ")} (or give a folder with method.json)`,
-    );
+  if (!m) throw unknownMethod(name);
   return m;
 }
 
-/** A method's parameters from flags or a config file, validated by its own schema with its defaults. */
-export function methodParams(method: Method<unknown>, raw: Record<string, unknown> = {}): unknown {
-  const r = method.params.safeParse(raw);
-  if (!r.success)
-    throw new HoneError(
-      "usage",
-      `bad parameters for ${method.name}: ${r.error.issues.map((i) => `${i.path.join(".") || "(top)"}: ${i.message}`).join("; ")}`,
-    );
-  return r.data;
-}
+export { methodParams };

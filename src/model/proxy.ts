@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { requestFromBody } from "./offline/server.ts";
+import { requestFromBody } from "./offline/wire.ts";
 import { type ChatModel, type ChatRequest, type ChatResponse, REASONING_EFFORTS, type ReasoningEffort } from "./types.ts";
 
 const MAX_BODY = 8 << 20;

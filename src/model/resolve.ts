@@ -1,6 +1,6 @@
 import type { Dialect } from "./dialect.ts";
-import { OFFLINE_MODEL_ID } from "./offline/server.ts";
 import { sharedOfflineServerThread } from "./offline/threaded.ts";
+import { OFFLINE_MODEL_ID } from "./offline/wire.ts";
 import { OpenAICompatibleModel } from "./openai-compatible.ts";
 import { defaultRetryPolicy, type RetryPolicy, withRetries } from "./retry.ts";
 import { resolveTimeouts, type Timeouts } from "./timeouts.ts";

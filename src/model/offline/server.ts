@@ -1,10 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { ChatMessage, ChatRequest, Sampling, ToolDefinition } from "../types.ts";
 import { offlineReply } from "./policy.ts";
 import "./roles.ts";
+import { OFFLINE_MODEL_ID, requestFromBody } from "./wire.ts";
 
-export const OFFLINE_MODEL_ID = "offline";
+export { OFFLINE_MODEL_ID, requestFromBody };
 
 export interface OfflineServerOptions {
   port?: number;
@@ -39,20 +39,6 @@ async function readBody(req: IncomingMessage): Promise<string> {
 }
 
 /** Reads an OpenAI chat-completions body back into hone's request shape. */
-export function requestFromBody(body: Record<string, unknown>): ChatRequest {
-  const sampling: Sampling = {};
-  for (const k of ["temperature", "top_p", "top_k", "seed"] as const) {
-    if (typeof body[k] === "number") sampling[k] = body[k] as number;
-  }
-  const maxTokens = body.max_tokens ?? body.max_completion_tokens;
-  if (typeof maxTokens === "number") sampling.max_tokens = maxTokens;
-  return {
-    messages: body.messages as ChatMessage[],
-    tools: Array.isArray(body.tools) ? (body.tools as ToolDefinition[]) : undefined,
-    sampling,
-  };
-}
-
 function completion(body: Record<string, unknown>): Record<string, unknown> {
   const request = requestFromBody(body);
   const reply = offlineReply(request);
