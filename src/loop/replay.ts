@@ -17,7 +17,7 @@ import { keptSeedDir } from "./optimize-rounds.ts";
 import type { RunConfig } from "./run.ts";
 import { freeDir, refuseNonEmpty } from "./run-dir.ts";
 import { removeUnused } from "./run-writer.ts";
-import { trainConfigSchema } from "./train-config.ts";
+import { trainConfigSchema } from "./train-config-schema.ts";
 
 export interface ReplayResult {
   kind: RunRow["kind"];

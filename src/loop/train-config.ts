@@ -1,78 +1,11 @@
 import { statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import * as z from "zod";
-import { configError } from "../errors.ts";
+import { configError, HoneError } from "../errors.ts";
+import { BENCHMARKS, isTestOnly, type LoadableSplit, type Split } from "../task/qa/benchmarks.ts";
 import { readConfigFile } from "./config-file.ts";
+import { type TrainConfig, trainConfigSchema } from "./train-config-schema.ts";
 
-const model = z
-  .object({
-    model: z.string().min(1),
-    base_url: z.string().url().optional(),
-    dialect: z.enum(["vllm", "openai"]).optional(),
-    api_key_env: z.string().optional(),
-  })
-  .strict();
-
-/** train.yaml: the panel, the model, the estimator, the criterion and the patch surface. */
-export const trainConfigSchema = z
-  .object({
-    $schema: z.string().optional(),
-    harness: z.string().min(1),
-    panel: z
-      .object({
-        benchmark: z.string().min(1),
-        split: z.enum(["train", "validation", "test"]).default("validation"),
-        limit: z.number().int().min(1).default(20),
-        data_dir: z.string().optional(),
-      })
-      .strict(),
-    model: model.default({ model: "offline" }),
-    estimator: z.discriminatedUnion("kind", [
-      z
-        .object({
-          kind: z.literal("llm"),
-          proposer: model.default({ model: "offline" }),
-          proposer_harness: z.string().optional(),
-        })
-        .strict(),
-      z.object({ kind: z.literal("patch_queue"), patches: z.array(z.string().min(1)).min(1) }).strict(),
-      z.object({ kind: z.literal("agent_cli"), command: z.string().min(1), timeout: z.number().positive().optional() }).strict(),
-    ]),
-    criterion: z
-      .discriminatedUnion("kind", [
-        z
-          .object({
-            kind: z.literal("strict_pareto"),
-            secondary: z.array(z.enum(["steps", "tokens", "invalid_first_attempts"])).default(["steps", "tokens"]),
-          })
-          .strict(),
-        z
-          .object({
-            kind: z.literal("mean_ci"),
-            confidence: z.number().gt(0.5).lt(1).default(0.95),
-            resamples: z.number().int().min(100).default(2000),
-          })
-          .strict(),
-      ])
-      .default({ kind: "strict_pareto", secondary: ["steps", "tokens"] }),
-    /**
-     * Measured once, at the end, on the seed harness and on HEAD: a split the panel is not drawn from, which no
-     * estimator or criterion sees (after harness-training's quickstart: held-out eval, epochs, eval again).
-     */
-    held_out: z
-      .object({
-        split: z.enum(["train", "validation", "test"]).default("test"),
-        limit: z.number().int().min(1).optional(),
-      })
-      .strict()
-      .optional(),
-    patch_surface: z.array(z.string().min(1)).optional(),
-    concurrency: z.number().int().min(1).default(8),
-    seed: z.number().int().min(0).default(0),
-    out: z.string().optional(),
-  })
-  .strict();
-export type TrainConfig = z.infer<typeof trainConfigSchema>;
+export { type TrainConfig, trainConfigSchema } from "./train-config-schema.ts";
 
 /**
  * Reads train.yaml. Every relative path in it (harness, panel.data_dir, estimator.patches,
@@ -86,6 +19,8 @@ export function readTrainConfig(file: string): TrainConfig & { base: string } {
       "held_out.split",
       `is the panel's split (${data.panel.split}); a held-out evaluation needs a split the panel is not drawn from`,
     );
+  if (data.held_out && panelOnTestOfTestOnly(data.panel.benchmark, data.panel.split))
+    throw configError(file, "held_out.split", overlapOnTest(data.panel.benchmark, data.held_out.split));
   const base = dirname(resolve(file));
   const path = (p: string | undefined) => (p === undefined ? p : resolve(base, p));
   const e = data.estimator;
@@ -119,4 +54,24 @@ function patchFile(file: string, i: number, path: string): string {
   }
   if (why) throw configError(file, `estimator.patches.${i}`, `${path} ${why}`);
   return path;
+}
+
+const panelOnTestOfTestOnly = (id: string, panelSplit: Split) => {
+  const b = BENCHMARKS[id];
+  return panelSplit === "test" && b !== undefined && isTestOnly(b);
+};
+
+const overlapOnTest = (id: string, heldSplit: Split) =>
+  `is ${heldSplit}, which ${id} (published with a test file only) draws from its test file, so it overlaps the panel on test; put panel.split on train or validation and held_out.split on test`;
+
+/**
+ * The split a held-out evaluation loads. A test-only benchmark (MATH-500, HumanEval, HotpotQA…) draws its train and
+ * validation from its test file's search pool, so its held-out `test` is the test file without that pool
+ * (`test-heldout`, as `hone compare` measures) and no panel question is in it; a panel on its `test` has no split
+ * held out from it (refused).
+ */
+export function heldOutSplitOf(id: string, panelSplit: Split, heldSplit: Split): LoadableSplit {
+  if (panelOnTestOfTestOnly(id, panelSplit)) throw new HoneError("usage", `held_out.split ${overlapOnTest(id, heldSplit)}`);
+  const b = BENCHMARKS[id];
+  return heldSplit === "test" && b !== undefined && isTestOnly(b) ? "test-heldout" : heldSplit;
 }

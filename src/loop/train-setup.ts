@@ -25,7 +25,7 @@ import type { QARunner } from "./qa-runner.ts";
 import { Recording } from "./recording.ts";
 import { takeRunDir } from "./run-writer.ts";
 import { GreedyMonotonic, Trainer, type TrainerOptions } from "./train.ts";
-import type { TrainConfig } from "./train-config.ts";
+import { heldOutSplitOf, type TrainConfig } from "./train-config.ts";
 import { epochId } from "./train-records.ts";
 
 /** train.yaml as a run stores it: paths absolute, patches as their text, so a resume or replay needs nothing else. */
@@ -165,14 +165,16 @@ async function buildTrainRun(
     limit: c.panel.limit,
   });
   // Loaded with the panel, so a held-out split the data lacks is refused before any epoch runs.
-  const heldOut = c.held_out && {
-    split: c.held_out.split,
-    tasks: await loadSplit(c.panel.benchmark, c.held_out.split, {
-      dir: c.panel.data_dir,
-      seed: c.seed,
-      limit: c.held_out.limit ?? c.panel.limit,
-    }),
-  };
+  const heldOutSplit = c.held_out && heldOutSplitOf(c.panel.benchmark, c.panel.split, c.held_out.split);
+  const heldOut = c.held_out &&
+    heldOutSplit && {
+      split: heldOutSplit,
+      tasks: await loadSplit(c.panel.benchmark, heldOutSplit, {
+        dir: c.panel.data_dir,
+        seed: c.seed,
+        limit: c.held_out.limit ?? c.panel.limit,
+      }),
+    };
   let estimator: Estimator;
   if (c.estimator.kind === "patch_queue") estimator = new PatchQueue(c.estimator.patches);
   else if (c.estimator.kind === "agent_cli")
