@@ -145,6 +145,7 @@ export function runReceipt(dir: string) {
     const candidates = candidateStatuses(db);
     const qa = qaCounts(db);
     const identity = rollouts.find((r) => r.identity)?.identity;
+    const evaluators = evaluatorsOf(rollouts);
     const repo = existsSync(join(dir, "harnesses.git")) ? new HarnessRepo(join(dir, "harnesses.git")) : undefined;
     const seed = candidates.find((c) => ["r00-seed", "epoch-00", "harness"].includes(c.id));
     const incumbent = repo?.resolve("refs/heads/main") ?? null;
@@ -168,6 +169,11 @@ export function runReceipt(dir: string) {
             /** A QA run's questions (ids, questions, golds) as one sha256, from its summary once it finished. */
             panel_sha256: summaryField(run, "panel_sha256"),
           },
+      /**
+       * Each evaluator runtime the rollouts' identities name, with how many rollouts it measured: more than one where
+       * rollouts ran on workers or Slurm nodes under another Python, numpy or sandbox, or a resume on another machine.
+       */
+      evaluators,
       scorer: identity ? { budget: JSON.parse(identity).budget, hone: JSON.parse(identity).hone } : null,
       /** The hone version that made the run's measurements (a discovery rollout's identity, a QA run's summary). */
       hone: identity ? (JSON.parse(identity).hone as string) : summaryField(run, "hone"),
@@ -288,6 +294,35 @@ function runtimeOf(v: unknown): string {
   return `; evaluated under Python ${e.python}, ${typeof e.numpy === "string" ? `numpy ${e.numpy}` : "no numpy"}${sandbox}`;
 }
 
+/** The distinct `task.evaluator` of the rollouts' identities, each with its count of rollouts, most first. */
+function evaluatorsOf(rollouts: { identity: string | null }[]): { evaluator: unknown; rollouts: number }[] {
+  const by = new Map<string, { evaluator: unknown; rollouts: number }>();
+  for (const r of rollouts) {
+    if (!r.identity) continue;
+    let evaluator: unknown;
+    try {
+      evaluator = (JSON.parse(r.identity) as { task?: { evaluator?: unknown } } | null)?.task?.evaluator;
+    } catch {
+      continue; // an unreadable identity: counted nowhere
+    }
+    if (evaluator === undefined) continue;
+    const key = JSON.stringify(evaluator);
+    const seen = by.get(key) ?? { evaluator, rollouts: 0 };
+    seen.rollouts++;
+    by.set(key, seen);
+  }
+  return [...by.values()].sort((a, b) => b.rollouts - a.rollouts);
+}
+
+/** Where the rollouts were measured under more than one evaluator runtime, each with its count. */
+function evaluatorsLine(r: Receipt): string {
+  if (r.evaluators.length < 2) return "";
+  const each = r.evaluators.map(
+    (e) => `${runtimeOf(e.evaluator).replace(/^; evaluated under /, "")} (${e.rollouts} rollout${e.rollouts === 1 ? "" : "s"})`,
+  );
+  return `; rollouts measured under ${r.evaluators.length} evaluators: ${each.join("; ")}`;
+}
+
 /** The receipt as text: one labelled line per part, the failures listed under their heading. */
 export function formatReceipt(r: Receipt): string {
   const settings = Object.entries(r.settings)
@@ -300,7 +335,7 @@ export function formatReceipt(r: Receipt): string {
     ["result", resultLine(r.run.kind, r.run.summary)],
     [
       "task",
-      `${r.task.id}${r.task.content ? ` (content ${short(r.task.content)}), ${r.task.metric}, ${r.task.direction === "minimize" ? "lower" : "higher"} is better` : ""}${runtimeOf(r.task.evaluator)}${r.task.panel_sha256 ? ` (questions sha256 ${short(r.task.panel_sha256)})` : ""}`,
+      `${r.task.id}${r.task.content ? ` (content ${short(r.task.content)}), ${r.task.metric}, ${r.task.direction === "minimize" ? "lower" : "higher"} is better` : ""}${runtimeOf(r.task.evaluator)}${evaluatorsLine(r)}${r.task.panel_sha256 ? ` (questions sha256 ${short(r.task.panel_sha256)})` : ""}`,
     ],
     ["scorer", scorerLine(r)],
     [

@@ -3,6 +3,7 @@ import { join, relative } from "node:path";
 import { type IdentityParts, identityDigest } from "../measure/identity.ts";
 import type { Db } from "../store/db.ts";
 import { type EvaluationRecordRow, insertRollout, type ModelCallRow } from "../store/rollouts.ts";
+import type { EvaluatorRuntime } from "../task/evaluator-runtime.ts";
 
 export { finishedRolloutIds, type RolloutRow, roundRollouts } from "../store/rollouts.ts";
 
@@ -34,6 +35,33 @@ export function modelCallsOf(events: Event[]): ModelCallRow[] {
 }
 
 /**
+ * The file a rollout measured on another machine (a BullMQ worker, a Slurm node) leaves in its folder: the evaluator's
+ * Python, numpy and sandbox there, as that machine measured it. The rollout's identity names them instead of the
+ * coordinator's, so a run (its receipt, a replay, a comparison) says where they differ; a local rollout has none.
+ */
+export const EVALUATOR_FILE = "evaluator.json";
+
+const VERSION = /^[0-9A-Za-z.+_-]{1,64}$/;
+
+/** A runtime as a machine reported it, or undefined for anything else (a worker's file is checked, never trusted). */
+export function evaluatorRuntimeOf(value: unknown): EvaluatorRuntime | undefined {
+  const v = value as { python?: unknown; numpy?: unknown; sandbox?: unknown } | null;
+  if (typeof v !== "object" || v === null || typeof v.python !== "string" || !VERSION.test(v.python)) return undefined;
+  if (!(v.numpy === null || (typeof v.numpy === "string" && VERSION.test(v.numpy)))) return undefined;
+  if (!(v.sandbox === undefined || v.sandbox === "bubblewrap" || v.sandbox === "none")) return undefined;
+  return { python: v.python, numpy: v.numpy, ...(v.sandbox ? { sandbox: v.sandbox } : {}) };
+}
+
+/** The runtime a rollout's folder says it was measured under (EVALUATOR_FILE), or undefined when it says none. */
+export function readEvaluatorFile(dir: string): EvaluatorRuntime | undefined {
+  try {
+    return evaluatorRuntimeOf(JSON.parse(readFileSync(join(dir, EVALUATOR_FILE), "utf8")));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Reads a finished rollout's directory (result.json, trajectory.jsonl, best program) into hone.db in one
  * transaction: the rollout, its evaluations and its model calls. A rollout is finished exactly when its row exists.
  */
@@ -58,9 +86,10 @@ export function recordRollout(
   const start = events.find((e) => e.type === "rollout_start") as
     | { harness?: { content_hash: string }; sampling?: Record<string, unknown> }
     | undefined;
-  const identity = identityBase
-    ? { ...identityBase, sampling: start?.sampling ?? {}, harness: start?.harness?.content_hash ?? "" }
-    : undefined;
+  // Measured on a worker or Slurm node: under that machine's evaluator, whatever the coordinator's is.
+  const remote = identityBase && readEvaluatorFile(r.dir);
+  const base = identityBase && remote ? { ...identityBase, task: { ...identityBase.task, evaluator: remote } } : identityBase;
+  const identity = base ? { ...base, sampling: start?.sampling ?? {}, harness: start?.harness?.content_hash ?? "" } : undefined;
   const evaluations: EvaluationRecordRow[] = events
     .filter((e) => e.type === "evaluation")
     .map((e) => ({

@@ -8,10 +8,15 @@ import type { RolloutOutcome } from "../runtime/rollout.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import type { Evaluation } from "../task/evaluation.ts";
 import { type Recording, readRecordsFile } from "./recording.ts";
+import { EVALUATOR_FILE } from "./rollout-records.ts";
 import type { Runner } from "./runner.ts";
 
-/** The files a rollout leaves that a run directory holds at its top, as a local run writes them. */
-const KEPT = (name: string) => name === "trajectory.jsonl" || name === "programs" || name.startsWith("best_program");
+/**
+ * The files a rollout leaves that a run directory holds at its top, as a local run writes them, and the evaluator's
+ * runtime the remote machine measured under (EVALUATOR_FILE), which the run's records name for the rollout.
+ */
+const KEPT = (name: string) =>
+  name === "trajectory.jsonl" || name === "programs" || name.startsWith("best_program") || name === EVALUATOR_FILE;
 
 /** A rollout's result.json as a worker wrote it, refused unless it has the shape a rollout outcome has. */
 function outcomeIn(dir: string, task: DiscoveryTask): RolloutOutcome {

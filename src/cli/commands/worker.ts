@@ -17,7 +17,7 @@ export function registerWorker(program: Command): void {
     .option("--pool-size <n>", "warm evaluator processes per task (default: min(4, concurrency), as the local pool)", Number)
     .option(
       "--lock-duration-ms <ms>",
-      "a job's lock; a job of a worker that died returns to the queue after this",
+      "a job's lock, at least 1000; a job of a worker that died returns to the queue after this",
       Number,
       30_000,
     )

@@ -8,7 +8,7 @@ import { withoutPassword } from "../../secret-url.ts";
 import { executeJobData, executeQAJobData, WorkerCaches } from "./execute.ts";
 import { isQAJob, packageKey, type QAJobData, type QAJobReturn, type RolloutJobData, type RolloutJobReturn } from "./job-data.ts";
 import { QUEUE_NAME } from "./job-queue.ts";
-import { connectionFrom, connectionHint, type QueueConnection } from "./queue-connection.ts";
+import { connectionFrom, connectionHint, type QueueConnection, refuseRefusingQueue } from "./queue-connection.ts";
 
 /** The largest harness package a worker takes from Redis, as JSON: a package's files are text of at most 1 MiB each. */
 const MAX_PACKAGE_JSON_BYTES = 64 * 1024 * 1024;
@@ -73,6 +73,9 @@ class PackageFetcher {
   }
 }
 
+/** The shortest lock a worker takes on a job (`--lock-duration-ms`). */
+const MIN_LOCK_MS = 1000;
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 /** `hone worker`: runs rollouts from the queue. API keys come only from this machine's environment. */
@@ -81,7 +84,17 @@ export async function startWorker(o: WorkerOptions): Promise<{ close(graceMs?: n
   // then hold the process open.
   if (!(Number.isInteger(o.concurrency) && o.concurrency >= 1))
     throw new HoneError("usage", `--concurrency takes a whole number of rollouts at once, at least 1, not ${o.concurrency}`);
+  const lockMs = o.lockDurationMs ?? 30_000;
+  // BullMQ renews a lock at half its length: a shorter one would expire under a job still running.
+  if (!(Number.isInteger(lockMs) && lockMs >= MIN_LOCK_MS))
+    throw new HoneError(
+      "usage",
+      `--lock-duration-ms takes a whole number of milliseconds, at least ${MIN_LOCK_MS}, not ${lockMs}`,
+    );
   const connection = connectionFrom(o.url);
+  // A Redis that refuses the worker (a wrong password, a database out of range) is said now: its connections would
+  // retry for ever, or serve database 0's jobs.
+  await refuseRefusingQueue(o.url);
   const name = `${hostname()}:${process.pid}`;
   // A package a job names by digest is fetched from the queue's Redis, under the queue's prefix (`worker` is made below,
   // before any job runs).
@@ -118,8 +131,8 @@ export async function startWorker(o: WorkerOptions): Promise<{ close(graceMs?: n
     {
       connection,
       concurrency: o.concurrency,
-      lockDuration: o.lockDurationMs ?? 30_000,
-      stalledInterval: Math.min(30_000, o.lockDurationMs ?? 30_000),
+      lockDuration: lockMs,
+      stalledInterval: Math.min(30_000, lockMs),
       maxStalledCount: 3,
     },
   );

@@ -6,10 +6,12 @@ import { resolveTask } from "../../task/builtin.ts";
 import { taskContentHash } from "../../task/content-hash.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
 import { EvaluatorPool } from "../../task/evaluator-pool.ts";
+import { type EvaluatorRuntime, evaluatorRuntime, sandboxed } from "../../task/evaluator-runtime.ts";
 import { checkTaskNeedsAsync } from "../../task/needs.ts";
 import { MemoryEvaluations, recordingEvaluator } from "../../task/recorded-evaluations.ts";
 import { runQAJob } from "../qa-runner.ts";
 import { RECORDS_FILE, recordsJson, type ShippedRecords, shipRecords, withRecordsFile } from "../recording.ts";
+import { EVALUATOR_FILE } from "../rollout-records.ts";
 import { type LocalRunnerOptions, runJob, runJobInMemory } from "../runner.ts";
 import {
   currentHoneBuild,
@@ -27,6 +29,15 @@ import { type FetchPackage, WorkerFiles } from "./worker-files.ts";
  * coordinator's task.
  */
 type WarmTask = { task: DiscoveryTask; pool: EvaluatorPool; build: HoneBuild } | { refused: string };
+
+/**
+ * The evaluator's runtime on this machine (the task's Python and numpy here, and whether bubblewrap seals it), as a
+ * run here would record it in its measurement identity. A worker or Slurm node reports it with each rollout
+ * (EVALUATOR_FILE among its files) and never refuses a job for it: the rollout's identity names it where it differs
+ * from the coordinator's. Asked once per interpreter in a process (evaluator-runtime.ts, which also keeps it on disk).
+ */
+export const runtimeHere = (task: DiscoveryTask): Promise<EvaluatorRuntime | undefined> =>
+  evaluatorRuntime(task).then((r) => sandboxed(r, task));
 
 /**
  * Warm things a worker keeps between jobs, as the local pool keeps them for a run: an evaluator pool per task, a
@@ -135,6 +146,8 @@ interface SetUp {
   options: Omit<LocalRunnerOptions, "concurrency">;
   /** The model responses and evaluations the job got, keyed as the coordinator keys its own records. */
   records: () => ShippedRecords;
+  /** The evaluator's runtime here, asked while the rollout runs, to travel back with it (EVALUATOR_FILE). */
+  runtime: Promise<EvaluatorRuntime | undefined>;
 }
 
 /**
@@ -154,8 +167,13 @@ async function setUp(d: RolloutJobData, caches: WorkerCaches, who: string): Prom
   return {
     options: { task: warm.task, model: recorded(model, responses), evaluate, timeLimitSec: d.timeLimitSec },
     records: () => shipRecords(responses, evaluations),
+    runtime: runtimeHere(warm.task),
   };
 }
+
+/** The rollout's files with the evaluator's runtime it was measured under here, where this machine could tell it. */
+const withRuntime = (files: Record<string, string>, runtime: EvaluatorRuntime | undefined): Record<string, string> =>
+  runtime ? { ...files, [EVALUATOR_FILE]: JSON.stringify(runtime) } : files;
 
 const jobOf = (d: RolloutJobData, harnessDir: string) => ({
   id: d.jobId,
@@ -182,7 +200,8 @@ export async function executeJobData(
     const r = await runJobInMemory(jobOf(d, harnessDir), ready.options, caches.files.harnesses);
     if (r.error) return { error: r.error, files: {} };
     const records = ready.records();
-    return d.recordsBeside ? { files: r.files, records } : { files: withRecordsFile(r.files, records) };
+    const files = withRuntime(r.files, await ready.runtime);
+    return d.recordsBeside ? { files, records } : { files: withRecordsFile(files, records) };
   });
 }
 
@@ -200,7 +219,11 @@ export async function executeJobDataInto(
   const ready = await setUp(d, caches, who);
   if ("refused" in ready) return ready.refused;
   return caches.withPackage(d, async (harnessDir) => {
-    const finish = (files: RolloutFiles) => files.write(RECORDS_FILE, recordsJson(ready.records()));
+    const runtime = await ready.runtime;
+    const finish = (files: RolloutFiles) => {
+      files.write(RECORDS_FILE, recordsJson(ready.records()));
+      if (runtime) files.write(EVALUATOR_FILE, JSON.stringify(runtime));
+    };
     const r = await runJob({ ...jobOf(d, harnessDir), outDir }, ready.options, caches.files.harnesses, finish);
     return r.error;
   });

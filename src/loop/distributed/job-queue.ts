@@ -11,7 +11,7 @@ import {
   queueJobId,
   type RolloutJobData,
 } from "./job-data.ts";
-import { connectionFrom, connectionHint, type QueueConnection } from "./queue-connection.ts";
+import { connectionFrom, connectionHint, type QueueConnection, refuseRefusingQueue } from "./queue-connection.ts";
 
 // The coordinator's side of the BullMQ queue: its name (its connection is queue-connection.ts's), and JobQueue, which adds jobs, puts their
 // packages into Redis and waits for each job's end (an event, or a look at the queue); the runners of bullmq.ts use it.
@@ -88,6 +88,8 @@ export class JobQueue {
   /** The connection that removes them (BullMQ's client offers no ZREM). */
   private janitor?: Redis;
   private closed = false;
+  /** Whether the queue's Redis took a connection of the start's (`ready`): its refusals until then are not waits. */
+  private checked = false;
   /** The connection that reads where the event stream ends, while it does (`ready`); then the stream's reader. */
   private starting?: Redis;
   private listening?: QueueEvents;
@@ -98,7 +100,7 @@ export class JobQueue {
   private readonly lost: (err: Error) => void;
 
   constructor(
-    url: string,
+    private readonly url: string,
     private readonly sweepSec = SWEEP_SEC,
     say: (text: string) => void = (text) => process.stderr.write(`hone: ${text}\n`),
   ) {
@@ -108,8 +110,10 @@ export class JobQueue {
     this.queue.setMaxListeners(0);
     const said = new Set<string>();
     this.lost = (err) => {
-      const kind = (err as NodeJS.ErrnoException).code ?? err.message;
-      if (this.closed || said.has(kind)) return;
+      const code = (err as NodeJS.ErrnoException).code;
+      const kind = code ?? err.message;
+      // Redis's own refusal before the start's check has run is that check's to say (`ready`), not a wait.
+      if (this.closed || said.has(kind) || (code === undefined && !this.checked)) return;
       said.add(kind);
       say(
         `the queue at ${withoutPassword(url)} is not answering (${kind}); waiting for it, the connection retries${connectionHint(err)}`,
@@ -127,6 +131,9 @@ export class JobQueue {
    */
   ready(): Promise<QueueEvents> {
     this.events ??= (async () => {
+      // A Redis that refuses the connection (a wrong password, a database out of range) is said now, not retried.
+      await refuseRefusingQueue(this.url);
+      this.checked = true;
       const client = new Redis({ ...this.connection, lazyConnect: true });
       client.on("error", this.lost);
       this.starting = client;

@@ -66,6 +66,35 @@ function connectionFault(err: Error): string {
   return `cannot connect (${code}${certificateError(code) ? `: ${err.message.slice(0, 200)}` : ""})${connectionHint(err)}`;
 }
 
+/** What one PING at a queue's Redis met: the first error on the way (or the ping's own), or its answer, or no answer in time. */
+type Ping = { error: Error } | { pong: unknown } | { late: true };
+
+/** PINGs the Redis at `connection` once, connected as the queue connects (TLS, ACL user, database), never retried. */
+async function pingOnce(connection: QueueConnection, timeoutMs: number): Promise<Ping> {
+  const client = new Redis({ ...connection, lazyConnect: true, connectTimeout: timeoutMs, retryStrategy: () => null });
+  const errors: Error[] = [];
+  client.on("error", (err: Error) => errors.push(err));
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<Ping>((resolve) => {
+    timer = setTimeout(() => resolve({ late: true }), timeoutMs);
+  });
+  const ping = async (): Promise<Ping> => {
+    await client.connect();
+    const pong = await client.ping();
+    // A refusal on the way that the connection survived: a database number out of range, a wrong password.
+    return errors[0] ? { error: errors[0] } : { pong };
+  };
+  try {
+    return await Promise.race([ping(), late]);
+  } catch (err) {
+    // The first error the connection met says more than the closed connection's.
+    return { error: errors[0] ?? (err as Error) };
+  } finally {
+    clearTimeout(timer);
+    client.disconnect();
+  }
+}
+
 /**
  * Why the Redis at `url` does not answer PING within `timeoutMs` (`hone doctor --queue`), or undefined when it
  * answers: connected as the queue connects (TLS, ACL user, database), never retried.
@@ -77,27 +106,33 @@ export async function queueFault(url: string, timeoutMs = 3000): Promise<string 
   } catch (err) {
     return (err as Error).message;
   }
-  const client = new Redis({ ...connection, lazyConnect: true, connectTimeout: timeoutMs, retryStrategy: () => null });
-  const errors: Error[] = [];
-  client.on("error", (err: Error) => errors.push(err));
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<string>((resolve) => {
-    timer = setTimeout(() => resolve(`no answer within ${timeoutMs / 1000} s`), timeoutMs);
-  });
-  const ping = async () => {
-    await client.connect();
-    const pong = await client.ping();
-    // A refusal on the way that the connection survived: a database number out of range, a wrong password.
-    if (errors[0]) return connectionFault(errors[0]);
-    return pong === "PONG" ? undefined : `it answered ${String(pong).slice(0, 80)}`;
-  };
-  try {
-    return await Promise.race([ping(), late]);
-  } catch (err) {
-    // The first error the connection met says more than the closed connection's.
-    return connectionFault(errors[0] ?? (err as Error));
-  } finally {
-    clearTimeout(timer);
-    client.disconnect();
-  }
+  const r = await pingOnce(connection, timeoutMs);
+  if ("late" in r) return `no answer within ${timeoutMs / 1000} s`;
+  if ("error" in r) return connectionFault(r.error);
+  return r.pong === "PONG" ? undefined : `it answered ${String(r.pong).slice(0, 80)}`;
+}
+
+/** Redis's replies to a connection it will never take: a wrong or missing password, an ACL user it refuses. */
+const PASSWORD_REFUSED = /^(WRONGPASS|NOAUTH)|invalid password|invalid username-password/i;
+
+/**
+ * Throws when the Redis at `url` answers but refuses the queue's connection (a wrong password or ACL user, a
+ * database number out of range: Redis's own reply, which no retry changes), as a coordinator or worker starts. Its
+ * connections would otherwise retry for ever, or, a refused database, go on in database 0, among other runs' jobs.
+ * A Redis not reachable now is no refusal: the queue's connections wait for it.
+ */
+export async function refuseRefusingQueue(url: string, timeoutMs = 5000): Promise<void> {
+  const r = await pingOnce(connectionFrom(url), timeoutMs);
+  // A reply of Redis's has no code; a connection's failure (ECONNREFUSED, a TLS error) has one. Only a refusal no
+  // retry changes stops the start: a busy server (max clients, BUSY, MASTERDOWN, LOADING) is waited for, and a
+  // NOPERM on PING alone says nothing of what BullMQ's commands may do.
+  if (!("error" in r) || (r.error as NodeJS.ErrnoException).code) return;
+  const message = r.error.message.slice(0, 200);
+  const fix = PASSWORD_REFUSED.test(message)
+    ? "give the user and password it takes in the URL (redis://user:password@host:port)"
+    : /DB index/i.test(message)
+      ? "give a database number the server has (0-15 by default) after the port"
+      : undefined;
+  if (!fix) return;
+  throw new HoneError("endpoint", `the queue at ${withoutPassword(url)} refuses hone (${message}): ${fix}`);
 }

@@ -15,9 +15,9 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { eachAtMost } from "../../at-most.ts";
 import { HoneError } from "../../errors.ts";
-import { contentHash } from "../../harness/files.ts";
 import { DEFAULT_API_KEY_ENV } from "../../model/openai-compatible.ts";
 import type { ModelSettings } from "../../model/resolve.ts";
+import { taskContentHash } from "../../task/content-hash.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
 import type { RolloutJob, RolloutJobResult, Runner } from "../runner.ts";
 import { toJobData } from "./job-data.ts";
@@ -125,7 +125,9 @@ export class SlurmRunner implements Runner {
     this.template = checkSlurmRun(o, o.runDir);
     this.pollMs = o.pollMs ?? 1000;
     this.say = o.say ?? ((text) => process.stderr.write(`hone: ${text}\n`));
-    this.taskHash = contentHash(o.task.dir);
+    // The task's hash as its records and a job's worker take it (its python_path, a tasks.yaml entry's overrides, what
+    // its links read), not its folder's files alone: with those, every job was refused as "a different task".
+    this.taskHash = taskContentHash(o.task);
     this.tag = createHash("sha256")
       .update(realDir(o.namedBy ?? o.runDir))
       .digest("hex")
