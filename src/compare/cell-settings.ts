@@ -14,6 +14,7 @@ import { resolveTask } from "../task/builtin.ts";
 import { taskContentHash } from "../task/content-hash.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import { benchmark, dataDir } from "../task/qa/benchmarks.ts";
+import { readDataFile } from "../task/qa/readers.ts";
 import { qaFixedCalls } from "./budget.ts";
 import { MAX_SETTING_DEPTH, nestsAtMost } from "./cell.ts";
 import type { Experiment } from "./experiment.ts";
@@ -171,11 +172,14 @@ export type DigestMemo = Map<string, Promise<string>>;
 const DIGEST_BYTES = 64 << 20;
 const short = (h: { digest: (e: "hex") => string }) => h.digest("hex").slice(0, 32);
 
+/** Python's byte-code caches: written by running the program, never what it is (as content-hash.ts skips them). */
+const BYTECODE = /(^|\/)__pycache__\/|\.py[co]$/;
+
 /** A folder's files (path and bytes; past 64 MiB, size and time): a harness or a method given as a program. */
 function folderDigest(root: string): string {
   const h = createHash("sha256");
   let left = DIGEST_BYTES;
-  for (const f of existsSync(root) ? listFiles(root) : []) {
+  for (const f of existsSync(root) ? listFiles(root).filter((f) => !BYTECODE.test(f)) : []) {
     const size = statSync(join(root, f)).size;
     h.update(`${f}\0`);
     if (size <= left) h.update(readFileSync(join(root, f)));
@@ -186,14 +190,17 @@ function folderDigest(root: string): string {
   return short(h);
 }
 
-/** A QA benchmark's data files (their bytes), as the row reads them; a missing file counts as missing. */
+/**
+ * A QA benchmark's data files (their bytes), as the row reads them (regular files only: a FIFO is refused, naming it,
+ * never waited on); a missing file counts as missing.
+ */
 function dataDigest(id: string, dir: string | undefined): string {
   const b = benchmark(id);
   const root = join(dir ?? dataDir(), b.id);
   const h = createHash("sha256");
   for (const f of b.files) {
     const file = join(root, f.name);
-    h.update(`${f.name}\0`).update(existsSync(file) ? createHash("sha256").update(readFileSync(file)).digest("hex") : "missing");
+    h.update(`${f.name}\0`).update(existsSync(file) ? createHash("sha256").update(readDataFile(file)).digest("hex") : "missing");
   }
   return short(h);
 }

@@ -288,7 +288,7 @@ function refreshSeedMeasurements(
     if (existsSync(folder) && !have) continue;
     const keys = have ? changedSettings(have, rec) : [];
     if (existsSync(folder) && keys.length === 0) continue;
-    if (keys.length > 0) {
+    if (keys.length > 0 && existsSync(folder)) {
       rmSync(folder, { recursive: true, force: true });
       log(
         `note: the seed harness's test measurement ${join(SEED_FOLDER, `${c.benchmark}+${c.harness}`, seedDir(c.seed))} was made with other ${named(keys)}: measured again`,

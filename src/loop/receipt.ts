@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { HoneError } from "../errors.ts";
 import { describeNoise } from "../measure/noise.ts";
+import { oneLine } from "../printable.ts";
 import { type Db, openDb, type RunRow, runRow } from "../store/db.ts";
 import { HarnessRepo } from "../store/git.ts";
 import { loadNoise, noiseCounts } from "../store/noise.ts";
@@ -286,13 +287,20 @@ function incumbentOf(h: Receipt["harnesses"]): string {
   return `${short(h.incumbent_commit)} (commit of ${h.incumbent_candidate ?? "no recorded candidate"}${seed})`;
 }
 
+/** A version as a run's records hold it (a run someone sent is untrusted): one escaped line of at most 40 characters. */
+const versionText = (v: string) => oneLine(v.slice(0, 40));
+
 /** The evaluator's Python, numpy and sandbox a discovery run's identity names (none for runs recorded before). */
 function runtimeOf(v: unknown): string {
   const e = v as { python?: unknown; numpy?: unknown; sandbox?: unknown } | undefined;
   if (typeof e?.python !== "string") return "";
   const sandbox = e.sandbox === "bubblewrap" ? ", sealed by bubblewrap" : e.sandbox === "none" ? ", without bubblewrap" : "";
-  return `; evaluated under Python ${e.python}, ${typeof e.numpy === "string" ? `numpy ${e.numpy}` : "no numpy"}${sandbox}`;
+  const numpy = typeof e.numpy === "string" ? `numpy ${versionText(e.numpy)}` : "no numpy";
+  return `; evaluated under Python ${versionText(e.python)}, ${numpy}${sandbox}`;
 }
+
+/** How many evaluators a receipt's task line lists by name; the rest are counted. */
+const EVALUATORS_LISTED = 5;
 
 /** The distinct `task.evaluator` of the rollouts' identities, each with its count of rollouts, most first. */
 function evaluatorsOf(rollouts: { identity: string | null }[]): { evaluator: unknown; rollouts: number }[] {
@@ -317,10 +325,13 @@ function evaluatorsOf(rollouts: { identity: string | null }[]): { evaluator: unk
 /** Where the rollouts were measured under more than one evaluator runtime, each with its count. */
 function evaluatorsLine(r: Receipt): string {
   if (r.evaluators.length < 2) return "";
-  const each = r.evaluators.map(
-    (e) => `${runtimeOf(e.evaluator).replace(/^; evaluated under /, "")} (${e.rollouts} rollout${e.rollouts === 1 ? "" : "s"})`,
-  );
-  return `; rollouts measured under ${r.evaluators.length} evaluators: ${each.join("; ")}`;
+  const each = r.evaluators
+    .slice(0, EVALUATORS_LISTED)
+    .map(
+      (e) => `${runtimeOf(e.evaluator).replace(/^; evaluated under /, "")} (${e.rollouts} rollout${e.rollouts === 1 ? "" : "s"})`,
+    );
+  const more = r.evaluators.length - each.length;
+  return `; rollouts measured under ${r.evaluators.length} evaluators: ${each.join("; ")}${more > 0 ? `; and ${more} more` : ""}`;
 }
 
 /** The receipt as text: one labelled line per part, the failures listed under their heading. */

@@ -1,6 +1,6 @@
-// train.yaml's schema alone, with no QA benchmark behind it: \`hone replay\` checks a recorded train run's stored
+// train.yaml's schema alone, with no QA benchmark behind it: `hone replay` checks a recorded train run's stored
 // configuration with it, and loads the benchmarks only when it replays one (train-setup.ts). Reading a train.yaml
-// (\`readTrainConfig\`, which checks its held-out split against the benchmark) is train-config.ts.
+// (`readTrainConfig`, which checks its held-out split against the benchmark) is train-config.ts.
 import * as z from "zod";
 
 const model = z

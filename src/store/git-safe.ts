@@ -6,7 +6,18 @@
 // repository of hone's own, made once per process, with the run's `objects/` as its object store; system and global
 // config are not read, and only full hexadecimal ids (checked by the caller with `isOid`) name commits.
 import { spawn, spawnSync } from "node:child_process";
-import { closeSync, constants, fstatSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -23,9 +34,12 @@ const SYNC_TIMEOUT_MS = 30_000;
 
 let emptyDir: string | undefined;
 
-/** hone's own empty bare repository, made on first use and removed when the process exits. */
+/**
+ * hone's own empty bare repository, made on first use and removed when the process exits; made again when it is gone
+ * (a temp cleaner under a long-running `hone view` or `hone worker`).
+ */
 function emptyRepo(): string {
-  if (emptyDir) return emptyDir;
+  if (emptyDir && existsSync(join(emptyDir, "HEAD"))) return emptyDir;
   const dir = mkdtempSync(join(tmpdir(), "hone-git-"));
   for (const d of ["objects", "refs/heads", "refs/tags", "info"]) mkdirSync(join(dir, d), { recursive: true });
   writeFileSync(join(dir, "HEAD"), "ref: refs/heads/main\n");
@@ -68,10 +82,15 @@ const argv = (args: string[]) => [
 ];
 
 /**
- * Runs git over the objects of the run repository `gitDir`, synchronously; its output, trimmed. Throws with git's
- * message when it fails or runs longer than 30 seconds. `env` adds to git's environment (an index file, a work tree).
+ * Runs git over the objects of the run repository `gitDir`, synchronously; its output, trimmed (`raw`: as written,
+ * for a file's bytes and NUL-separated names, whose spaces are theirs). Throws with git's message when it fails or
+ * runs longer than 30 seconds. `env` adds to git's environment (an index file, a work tree).
  */
-export function gitSync(gitDir: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): string {
+export function gitSync(
+  gitDir: string,
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; cwd?: string; raw?: boolean } = {},
+): string {
   const r = spawnSync("git", argv(args), {
     encoding: "utf8",
     cwd: opts.cwd,
@@ -86,7 +105,7 @@ export function gitSync(gitDir: string, args: string[], opts: { env?: NodeJS.Pro
     throw new Error(
       `git ${args[0]} over ${gitDir} ${r.signal ? `stopped (${r.signal})` : `exited ${r.status}`}: ${r.stderr.trim().slice(0, 2000)}`,
     );
-  return r.stdout.trim();
+  return opts.raw ? r.stdout : r.stdout.trim();
 }
 
 export interface GitText {

@@ -70,7 +70,7 @@ export class HarnessRepo {
   constructor(readonly gitDir: string) {}
 
   /** git over this repository's objects only (git-safe.ts): nothing else of a run folder is read or run. */
-  private git(args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): string {
+  private git(args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; raw?: boolean } = {}): string {
     return gitSync(this.gitDir, args, opts);
   }
 
@@ -269,14 +269,14 @@ export class HarnessRepo {
   }
 
   files(sha: string): string[] {
-    return this.git(["ls-tree", "-r", "-z", "--name-only", this.oid(sha)])
+    return this.git(["ls-tree", "-r", "-z", "--name-only", this.oid(sha)], { raw: true })
       .split("\0")
       .filter(Boolean);
   }
 
-  /** One file of a commit. */
+  /** One file of a commit, its bytes as text (its own leading and trailing white space kept). */
   show(sha: string, path: string): string {
-    return this.git(["cat-file", "blob", `${this.oid(sha)}:${path}`]);
+    return this.git(["cat-file", "blob", `${this.oid(sha)}:${path}`], { raw: true });
   }
 
   /** Whether `a` is `b` or one of its ancestors, read from loose objects; undefined when one is not loose. */

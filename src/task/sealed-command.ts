@@ -56,6 +56,8 @@ export function runSealed(cmd: SealedCommand): Promise<ProcessResult> {
     LANG: process.env.LANG ?? "C.UTF-8",
     HOME: cmd.cwd,
     TMPDIR: cmd.cwd,
+    // Without bubblewrap the program's own folder is writable: no __pycache__ left there to change its content hash.
+    PYTHONDONTWRITEBYTECODE: "1",
     ...cmd.env,
   };
   const inside = cmd.modelSocketDir && isolationSupport().bwrap ? MODEL_DIR_INSIDE : cmd.modelSocketDir;

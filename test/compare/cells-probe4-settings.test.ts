@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -116,6 +117,19 @@ describe("a finished cell is reused only under the settings it was made with", (
       expect((await refusal(s, () => {})).field).toBe("harnesses.path");
     } finally {
       writeFileSync(file, before);
+    }
+  });
+
+  it("reuses its cells when running the harness left Python byte-code in its folder (not what it is)", async () => {
+    const cache = join(s.harness, "__pycache__");
+    try {
+      write(join(cache, "tool.cpython-311.pyc"), "byte-code");
+      write(join(s.harness, "helper.pyc"), "byte-code");
+      const again = await runExperiment(experiment(s), { out: s.out });
+      expect(again.skipped).toBe(1);
+    } finally {
+      rmSync(cache, { recursive: true, force: true });
+      rmSync(join(s.harness, "helper.pyc"), { force: true });
     }
   });
 
@@ -283,5 +297,9 @@ describe("a QA row's settings", () => {
     const test = join(data, "gsm8k", "test.jsonl");
     writeFileSync(test, `${readFileSync(test, "utf8")}\n`);
     expect((await exp({}))["benchmarks.data_dir"]).not.toBe(a["benchmarks.data_dir"]);
+    // A FIFO in a data file's place is refused naming it, never waited on (the digest reads as the readers do).
+    rmSync(test);
+    execFileSync("mkfifo", [test]);
+    await expect(exp({})).rejects.toThrow(/test\.jsonl.*FIFO/);
   });
 });

@@ -110,8 +110,13 @@ describe("a queue whose Redis refuses hone", () => {
       await admin.call("ACL", "SETUSER", "noping", "on", ">noping-pw", "~*", "&*", "+@all", "-ping");
       await expect(refuseRefusingQueue(`redis://noping:noping-pw@127.0.0.1:${port}`)).resolves.toBeUndefined();
       await expect(refuseRefusingQueue(`redis://noping:wrong@127.0.0.1:${port}`)).rejects.toThrow(/WRONGPASS/);
+      // A user refused SELECT would go on in database 0, among other runs' jobs: refused, naming what to change.
+      await admin.call("ACL", "SETUSER", "noselect", "on", ">noselect-pw", "~*", "&*", "+@all", "-select");
+      await expect(refuseRefusingQueue(`redis://noselect:noselect-pw@127.0.0.1:${port}/2`)).rejects.toThrow(
+        /NOPERM.*give a database number this user may use/,
+      );
     } finally {
-      await admin.call("ACL", "DELUSER", "noping");
+      await admin.call("ACL", "DELUSER", "noping", "noselect");
       admin.disconnect();
     }
   });

@@ -260,4 +260,29 @@ describe("the receipt of a run whose rollouts were measured under two evaluators
       "rollouts measured under 2 evaluators: Python 3.11.9, numpy 2.0.1, without bubblewrap (2 rollouts); Python 3.11.2, numpy 1.26.4, sealed by bubblewrap (1 rollout)",
     );
   });
+  it("shows a sent run's versions escaped and lists at most five evaluators by name", async () => {
+    const { formatReceipt, runReceipt } = await import("../../src/loop/receipt.ts");
+    const task = loadTaskFolder(CIRCLE_PACKING, { id: "circle-packing" });
+    const runDir = tempDir();
+    createRunDb(join(runDir, "hone.db"), "optimize", {});
+    const db = openDb(join(runDir, "hone.db"));
+    const result = { status: "completed", evaluations: { used: 1, invalid: 0 }, usage: { model_calls: 0 } };
+    try {
+      for (let i = 0; i < 7; i++) {
+        const id = `r01-k${i}`;
+        const dir = join(runDir, "rollouts", id);
+        placeRollout({ "result.json": JSON.stringify(result), "trajectory.jsonl": "" }, dir);
+        const row = { runId: "run", round: 1, candidateId: "c", kind: "candidate" as const, id, dir, seed: 0 };
+        const hostile = { python: `3.11.${i}\u001b[2J`, numpy: "1.26.4\u0007", sandbox: "none" as const };
+        recordRollout(db, runDir, row, coordinatorIdentity(task, hostile));
+      }
+    } finally {
+      db.close();
+    }
+    const text = formatReceipt(runReceipt(runDir));
+    expect(text).not.toMatch(/[\u001b\u0007]/);
+    expect(text).toContain("Python 3.11.0\\u001b[2J");
+    expect(text).toContain("rollouts measured under 7 evaluators: ");
+    expect(text).toContain("; and 2 more");
+  });
 });

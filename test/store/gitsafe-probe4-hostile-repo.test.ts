@@ -11,7 +11,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { HarnessRepo } from "../../src/store/git.ts";
 import { tempDir } from "../helpers/fixtures.ts";
 
@@ -117,9 +117,39 @@ describe("git over a hostile harnesses.git", () => {
     const repo = new HarnessRepo(gitDir);
     expect(repo.diff(first, second)).toMatch(/^-version 1\n\+version 2$/m);
     expect(repo.files(second)).toEqual([".gitattributes", "agent.yaml", "link.md", "prompt.md"]);
-    expect(repo.show(second, "prompt.md")).toBe("version 2");
+    expect(repo.show(second, "prompt.md")).toBe("version 2\n");
     expect(repo.isAncestor(first, second)).toBe(true);
     expect(ran()).toEqual([]);
+  });
+
+  it("makes its own empty repository again when a temp cleaner removed it (a long-running hone view)", async () => {
+    const tmp = tempDir("hone-gitsafe-probe4-tmp-");
+    const before = process.env.TMPDIR;
+    process.env.TMPDIR = tmp;
+    try {
+      vi.resetModules(); // a fresh git-safe.ts, which makes its repository under this TMPDIR
+      const { HarnessRepo: Fresh } = await import("../../src/store/git.ts");
+      const repo = new Fresh(gitDir);
+      expect(repo.diff(first, second)).toMatch(/^\+version 2$/m);
+      const made = readdirSync(tmp).filter((d) => d.startsWith("hone-git-"));
+      expect(made).toHaveLength(1);
+      for (const d of made) rmSync(join(tmp, d), { recursive: true, force: true });
+      expect(repo.diff(first, second)).toMatch(/^\+version 2$/m);
+      expect(repo.isAncestor(first, second)).toBe(true);
+    } finally {
+      if (before === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = before;
+    }
+  });
+
+  it("lists and shows a file whose name or text begins or ends with white space as it is", async () => {
+    const pkg = tempDir("hone-gitsafe-probe4-space-");
+    writeFileSync(join(pkg, " lead.md"), "  indented\n\n");
+    writeFileSync(join(pkg, "agent.yaml"), "name: x\n");
+    const repo = HarnessRepo.init(join(tempDir(), "harnesses.git"));
+    const sha = await repo.commitDir(pkg, "spaces", undefined, 1);
+    expect(repo.files(sha)).toEqual([" lead.md", "agent.yaml"]);
+    expect(repo.show(sha, " lead.md")).toBe("  indented\n\n");
   });
 
   it("resolves names given on the command line without git reading the repository's refs or config", () => {

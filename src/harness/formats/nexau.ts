@@ -156,10 +156,11 @@ export function writePackage(outArg: string, files: Conversion["files"]): string
     renameSync(partial, out);
   } catch (err) {
     removeQuietly(partial);
-    const code = (err as NodeJS.ErrnoException).code;
-    // Named as the user gave it, not the hidden folder it was built in.
-    if (typeof code === "string" && code.startsWith("E"))
-      throw new HoneError("usage", `${out} cannot be written (${code}); choose another --out`);
+    const e = err as NodeJS.ErrnoException;
+    // Named as the user gave it, not the hidden folder it was built in; a full disk stays the CLI's to report (exit 7).
+    if (typeof e.code === "string" && /^E[A-Z]+$/.test(e.code) && e.code !== "ENOSPC" && e.code !== "EDQUOT")
+      throw new HoneError("usage", `${out} cannot be written (${e.code}); choose another --out`);
+    if (typeof e.path === "string") e.path = out;
     throw err;
   }
   return out;

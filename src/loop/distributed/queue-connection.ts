@@ -132,7 +132,9 @@ export async function refuseRefusingQueue(url: string, timeoutMs = 5000): Promis
     ? "give the user and password it takes in the URL (redis://user:password@host:port)"
     : /DB index/i.test(message)
       ? "give a database number the server has (0-15 by default) after the port"
-      : undefined;
+      : /^NOPERM.*\bselect\b/i.test(message)
+        ? "give a database number this user may use after the port, or a user that may SELECT it"
+        : undefined;
   if (!fix) return;
   throw new HoneError("endpoint", `the queue at ${withoutPassword(url)} refuses hone (${message}): ${fix}`);
 }
