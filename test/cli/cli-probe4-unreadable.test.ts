@@ -1,4 +1,4 @@
-import { chmodSync, openSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { reportError } from "../../src/cli/output.ts";
@@ -50,20 +50,5 @@ describe("a refused file-system call's advice follows the call", () => {
       expect(text).toContain(`${err.path} cannot be written (`);
       expect(text).toContain("; check its permissions, or choose a folder you can write");
     }
-  });
-
-  it.skipIf(process.getuid?.() === 0)("a real unreadable input file is told as a read", () => {
-    const file = join(tempDir("hone-cli4-real-"), "secret-input.txt");
-    writeFileSync(file, "x");
-    chmodSync(file, 0o000);
-    let thrown: unknown;
-    try {
-      openSync(file, "r");
-    } catch (err) {
-      thrown = err;
-    }
-    const { text, code } = stderrOf(thrown);
-    expect(code).toBe(2);
-    expect(text).toContain(`${file} cannot be opened (EACCES: permission denied); check its permissions\n`);
   });
 });
