@@ -1,23 +1,11 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { reportError } from "../../src/cli/output.ts";
 import { tempDir } from "../helpers/fixtures.ts";
+import { reportedError } from "../helpers/reported.ts";
 
 // A file-system refusal is said by what failed: a file hone only reads that cannot be opened wants its permissions
 // checked (another output folder is no help); a place hone writes keeps "or choose a folder you can write".
-function stderrOf(err: unknown): { text: string; code: number } {
-  let text = "";
-  const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
-    text += String(chunk);
-    return true;
-  });
-  try {
-    return { code: reportError(err), text };
-  } finally {
-    spy.mockRestore();
-  }
-}
 
 /** An error shaped as Node's fs calls throw it. */
 const fsError = (code: string, syscall: string, path?: string) =>
@@ -29,14 +17,14 @@ describe("a refused file-system call's advice follows the call", () => {
   it("an open that fails on a file that is there (a read) says to check its permissions, not to choose a folder", () => {
     const file = join(tempDir("hone-cli4-read-"), "tasks.jsonl");
     writeFileSync(file, "{}\n");
-    const { text, code } = stderrOf(fsError("EACCES", "open", file));
+    const { text, code } = reportedError(fsError("EACCES", "open", file));
     expect(code).toBe(2);
     expect(text).toBe(`hone: ${file} cannot be opened (EACCES: permission denied); check its permissions\n`);
     expect(text).not.toContain("folder you can write");
   });
 
   it("a failed read says the file cannot be read, with the same advice", () => {
-    const { text, code } = stderrOf(fsError("EPERM", "read"));
+    const { text, code } = reportedError(fsError("EPERM", "read"));
     expect(code).toBe(2);
     expect(text).toContain("cannot be read (EPERM: not permitted); check its permissions");
     expect(text).not.toContain("folder you can write");
@@ -45,7 +33,7 @@ describe("a refused file-system call's advice follows the call", () => {
   it("an open that fails on a path not there yet (a file being made) and a mkdir keep the folder advice", () => {
     const dir = tempDir("hone-cli4-write-");
     for (const err of [fsError("EACCES", "open", join(dir, "new.json")), fsError("EROFS", "mkdir", join(dir, "out"))]) {
-      const { text, code } = stderrOf(err);
+      const { text, code } = reportedError(err);
       expect(code).toBe(2);
       expect(text).toContain(`${err.path} cannot be written (`);
       expect(text).toContain("; check its permissions, or choose a folder you can write");

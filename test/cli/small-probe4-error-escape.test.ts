@@ -1,28 +1,16 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { reportError } from "../../src/cli/output.ts";
 import { HoneError } from "../../src/errors.ts";
 import { ModelError } from "../../src/model/errors.ts";
+import { reportedError } from "../helpers/reported.ts";
 
 // hone's last line, `hone: <message>`, quotes what a program, a server or a package wrote (a method program's
 // stderr, an endpoint's error text, a file name): it must never reach the terminal raw.
-function stderrOf(err: unknown): { text: string; code: number } {
-  let text = "";
-  const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
-    text += String(chunk);
-    return true;
-  });
-  try {
-    return { code: reportError(err), text };
-  } finally {
-    spy.mockRestore();
-  }
-}
 
 describe("reportError escapes what others wrote", () => {
   afterEach(() => vi.restoreAllMocks());
 
   it("writes a HoneError's control characters as escapes, keeping its lines and exit code", () => {
-    const { text, code } = stderrOf(new HoneError("runFailed", "the method m exited with code 1: \x1b[2J\rVALID\nnext"));
+    const { text, code } = reportedError(new HoneError("runFailed", "the method m exited with code 1: \x1b[2J\rVALID\nnext"));
     expect(text).not.toMatch(/[\x1b\r]/);
     expect(text).toContain("\\u001b[2J\\u000dVALID\nnext");
     expect(code).toBe(7);
@@ -30,9 +18,9 @@ describe("reportError escapes what others wrote", () => {
 
   it("escapes a model error's text and an internal error's stack", () => {
     expect(
-      stderrOf(new ModelError("unreachable", "down \x07\x1b]0;title\x07", { url: "http://127.0.0.1:9/v1" })).text,
+      reportedError(new ModelError("unreachable", "down \x07\x1b]0;title\x07", { url: "http://127.0.0.1:9/v1" })).text,
     ).not.toMatch(/[\x07\x1b]/);
-    expect(stderrOf(new Error("boom \x1b[31m")).text).toContain("\\u001b[31m");
+    expect(reportedError(new Error("boom \x1b[31m")).text).toContain("\\u001b[31m");
   });
 });
 

@@ -19,6 +19,16 @@ export let dir: string;
 export let incCommit: string;
 let k0Commit: string;
 
+/** An evaluation the evaluator's time limit cut (it says how loaded the machine was, not what the program scores). */
+export const timedOut = (): Evaluation => ({
+  valid: false,
+  reason: "the evaluation timed out after 360 s",
+  metrics: {},
+  artifacts: {},
+  seconds: 360,
+  timedOut: true,
+});
+
 export const ok = (score: number): Evaluation => ({
   valid: true,
   score,
@@ -48,14 +58,15 @@ async function commit(id: string, slot: number, parent?: string): Promise<string
   return sha;
 }
 
-export function rollout(best: string, own: number) {
+/** Candidate `id`'s rollout of round 1 (k0 unless named), whose best program `best` scored `own`. */
+export function rollout(best: string, own: number, id = "k0") {
   insertRollout(
     db,
     "run",
     {
-      id: "k0",
+      id,
       round: 1,
-      candidateId: "k0",
+      candidateId: id,
       kind: "candidate",
       seed: 1,
       status: "completed",
@@ -70,7 +81,7 @@ export function rollout(best: string, own: number) {
       completionTokens: 0,
       modelCalls: 0,
       seconds: 0,
-      dir: "rollouts/k0",
+      dir: `rollouts/${id}`,
       bestProgram: best,
       identity: null,
       identityDigest: null,

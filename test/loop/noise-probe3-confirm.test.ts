@@ -4,7 +4,7 @@ import { ratchet } from "../../src/loop/optimize-ratchet.ts";
 import { sha256 } from "../../src/runtime/discovery-env.ts";
 import { insertNoiseEvaluation, loadNoise, noiseEvaluations } from "../../src/store/noise.ts";
 import type { Evaluation } from "../../src/task/evaluation.ts";
-import { context, db, fresh, incCommit, incumbent, k0, ok, rollout } from "../helpers/ratchet-round.ts";
+import { context, db, fresh, incCommit, incumbent, k0, ok, rollout, timedOut } from "../helpers/ratchet-round.ts";
 
 // The re-evaluations that confirm a measured deterministic evaluator's would-be winner: made at once on the evaluator
 // (not one after another: with 360 s timeouts a promoting round waited up to 18 min), and a timeout, which says how
@@ -12,14 +12,6 @@ import { context, db, fresh, incCommit, incumbent, k0, ok, rollout } from "../he
 
 beforeEach(fresh);
 
-const timedOut = (): Evaluation => ({
-  valid: false,
-  reason: "the evaluation timed out after 360 s",
-  metrics: {},
-  artifacts: {},
-  seconds: 360,
-  timedOut: true,
-});
 const crashed = (): Evaluation => ({
   valid: false,
   reason: "Traceback: ZeroDivisionError",

@@ -1,9 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { ratchet } from "../../src/loop/optimize-ratchet.ts";
 import { insertCandidate } from "../../src/store/candidates.ts";
-import { insertRollout } from "../../src/store/rollouts.ts";
-import type { Evaluation } from "../../src/task/evaluation.ts";
-import { context, db, fresh, incCommit, incumbent, k0, ok, rollout } from "../helpers/ratchet-round.ts";
+import { context, db, fresh, incCommit, incumbent, k0, ok, rollout, timedOut } from "../helpers/ratchet-round.ts";
 
 // A measured deterministic evaluator: the round's winner is re-evaluated N times before it is promoted. When all N
 // timed out, nothing was promoted that round, yet a runner-up that also cleared the incumbent was recorded as "k0
@@ -11,15 +9,6 @@ import { context, db, fresh, incCommit, incumbent, k0, ok, rollout } from "../he
 // winner one of whose re-evaluations timed out was said to be "reproduced by 3 re-evaluations" where 2 reproduced it.
 
 beforeEach(fresh);
-
-const timedOut = (): Evaluation => ({
-  valid: false,
-  reason: "the evaluation timed out after 360 s",
-  metrics: {},
-  artifacts: {},
-  seconds: 360,
-  timedOut: true,
-});
 
 /** A second candidate k1 of round 1 whose rollout's best program is `best`, scoring `own`. */
 function runnerUp(best: string, own: number) {
@@ -37,35 +26,7 @@ function runnerUp(best: string, own: number) {
     gateError: null,
     repaired: false,
   });
-  insertRollout(
-    db,
-    "run",
-    {
-      id: "k1",
-      round: 1,
-      candidateId: "k1",
-      kind: "candidate",
-      seed: 1,
-      status: "completed",
-      stopReason: "budget",
-      error: null,
-      startScore: 0,
-      bestScore: own,
-      improved: true,
-      evalsUsed: 1,
-      evalsInvalid: 0,
-      promptTokens: 0,
-      completionTokens: 0,
-      modelCalls: 0,
-      seconds: 0,
-      dir: "rollouts/k1",
-      bestProgram: best,
-      identity: null,
-      identityDigest: null,
-    },
-    [{ index: 1, valid: true, score: own, reason: null, programSha: "y", seconds: 0 }],
-    [],
-  );
+  rollout(best, own, "k1");
 }
 
 const k1 = () => ({ candidate: "k1", commit: "k1-commit", dir: "unused" });
