@@ -84,7 +84,7 @@ function bubblewrap(): DoctorCheck {
     required: false,
     found: s.bwrap
       ? "bwrap works here (it can create namespaces)"
-      : installed
+      : installed && s.reason?.startsWith("bwrap cannot create its namespaces")
         ? `${s.reason}; in a container, allow user namespaces (for Docker: --security-opt seccomp=unconfined --security-opt apparmor=unconfined)`
         : (s.reason ?? "bwrap is not on PATH"),
     enables:

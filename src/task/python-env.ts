@@ -5,6 +5,7 @@ import { promisify } from "node:util";
 import { HoneError } from "../errors.ts";
 import { dropCachedProbe, type ProbeOutput, probeCacheFile, readCachedEntry, writeCachedProbe } from "./python-probe-cache.ts";
 import { interpreterFile } from "./python-resolve.ts";
+import { bwrapArgs } from "./sandbox-layout.ts";
 
 const execFileAsync = promisify(execFile);
 
@@ -195,18 +196,28 @@ function bwrapWorks(): { ok: boolean; reason?: string } {
     bwrapChecked = { ok: false, reason: "HONE_NO_BWRAP=1" };
     return bwrapChecked;
   }
-  const args = ["--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "true"];
+  // The sandbox's own layout (a folder under /usr read-only as an interpreter's would be): an older bubblewrap
+  // without an option it uses (--perms and --clearenv came in 0.5) or a host whose mounts it cannot cover is found
+  // here, once, not in every evaluation.
+  const info: PythonInfo = { executable: "true", roots: ["/usr/lib"], namespaces: true, unprivileged: true, readonlyRoot: true };
+  const args = bwrapArgs({ python: info, readOnly: [], env: { PATH: "/usr/bin:/bin" } }, ["true"]);
   try {
     execFileSync("bwrap", args, { stdio: "pipe", timeout: 10_000 });
     bwrapChecked = { ok: true };
   } catch (err) {
     const e = err as NodeJS.ErrnoException & { stderr?: Buffer };
-    const first = String(e.stderr ?? e.message)
-      .trim()
-      .split("\n")[0];
+    const first =
+      String(e.stderr ?? e.message)
+        .trim()
+        .split("\n")[0] ?? "";
     bwrapChecked = {
       ok: false,
-      reason: e.code === "ENOENT" ? "bubblewrap (bwrap) is not installed" : `bwrap cannot create its namespaces here: ${first}`,
+      reason:
+        e.code === "ENOENT"
+          ? "bubblewrap (bwrap) is not installed"
+          : /unknown option|unrecognized option/i.test(first)
+            ? `this bwrap is too old for hone's sandbox (${first}): bubblewrap 0.5 or later is needed`
+            : `bwrap cannot create its namespaces here: ${first}`,
     };
   }
   return bwrapChecked;

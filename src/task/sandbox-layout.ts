@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, readlinkSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { PythonInfo } from "./python-env.ts";
 
@@ -69,6 +69,64 @@ function parents(paths: string[]): string[] {
 }
 
 /**
+ * As root, the sandbox's processes are uid 0 of the host's user namespace (without capabilities), and the kernel lets
+ * uid 0 write /proc/sys by its file modes alone: kernel.core_pattern or kernel.modprobe set from inside would run a
+ * command as root on the host. bubblewrap covers these only when its own capability check lets it (not under
+ * --cap-drop ALL), so hone binds them read-only itself. Not as another user: bubblewrap's user namespace already
+ * makes them read-only, and a cover would refuse each program its own /proc.
+ */
+const kernelSettingsReadOnly = (): string[] =>
+  isRoot() ? [...procSysCover(), "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"] : [];
+
+let procSysArgs: string[] | undefined;
+
+/** The binds that make /proc/sys read-only, worked out once per process from the host's mounts. */
+function procSysCover(): string[] {
+  if (procSysArgs) return procSysArgs;
+  let mountinfo = "";
+  try {
+    mountinfo = readFileSync("/proc/self/mountinfo", "utf8");
+  } catch {
+    // no mount table to read: /proc/sys is bound whole
+  }
+  procSysArgs = readOnlyCover("/proc/sys", mountPointsUnder("/proc/sys", mountinfo), (dir) => readdirSync(dir));
+  return procSysArgs;
+}
+
+/** The mount points strictly under `root` in a mountinfo table (its fifth field, with \ooo escapes). */
+export function mountPointsUnder(root: string, mountinfo: string): string[] {
+  const points: string[] = [];
+  for (const line of mountinfo.split("\n")) {
+    const field = line.split(" ")[4];
+    if (!field) continue;
+    const point = field.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(Number.parseInt(o, 8)));
+    if (point.startsWith(`${root}/`)) points.push(point);
+  }
+  return points;
+}
+
+/**
+ * bubblewrap's arguments binding `root` read-only over itself. A mount below it (systemd's binfmt_misc automount under
+ * /proc/sys/fs) would be carried in by the recursive bind, whose read-only remount fails on an automount (bubblewrap
+ * dies: containers/bubblewrap#541): such a folder is bound entry by entry instead, and the mount itself left out (the
+ * sandbox's own /proc holds an empty folder there).
+ */
+export function readOnlyCover(root: string, mountPoints: readonly string[], list: (dir: string) => string[]): string[] {
+  const cover = (path: string): string[] => {
+    if (mountPoints.includes(path)) return [];
+    if (!mountPoints.some((m) => m.startsWith(`${path}/`))) return ["--ro-bind", path, path];
+    let names: string[] = [];
+    try {
+      names = list(path).sort();
+    } catch {
+      // gone meanwhile: nothing to cover
+    }
+    return names.flatMap((name) => cover(`${path}/${name}`));
+  };
+  return cover(root);
+}
+
+/**
  * The bubblewrap command line for a sealed process: a root made of nothing but the system's libraries, the
  * interpreter's folders and what the spec names; new PID, network, IPC and UTS namespaces; a private /tmp, /dev
  * and /proc; an empty environment but the spec's; no capabilities (when hone runs as root, only the two the zygote
@@ -77,6 +135,7 @@ function parents(paths: string[]): string[] {
 export function bwrapArgs(spec: SandboxSpec, command: string[]): string[] {
   const readOnly = [...new Set([...spec.python.roots, ...spec.readOnly])];
   const binds = spec.binds ?? [];
+  const devices = expandDevices(spec.devices ?? []);
   const caps = isRoot()
     ? ["--cap-drop", "ALL", ...(spec.setuid ? ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"] : [])]
     : [];
@@ -85,12 +144,18 @@ export function bwrapArgs(spec: SandboxSpec, command: string[]): string[] {
     ...["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"],
     ...["--die-with-parent", "--new-session", ...caps],
     // The private /tmp first: folders bound below may live under the host's /tmp (a clone there, a task folder).
-    ...["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"],
+    // /dev/shm a tmpfs of its own, so /dev itself can be made read-only once every device is bound (see the end).
+    ...["--dev", "/dev", "--tmpfs", "/dev/shm", "--proc", "/proc", ...kernelSettingsReadOnly(), "--tmpfs", "/tmp"],
     ...systemMounts(),
     ...parents([...readOnly, ...binds.map((b) => b[1])]),
     ...readOnly.flatMap((p) => ["--ro-bind", p, p]),
     ...binds.flatMap(([host, inside, rw]) => [rw ? "--bind" : "--ro-bind", host, inside]),
-    ...expandDevices(spec.devices ?? []).flatMap((d) => ["--dev-bind", d, d]),
+    // A device in a folder of its own (/dev/dri/card0, /dev/nvidia-caps/…): the folder walkable by an unprivileged program.
+    ...parents(devices.filter((d) => dirname(d) !== "/dev")),
+    ...devices.flatMap((d) => ["--dev-bind", d, d]),
+    // A file left in /dev (writable by the sandbox's owner) would outlive the evaluation: the warm pool wipes only
+    // /tmp and /dev/shm between evaluations, and /dev would keep what one left for the next.
+    ...["--remount-ro", "/dev"],
     ...["--chdir", spec.cwd ?? "/tmp", "--clearenv", ...env],
     ...command,
   ];
