@@ -1,4 +1,7 @@
-import { type CST, Parser, parseDocument } from "yaml";
+import { parseDocument } from "yaml";
+import { YamlRefused, yamlNestedPast } from "../yaml-depth.ts";
+
+export { YamlRefused, yamlProblem } from "../yaml-depth.ts";
 
 // Candidates share most of their files (tool definitions, often agent.yaml), and a run loads each package several
 // times (and asks each time whether it is a NexAU package); parsing YAML was the largest single cost of a replayed
@@ -19,37 +22,15 @@ export function parseYamlCached(text: string): unknown {
   return structuredClone(value);
 }
 
-/** YAML that parses but is refused as a package's (too deep, aliases expanding too far): its message says why. */
-export class YamlRefused extends Error {}
-
-/** The reason a package's YAML file is refused, after the file's name: "is not valid YAML: …" or a YamlRefused's own. */
-export const yamlProblem = (err: unknown) =>
-  err instanceof YamlRefused ? err.message : `is not valid YAML: ${(err as Error).message.split("\n")[0]}`;
-
-const lineOf = (text: string, offset: number) => text.slice(0, offset).split("\n").length;
 const tooDeep = (where: string) =>
   new YamlRefused(
     `is nested more than ${MAX_YAML_DEPTH} levels deep (mappings and lists inside each other) ${where}; a package's YAML is never that deep: flatten it`,
   );
 
-/**
- * Throws where a collection of `text` is nested past MAX_YAML_DEPTH. Walked on `yaml`'s concrete syntax tree (its
- * parser keeps a stack, not the call stack) with a stack of our own, before the document is composed: composing
- * recurses once per level, so a file of ten thousand `[` would otherwise end in "Maximum call stack size exceeded".
- */
+/** Throws where a collection of `text` is nested past MAX_YAML_DEPTH, before the document is composed. */
 function checkSyntaxDepth(text: string): void {
-  const stack: [CST.Token, number][] = [];
-  for (const token of new Parser().parse(text)) stack.push([token, 0]);
-  while (stack.length > 0) {
-    const [token, depth] = stack.pop() as [CST.Token, number];
-    if (token.type === "document" && token.value) stack.push([token.value, depth]);
-    if (token.type !== "block-map" && token.type !== "block-seq" && token.type !== "flow-collection") continue;
-    if (depth + 1 > MAX_YAML_DEPTH) throw tooDeep(`at line ${lineOf(text, token.offset)}`);
-    for (const item of token.items as { key?: CST.Token | null; value?: CST.Token }[]) {
-      if (item.key) stack.push([item.key, depth + 1]);
-      if (item.value) stack.push([item.value, depth + 1]);
-    }
-  }
+  const line = yamlNestedPast(text, MAX_YAML_DEPTH);
+  if (line !== undefined) throw tooDeep(`at line ${line}`);
 }
 
 /** Throws where the value (aliases expanded: an alias nests its anchor's value again) is nested past MAX_YAML_DEPTH. */

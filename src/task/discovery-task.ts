@@ -1,9 +1,9 @@
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
-import { parse as parseYaml } from "yaml";
 import * as z from "zod";
 import { taskError, zodIssues } from "../errors.ts";
+import { YamlRefused } from "../yaml-depth.ts";
 import { missingDescription } from "./description-hint.ts";
 import type { MetricFallback } from "./evaluation.ts";
 import { type EvaluatorEntries, evaluatorEntries } from "./evaluator-entry.ts";
@@ -12,11 +12,14 @@ import {
   containerRefusal,
   detectLayout,
   type FolderLayout,
+  isUnder,
   type LayoutOptions,
+  linkedOutOf,
   looksLikeTaskFolder,
+  readSeedText,
   type TaskLayout,
 } from "./layouts.ts";
-import { readUpstreamYaml } from "./upstream-yaml.ts";
+import { parseTaskYaml, readUpstreamYaml } from "./upstream-yaml.ts";
 
 export type Direction = "maximize" | "minimize";
 
@@ -147,11 +150,11 @@ const configSchema = z
   })
   .passthrough();
 
-function readYaml(file: string, read: (file: string) => unknown = (f) => parseYaml(readFileSync(f, "utf8"))): unknown {
+function readYaml(file: string, read: (file: string) => unknown = (f) => parseTaskYaml(readFileSync(f, "utf8"))): unknown {
   try {
     return read(file) ?? {};
   } catch (err) {
-    throw taskError(file, undefined, `is not valid YAML: ${(err as Error).message}`);
+    throw taskError(file, undefined, err instanceof YamlRefused ? err.message : `is not valid YAML: ${(err as Error).message}`);
   }
 }
 
@@ -187,6 +190,8 @@ export interface LoadOptions extends LayoutOptions {
   id?: string;
   /** The limit when neither hone.yaml nor the config sets one (a manifest's framework default). */
   defaultTimeoutSec?: number;
+  /** Folders a manifest adds to the evaluator's python_path: its sandbox sees them, as it sees hone.yaml's. */
+  pythonPath?: string[];
 }
 
 /** A path to a config file inside a task folder names the folder and that config (as OpenEvolve's `--config`). */
@@ -262,6 +267,21 @@ function checkSeedRegions(seedPath: string, seed: string, layout: TaskLayout): v
   }
 }
 
+/**
+ * An evaluator that is a symbolic link out of its task folder (`evaluator.py -> ../shared/evaluator.py`) runs when
+ * its file lies in a folder the evaluator's sandbox sees too (python_path, evaluator_read_only); else it is refused,
+ * since the sandbox would not find it, and so it is refused alike where hone runs without one.
+ */
+function checkEvaluatorLink(dir: string, evaluatorPath: string, seen: string[]): void {
+  const real = linkedOutOf(dir, evaluatorPath);
+  if (real === undefined || seen.some((folder) => existsSync(folder) && isUnder(realpathSync(folder), real))) return;
+  throw taskError(
+    evaluatorPath,
+    undefined,
+    `is a link to ${real}, outside the task folder ${dir} and every folder hone.yaml lists in python_path or evaluator_read_only: the evaluator's sandbox sees only those, so it would not find the file. Copy the file into the task folder, or list its folder (${dirname(real)}) in hone.yaml's evaluator_read_only (python_path if the evaluator imports from it)`,
+  );
+}
+
 /** What the evaluator binds of the runner's entry points; refuses one that binds neither, saying why. */
 function checkedEntries(dir: string, evaluatorPath: string, source: string, python: string): EvaluatorEntries {
   const entries = evaluatorEntries(source, python);
@@ -288,9 +308,8 @@ export function loadTaskFolder(ref: string, overrides: LoadOptions = {}): Discov
     throw taskError(dir, undefined, "is not a task folder (no such directory)");
   const layout = detectLayout(dir, { ...overrides, config: overrides.config ?? configRef });
   const { seedPath, evaluatorPath, configPath } = layout;
-  const evaluatorSource = readFileSync(evaluatorPath, "utf8");
 
-  const seedProgram = readFileSync(seedPath, "utf8");
+  const seedProgram = readSeedText(seedPath);
   checkSeedRegions(seedPath, seedProgram, layout.layout);
 
   // The upstream framework's own config, read as it reads it (upstream-yaml.ts); hone.yaml is hone's, read by the spec.
@@ -301,6 +320,12 @@ export function loadTaskFolder(ref: string, overrides: LoadOptions = {}): Discov
   const metricSet = typeof rawHone === "object" && rawHone !== null && "metric" in rawHone;
   // A command name is looked up on PATH; a path (./venv/bin/python) resolves against the task folder.
   const python = hone.python?.includes("/") ? resolve(dir, hone.python) : (hone.python ?? "python3");
+  const pythonPath = hone.python_path.map((p) => bound("python_path", p, resolve(dir, p), honePath));
+  const evaluatorReadOnly = hone.evaluator_read_only.map((p) =>
+    bound("evaluator_read_only", p, resolve(dir, p.replace(/^~(?=\/|$)/, homedir())), honePath),
+  );
+  checkEvaluatorLink(dir, evaluatorPath, [...pythonPath, ...evaluatorReadOnly, ...(overrides.pythonPath ?? [])]);
+  const evaluatorSource = readFileSync(evaluatorPath, "utf8");
   const entries = checkedEntries(dir, evaluatorPath, evaluatorSource, python);
 
   const description = readDescription(hone, config, layout);
@@ -323,7 +348,7 @@ export function loadTaskFolder(ref: string, overrides: LoadOptions = {}): Discov
     timeoutSec: hone.timeout ?? config.evaluator?.timeout ?? overrides.defaultTimeoutSec ?? upstream.timeoutSec,
     memoryMb: hone.memory_mb ?? DEFAULT_MEMORY_MB,
     python,
-    pythonPath: hone.python_path.map((p) => bound("python_path", p, resolve(dir, p), honePath)),
+    pythonPath,
     env: hone.env,
     domain: hone.domain,
     secrets: [evaluatorSource, ...hone.secrets],
@@ -333,9 +358,7 @@ export function loadTaskFolder(ref: string, overrides: LoadOptions = {}): Discov
     },
     programPreload: hone.program_preload,
     maxProcesses: hone.max_processes,
-    evaluatorReadOnly: hone.evaluator_read_only.map((p) =>
-      bound("evaluator_read_only", p, resolve(dir, p.replace(/^~(?=\/|$)/, homedir())), honePath),
-    ),
+    evaluatorReadOnly,
     devices: hone.devices,
     source: hone.source,
     rules: hone.rules,

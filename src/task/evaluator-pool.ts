@@ -62,7 +62,7 @@ const failed = (reason: string, seconds: number): Evaluation => ({ valid: false,
 export class EvaluatorPool {
   private readonly idle: LineProcess[] = [];
   private readonly all = new Set<LineProcess>();
-  /** Evaluator processes still loading (close() kills them too). */
+  /** Evaluator processes and the program zygote still loading (close() kills them too). */
   private readonly loading = new Set<LineProcess>();
   private readonly queue: ((p: LineProcess) => void)[] = [];
   private zygote: LineProcess | undefined;
@@ -151,7 +151,13 @@ export class EvaluatorPool {
     this.zygoteStarting ??= (async () => {
       const [cmd, args] = this.zygoteCommand();
       const z = new LineProcess(cmd, args, { PATH: process.env.PATH ?? "/usr/bin:/bin", ...ONE_THREAD }, this.root);
-      const m = await z.ready(this.startTimeoutMs);
+      // Killed by close() while it starts (the evaluator failed to load), not left to start for up to a minute.
+      this.loading.add(z);
+      const m = await z.ready(this.startTimeoutMs).finally(() => this.loading.delete(z));
+      if (this.closed) {
+        z.kill(); // closed while it was starting: nothing may outlive the pool
+        throw new Error("the evaluator pool is closed");
+      }
       if (!m.ready) {
         z.kill();
         throw new HoneError("evaluatorFailed", `the program sandbox for ${this.task.id} did not start: ${m.error}`);

@@ -21,7 +21,8 @@ export class EditError extends Error {
   override name = "EditError";
 }
 
-const MARKER = /^[ \t]*(?:#|\/\/)[ \t]*(EVOLVE-BLOCK-START|EVOLVE-BLOCK-END)\b.*$/gm;
+// A file may open with a byte-order mark (an editor on Windows writes one; Python and OpenEvolve read past it).
+const MARKER = /^\uFEFF?[ \t]*(?:#|\/\/)[ \t]*(EVOLVE-BLOCK-START|EVOLVE-BLOCK-END)\b.*$/gm;
 
 /** Line numbers of offsets asked in increasing order, counting each newline of the text once. */
 function lineCounter(text: string): (offset: number) => number {
@@ -61,10 +62,17 @@ export function findRegions(program: string): Region[] {
   return regions;
 }
 
-const ANY_MARKER = /^[ \t]*(?:#|\/\/)[ \t]*EVOLVE-BLOCK-(?:START|END)\b/m;
+const ANY_MARKER = /^\uFEFF?[ \t]*(?:#|\/\/)[ \t]*EVOLVE-BLOCK-(?:START|END)\b/m;
 
 /** Whether the program has any EVOLVE-BLOCK marker line. */
 export const hasEvolveMarkers = (program: string): boolean => ANY_MARKER.test(program);
+
+/**
+ * What a new block may not hold: OpenEvolve and hone_kept.py find a marker as a substring (`"# EVOLVE-BLOCK-END" in
+ * line`), so `# EVOLVE-BLOCK-END_2`, `# EVOLVE-BLOCK-START2` or a marker after code on a line would be read as one
+ * there. No anchor and no word boundary: a line opening with a byte-order mark is caught too.
+ */
+const MARKER_IN_BLOCK = /(?:#|\/\/)[ \t]*EVOLVE-BLOCK-(?:START|END)/;
 
 /** The regions an edit may change: the EVOLVE blocks, or the whole program when it has no marker at all. */
 export function editableRegions(program: string): Region[] {
@@ -106,6 +114,15 @@ export function assertFrozenUnchanged(original: string, edited: string): void {
   before.forEach((part, i) => {
     if (part !== after[i]) throw new EditError("the edit changes code outside the EVOLVE block, which is not editable");
   });
+  // Only with markers: a program without any is edited whole, and may say what it likes.
+  if (!marked) return;
+  const beforeRegions = editableRegions(original);
+  editedRegions.forEach((r, i) => {
+    const was = beforeRegions[i];
+    const had = was !== undefined && MARKER_IN_BLOCK.test(original.slice(was.start, was.end));
+    if (!had && MARKER_IN_BLOCK.test(edited.slice(r.start, r.end)))
+      throw new EditError("the edit would put an EVOLVE-BLOCK marker inside the block, which OpenEvolve would read as one");
+  });
 }
 
 export function blockText(program: string, index = 0): string {
@@ -121,7 +138,7 @@ export function replaceBlock(program: string, newBlock: string, index = 0): stri
   const regions = editableRegions(program);
   const r = regions[index];
   if (!r) throw new EditError(`there is no EVOLVE block number ${index} (the program has ${regions.length})`);
-  if (/^[ \t]*(?:#|\/\/)[ \t]*EVOLVE-BLOCK-(START|END)/m.test(newBlock)) {
+  if (MARKER_IN_BLOCK.test(newBlock)) {
     throw new EditError("the new block may not contain EVOLVE-BLOCK markers");
   }
   const body = newBlock.length > 0 && !newBlock.endsWith("\n") ? `${newBlock}\n` : newBlock;

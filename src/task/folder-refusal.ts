@@ -1,10 +1,10 @@
 import { existsSync, readFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import { parse as parseYaml } from "yaml";
 import { HoneError } from "../errors.ts";
 import { type DiscoveryTask, type LoadOptions, loadTaskFolder, splitRef } from "./discovery-task.ts";
 import { detectLayout } from "./layouts.ts";
 import { type NeedsSubject, needsRefusal, taskNeeds } from "./needs.ts";
+import { parseTaskYaml } from "./upstream-yaml.ts";
 
 /**
  * Loads a task folder; when it cannot be loaded, what it needs that this machine lacks (torch, a GPU: needs.ts) is
@@ -51,7 +51,7 @@ function subjectOf(ref: string, opts: LoadOptions): NeedsSubject {
 function looseHoneYaml(path: string): Record<string, unknown> {
   if (!existsSync(path)) return {};
   try {
-    const raw = parseYaml(readFileSync(path, "utf8"));
+    const raw = parseTaskYaml(readFileSync(path, "utf8"));
     return raw && typeof raw === "object" ? (raw as Record<string, unknown>) : {};
   } catch {
     return {};

@@ -1,5 +1,5 @@
-import { existsSync, readdirSync, statSync } from "node:fs";
-import { basename, dirname, join, relative, resolve } from "node:path";
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { type HoneError, taskError } from "../errors.ts";
 
 /**
@@ -100,7 +100,24 @@ function noSeed(dir: string): HoneError {
       undefined,
       `is a prompt to optimize, not a program: hone evolves programs, and this folder's evaluator scores prompts by calling a model; ${expected}`,
     );
+  const inner = innerTaskFolders(dir);
+  if (inner.length > 0)
+    return taskError(
+      dir,
+      undefined,
+      `has no seed program: it is a folder of task folders (${inner.slice(0, 5).join(", ")}${inner.length > 5 ? ", …" : ""}); name one of them as the task, or list them all with --tasks-dir ${dir}`,
+    );
   return taskError(dir, undefined, `has no seed program; ${expected}`);
+}
+
+/** The task folders directly inside `dir` (OpenEvolve's algotune/, alphaevolve_math_problems/<problem>/), sorted. */
+function innerTaskFolders(dir: string): string[] {
+  if (!isDir(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true })
+    .slice(0, 10_000)
+    .filter((d) => d.isDirectory() && looksLikeTaskFolder(join(dir, d.name)))
+    .map((d) => d.name)
+    .sort();
 }
 
 /** Whether a folder holds a seed program and an evaluator in one of the known layouts (for registry scans). */
@@ -203,6 +220,33 @@ function inside(dir: string, file: string, what: string): void {
     throw taskError(file, undefined, `the ${what} must lie inside the task folder ${dir}, which is all its evaluator sees`);
 }
 
+/** Whether `path` is `folder` or lies under it (both as given: resolve links first where they matter). */
+export function isUnder(folder: string, path: string): boolean {
+  const rel = relative(folder, path);
+  return rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
+}
+
+/** Where `file` really lies when a symbolic link takes it out of the folder `dir`; undefined when it stays inside. */
+export function linkedOutOf(dir: string, file: string): string | undefined {
+  const real = realpathSync(file);
+  return isUnder(realpathSync(dir), real) ? undefined : real;
+}
+
+/**
+ * A seed linked out of its folder is refused: read through the link, a file of this machine (a key, a password file)
+ * would go to the model as the program to improve. (An evaluator linked out is checked once hone.yaml says which
+ * other folders its sandbox sees: discovery-task.ts.)
+ */
+function checkSeedLink(dir: string, seedPath: string): void {
+  const real = linkedOutOf(dir, seedPath);
+  if (real !== undefined)
+    throw taskError(
+      seedPath,
+      undefined,
+      `is a link to ${real}, outside the task folder ${dir}: the seed program must lie inside it (its text is shown to the model, so hone reads no seed from elsewhere); copy the file into the folder instead of linking it`,
+    );
+}
+
 /** Finds the seed, evaluator, config and description of a task folder in any of the known layouts. */
 export function detectLayout(dir: string, opts: LayoutOptions = {}): FolderLayout {
   const seedPath = opts.seed ?? findSeed(dir);
@@ -214,6 +258,7 @@ export function detectLayout(dir: string, opts: LayoutOptions = {}): FolderLayou
     [evaluatorPath, "evaluator"],
   ] as const)
     inside(dir, file, what);
+  checkSeedLink(dir, seedPath);
   const config = findConfig(dir, opts);
   const subfolder = dirname(evaluatorPath) !== dir;
   const simple = basename(seedPath).startsWith("init_program.") && !config.configPath;
@@ -225,4 +270,49 @@ export function detectLayout(dir: string, opts: LayoutOptions = {}): FolderLayou
     ...config,
     descriptionPath: layout === "simpletes" || !config.configPath ? findInstruction(dir) : undefined,
   };
+}
+
+/**
+ * The seed program's text. One that is not UTF-8 is refused naming the first bad byte: read as UTF-8 it would be
+ * another program (each bad byte a U+FFFD), scored and evolved in place of the file; OpenEvolve cannot read it either.
+ */
+export function readSeedText(seedPath: string): string {
+  const bytes = readFileSync(seedPath);
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    const at = firstBadByte(bytes);
+    throw taskError(
+      seedPath,
+      undefined,
+      `is not UTF-8 text: byte 0x${(bytes[at] ?? 0).toString(16).padStart(2, "0")} at byte offset ${at} (line ${lineAt(bytes, at)}) is not valid UTF-8; save the seed program as UTF-8`,
+    );
+  }
+}
+
+const lineAt = (bytes: Buffer, offset: number) => bytes.subarray(0, offset).filter((b) => b === 0x0a).length + 1;
+
+/** Whether the first `n` bytes are UTF-8; with `open`, a sequence cut short at their end counts as UTF-8. */
+function utf8Prefix(bytes: Buffer, n: number, open: boolean): boolean {
+  try {
+    new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes.subarray(0, n), { stream: open });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Offset of the first byte of the first sequence that is not UTF-8 (the longest valid prefix found by halving). */
+function firstBadByte(bytes: Buffer): number {
+  let lo = 0;
+  let hi = bytes.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (utf8Prefix(bytes, mid, true)) lo = mid;
+    else hi = mid - 1;
+  }
+  if (utf8Prefix(bytes, lo, false)) return lo;
+  // The prefix ends inside a sequence that the next byte breaks: the sequence's lead byte is the bad one.
+  for (let i = lo - 1; i >= Math.max(0, lo - 3); i--) if ((bytes[i] as number) >= 0xc0) return i;
+  return lo;
 }

@@ -1,14 +1,15 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { parse as parseYaml } from "yaml";
 import * as z from "zod";
 import { HoneError, taskError, zodIssues } from "../errors.ts";
+import { yamlProblem } from "../yaml-depth.ts";
 import { BUILTIN_TASKS_DIR } from "./builtin.ts";
 import { relativeTo } from "./content-hash.ts";
 import { type DiscoveryTask, type LoadOptions, loadTaskFolder } from "./discovery-task.ts";
 import { HARNESSTTT_MANIFEST, type ManifestTask, readHarnessManifest } from "./harnessttt-manifest.ts";
 import { looksLikeTaskFolder } from "./layouts.ts";
+import { parseTaskYaml } from "./upstream-yaml.ts";
 
 /** tasks.yaml: a lab's own suite. Each entry may override what the task folder's hone.yaml says. */
 export const manifestSchema = z
@@ -63,9 +64,9 @@ export interface RegistryEntry {
 function readTasksYaml(file: string): RegistryEntry[] {
   let raw: unknown;
   try {
-    raw = parseYaml(readFileSync(file, "utf8"));
+    raw = parseTaskYaml(readFileSync(file, "utf8"));
   } catch (err) {
-    throw taskError(file, undefined, `is not valid YAML: ${(err as Error).message.split("\n")[0]}`);
+    throw taskError(file, undefined, yamlProblem(err));
   }
   const r = manifestSchema.safeParse(raw ?? {});
   if (!r.success) {
@@ -152,7 +153,7 @@ export function readRegistry(dirArg: string): RegistryEntry[] {
 /** Loads a registry entry into a task, applying its manifest overrides and checking its declared Python modules. */
 export function loadEntry(e: RegistryEntry): DiscoveryTask {
   const m = e.manifest;
-  const task = loadTaskFolder(e.dir, { id: e.id, ...m?.load });
+  const task = loadTaskFolder(e.dir, { id: e.id, ...m?.load, pythonPath: m?.pythonPath });
   if (!m) return task;
   const merged: DiscoveryTask = {
     ...task,

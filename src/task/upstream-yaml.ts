@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
+import { YamlRefused, yamlNestedPast } from "../yaml-depth.ts";
 
 // An upstream framework's config file (OpenEvolve's, SkyDiscover's config.yaml) as that framework reads it. They read
 // it with PyYAML's safe_load, which takes what the YAML spec (and the yaml package) refuses in a few real files: a
@@ -59,12 +60,31 @@ function pyYaml(text: string, python: string): { value: unknown } | { why: strin
   }
 }
 
+/** The deepest a task's YAML (config.yaml, hone.yaml, tasks.yaml) nests collections; OpenEvolve's nest three. */
+export const MAX_TASK_YAML_DEPTH = 64;
+
+/** Refuses, before it is composed, YAML whose collections nest past MAX_TASK_YAML_DEPTH (a stack-exhaustion attack). */
+function checkTaskYamlDepth(text: string): void {
+  const line = yamlNestedPast(text, MAX_TASK_YAML_DEPTH);
+  if (line !== undefined)
+    throw new YamlRefused(
+      `is refused: its mappings and lists nest inside each other more than ${MAX_TASK_YAML_DEPTH} levels deep (at line ${line}); hone reads a task's YAML at most ${MAX_TASK_YAML_DEPTH} levels deep (OpenEvolve's own configs nest three): flatten it`,
+    );
+}
+
+/** A task's own YAML (hone.yaml, tasks.yaml) as the yaml package reads it, its depth checked first. */
+export function parseTaskYaml(text: string): unknown {
+  checkTaskYamlDepth(text);
+  return parseYaml(text);
+}
+
 /**
  * An upstream config file's value (an empty file is {}): the yaml package's reading, else PyYAML's (with `python`).
  * Throws the yaml package's error, with why PyYAML could not read it either.
  */
 export function readUpstreamYaml(file: string, python = "python3"): unknown {
   const text = readFileSync(file, "utf8");
+  checkTaskYamlDepth(text);
   try {
     return parseYaml(text, { logLevel: "error" }) ?? {};
   } catch (err) {

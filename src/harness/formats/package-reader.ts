@@ -1,7 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import { lstatSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
-import { parseDocument } from "yaml";
+import { isMap, isNode, isScalar, parseDocument } from "yaml";
 import { oneLine } from "../spec.ts";
 import { parseStrictYaml, yamlProblem } from "../yaml-cache.ts";
 
@@ -180,5 +180,36 @@ export function patchYaml(text: string, before: unknown, after: unknown): string
   };
   if (sameValue(before, after)) return text;
   patch([], before, after);
-  return doc.toString({ lineWidth: 110, flowCollectionPadding: false });
+  return keepUnchangedPairs(text, doc.toString({ lineWidth: 110, flowCollectionPadding: false }));
+}
+
+/** Each top-level `key: value` of a YAML text, by key: its value and where its text lies. */
+function topLevelPairs(text: string): Map<string, { value: unknown; from: number; to: number }> {
+  const pairs = new Map<string, { value: unknown; from: number; to: number }>();
+  const doc = parseDocument(text);
+  if (!isMap(doc.contents)) return pairs;
+  for (const item of doc.contents.items) {
+    const key = isScalar(item.key) ? item.key : undefined;
+    const end = isNode(item.value) ? item.value.range?.[2] : key?.range?.[2];
+    if (typeof key?.value !== "string" || !key.range || end === undefined) continue;
+    pairs.set(key.value, { value: isNode(item.value) ? item.value.toJS(doc) : null, from: key.range[0], to: end });
+  }
+  return pairs;
+}
+
+/**
+ * `patched` with each top-level pair whose value did not change written as `original` wrote it: yaml's rendering
+ * of a whole document folds long scalars anew (a `>-` description wrapped at another width), so a section nobody
+ * changed would otherwise come back with other bytes.
+ */
+function keepUnchangedPairs(original: string, patched: string): string {
+  const before = topLevelPairs(original);
+  const after = [...topLevelPairs(patched)].sort((a, b) => b[1].from - a[1].from);
+  let out = patched;
+  for (const [key, now] of after) {
+    const was = before.get(key);
+    if (was && sameValue(was.value, now.value))
+      out = out.slice(0, now.from) + original.slice(was.from, was.to) + out.slice(now.to);
+  }
+  return out;
 }
