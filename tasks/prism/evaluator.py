@@ -2,12 +2,13 @@
 
 50 cases from cases.py, drawn as SkyDiscover's evaluator draws them (numpy seed 42), so scores compare with the
 published ones (its initial program scores 21.891622 here and there). compute_model_placement(gpu_num, models) gets
-the models as dicts {name, size, rate, slo} and returns {gpu: [model names]} (or a list of lists). Closing the
+the models as dicts {name, size, rate, slo} and returns {gpu: [model names]} (or a list of lists); a GPU may also hold
+the model dicts themselves, unaltered (upstream's programs place the model objects they are given). Closing the
 public evaluators' holes: GPU ids must be exactly 0..gpu_num-1; every model must be placed exactly once; a GPU may
-hold at most 80 GB; every case must succeed (a failed or timed-out case fails the whole evaluation, it is never skipped). KVPR of a GPU =
-sum(rate/slo) / (80 - sum(size)) (1e6 when full, 0 when empty); a case scores its largest KVPR.
-combined_score = 1 / mean(largest KVPR) + success rate (so 1 + ... when every case succeeds), the mean taken by
-numpy as upstream takes it.
+hold at most 80 GB; every case must succeed (a failed or timed-out case fails the whole evaluation, it is never
+skipped). KVPR of a GPU = sum(rate/slo) / (80 - sum(size)) (1e6 when full, 0 when empty), from the case's own models;
+a case scores its largest KVPR. combined_score = 1 / mean(largest KVPR) + success rate (so 1 + ... when every case
+succeeds), the mean taken by numpy as upstream takes it.
 """
 import os
 import sys
@@ -20,6 +21,18 @@ from hone_checks import Invalid, invalid  # noqa: E402
 from hone_runtime import ProgramError, run_program_many  # noqa: E402
 
 CASE_TIMEOUT = 10
+
+
+def model_name(entry, by_name, gpu):
+    """The name of a placed model: its name, or the model itself as it was given (upstream's programs place the
+    model objects they receive); a model whose fields differ from the case's is not that model."""
+    if isinstance(entry, dict) and isinstance(entry.get("name"), str) and by_name.get(entry["name"]) == entry:
+        return entry["name"]
+    if isinstance(entry, str) and entry in by_name:
+        return entry
+    if isinstance(entry, dict):
+        raise Invalid("GPU %d holds a model dict that is not one of the case's models as given (name %r; place the model, or its name, unchanged)" % (gpu, entry.get("name")))
+    raise Invalid("GPU %d holds %r, which is not one of the case's models" % (gpu, entry))
 
 
 def case_pressure(case, placement):
@@ -46,8 +59,7 @@ def case_pressure(case, placement):
         size = 0
         demand = 0.0
         for name in names:
-            if not isinstance(name, str) or name not in by_name:
-                raise Invalid("GPU %d holds %r, which is not one of the case's models" % (gpu, name))
+            name = model_name(name, by_name, gpu)
             seen.append(name)
             size += by_name[name]["size"]
             demand += by_name[name]["rate"] / by_name[name]["slo"]

@@ -17,7 +17,9 @@ AIRPORTS = {
 
 
 def _seat_check(data, flight, cabin, passengers):
-    """Fills in a requested flight's price, origin and destination, or returns τ-bench's error for it."""
+    """Fills in a requested flight's price, origin and destination, or returns τ-bench's error for it. `passengers` is
+    the list itself: τ-bench takes its len() only at the seat comparison, after the flight's own checks, so a passenger
+    list of the wrong type fails there with τ-bench's error, not before."""
     number = flight["flight_number"]
     if number not in data["flights"]:
         return f"Error: flight {number} not found"
@@ -27,7 +29,7 @@ def _seat_check(data, flight, cabin, passengers):
     on_date = known["dates"][flight["date"]]
     if on_date["status"] != "available":
         return f"Error: flight {number} not available on date {flight['date']}"
-    if on_date["available_seats"][cabin] < passengers:
+    if on_date["available_seats"][cabin] < len(passengers):
         return f"Error: not enough seats on flight {number}"
     flight["price"] = on_date["prices"][cabin]
     flight["origin"] = known["origin"]
@@ -62,7 +64,7 @@ def book_reservation(
     }
     total = 0
     for flight in reservation["flights"]:
-        error = _seat_check(data, flight, cabin, len(passengers))
+        error = _seat_check(data, flight, cabin, passengers)
         if error:
             return error
         total += flight["price"] * len(passengers)
@@ -227,7 +229,6 @@ def update_reservation_flights(data, reservation_id, cabin, flights, payment_id)
     if reservation_id not in data["reservations"]:
         return "Error: reservation not found"
     reservation = data["reservations"][reservation_id]
-    travellers = len(reservation["passengers"])
     total = 0
     flights = deepcopy(flights)
     for flight in flights:
@@ -237,16 +238,16 @@ def update_reservation_flights(data, reservation_id, cabin, flights, payment_id)
             if f["flight_number"] == flight["flight_number"] and f["date"] == flight["date"] and cabin == reservation["cabin"]
         ]
         if kept:
-            total += kept[0]["price"] * travellers
+            total += kept[0]["price"] * len(reservation["passengers"])
             flight["price"] = kept[0]["price"]
             flight["origin"] = kept[0]["origin"]
             flight["destination"] = kept[0]["destination"]
             continue
-        error = _seat_check(data, flight, cabin, travellers)
+        error = _seat_check(data, flight, cabin, reservation["passengers"])
         if error:
             return error
-        total += flight["price"] * travellers
-    total -= sum(f["price"] for f in reservation["flights"]) * travellers
+        total += flight["price"] * len(reservation["passengers"])
+    total -= sum(f["price"] for f in reservation["flights"]) * len(reservation["passengers"])
     method, error = _payment_for_change(data, reservation, payment_id, total)
     if error:
         return error
