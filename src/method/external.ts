@@ -239,7 +239,9 @@ export function readProposals(
     rmSync(join(dir, "proposal.json"), { force: true });
     proposals.push({ name, dir, parent: meta.parent, rationale: meta.rationale });
   }
-  return { proposals, refused };
+  // Every refusal names what the program chose (a folder's or a file's name, the parent it wrote): printed by `hone
+  // log` and kept in the records, so as one printable line (an ESC or a newline in a name cannot drive a terminal).
+  return { proposals, refused: refused.map(oneLine) };
 }
 
 /**

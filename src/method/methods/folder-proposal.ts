@@ -34,20 +34,30 @@ export async function ask(
   }
 }
 
-/** The JSON object of a reply: a ```json block, or the text from its first `{` to its last `}` (linear, bounded). */
-export function jsonObject(text: string): Record<string, unknown> | string {
-  if (text.length > ANSWER_LIMITS.replyChars) return `the answer is longer than ${ANSWER_LIMITS.replyChars} characters`;
-  const fenced = text.indexOf("```json");
-  let body = text;
-  if (fenced >= 0) {
-    const end = text.indexOf("```", fenced + 7);
-    body = text.slice(fenced + 7, end < 0 ? undefined : end);
-  } else {
-    const a = text.indexOf("{");
-    const b = text.lastIndexOf("}");
-    if (a < 0 || b < a) return "the answer holds no JSON object";
-    body = text.slice(a, b + 1);
+/**
+ * The bodies of a reply's ```json blocks, read by lines as DGM's `extract_json_between_markers` reads them: a block opens
+ * on a line starting with ```json and closes at the next line starting with ```, so backticks inside a JSON string (a
+ * prompt file's own code fences, on the same line as the JSON escapes them) never end it. An unclosed block runs on.
+ */
+function jsonFences(text: string): string[] {
+  const blocks: string[] = [];
+  let open: string[] | undefined;
+  for (const line of text.split("\n")) {
+    const t = line.trim();
+    if (open === undefined) {
+      // JSON begun on the opening line itself ("```json {") is kept; an info string such as "jsonc" is not.
+      if (t.startsWith("```json")) open = /^\s*[{[]/.test(t.slice(7)) ? [t.slice(7)] : [];
+    } else if (t.startsWith("```")) {
+      blocks.push(open.join("\n"));
+      open = undefined;
+    } else open.push(line);
   }
+  if (open !== undefined) blocks.push(open.join("\n"));
+  return blocks;
+}
+
+/** A parsed object, or why the text is not one. */
+function parseObject(body: string): Record<string, unknown> | string {
   try {
     const v: unknown = JSON.parse(body);
     return v !== null && typeof v === "object" && !Array.isArray(v)
@@ -56,6 +66,26 @@ export function jsonObject(text: string): Record<string, unknown> | string {
   } catch (err) {
     return `the answer's JSON does not parse: ${(err as Error).message}`;
   }
+}
+
+/**
+ * The JSON object of a reply: the whole reply when it is one (ADAS asks for bare JSON), else its first ```json block
+ * that parses, else the text from its first `{` to its last `}`. Linear and bounded; the problem reported is the
+ * first block's (or the span's) when none parses.
+ */
+export function jsonObject(text: string): Record<string, unknown> | string {
+  if (text.length > ANSWER_LIMITS.replyChars) return `the answer is longer than ${ANSWER_LIMITS.replyChars} characters`;
+  const bodies = [text.trim(), ...jsonFences(text)];
+  const a = text.indexOf("{");
+  const b = text.lastIndexOf("}");
+  if (a >= 0 && b > a) bodies.push(text.slice(a, b + 1));
+  let problem: string | undefined;
+  for (const [i, body] of bodies.entries()) {
+    const o = parseObject(body);
+    if (typeof o !== "string") return o;
+    if (i > 0) problem ??= o;
+  }
+  return problem ?? "the answer holds no JSON object";
 }
 
 /** A text field of an answer, bounded; "" when absent or not text. */
