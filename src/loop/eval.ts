@@ -190,7 +190,7 @@ function beginEval(outDir: string, o: EvalOptions, harnessDir: string): Db {
     dataDir: o.dataDir ? resolve(o.dataDir) : undefined,
     outDir,
   } satisfies EvalConfig);
-  return openDb(join(outDir, "hone.db"));
+  return openDb(join(outDir, "hone.db"), { replay: o.replayOf !== undefined });
 }
 
 /** The measurement itself, into `outDir` (held, begun): the trajectories, the results in `db`, summary.json. */

@@ -210,7 +210,7 @@ export async function open(
   const proposerHarness = loadHarness(settings.proposerHarness);
   const dbPath = join(runDir, "hone.db");
   createRunDb(dbPath, "optimize", settings);
-  const db = openDb(dbPath);
+  const db = openDb(dbPath, { replay: settings.replayOf !== undefined });
   const repo = HarnessRepo.forRun(join(runDir, "harnesses.git"));
 
   // Every model call and evaluation of the run is recorded in its hone.db, so the run can be replayed.

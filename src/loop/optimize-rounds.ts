@@ -17,7 +17,7 @@ import { comparesRepeats, measureSeedNoise, repeats, validScores } from "./optim
 import { failRound, proposeRoundTtt, roundGate, type TttParams } from "./optimize-proposals.ts";
 import { closeRound, incumbentAfter, ratchet } from "./optimize-ratchet.ts";
 import { roundRewards } from "./optimize-rewards.ts";
-import { readRecordsFile } from "./recording.ts";
+import { isReplayFault, readRecordsFile } from "./recording.ts";
 import { finishedRolloutIds, recordRollout, rolloutDirFinished } from "./rollout-records.ts";
 import type { RolloutJob } from "./runner.ts";
 import { assertEvaluatorWorks } from "./seed-check.ts";
@@ -151,8 +151,7 @@ async function runJobs(ctx: RunContext, round: number, specs: JobSpec[]): Promis
       const error = r.error ?? "the rollout left no result";
       ctx.emit({ type: "rollout_done", round, job: r.id, score: null, error });
       // A replay that meets an unrecorded request or evaluation cannot go on faithfully.
-      if (/replay: this (request|evaluation) was never recorded/.test(error))
-        throw new HoneError("runFailed", `rollout ${r.id}: ${error}`);
+      if (isReplayFault(error)) throw new HoneError("runFailed", `rollout ${r.id}: ${error}`);
       // Anything else (a cancelled or timed-out cluster job, a worker error) is a failed measurement, never a score.
       insertFailedRollout(ctx.db, ctx.runId, {
         id: s.job.id,

@@ -110,7 +110,7 @@ export async function openQA(
   const proposerHarness = loadHarness(settings.proposerHarness);
   const dbPath = join(runDir, "hone.db");
   createRunDb(dbPath, "optimize", settings);
-  const db = openDb(dbPath);
+  const db = openDb(dbPath, { replay: Boolean(settings.replayOf) });
   const gitDir = join(runDir, "harnesses.git");
   const repo = HarnessRepo.forRun(gitDir);
   const recording = new Recording(runDir, settings);

@@ -13,6 +13,7 @@ import {
   responseFault,
   withCache,
 } from "../model/cache.ts";
+import { ModelError } from "../model/errors.ts";
 import { OpenAICompatibleModel } from "../model/openai-compatible.ts";
 import { type ModelSettings, type ResolvedModel, resolveModel } from "../model/resolve.ts";
 import type { ChatResponse } from "../model/types.ts";
@@ -101,6 +102,17 @@ export function readRecordsFile(dir: string): ShippedRecords | undefined {
   }
 }
 
+/**
+ * Whether a rollout's error is one of a replay that cannot go on faithfully: a request or evaluation the recorded run
+ * never made, or a record of it that is damaged. Such a rollout is the replay's failure, never a failed measurement.
+ */
+export const isReplayFault = (error: string): boolean =>
+  // Read at its head (where hone's own message is; a folder's path is at most 4096 bytes), so a long error text
+  // that repeats the words costs a bounded scan.
+  /replay: (this (request|evaluation) was never recorded|the recorded (response|evaluation) \S+ in .* is damaged)/s.test(
+    error.slice(0, 8192),
+  );
+
 /** A model served only from records: no endpoint is contacted; an unrecorded request is an error. */
 function replayClient(m: Partial<ModelSettings> & { model: string }): OpenAICompatibleModel {
   return new OpenAICompatibleModel(
@@ -130,10 +142,13 @@ class RecordedResponses implements ResponseRecords {
   }
   get(key: string): ChatResponse | undefined {
     const r = this.read(key);
+    // A replay failure as an unrecorded request is: the agent loop stops the run on it, never takes it for the
+    // rollout's model error (which would replay on into other numbers).
     if (r && "fault" in r)
-      throw new HoneError(
-        "runFailed",
+      throw new ModelError(
+        "replay_miss",
         `replay: the recorded response ${key.slice(0, 16)}… in ${this.path} is damaged: ${r.fault}`,
+        { url: "replay" },
       );
     return r?.value as ChatResponse | undefined;
   }

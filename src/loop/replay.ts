@@ -102,13 +102,14 @@ export async function replayRun(
   const b = openDb(join(out, "hone.db"), { readonly: true });
   try {
     const compared = compareRecords(a, b);
+    const calls = callChanges(a, b);
     return {
       kind: row.kind,
       source: dir,
       replay: out,
       seconds,
-      counts: compared.counts,
-      differences: [...identityChanges(a, b), ...compared.differences],
+      counts: { ...compared.counts, model_calls: calls.count },
+      differences: [...identityChanges(a, b), ...compared.differences, ...calls.differences, ...summaryChanges(a, b)],
     };
   } finally {
     a.close();
@@ -149,6 +150,84 @@ function identityChanges(a: Db, b: Db): string[] {
     const named = ids.slice(0, 3).join(", ") + (ids.length > 3 ? ` and ${ids.length - 3} more` : "");
     return `identity: ${d.slice(0, 200)} (recorded ≠ replayed; rollout${ids.length > 1 ? "s" : ""} ${named})`;
   });
+}
+
+/**
+ * What differs in the two runs' summaries (what `hone receipt` and `hone log` print as the run's result), field by
+ * field; `outDir`, where an eval wrote its files, is the replay's own folder.
+ */
+function summaryChanges(a: Db, b: Db): string[] {
+  const read = (db: Db): Record<string, unknown> => {
+    try {
+      const v = JSON.parse(runRow(db)?.summary ?? "null") as unknown;
+      return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : { summary: v };
+    } catch {
+      return { summary: "(not readable JSON)" };
+    }
+  };
+  const x = read(a);
+  const y = read(b);
+  const differences: string[] = [];
+  for (const k of new Set([...Object.keys(x), ...Object.keys(y)])) {
+    if (k === "outDir") continue;
+    const before = JSON.stringify(x[k]);
+    const after = JSON.stringify(y[k]);
+    if (before !== after) differences.push(`summary.${k}: ${before?.slice(0, 80)} ≠ ${after?.slice(0, 80)}`);
+  }
+  return differences;
+}
+
+/** One group of model calls: a role's calls in a rollout or QA job, or in a round (a proposer's). */
+type CallGroup = { calls: number; prompt: number; completion: number; tokens: string };
+
+/** Each group's calls, by `role rollout round`, with their token counts (sorted: calls made at once land in any order). */
+function callGroups(db: Db): Map<string, CallGroup> {
+  const out = new Map<string, CallGroup>();
+  if (!hasTable(db, "model_calls")) return out;
+  const rows = db
+    .prepare("SELECT role, rollout_id, round, prompt_tokens, completion_tokens FROM model_calls ORDER BY id")
+    .all() as {
+    role: string;
+    rollout_id: string | null;
+    round: number | null;
+    prompt_tokens: number | null;
+    completion_tokens: number | null;
+  }[];
+  const pairs = new Map<string, string[]>();
+  for (const r of rows) {
+    const name = `${r.role} calls${r.rollout_id ? ` of ${r.rollout_id}` : ""}${r.round === null ? "" : ` in round ${r.round}`}`;
+    const g = out.get(name) ?? { calls: 0, prompt: 0, completion: 0, tokens: "" };
+    g.calls++;
+    g.prompt += r.prompt_tokens ?? 0;
+    g.completion += r.completion_tokens ?? 0;
+    out.set(name, g);
+    pairs.set(name, [...(pairs.get(name) ?? []), `${r.prompt_tokens}/${r.completion_tokens}`]);
+  }
+  for (const [name, g] of out) g.tokens = (pairs.get(name) ?? []).sort().join(",");
+  return out;
+}
+
+/**
+ * What differs in the model calls the two runs made (the receipt's calls and tokens): per role and rollout, job or
+ * round, the number of calls and each call's prompt and completion tokens. Latency, attempts, faults and cache hits
+ * are left out: a replay's calls are all served from the records, at no latency.
+ */
+function callChanges(a: Db, b: Db): { count: number; differences: string[] } {
+  const before = callGroups(a);
+  const after = callGroups(b);
+  const says = (g: CallGroup | undefined) =>
+    g ? `${g.calls} call${g.calls === 1 ? "" : "s"}, ${g.prompt} prompt + ${g.completion} completion tokens` : "no calls";
+  const differences: string[] = [];
+  for (const name of new Set([...before.keys(), ...after.keys()])) {
+    const x = before.get(name);
+    const y = after.get(name);
+    if (x?.tokens === y?.tokens && x?.calls === y?.calls) continue;
+    const same = x && y && x.calls === y.calls && x.prompt === y.prompt && x.completion === y.completion;
+    differences.push(
+      `model_calls: ${name}: ${says(x)} ≠ ${says(y)}${same ? " (the same totals over other calls)" : ""}`.slice(0, 300),
+    );
+  }
+  return { count: [...before.values()].reduce((n, g) => n + g.calls, 0), differences };
 }
 
 /**
@@ -195,10 +274,17 @@ async function replayInto(
     const recorded = recordedSettings(config);
     const own = keptSeedDir(dir);
     const seedHarness = isHarnessFolder(own) ? own : recorded.seedHarness;
-    const settings: OptimizeSettings = { ...recorded, seedHarness, cache: replayCache, replayOf: dir };
     // A run may have finished before its last round: `hone compare` stops a cell's run when its budget is spent. The
-    // replay stops where the run did, never asking for a round that was not recorded.
+    // replay stops where the run did, never asking for a round that was not recorded; and a run extended by `--resume
+    // --rounds` (its settings keep the rounds it was started with) is replayed to the rounds it recorded.
     const rounds = recordedRounds(dir);
+    const settings: OptimizeSettings = {
+      ...recorded,
+      rounds: Math.max(recorded.rounds, rounds),
+      seedHarness,
+      cache: replayCache,
+      replayOf: dir,
+    };
     await optimize(settings, { outDir: out, onEvent, onHeld, nextRound: (round) => round <= rounds });
   } else if (row.kind === "run") {
     const c = config as unknown as RunConfig;

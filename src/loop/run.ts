@@ -369,7 +369,7 @@ function beginFolder(partial: string, harnessDir: string, config: RunConfig): { 
   createRunDb(join(partial, "hone.db"), "run", config);
   const recording = new Recording(partial, { cache: config.cache ?? { mode: "off" }, replayOf: config.replayOf });
   try {
-    return { recording, db: openDb(join(partial, "hone.db")) };
+    return { recording, db: openDb(join(partial, "hone.db"), { replay: config.replayOf !== undefined }) };
   } catch (err) {
     recording.close();
     throw err;

@@ -152,7 +152,7 @@ export class Trainer {
   }
 
   private records(): Db {
-    this.db ??= openDb(join(this.dir, "hone.db"));
+    this.db ??= openDb(join(this.dir, "hone.db"), { replay: this.o.recording?.mode === "replay" });
     return this.db;
   }
 

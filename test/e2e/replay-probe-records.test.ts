@@ -62,7 +62,7 @@ describe("hone replay of damaged or hostile run folders", () => {
       const out = JSON.parse(r.stdout);
       expect(out.matches).toBe(false);
       expect(out.differences.join("\n")).toMatch(
-        /task_results\[\d\]\.error: null ≠ "HoneError: replay: the recorded response [0-9a-f]{16}…/,
+        /task_results\[\d\]\.error: null ≠ "replay: the recorded response [0-9a-f]{16}…/,
       );
       const replayed = new Database(join(base, `${name}-replay`, "hone.db"), { readonly: true });
       const errors = replayed.prepare("SELECT error FROM task_results WHERE error IS NOT NULL").all() as { error: string }[];
