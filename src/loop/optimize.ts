@@ -183,6 +183,7 @@ export function storedSettings(runDir: string, o: OptimizeOptions): OptimizeSett
   const db = openDb(join(runDir, "hone.db"), { readonly: true });
   const row = runRow(db);
   const recorded = recordedHoneVersion(db);
+  const done = row ? roundsDone(db) : 0;
   db.close();
   if (!row) throw new HoneError("usage", `${runDir}: the run was never started; remove the folder and start again`);
   if (row.kind !== "optimize")
@@ -193,12 +194,37 @@ export function storedSettings(runDir: string, o: OptimizeOptions): OptimizeSett
   // What may change is checked by the same schema as everything else.
   parseOptimizeConfig(configOfInput({ ...stored, ...changed }), (f) => `--resume: ${f}`);
   const settings: OptimizeSettings = { ...stored, ...changed };
+  // A run extended by an earlier `--resume --rounds` keeps the rounds it was started with in its settings: without
+  // --rounds it goes on to the rounds it has closed; a --rounds given may not undo them.
+  if (changed.rounds === undefined) settings.rounds = Math.max(settings.rounds, done);
+  else refuseFewerRounds(runDir, settings.rounds, done);
   if (passwordRedacted(settings.queue))
     throw new HoneError(
       "usage",
       `${runDir} was started with --queue ${settings.queue}; hone never stores a password: resume it with --queue <the URL with its password>`,
     );
   return settings;
+}
+
+/** The last round of proposals a run has closed, finished or failed (0: none). */
+function roundsDone(db: Db): number {
+  const row = db.prepare("SELECT MAX(round) AS r FROM rounds WHERE status IN ('finished', 'failed')").get() as {
+    r: number | null;
+  };
+  return row.r ?? 0;
+}
+
+/**
+ * A resumed run goes on from the rounds it has closed; it cannot undo them. Resumed with fewer rounds, it would end
+ * on an earlier round's incumbent: best/, the best program and the summary moved back below a promotion its own
+ * records keep.
+ */
+function refuseFewerRounds(runDir: string, rounds: number, done: number): void {
+  if (rounds < done)
+    throw new HoneError(
+      "usage",
+      `--rounds ${rounds}: ${runDir} has already closed round ${done}, and a resumed run goes on from there (it does not undo rounds); give --rounds ${done} or more, or read the run as it is (hone log ${runDir})`,
+    );
 }
 
 /**

@@ -1,7 +1,7 @@
 // Where `hone run` builds a run and where it puts it once finished: a hidden folder beside the destination, held by
 // this process (the store's lock) until the run is renamed into place, so that a second run into the same destination
 // is refused, or, when the destination is a default name, takes the next free one.
-import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { HoneError } from "../errors.ts";
 import { type LockHolder, RUN_LOCK_FILE, type RunLock } from "../store/run-lock.ts";
@@ -26,7 +26,22 @@ export function refuseFilled(outDir: string): void {
   if (filled(outDir)) throw notEmpty(outDir);
 }
 
-const notEmpty = (outDir: string) => new HoneError("usage", `${outDir} already exists and is not empty; choose another --out`);
+/** Why `outDir` is taken, as `hone optimize` and `hone eval` say it (run-dir.ts `refuseNonEmpty`). */
+const notEmpty = (outDir: string) =>
+  new HoneError(
+    "usage",
+    isFolder(outDir)
+      ? `${outDir} already exists and is not empty; choose another --out`
+      : `${outDir} is a file, not a folder; choose another --out`,
+  );
+
+const isFolder = (path: string): boolean => {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return true; // gone meanwhile, or unreadable: said as a taken folder
+  }
+};
 
 const beside = (outDir: string, suffix: string) => join(dirname(outDir), `.${basename(outDir)}.${suffix}`);
 

@@ -131,11 +131,11 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
   // request, so the listener limit is lifted on this short-lived signal.
   const deadline = new AbortController();
   setMaxListeners(0, deadline.signal);
-  const deadlineTimer = setTimeout(() => deadline.abort(), Math.max(0, o.deadline - performance.now()));
+  const disarm = abortAt(deadline, o.deadline);
   try {
     return await loop();
   } finally {
-    clearTimeout(deadlineTimer);
+    disarm();
   }
 
   /** One model call; a context-length refusal compacts the conversation and tries once more. */
@@ -272,6 +272,21 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
     }
     return result("iteration_cap", o.harness.maxIterations, modelCalls);
   }
+}
+
+/** The longest delay setTimeout keeps; a longer one (a time limit past 24.8 days) would fire after 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Aborts `controller` at `deadline` (performance.now() time), however far off; returns what cancels it. */
+function abortAt(controller: AbortController, deadline: number): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    const left = deadline - performance.now();
+    if (left <= 0) controller.abort();
+    else timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
+  };
+  arm();
+  return () => clearTimeout(timer);
 }
 
 async function dispatch(

@@ -12,12 +12,16 @@ export function generatedCallId(iteration: number, index: number, salt: number):
 }
 
 /**
- * Tool calls as they go into the conversation: ids exactly as the server sent them; a call without one gets a
- * generated id, deterministic (so cached and replayed conversations are identical) and unused in the conversation.
+ * Tool calls as they go into the conversation: ids exactly as the server sent them; a call without one, or with the
+ * id of an earlier call in the same message (its tool result could not be told from the other's, and OpenAI refuses
+ * the next request), gets a generated id, deterministic (so cached and replayed conversations are identical) and
+ * unused in the conversation.
  */
 export function withCallIds(calls: readonly ToolCall[], iteration: number, used: Set<string>): ToolCall[] {
+  const inMessage = new Set<string>();
   return calls.map((c, index) => {
-    if (c.id) {
+    if (c.id && !inMessage.has(c.id)) {
+      inMessage.add(c.id);
       used.add(c.id);
       return c;
     }
@@ -25,6 +29,7 @@ export function withCallIds(calls: readonly ToolCall[], iteration: number, used:
     let id = generatedCallId(iteration, index, salt);
     while (used.has(id)) id = generatedCallId(iteration, index, ++salt);
     used.add(id);
+    inMessage.add(id);
     return { ...c, id };
   });
 }

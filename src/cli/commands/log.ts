@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { Command } from "commander";
 import { HoneError } from "../../errors.ts";
 import { describeNoise } from "../../measure/noise.ts";
+import { oneLine, printableText } from "../../printable.ts";
 import type { Db } from "../../store/db.ts";
 import type { HarnessRepo } from "../../store/git.ts";
 import { formatScore, printJson, readRunRecords } from "../output.ts";
@@ -13,6 +14,12 @@ async function openRun(dir: string) {
   const { HarnessRepo } = await import("../../store/git.ts");
   return { db: openDb(join(dir, "hone.db"), { readonly: true }), repo: new HarnessRepo(join(dir, "harnesses.git")) };
 }
+
+/**
+ * A run folder may come from someone else: what its records hold (a gate's error, a decision's reason, a rollout's
+ * error, a proposer's file names) is printed one line per line, its control characters and line breaks escaped.
+ */
+const writeLines = (lines: string[]) => process.stdout.write(`${lines.map(oneLine).join("\n")}\n`);
 
 async function optimizeLog(db: Db, repo: HarnessRepo, json: boolean): Promise<void> {
   const { allCandidates, allRounds } = await import("../../store/candidates.ts");
@@ -61,7 +68,7 @@ async function optimizeLog(db: Db, repo: HarnessRepo, json: boolean): Promise<vo
     }
   }
   lines.push("", "* = current incumbent (refs/heads/main), + = on its lineage");
-  process.stdout.write(`${lines.join("\n")}\n`);
+  writeLines(lines);
 }
 
 export function registerLog(program: Command): void {
@@ -89,8 +96,7 @@ export function registerLog(program: Command): void {
                 ? { kind, ...evalLog(db) }
                 : { kind, rollouts: rolloutSummaries(db) },
           );
-        const lines = kind === "train" ? printTrainLog(db, gateErrors) : kind === "eval" ? printEvalLog(db) : printRunLog(db);
-        process.stdout.write(`${lines.join("\n")}\n`);
+        writeLines(kind === "train" ? printTrainLog(db, gateErrors) : kind === "eval" ? printEvalLog(db) : printRunLog(db));
       }).finally(() => db.close());
     });
 
@@ -134,6 +140,6 @@ export function registerLog(program: Command): void {
           `${join(dir, "harnesses.git")} cannot diff ${from.slice(0, 10)} and ${to.slice(0, 10)}: ${(err as Error).message.split("\n").pop()}`,
         );
       }
-      process.stdout.write(`${diff}\n`);
+      process.stdout.write(`${printableText(diff)}\n`);
     });
 }
