@@ -8,7 +8,7 @@ import { type ProposerTask, proposerTaskOf } from "../method/proposer.ts";
 import { type ResolvedModel, resolveModel } from "../model/resolve.ts";
 import { checkHarness } from "../sandbox/check.ts";
 import { commitOfCandidate, contentHashOfCommit } from "../store/candidates.ts";
-import { createRunDb, type Db, openDb, runQueueKey } from "../store/db.ts";
+import { createRunDb, type Db, extendRunRounds, openDb, runQueueKey } from "../store/db.ts";
 import { HarnessRepo } from "../store/git.ts";
 import { resolveTask } from "../task/builtin.ts";
 import { taskContentHash } from "../task/content-hash.ts";
@@ -211,6 +211,7 @@ export async function open(
   const dbPath = join(runDir, "hone.db");
   createRunDb(dbPath, "optimize", settings);
   const db = openDb(dbPath, { replay: settings.replayOf !== undefined });
+  if (resumed) extendRunRounds(db, settings.rounds);
   const repo = HarnessRepo.forRun(join(runDir, "harnesses.git"));
 
   // Every model call and evaluation of the run is recorded in its hone.db, so the run can be replayed.

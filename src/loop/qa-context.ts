@@ -9,7 +9,7 @@ import type { Harness } from "../harness/types.ts";
 import type { Budget, Candidate } from "../method/method.ts";
 import type { ModelSettings, ResolvedModel } from "../model/resolve.ts";
 import { gateGeneratedCode } from "../sandbox/check.ts";
-import { createRunDb, type Db, openDb, runQueueKey } from "../store/db.ts";
+import { createRunDb, type Db, extendRunRounds, openDb, runQueueKey } from "../store/db.ts";
 import { HarnessRepo } from "../store/git.ts";
 import type { TaskResultRow } from "../store/qa.ts";
 import { loadSplit, type QATask, type Split } from "../task/qa/benchmarks.ts";
@@ -111,6 +111,7 @@ export async function openQA(
   const dbPath = join(runDir, "hone.db");
   createRunDb(dbPath, "optimize", settings);
   const db = openDb(dbPath, { replay: Boolean(settings.replayOf) });
+  if (resumed) extendRunRounds(db, settings.rounds);
   const gitDir = join(runDir, "harnesses.git");
   const repo = HarnessRepo.forRun(gitDir);
   const recording = new Recording(runDir, settings);

@@ -211,6 +211,16 @@ export interface RunRow {
   summary: string | null;
 }
 
+/**
+ * A resumed run's `--rounds`, kept in its settings when it goes further than they say: the run, stopped again, is
+ * resumed (and replayed) to the rounds it was last given, not to those it was started with.
+ */
+export function extendRunRounds(db: Db, rounds: number): void {
+  db.prepare(
+    "UPDATE runs SET config = json_set(config, '$.rounds', ?) WHERE id = 'run' AND json_extract(config, '$.rounds') < ?",
+  ).run(rounds, rounds);
+}
+
 export function runRow(db: Db): RunRow | undefined {
   return db.prepare("SELECT kind, created_at, finished_at, status, config, summary FROM runs WHERE id = 'run'").get() as
     | RunRow

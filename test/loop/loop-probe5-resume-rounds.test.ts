@@ -46,4 +46,16 @@ describe("hone optimize --resume with fewer rounds than the run has closed", () 
     const replay = await replayRun(run);
     expect(replay.differences).toEqual([]);
   });
+
+  it("a run given more rounds on resume and stopped again goes on to them when resumed plainly", {
+    timeout: 240_000,
+  }, async () => {
+    const run = join(tempDir(), "run");
+    await optimize(offlineOptimizeSettings({ rounds: 1, proposals: 2, maxEvals: 3 }), { outDir: run });
+    // Given three rounds, stopped after the second (as a kill between rounds leaves it).
+    await optimize({}, { outDir: run, resume: true, overrides: { rounds: 3 }, nextRound: (round) => round <= 2 });
+    const plain = await optimize({}, { outDir: run, resume: true });
+    expect(plain.rounds.map((r) => r.round)).toEqual([0, 1, 2, 3]);
+    expect((await replayRun(run)).differences).toEqual([]);
+  });
 });
