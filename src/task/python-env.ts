@@ -196,11 +196,12 @@ function bwrapWorks(): { ok: boolean; reason?: string } {
     bwrapChecked = { ok: false, reason: "HONE_NO_BWRAP=1" };
     return bwrapChecked;
   }
-  // The sandbox's own layout (a folder under /usr read-only as an interpreter's would be): an older bubblewrap
+  // The sandbox's own layout (hone's Python folder read-only, as every evaluator's sandbox has it): an older bubblewrap
   // without an option it uses (--perms and --clearenv came in 0.5) or a host whose mounts it cannot cover is found
-  // here, once, not in every evaluation.
-  const info: PythonInfo = { executable: "true", roots: ["/usr/lib"], namespaces: true, unprivileged: true, readonlyRoot: true };
-  const args = bwrapArgs({ python: info, readOnly: [], env: { PATH: "/usr/bin:/bin" } }, ["true"]);
+  // here, once, not in every evaluation. Where the layout holds no `true` to run (NixOS), bubblewrap got as far as
+  // running it: that is a layout that works.
+  const info: PythonInfo = { executable: "true", roots: [], namespaces: true, unprivileged: true, readonlyRoot: true };
+  const args = bwrapArgs({ python: info, readOnly: [PYTHON_DIR], env: { PATH: "/usr/bin:/bin" } }, ["true"]);
   try {
     execFileSync("bwrap", args, { stdio: "pipe", timeout: 10_000 });
     bwrapChecked = { ok: true };
@@ -210,17 +211,19 @@ function bwrapWorks(): { ok: boolean; reason?: string } {
       String(e.stderr ?? e.message)
         .trim()
         .split("\n")[0] ?? "";
-    bwrapChecked = {
-      ok: false,
-      reason:
-        e.code === "ENOENT"
-          ? "bubblewrap (bwrap) is not installed"
-          : /unknown option|unrecognized option/i.test(first)
-            ? `this bwrap is too old for hone's sandbox (${first}): bubblewrap 0.5 or later is needed`
-            : `bwrap cannot create its namespaces here: ${first}`,
-    };
+    bwrapChecked = /^bwrap: execvp /.test(first) ? { ok: true } : { ok: false, reason: bwrapRefusal(e.code, first) };
   }
   return bwrapChecked;
+}
+
+/** Why bubblewrap cannot be used here, in words for the user (`hone doctor` adds advice for the namespace case). */
+function bwrapRefusal(code: string | undefined, first: string): string {
+  if (code === "ENOENT") return "bubblewrap (bwrap) is not installed";
+  if (/unknown option|unrecognized option/i.test(first))
+    return `this bwrap is too old for hone's sandbox (${first}): bubblewrap 0.5 or later is needed`;
+  if (/^bwrap: Can't (find source path|mount|create|remount|bind)/i.test(first))
+    return `bwrap cannot set up hone's sandbox layout here (${first}): check the folder it names`;
+  return `bwrap cannot create its namespaces here: ${first}`;
 }
 
 /** What the sandbox enforces for programs of this interpreter, and what it does not (in words for the user). */

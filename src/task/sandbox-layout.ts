@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { PythonInfo } from "./python-env.ts";
 
@@ -80,25 +80,37 @@ const kernelSettingsReadOnly = (): string[] =>
 
 let procSysArgs: string[] | undefined;
 
-/** The binds that make /proc/sys read-only, worked out once per process from the host's mounts. */
+/**
+ * The binds that make /proc/sys read-only, worked out once per process from the host's mounts. A host without a
+ * /proc/sys to bind (a chroot without /proc) gets an empty read-only folder in its place.
+ */
 function procSysCover(): string[] {
   if (procSysArgs) return procSysArgs;
+  if (!existsSync("/proc/sys")) {
+    procSysArgs = ["--tmpfs", "/proc/sys", "--remount-ro", "/proc/sys"];
+    return procSysArgs;
+  }
   let mountinfo = "";
   try {
     mountinfo = readFileSync("/proc/self/mountinfo", "utf8");
   } catch {
     // no mount table to read: /proc/sys is bound whole
   }
-  procSysArgs = readOnlyCover("/proc/sys", mountPointsUnder("/proc/sys", mountinfo), (dir) => readdirSync(dir));
+  procSysArgs = procSysBinds(automountsUnder("/proc/sys", mountinfo), (dir) => readdirSync(dir));
   return procSysArgs;
 }
 
-/** The mount points strictly under `root` in a mountinfo table (its fifth field, with \ooo escapes). */
-export function mountPointsUnder(root: string, mountinfo: string): string[] {
+/**
+ * The automount points (autofs) strictly under `root` in a mountinfo table: its fifth field, with \\ooo escapes, the
+ * type after the ` - ` separator. Other mounts below are carried by a recursive bind and remounted read-only with it.
+ */
+export function automountsUnder(root: string, mountinfo: string): string[] {
   const points: string[] = [];
   for (const line of mountinfo.split("\n")) {
-    const field = line.split(" ")[4];
-    if (!field) continue;
+    const fields = line.split(" ");
+    const field = fields[4];
+    const type = fields[fields.indexOf("-", 5) + 1];
+    if (!field || type !== "autofs") continue;
     const point = field.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(Number.parseInt(o, 8)));
     if (point.startsWith(`${root}/`)) points.push(point);
   }
@@ -106,15 +118,18 @@ export function mountPointsUnder(root: string, mountinfo: string): string[] {
 }
 
 /**
- * bubblewrap's arguments binding `root` read-only over itself. A mount below it (systemd's binfmt_misc automount under
- * /proc/sys/fs) would be carried in by the recursive bind, whose read-only remount fails on an automount (bubblewrap
- * dies: containers/bubblewrap#541): such a folder is bound entry by entry instead, and the mount itself left out (the
- * sandbox's own /proc holds an empty folder there).
+ * bubblewrap's arguments binding /proc/sys read-only over itself. An automount below it (systemd's binfmt_misc under
+ * /proc/sys/fs) would be carried in by the recursive bind, whose read-only remount fails on it (bubblewrap dies:
+ * containers/bubblewrap#541): a folder holding one is bound entry by entry instead (`-try`: an entry may go meanwhile),
+ * and the automount itself left out (the sandbox's own /proc holds an empty folder there). /proc/sys/net is always
+ * bound whole: what it lists depends on the network namespace, so its entries cannot be named from outside.
  */
-export function readOnlyCover(root: string, mountPoints: readonly string[], list: (dir: string) => string[]): string[] {
+export function procSysBinds(automounts: readonly string[], list: (dir: string) => string[]): string[] {
+  const holds = (path: string) => automounts.some((m) => m.startsWith(`${path}/`));
+  if (!holds("/proc/sys")) return ["--ro-bind", "/proc/sys", "/proc/sys"];
   const cover = (path: string): string[] => {
-    if (mountPoints.includes(path)) return [];
-    if (!mountPoints.some((m) => m.startsWith(`${path}/`))) return ["--ro-bind", path, path];
+    if (automounts.includes(path)) return [];
+    if (path === "/proc/sys/net" || !holds(path)) return ["--ro-bind-try", path, path];
     let names: string[] = [];
     try {
       names = list(path).sort();
@@ -123,7 +138,7 @@ export function readOnlyCover(root: string, mountPoints: readonly string[], list
     }
     return names.flatMap((name) => cover(`${path}/${name}`));
   };
-  return cover(root);
+  return cover("/proc/sys");
 }
 
 /**
