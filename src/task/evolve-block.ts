@@ -138,7 +138,8 @@ export function replaceBlock(program: string, newBlock: string, index = 0): stri
   const regions = editableRegions(program);
   const r = regions[index];
   if (!r) throw new EditError(`there is no EVOLVE block number ${index} (the program has ${regions.length})`);
-  if (MARKER_IN_BLOCK.test(newBlock)) {
+  // A block that already held such text (a string naming a marker) may keep it, as assertFrozenUnchanged allows.
+  if (MARKER_IN_BLOCK.test(newBlock) && !MARKER_IN_BLOCK.test(program.slice(r.start, r.end))) {
     throw new EditError("the new block may not contain EVOLVE-BLOCK markers");
   }
   const body = newBlock.length > 0 && !newBlock.endsWith("\n") ? `${newBlock}\n` : newBlock;

@@ -233,17 +233,17 @@ export function linkedOutOf(dir: string, file: string): string | undefined {
 }
 
 /**
- * A seed linked out of its folder is refused: read through the link, a file of this machine (a key, a password file)
- * would go to the model as the program to improve. (An evaluator linked out is checked once hone.yaml says which
- * other folders its sandbox sees: discovery-task.ts.)
+ * A seed, config or description linked out of its folder is refused: read through the link, a file of this machine (a
+ * key, a password file) would go to the model as the program to improve or the task to solve. (An evaluator linked
+ * out is checked once hone.yaml says which other folders its sandbox sees: discovery-task.ts.)
  */
-function checkSeedLink(dir: string, seedPath: string): void {
-  const real = linkedOutOf(dir, seedPath);
-  if (real !== undefined)
+function checkLinkedText(dir: string, path: string | undefined, what: string): void {
+  const real = path === undefined ? undefined : linkedOutOf(dir, path);
+  if (path !== undefined && real !== undefined)
     throw taskError(
-      seedPath,
+      path,
       undefined,
-      `is a link to ${real}, outside the task folder ${dir}: the seed program must lie inside it (its text is shown to the model, so hone reads no seed from elsewhere); copy the file into the folder instead of linking it`,
+      `is a link to ${real}, outside the task folder ${dir}: the ${what} must lie inside it (its text is shown to the model, so hone reads no ${what} from elsewhere); copy the file into the folder instead of linking it`,
     );
 }
 
@@ -258,18 +258,15 @@ export function detectLayout(dir: string, opts: LayoutOptions = {}): FolderLayou
     [evaluatorPath, "evaluator"],
   ] as const)
     inside(dir, file, what);
-  checkSeedLink(dir, seedPath);
+  checkLinkedText(dir, seedPath, "seed program");
   const config = findConfig(dir, opts);
+  checkLinkedText(dir, config.configPath, "config");
   const subfolder = dirname(evaluatorPath) !== dir;
   const simple = basename(seedPath).startsWith("init_program.") && !config.configPath;
   const layout: TaskLayout = subfolder ? "skydiscover" : simple ? "simpletes" : "openevolve";
-  return {
-    layout,
-    seedPath,
-    evaluatorPath,
-    ...config,
-    descriptionPath: layout === "simpletes" || !config.configPath ? findInstruction(dir) : undefined,
-  };
+  const descriptionPath = layout === "simpletes" || !config.configPath ? findInstruction(dir) : undefined;
+  checkLinkedText(dir, descriptionPath, "task description");
+  return { layout, seedPath, evaluatorPath, ...config, descriptionPath };
 }
 
 /**

@@ -50,6 +50,11 @@ describe("a seed that opens with a byte-order mark", () => {
     expect(() => applySearchReplace(SEED, edit)).toThrow(/would put an EVOLVE-BLOCK marker inside the block/);
   });
 
+  it("a block that already named a marker in a string may be rewritten keeping it", () => {
+    const seed = '# EVOLVE-BLOCK-START\nEND = "# EVOLVE-BLOCK-END"\nX = 1\n# EVOLVE-BLOCK-END\n';
+    expect(replaceBlock(seed, 'END = "# EVOLVE-BLOCK-END"\nX = 2\n')).toContain("X = 2");
+  });
+
   it("a new block may still name the markers in plain text", () => {
     expect(replaceBlock(SEED, "X = 2  # keeps between the EVOLVE-BLOCK-START and END lines\n")).toContain("X = 2");
   });

@@ -32,6 +32,16 @@ describe("a task folder whose seed or evaluator is a link out of it", () => {
     expect(() => loadTaskFolder(dir)).toThrow(/initial_program\.py: is a link to .*secret\.txt, outside the task folder/);
   });
 
+  // The config's system message and a SimpleTES folder's description are the model's task text too.
+  it("refuses a config or a task description linked to a file outside", () => {
+    const withConfig = folder({ "initial_program.py": SEED, "evaluator.py": EVAL });
+    symlinkSync(outside("prompt:\n  system_message: AWS_SECRET_ACCESS_KEY=abc\n"), join(withConfig, "config.yaml"));
+    expect(() => loadTaskFolder(withConfig)).toThrow(/config\.yaml: is a link to .*secret\.txt, .*the config must lie inside it/);
+    const described = folder({ "init_program.py": SEED, "evaluator.py": EVAL });
+    symlinkSync(outside("AWS_SECRET_ACCESS_KEY=abc\n"), join(described, "task.txt"));
+    expect(() => loadTaskFolder(described)).toThrow(/task\.txt: is a link to .*secret\.txt, .*the task description must lie/);
+  });
+
   it("refuses a seed in another language linked out, and /etc/passwd itself", () => {
     const dir = folder({ "evaluator.py": EVAL, "config.yaml": CONFIG });
     symlinkSync("/etc/passwd", join(dir, "initial_program.r"));
