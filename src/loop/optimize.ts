@@ -9,7 +9,7 @@ import type { CacheMode } from "../model/cache.ts";
 import type { ModelSettings } from "../model/resolve.ts";
 import { checkHarness } from "../sandbox/check.ts";
 import { passwordRedacted } from "../secret-url.ts";
-import { candidateOfCommit, lastFinishedRound, slotSummaries } from "../store/candidates.ts";
+import { candidateOfCommit, lastClosedRound, lastFinishedRound, slotSummaries } from "../store/candidates.ts";
 import { anyRound, type Db, finishRun, openDb, roundRows, runRow } from "../store/db.ts";
 import { recordedHoneVersion } from "../store/receipts.ts";
 import { resolveTask } from "../task/builtin.ts";
@@ -183,7 +183,7 @@ export function storedSettings(runDir: string, o: OptimizeOptions): OptimizeSett
   const db = openDb(join(runDir, "hone.db"), { readonly: true });
   const row = runRow(db);
   const recorded = recordedHoneVersion(db);
-  const done = row ? roundsDone(db) : 0;
+  const done = row ? lastClosedRound(db) : 0;
   db.close();
   if (!row) throw new HoneError("usage", `${runDir}: the run was never started; remove the folder and start again`);
   if (row.kind !== "optimize")
@@ -204,14 +204,6 @@ export function storedSettings(runDir: string, o: OptimizeOptions): OptimizeSett
       `${runDir} was started with --queue ${settings.queue}; hone never stores a password: resume it with --queue <the URL with its password>`,
     );
   return settings;
-}
-
-/** The last round of proposals a run has closed, finished or failed (0: none). */
-function roundsDone(db: Db): number {
-  const row = db.prepare("SELECT MAX(round) AS r FROM rounds WHERE status IN ('finished', 'failed')").get() as {
-    r: number | null;
-  };
-  return row.r ?? 0;
 }
 
 /**

@@ -7,7 +7,7 @@ import { HoneError, zodIssues } from "../errors.ts";
 import { isHarnessFolder } from "../harness/program.ts";
 import { type IdentityParts, identityDifferences } from "../measure/identity.ts";
 import { type Db, hasTable, openDb, type RunRow, runRow } from "../store/db.ts";
-import { recordedHoneVersion } from "../store/receipts.ts";
+import { callTokens, recordedHoneVersion } from "../store/receipts.ts";
 import { compareRecords } from "./compare-runs.ts";
 import type { EvalConfig } from "./eval.ts";
 import { refuseOtherVersion } from "./hone-version.ts";
@@ -183,25 +183,17 @@ type CallGroup = { calls: number; prompt: number; completion: number; tokens: st
 /** Each group's calls, by `role rollout round`, with their token counts (sorted: calls made at once land in any order). */
 function callGroups(db: Db): Map<string, CallGroup> {
   const out = new Map<string, CallGroup>();
-  if (!hasTable(db, "model_calls")) return out;
-  const rows = db
-    .prepare("SELECT role, rollout_id, round, prompt_tokens, completion_tokens FROM model_calls ORDER BY id")
-    .all() as {
-    role: string;
-    rollout_id: string | null;
-    round: number | null;
-    prompt_tokens: number | null;
-    completion_tokens: number | null;
-  }[];
   const pairs = new Map<string, string[]>();
-  for (const r of rows) {
+  for (const r of callTokens(db)) {
     const name = `${r.role} calls${r.rollout_id ? ` of ${r.rollout_id}` : ""}${r.round === null ? "" : ` in round ${r.round}`}`;
     const g = out.get(name) ?? { calls: 0, prompt: 0, completion: 0, tokens: "" };
     g.calls++;
     g.prompt += r.prompt_tokens ?? 0;
     g.completion += r.completion_tokens ?? 0;
     out.set(name, g);
-    pairs.set(name, [...(pairs.get(name) ?? []), `${r.prompt_tokens}/${r.completion_tokens}`]);
+    const list = pairs.get(name) ?? [];
+    list.push(`${r.prompt_tokens}/${r.completion_tokens}`);
+    pairs.set(name, list);
   }
   for (const [name, g] of out) g.tokens = (pairs.get(name) ?? []).sort().join(",");
   return out;
@@ -275,8 +267,8 @@ async function replayInto(
     const own = keptSeedDir(dir);
     const seedHarness = isHarnessFolder(own) ? own : recorded.seedHarness;
     // A run may have finished before its last round: `hone compare` stops a cell's run when its budget is spent. The
-    // replay stops where the run did, never asking for a round that was not recorded; and a run extended by `--resume
-    // --rounds` (its settings keep the rounds it was started with) is replayed to the rounds it recorded.
+    // replay stops where the run did, never asking for a round that was not recorded, and goes on to every round it
+    // recorded, whatever its settings say.
     const rounds = recordedRounds(dir);
     const settings: OptimizeSettings = {
       ...recorded,

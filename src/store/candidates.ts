@@ -58,6 +58,12 @@ export function lastFinishedRound(db: Db): number {
   return (db.prepare("SELECT MAX(round) AS r FROM rounds WHERE status = 'finished'").get() as { r: number | null }).r ?? 0;
 }
 
+/** The last round a run has closed, finished or failed (0: none). */
+export function lastClosedRound(db: Db): number {
+  const sql = "SELECT MAX(round) AS r FROM rounds WHERE status IN ('finished', 'failed')";
+  return (db.prepare(sql).get() as { r: number | null }).r ?? 0;
+}
+
 export interface CandidateInsert {
   id: string;
   round: number;

@@ -17,6 +17,22 @@ export function callsOfRole(db: Db, role: string): CallRow[] {
     .all(role) as CallRow[];
 }
 
+/** A model call's role, where it was made (a rollout or QA job, a round) and its tokens, in the order recorded. */
+export interface CallTokensRow {
+  role: string;
+  rollout_id: string | null;
+  round: number | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+}
+
+export function callTokens(db: Db): CallTokensRow[] {
+  if (!hasTable(db, "model_calls")) return [];
+  return db
+    .prepare("SELECT role, rollout_id, round, prompt_tokens, completion_tokens FROM model_calls ORDER BY id")
+    .all() as CallTokensRow[];
+}
+
 export interface RolloutSummaryRow {
   id: string;
   status: string;
