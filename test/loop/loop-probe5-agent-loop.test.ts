@@ -1,38 +1,22 @@
 import { describe, expect, it } from "vitest";
 import type { ChatModel } from "../../src/model/types.ts";
-import { runAgentLoop } from "../../src/runtime/agent-loop.ts";
 import { DiscoveryEnvironment } from "../../src/runtime/discovery-env.ts";
 import { MemoryTrajectory } from "../../src/store/trajectory.ts";
+import { LOOP_PROGRAM, loopRollout } from "../helpers/loop-rollout.ts";
 import { checkOpenAIRequest } from "../helpers/openai-rules.ts";
 import { scriptedModel } from "../helpers/scripted-model.ts";
 
-const program = "# EVOLVE-BLOCK-START\nX = 1.0\n# EVOLVE-BLOCK-END\n";
-const tools = ["view_program", "edit_program", "evaluate_program", "finish"].map((name) => ({
-  type: "function" as const,
-  function: { name, description: name, parameters: { type: "object" } },
-}));
 const calls = (...names: string[]) => names.map((name) => ({ name, arguments: "{}" }));
 
 /** One rollout of the agent loop on a program whose every evaluation scores 1, until `seconds` from now. */
 async function rollout(model: ChatModel, seconds: number, trajectory = new MemoryTrajectory()) {
   const env = new DiscoveryEnvironment({
     task: { metric: "score", direction: "maximize" },
-    startProgram: program,
+    startProgram: LOOP_PROGRAM,
     maxEvals: 5,
     evaluate: async () => ({ valid: true, score: 1, metrics: {}, artifacts: {}, seconds: 0 }),
   });
-  const result = await runAgentLoop({
-    harness: { systemPrompt: "sys", maxIterations: 10, skills: [], stopTools: ["finish"] },
-    model,
-    env,
-    tools,
-    taskMessage: "task",
-    sampling: {},
-    middlewares: [],
-    trajectory,
-    budget: () => ({ used: env.used, left: env.left, total: env.total }),
-    deadline: performance.now() + seconds * 1000,
-  });
+  const { result } = await loopRollout(model, env, { seconds, trajectory });
   return { result, used: env.used };
 }
 

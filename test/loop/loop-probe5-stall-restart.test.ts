@@ -1,22 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { runAgentLoop } from "../../src/runtime/agent-loop.ts";
 import { DiscoveryEnvironment } from "../../src/runtime/discovery-env.ts";
 import { longToolOutput } from "../../src/runtime/middlewares/long-tool-output.ts";
 import { stallRestart } from "../../src/runtime/middlewares/stall-restart.ts";
-import { MemoryTrajectory } from "../../src/store/trajectory.ts";
+import { LOOP_PROGRAM, loopRollout } from "../helpers/loop-rollout.ts";
 import { scriptedModel } from "../helpers/scripted-model.ts";
 
-const program = "# EVOLVE-BLOCK-START\nX = 1.0\n# EVOLVE-BLOCK-END\n";
-const tools = ["view_program", "edit_program", "evaluate_program", "finish"].map((name) => ({
-  type: "function" as const,
-  function: { name, description: name, parameters: { type: "object" } },
-}));
 const call = (name: string, args: unknown = {}) => ({ name, arguments: JSON.stringify(args) });
 
 async function rollout(steps: ReturnType<typeof call>[][]) {
   const env = new DiscoveryEnvironment({
     task: { metric: "score", direction: "maximize" },
-    startProgram: program,
+    startProgram: LOOP_PROGRAM,
     startEvaluation: { valid: true, score: 1, metrics: {}, artifacts: {}, seconds: 0 },
     maxEvals: 10,
     evaluate: async (p) => {
@@ -26,23 +20,14 @@ async function rollout(steps: ReturnType<typeof call>[][]) {
     },
   });
   const host = { revertToBest: () => env.revertToBest(), bestScore: () => env.best?.score };
-  const trajectory = new MemoryTrajectory();
-  const result = await runAgentLoop({
-    harness: { systemPrompt: "sys", maxIterations: 20, skills: [], stopTools: ["finish"] },
-    model: scriptedModel(steps),
-    env,
-    tools,
-    taskMessage: "task",
-    sampling: {},
+  const { result, trajectory } = await loopRollout(scriptedModel(steps), env, {
+    maxIterations: 20,
     // As a package lists them: long_tool_output below stall_restart, so its afterTool runs first and cuts the
     // evaluation's JSON (its "improved" field among what is cut) before stall_restart sees it.
     middlewares: [
       stallRestart({ after_evaluations: 2, max_restarts: 2 }, host),
       longToolOutput({ max_chars: 200, head_chars: 50, tail_chars: 50 }),
     ],
-    trajectory,
-    budget: () => ({ used: env.used, left: env.left, total: env.total }),
-    deadline: performance.now() + 30_000,
   });
   const restarts = trajectory.events.filter((e) => e.type === "middleware" && e.middleware === "stall_restart");
   return { env, result, restarts };
