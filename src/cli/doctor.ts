@@ -5,6 +5,7 @@ import { CONSOLE_DIST } from "../console/server.ts";
 import { checkEndpoint } from "../model/check.ts";
 import { withoutPassword } from "../secret-url.ts";
 import { isolationSupport } from "../task/python-env.ts";
+import { bwrapCapsTmpfs, DEFAULT_TMP_MB } from "../task/sandbox-layout.ts";
 import { findExecutable } from "../which.ts";
 
 /** One thing this machine can or cannot do, what it enables, and how to get it. */
@@ -83,7 +84,7 @@ function bubblewrap(): DoctorCheck {
     ok: s.bwrap,
     required: false,
     found: s.bwrap
-      ? "bwrap works here (it can create namespaces)"
+      ? `bwrap works here (it can create namespaces)${tmpfsCap()}`
       : installed && s.reason?.startsWith("bwrap cannot create its namespaces")
         ? `${s.reason}; in a container, allow user namespaces (for Docker: --security-opt seccomp=unconfined --security-opt apparmor=unconfined)`
         : (s.reason ?? "bwrap is not on PATH"),
@@ -94,6 +95,13 @@ function bubblewrap(): DoctorCheck {
       macos: "not available (bubblewrap needs Linux namespaces); programs run without the sandbox",
     },
   };
+}
+
+/** Whether the sandboxes' /tmp and /dev/shm (a tmpfs each: the host's memory) have a size, said after "bwrap works". */
+function tmpfsCap(): string {
+  return bwrapCapsTmpfs()
+    ? `; each sandbox's /tmp and /dev/shm are capped at ${DEFAULT_TMP_MB} MB (a task's hone.yaml may set tmp_mb)`
+    : "; but this bwrap cannot cap the size of a sandbox's /tmp and /dev/shm (its --size option came in bubblewrap 0.7): an evaluator or a harness program can fill them with as much of the host's memory as it likes; install bubblewrap 0.7 or later to close this";
 }
 
 function tool(id: string, names: string[], enables: string, install: DoctorCheck["install"], found?: string): DoctorCheck {

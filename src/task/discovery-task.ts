@@ -52,6 +52,8 @@ export interface DiscoveryTask {
   programPreload: string[];
   /** The most processes one evaluated program may have at once (its threads count too). */
   maxProcesses: number;
+  /** The size (MB) of each private /tmp and /dev/shm, the evaluator's and each program's (hone.yaml `tmp_mb`). */
+  tmpMb?: number;
   /** Extra host folders the evaluator (not the program) may read, from hone.yaml `evaluator_read_only`. */
   evaluatorReadOnly?: string[];
   /** Device globs bound into the evaluator's and the programs' sandboxes (hone.yaml `devices`). */
@@ -108,6 +110,8 @@ export const honeTaskSchema = z
     secrets: z.array(z.string().min(8)).default([]),
     program_preload: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_.]*$/)).default(["numpy", "numpy.random"]),
     max_processes: z.number().int().min(1).max(4096).default(64),
+    /** The size (MB) of each private /tmp and /dev/shm, the evaluator's and each program's (a tmpfs: host memory). */
+    tmp_mb: z.number().int().min(16).max(1_048_576).optional(),
     /** Host folders the evaluator may read beyond the task folder (a toolchain such as ~/.cargo); never programs. */
     evaluator_read_only: z.array(z.string().min(1)).max(32).default([]),
     /** Device files (globs like /dev/nvidia*) the evaluator and the programs it runs may use, e.g. a GPU. */
@@ -358,6 +362,7 @@ export function loadTaskFolder(ref: string, overrides: LoadOptions = {}): Discov
     },
     programPreload: hone.program_preload,
     maxProcesses: hone.max_processes,
+    tmpMb: hone.tmp_mb,
     evaluatorReadOnly,
     devices: hone.devices,
     source: hone.source,

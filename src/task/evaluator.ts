@@ -8,7 +8,7 @@ import { hiddenPathHint } from "./hidden-path-hint.ts";
 import { COMPAT_DIR, isolationSupport, PYTHON_DIR, pythonInfo } from "./python-env.ts";
 import { runProcess } from "./python-process.ts";
 import { readOnlyHint } from "./read-only-hint.ts";
-import { bwrapArgs, type SandboxSpec, SOCKET_DIR_INSIDE } from "./sandbox-layout.ts";
+import { bwrapArgs, type SandboxSpec, SOCKET_DIR_INSIDE, tmpFullHint } from "./sandbox-layout.ts";
 
 const RUNNER = join(PYTHON_DIR, "hone_eval_runner.py");
 /** The largest result an evaluator may hand back (its runner caps metrics and artifacts well below this). */
@@ -29,7 +29,8 @@ export function programLimits(task: DiscoveryTask, socketDir?: string): Record<s
     ...(task.evaluatorReadOnly ?? []),
     ...(socketDir ? [bwrap ? SOCKET_DIR_INSIDE : socketDir] : []),
   ];
-  return { hide, readonly_root: !bwrap, nobody: true, max_processes: task.maxProcesses };
+  const tmp = task.tmpMb === undefined ? {} : { tmp_mb: task.tmpMb };
+  return { hide, readonly_root: !bwrap, nobody: true, max_processes: task.maxProcesses, ...tmp };
 }
 
 export function evaluatorEnv(task: DiscoveryTask, scratch: string, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
@@ -48,6 +49,7 @@ export function evaluatorSandbox(task: DiscoveryTask, env: NodeJS.ProcessEnv, so
     binds: socketDir ? [[socketDir, SOCKET_DIR_INSIDE, false]] : [],
     env,
     devices: task.devices,
+    tmpMb: task.tmpMb,
     // Without a zygote the evaluator starts each program's process itself, which drops to an unprivileged user.
     setuid: !socketDir,
   };
@@ -104,7 +106,8 @@ function parseResult(
 const lastLine = (text: string) => text.trim().split("\n").slice(-1)[0];
 const withHint = (hint: string | undefined) => (hint ? `; ${hint}` : "");
 /** What to do about an error the sandbox caused: a write to a read-only folder, a file outside the task folder. */
-const hintFor = (task: DiscoveryTask, error: string) => withHint(readOnlyHint(task, error) ?? hiddenPathHint(task, error));
+const hintFor = (task: DiscoveryTask, error: string) =>
+  withHint(readOnlyHint(task, error) ?? hiddenPathHint(task, error) ?? (sealed(task) ? tmpFullHint(task, error) : undefined));
 
 // An evaluation's texts carry what a program chose (its exception's message, values the evaluator echoes, its
 // output): they are printed by `hone evaluate`, `hone run` and `hone log`, and must never drive the user's terminal

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { PythonInfo } from "./python-env.ts";
@@ -6,6 +7,12 @@ import type { PythonInfo } from "./python-env.ts";
 const SYSTEM_TOP = ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
 /** The few files of /etc that the dynamic loader and Python read; nothing else of /etc is visible. */
 const SYSTEM_ETC = ["/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/alternatives"];
+
+/**
+ * The size of a sandbox's private /tmp and of its /dev/shm, each (MB), unless a task's hone.yaml sets `tmp_mb`: a
+ * tmpfs is the host's memory, so an evaluator or harness program writing without end would otherwise exhaust it.
+ */
+export const DEFAULT_TMP_MB = 256;
 
 /** Where the program zygote's socket folder appears inside every sandbox. */
 export const SOCKET_DIR_INSIDE = "/run/hone";
@@ -23,7 +30,35 @@ export interface SandboxSpec {
   devices?: string[];
   /** The folder the command starts in (bubblewrap keeps only its last --chdir, warning on stderr): /tmp unless given. */
   cwd?: string;
+  /** The size of the private /tmp and of /dev/shm, each, in MB (DEFAULT_TMP_MB unless given), where bwrap can cap them. */
+  tmpMb?: number;
 }
+
+let sizeSupport: boolean | undefined;
+
+/** Whether a bubblewrap's `--help` text offers `--size BYTES` (for the next --tmpfs; bubblewrap 0.7 and later). */
+export const helpOffersSize = (help: string): boolean => /^\s*--size\s/m.test(help);
+
+/**
+ * Whether the bwrap on PATH can cap the size of a tmpfs (checked once per process, from its help: no namespace is
+ * made). An older one (hone supports 0.5 and later) gets no --size, and its sandboxes' /tmp and /dev/shm are bounded
+ * only by the host's memory: `hone doctor` says so.
+ */
+export function bwrapCapsTmpfs(): boolean {
+  if (sizeSupport !== undefined) return sizeSupport;
+  try {
+    sizeSupport = helpOffersSize(execFileSync("bwrap", ["--help"], { encoding: "utf8", stdio: "pipe", timeout: 10_000 }));
+  } catch (err) {
+    // An old bwrap may print its help and exit non-zero: what it printed still says.
+    const e = err as { stdout?: string; stderr?: string };
+    sizeSupport = helpOffersSize(`${e.stdout ?? ""}\n${e.stderr ?? ""}`);
+  }
+  return sizeSupport;
+}
+
+/** `--tmpfs <path>`, capped at `mb` where the bwrap can (bubblewrap applies --size to the next --tmpfs only). */
+const cappedTmpfs = (path: string, mb: number): string[] =>
+  bwrapCapsTmpfs() ? ["--size", String(Math.floor(mb) * 1024 * 1024), "--tmpfs", path] : ["--tmpfs", path];
 
 /** The device files a glob names (only `*` in the last part), those that exist. */
 export function expandDevices(globs: readonly string[]): string[] {
@@ -146,6 +181,9 @@ export function procSysBinds(automounts: readonly string[], list: (dir: string) 
  * interpreter's folders and what the spec names; new PID, network, IPC and UTS namespaces; a private /tmp, /dev
  * and /proc; an empty environment but the spec's; no capabilities (when hone runs as root, only the two the zygote
  * needs to drop to an unprivileged user). No socket of the host, no home folder, no /var, /run or /etc/shadow.
+ * Nothing but /tmp, /dev/shm and the spec's writable binds can be written: /tmp and /dev/shm are capped at
+ * `tmpMb` each (where the bwrap can), and the root bubblewrap builds (itself a tmpfs, as are the folders it makes
+ * for the binds) is remounted read-only, since as the sandbox's owner a program could fill it without bound.
  */
 export function bwrapArgs(spec: SandboxSpec, command: string[]): string[] {
   const readOnly = [...new Set([...spec.python.roots, ...spec.readOnly])];
@@ -155,12 +193,14 @@ export function bwrapArgs(spec: SandboxSpec, command: string[]): string[] {
     ? ["--cap-drop", "ALL", ...(spec.setuid ? ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"] : [])]
     : [];
   const env = Object.entries(spec.env).flatMap(([k, v]) => (v === undefined ? [] : ["--setenv", k, v]));
+  const tmpMb = spec.tmpMb ?? DEFAULT_TMP_MB;
   return [
     ...["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"],
     ...["--die-with-parent", "--new-session", ...caps],
     // The private /tmp first: folders bound below may live under the host's /tmp (a clone there, a task folder).
     // /dev/shm a tmpfs of its own, so /dev itself can be made read-only once every device is bound (see the end).
-    ...["--dev", "/dev", "--tmpfs", "/dev/shm", "--proc", "/proc", ...kernelSettingsReadOnly(), "--tmpfs", "/tmp"],
+    ...["--dev", "/dev", ...cappedTmpfs("/dev/shm", tmpMb), "--proc", "/proc", ...kernelSettingsReadOnly()],
+    ...cappedTmpfs("/tmp", tmpMb),
     ...systemMounts(),
     ...parents([...readOnly, ...binds.map((b) => b[1])]),
     ...readOnly.flatMap((p) => ["--ro-bind", p, p]),
@@ -171,7 +211,20 @@ export function bwrapArgs(spec: SandboxSpec, command: string[]): string[] {
     // A file left in /dev (writable by the sandbox's owner) would outlive the evaluation: the warm pool wipes only
     // /tmp and /dev/shm between evaluations, and /dev would keep what one left for the next.
     ...["--remount-ro", "/dev"],
+    // The root last, once every folder in it is made: a remount covers that mount alone, not those below it.
+    ...["--remount-ro", "/"],
     ...["--chdir", spec.cwd ?? "/tmp", "--clearenv", ...env],
     ...command,
   ];
+}
+
+/**
+ * What to tell someone whose evaluator ran out of room (`[Errno 28] No space left on device`) in its capped /tmp or
+ * /dev/shm under bubblewrap (the caller knows whether it ran there); undefined for any other error, or where this bwrap
+ * cannot cap them (the room that ran out is another's).
+ */
+export function tmpFullHint(task: { tmpMb?: number }, error: string): string | undefined {
+  if (!/No space left on device/.test(error) || !bwrapCapsTmpfs()) return undefined;
+  const mb = task.tmpMb ?? DEFAULT_TMP_MB;
+  return `a sandbox's /tmp (the evaluator's working directory, and each program's own) and its /dev/shm hold at most ${mb} MB each (they are kept in the host's memory): write less there, or raise tmp_mb in the task's hone.yaml (default ${DEFAULT_TMP_MB})`;
 }
