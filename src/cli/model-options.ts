@@ -47,6 +47,22 @@ function latencyFrom(value: unknown, flag: string): number | undefined {
   throw new HoneError("usage", `--${flag} takes milliseconds from 0 to 3600000 (got ${JSON.stringify(String(value))})`);
 }
 
+/** An environment variable's name, as a shell writes one (what `api_key_env` in a config file takes too). */
+export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * `--api-key-env`: the name of the variable holding the key. Anything else (most often the key itself, pasted in its
+ * place) is refused without being repeated: it would otherwise be printed in messages and stored with the run.
+ */
+function keyEnvFrom(value: unknown, flag: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === "string" && ENV_NAME.test(value) && value.length <= 256) return value;
+  throw new HoneError(
+    "usage",
+    `--${flag} takes the name of the environment variable that holds the API key (letters, digits and _, like OPENAI_API_KEY), never the key itself; what was given is not such a name (not repeated here, in case it is a key). Put the key in a variable and name it: export MY_KEY=…; --${flag} MY_KEY`,
+  );
+}
+
 export function modelSettingsFrom(opts: Record<string, unknown>, prefix = ""): Partial<ModelSettings> {
   const name = (n: string) => (prefix ? `${prefix}-${n}` : n);
   const get = (n: string) => opts[camel(name(n))];
@@ -54,7 +70,7 @@ export function modelSettingsFrom(opts: Record<string, unknown>, prefix = ""): P
     model: (get("model") ?? (prefix ? opts[camel(prefix)] : undefined)) as string | undefined,
     baseUrl: get("base-url") as string | undefined,
     dialect: get("dialect") as ModelSettings["dialect"],
-    apiKeyEnv: get("api-key-env") as string | undefined,
+    apiKeyEnv: keyEnvFrom(get("api-key-env"), name("api-key-env")),
     keepSampling: get("keep-sampling") as boolean | undefined,
     stream: get("stream") as boolean | undefined,
     timeouts: timeoutsFrom(get("timeouts"), name("timeouts")),

@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { OptimizeEvent, OptimizeSettings } from "../loop/optimize.ts";
 import { HONE_VERSION } from "../measure/identity.ts";
+import { withoutPassword } from "../secret-url.ts";
 import { writeJsonAtomic } from "../store/atomic.ts";
 import { taskContentHash } from "../task/content-hash.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
@@ -32,7 +33,7 @@ export interface CellRunOptions extends RunOptions {
 export const isFinished = (out: string, cell: PlannedCell) => existsSync(join(out, cell.dir, CELL_FILE));
 
 const endpointOf = (m: OptimizeSettings["executor"]) => ({
-  endpoint: m.model === "offline" ? "offline" : (m.baseUrl ?? ""),
+  endpoint: m.model === "offline" ? "offline" : withoutPassword(m.baseUrl ?? ""),
   model: m.model,
   dialect: m.dialect ?? "vllm",
 });

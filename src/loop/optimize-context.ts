@@ -7,6 +7,7 @@ import type { Budget, Candidate, Direction, TaskBrief } from "../method/method.t
 import { type ProposerTask, proposerTaskOf } from "../method/proposer.ts";
 import { type ResolvedModel, resolveModel } from "../model/resolve.ts";
 import { checkHarness } from "../sandbox/check.ts";
+import { withoutPassword } from "../secret-url.ts";
 import { commitOfCandidate, contentHashOfCommit } from "../store/candidates.ts";
 import { createRunDb, type Db, extendRunRounds, openDb, runQueueKey } from "../store/db.ts";
 import { HarnessRepo } from "../store/git.ts";
@@ -294,7 +295,7 @@ export async function open(
   ctx.identityBase = {
     task: { id: task.id, content: taskHash, metric: task.metric, direction: task.direction, evaluator: runtime },
     executor: {
-      endpoint: settings.executor.model === "offline" ? "offline" : (settings.executor.baseUrl ?? ""),
+      endpoint: settings.executor.model === "offline" ? "offline" : withoutPassword(settings.executor.baseUrl ?? ""),
       model: settings.executor.model,
       dialect: settings.executor.dialect ?? "vllm",
     },

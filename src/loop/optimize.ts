@@ -8,7 +8,7 @@ import { type LoraSettings, resumeAdapter } from "../method/lora.ts";
 import type { CacheMode } from "../model/cache.ts";
 import type { ModelSettings } from "../model/resolve.ts";
 import { checkHarness } from "../sandbox/check.ts";
-import { passwordRedacted } from "../secret-url.ts";
+import { passwordRedacted, queryKeyRedacted } from "../secret-url.ts";
 import { candidateOfCommit, lastClosedRound, lastFinishedRound, slotSummaries } from "../store/candidates.ts";
 import { anyRound, type Db, finishRun, openDb, roundRows, runRow } from "../store/db.ts";
 import { recordedHoneVersion } from "../store/receipts.ts";
@@ -203,6 +203,12 @@ export function storedSettings(runDir: string, o: OptimizeOptions): OptimizeSett
       "usage",
       `${runDir} was started with --queue ${settings.queue}; hone never stores a password: resume it with --queue <the URL with its password>`,
     );
+  for (const role of ["executor", "proposer"] as const)
+    if (queryKeyRedacted(settings[role].baseUrl))
+      throw new HoneError(
+        "usage",
+        `${runDir} was started with the ${role} at ${settings[role].baseUrl}, whose key in the URL hone never stores, so a resumed run cannot call it: start a new run with --out, with the key in an environment variable (--${role}-api-key-env) rather than in the URL`,
+      );
   return settings;
 }
 

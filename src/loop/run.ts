@@ -12,6 +12,7 @@ import { type RolloutOutcome, runRollout, writeResult } from "../runtime/rollout
 import { prepareHarness } from "../sandbox/check.ts";
 import { generatedCodeHost } from "../sandbox/generated-code.ts";
 import { taskInputs } from "../sandbox/tool-host.ts";
+import { withoutPassword } from "../secret-url.ts";
 import { insertCandidate } from "../store/candidates.ts";
 import { createRunDb, type Db, finishRun, openDb } from "../store/db.ts";
 import { folderFiles } from "../store/rollout-files.ts";
@@ -224,7 +225,7 @@ export async function runHarness(
       harness: { name: harness.name, dir: harness.dir, content_hash: harness.contentHash },
       model: {
         name: resolved?.modelName ?? model,
-        base_url: model === "offline" ? "offline (in-process)" : (resolved?.baseUrl ?? baseUrl),
+        base_url: model === "offline" ? "offline (in-process)" : withoutPassword(resolved?.baseUrl ?? baseUrl ?? ""),
         dialect: opts.dialect ?? "vllm",
       },
       seed,
@@ -448,7 +449,11 @@ function recordRun(
     { runId: "run", round: 0, candidateId: "harness", kind: "baseline", id: "rollout", dir, seed: o.seed },
     {
       task: { id: o.task.id, content: o.taskHash, metric: o.task.metric, direction: o.task.direction, evaluator: o.runtime },
-      executor: { endpoint: o.model === "offline" ? "offline" : (o.baseUrl ?? ""), model: o.model, dialect: o.dialect ?? "vllm" },
+      executor: {
+        endpoint: o.model === "offline" ? "offline" : withoutPassword(o.baseUrl ?? ""),
+        model: o.model,
+        dialect: o.dialect ?? "vllm",
+      },
       budget: { maxEvals: o.maxEvals, timeoutSec: o.task.timeoutSec },
       hone: HONE_VERSION,
     },

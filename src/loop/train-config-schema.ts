@@ -8,7 +8,10 @@ const model = z
     model: z.string().min(1),
     base_url: z.string().url().optional(),
     dialect: z.enum(["vllm", "openai"]).optional(),
-    api_key_env: z.string().optional(),
+    api_key_env: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "the name of an environment variable")
+      .optional(),
   })
   .strict();
 

@@ -49,6 +49,7 @@ export function responseFault(r: unknown): string | undefined {
   for (const k of ["prompt_tokens", "completion_tokens", "total_tokens"] as const)
     if (!isCount(u[k])) return `usage.${k} is not a count`;
   if (!isOptional(u.reasoning_tokens, isCount)) return "usage.reasoning_tokens is not a count";
+  if (!isOptional(u.cached_tokens, isCount)) return "usage.cached_tokens is not a count";
   if (!isOptional(v.finish_reason, isString)) return "finish_reason is not text";
   for (const k of ["latency_ms", "attempts", "context_window"] as const)
     if (!isOptional(v[k], isCount)) return `${k} is not a number ≥ 0`;
@@ -126,7 +127,11 @@ export class ResponseStore implements ResponseRecords {
     }
   }
   put(key: string, model: string, response: ChatResponse): void {
-    this.write(() => this.insert?.run(key, model, JSON.stringify(response), new Date().toISOString()));
+    this.putText(key, model, JSON.stringify(response));
+  }
+  /** A response already serialised (a replay's batch serialises each as it is served and writes them later). */
+  putText(key: string, model: string, text: string, createdAt = new Date().toISOString()): void {
+    this.write(() => this.insert?.run(key, model, text, createdAt));
   }
   private write(change: () => void): void {
     if (this.unwritable !== undefined) return;

@@ -8,6 +8,8 @@ interface RawUsage {
   completion_tokens?: number;
   total_tokens?: number;
   completion_tokens_details?: { reasoning_tokens?: number } | null;
+  /** OpenAI, and vLLM with --enable-prompt-tokens-details: the prompt's tokens served from the prefix cache. */
+  prompt_tokens_details?: { cached_tokens?: number } | null;
 }
 interface RawToolCall {
   index?: number;
@@ -46,11 +48,13 @@ export function usageOf(u: RawUsage | null | undefined): Usage {
   const prompt = num(u?.prompt_tokens) ?? 0;
   const completion = num(u?.completion_tokens) ?? 0;
   const reasoning = num(u?.completion_tokens_details?.reasoning_tokens);
+  const cached = num(u?.prompt_tokens_details?.cached_tokens);
   return {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: num(u?.total_tokens) ?? prompt + completion,
     ...(reasoning !== undefined ? { reasoning_tokens: reasoning } : {}),
+    ...(cached !== undefined ? { cached_tokens: cached } : {}),
   };
 }
 

@@ -1,5 +1,5 @@
 import type OpenAI from "openai";
-import { urlPassword, withoutPassword } from "../secret-url.ts";
+import { urlSecrets, withoutPassword } from "../secret-url.ts";
 import { ClientTimeout } from "./client-timeout.ts";
 import { parseCompletion, type RawChunk, type RawCompletion, StreamAccumulator } from "./completion-parse.ts";
 import { buildRequestBody, type Dialect } from "./dialect.ts";
@@ -103,20 +103,20 @@ export class OpenAICompatibleModel implements ChatModel {
   private readonly shown: string;
   /** The base URL's query (`?api-version=…`) as written after a path in messages; "" when none. */
   private readonly search: string;
-  /** What an error message may never repeat: the API key, and a password in the base URL. */
+  /** What an error message may never repeat: the API key, and the base URL's credentials (password, token, `?key=`). */
   private readonly secrets: readonly (string | undefined)[];
   private readonly timeouts: Timeouts;
   private window: Promise<number | undefined> | undefined;
 
   constructor(opts: EndpointOptions, env: NodeJS.ProcessEnv = process.env) {
     this.opts = opts;
-    // The endpoint as hone writes it (records, trajectories, messages): a password in the base URL never is.
+    // The endpoint as hone writes it (records, trajectories, messages): the base URL's credentials never are.
     const { base, query } = splitBaseUrl(withoutPassword(opts.baseUrl));
     this.shown = base.replace(/\/$/, "");
     this.search = query ? `?${new URLSearchParams(query)}` : "";
     this.id = `${withoutPassword(opts.baseUrl)}#${opts.model}`;
     this.apiKey = apiKeyFrom(env, opts.apiKeyEnv);
-    this.secrets = [this.apiKey, urlPassword(opts.baseUrl)];
+    this.secrets = [this.apiKey, ...urlSecrets(opts.baseUrl)];
     this.timeouts = resolveTimeouts(opts.timeouts);
   }
 

@@ -57,6 +57,8 @@ export interface Usage {
   total_tokens: number;
   /** Part of completion_tokens spent thinking, where the server reports it (`completion_tokens_details`). */
   reasoning_tokens?: number;
+  /** Part of prompt_tokens the server read from its prompt cache, where it reports it (`prompt_tokens_details`). */
+  cached_tokens?: number;
 }
 
 export interface ChatResponse {
@@ -97,4 +99,5 @@ export function addUsage(into: Usage, more: Usage): void {
   into.completion_tokens += more.completion_tokens;
   into.total_tokens += more.total_tokens;
   if (more.reasoning_tokens !== undefined) into.reasoning_tokens = (into.reasoning_tokens ?? 0) + more.reasoning_tokens;
+  if (more.cached_tokens !== undefined) into.cached_tokens = (into.cached_tokens ?? 0) + more.cached_tokens;
 }
