@@ -109,12 +109,12 @@ describe("closed answers", () => {
   it("StrategyQA reads yes/no and true/false only", () => {
     expect([readBoolean("Yes."), readBoolean(" false "), readBoolean("yes, because")]).toEqual([true, false, undefined]);
   });
-  it("AIME takes the last boxed integer, leading zeros allowed", () => {
-    expect([aimeAnswer("so \\boxed{033}"), aimeAnswer("33"), aimeAnswer("\\boxed{33.0}"), aimeAnswer("about 33")]).toEqual([
+  it("AIME takes the last boxed answer, else the text between dollar signs, else the response (lm-eval's aime)", () => {
+    expect([aimeAnswer("so \\boxed{033}"), aimeAnswer("33"), aimeAnswer("is $33.0$"), aimeAnswer("about 33")]).toEqual([
+      "033",
       "33",
-      "33",
-      undefined,
-      undefined,
+      "33.0",
+      "about 33",
     ]);
   });
 });

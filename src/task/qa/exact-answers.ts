@@ -1,8 +1,9 @@
-import { lastBoxedOnlyString, removeBoxed } from "./hendrycks-math.ts";
+import { isEquiv, lastBoxedOnlyString, removeBoxed } from "./hendrycks-math.ts";
 
 /**
- * Benchmarks whose published metric is plain accuracy on a closed answer, with no official answer parser:
- * hone's reading of a response is written here and documented, and nothing else is lenient.
+ * Benchmarks whose published metric is plain accuracy on a closed answer. StrategyQA has no official answer
+ * parser: hone's reading of a response is written here and documented, and nothing else is lenient. AIME is
+ * scored as lm-evaluation-harness's aime tasks score it.
  */
 
 /**
@@ -22,15 +23,36 @@ export const scoreStrategyQA = (response: string, gold: boolean): { accuracy: nu
 });
 
 /**
- * AIME answers are integers from 0 to 999. The response's answer is its last \boxed{…} if it has one, else the
- * whole response; it counts when it is an integer (leading zeros allowed, as in "033") equal to the gold.
+ * AIME as lm-evaluation-harness scores it (lm_eval/tasks/aime/utils.py `process_results`, behind its aime24 task on
+ * the same Maxwell-Jia/AIME_2024 dataset and aime25): the answer is the text between the response's first and last
+ * "$" (the whole response with fewer than two), replaced by the inside of its last `\boxed{…}` or `\boxed …` where
+ * that reads; `is_equiv` (Hendrycks' `strip_string`, lm-eval's copy) against `str()` of the gold. So "$33$" and
+ * "k = 33" are right for 33, and "033" and "33.0" are wrong.
  */
 export function aimeAnswer(response: string): string | undefined {
-  const boxed = removeBoxed(lastBoxedOnlyString(response));
-  const t = (boxed ?? response).trim();
-  return /^\d{1,6}$/.test(t) ? String(Number(t)) : undefined;
+  let answer = response;
+  const first = response.indexOf("$");
+  const last = response.lastIndexOf("$");
+  if (first >= 0 && last > first) answer = response.slice(first + 1, last);
+  const boxed = aimeRemoveBoxed(aimeLastBoxed(response));
+  return boxed ?? answer;
+}
+
+/** lm-eval aime's `last_boxed_only_string`: a "\boxed " anywhere wins (its text up to a "$"), else Hendrycks'. */
+function aimeLastBoxed(s: string): string | undefined {
+  const spaced = "\\boxed ";
+  if (s.includes(spaced)) return spaced + (s.split(spaced).at(-1) as string).split("$")[0];
+  return lastBoxedOnlyString(s);
+}
+
+/** lm-eval aime's `remove_boxed`, undefined where it raises AssertionError (the caller keeps its answer). */
+function aimeRemoveBoxed(s: string | undefined): string | undefined {
+  if (s === undefined) return undefined;
+  const spaced = "\\boxed ";
+  if (s.includes(spaced)) return s.startsWith(spaced) ? s.slice(spaced.length) : undefined;
+  return removeBoxed(s);
 }
 
 export const scoreAime = (response: string, gold: string): { exact_match: number } => ({
-  exact_match: aimeAnswer(response) === String(Number(gold.trim())) ? 1 : 0,
+  exact_match: isEquiv(aimeAnswer(response), gold, true) ? 1 : 0,
 });

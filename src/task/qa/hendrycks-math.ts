@@ -1,4 +1,4 @@
-import { firstChar, pyLen, pyReplace } from "./python-text.ts";
+import { firstChar, pyIntParses, pyLen, pyReplace } from "./python-text.ts";
 
 /**
  * MATH as Hendrycks et al. score it (hendrycks/math, modeling/: `last_boxed_only_string` in dataset/util.py,
@@ -49,11 +49,16 @@ function fixFracs(string: string): string {
 
 const PY_INT = /^(0|-?[1-9][0-9]*)$/;
 
-/** `_fix_a_slash_b`: "a/b" with a and b written as Python prints an int becomes \frac{a}{b}. */
-function fixASlashB(string: string): string {
+/**
+ * `_fix_a_slash_b`: "a/b" with a and b written as Python prints an int becomes \frac{a}{b}. Hendrycks' version
+ * catches everything; lm-evaluation-harness's copies (`fix_a_slash_b` in its aime and hendrycks_math utils) catch
+ * only the AssertionError, so the ValueError of `int("x")` reaches `is_equiv`, which compares the raw strings.
+ */
+function fixASlashB(string: string, catchAll: boolean): string {
   const parts = string.split("/");
   if (parts.length !== 2) return string;
   const [a, b] = parts as [string, string];
+  if (!catchAll && !(pyIntParses(a) && pyIntParses(b))) throw new Error("ValueError");
   return PY_INT.test(a) && PY_INT.test(b) ? `\\frac{${a}}{${b}}` : string;
 }
 
@@ -75,8 +80,11 @@ function fixSqrt(string: string): string {
   return out;
 }
 
-/** `_strip_string`; throws where the Python raises (IndexError, AssertionError). */
-export function stripString(input: string): string {
+/**
+ * `_strip_string`; throws where the Python raises (IndexError, AssertionError). `lmEval`: lm-evaluation-harness's
+ * `strip_string`, the same but for the ValueError `fix_a_slash_b` lets through.
+ */
+export function stripString(input: string, lmEval = false): string {
   let s = input;
   for (const [old, rep] of [
     ["\n", ""],
@@ -103,15 +111,15 @@ export function stripString(input: string): string {
   s = pyReplace(s, " ", "");
   s = fixFracs(s);
   if (s === "0.5") s = "\\frac{1}{2}";
-  return fixASlashB(s);
+  return fixASlashB(s, !lmEval);
 }
 
-/** `is_equiv(str1, str2)`: equal after `_strip_string`, or equal as given when normalising raises. */
-export function isEquiv(a: string | undefined, b: string | undefined): boolean {
+/** `is_equiv(str1, str2)`: equal after `_strip_string`, or equal as given when normalising raises (`lmEval`: see stripString). */
+export function isEquiv(a: string | undefined, b: string | undefined, lmEval = false): boolean {
   if (a === undefined && b === undefined) return true;
   if (a === undefined || b === undefined) return false;
   try {
-    return stripString(a) === stripString(b);
+    return stripString(a, lmEval) === stripString(b, lmEval);
   } catch {
     return a === b;
   }

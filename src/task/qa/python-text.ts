@@ -89,6 +89,13 @@ export function pyFloat(s: string): number | undefined {
   return Number(t.replace(/_/g, ""));
 }
 
+const INT_BODY = /^[+-]?\d(?:_?\d)*$/;
+
+/** Whether `int(s)` (base 10) parses `s` rather than raising ValueError. */
+export function pyIntParses(s: string): boolean {
+  return INT_BODY.test(toAsciiNumeral(s).replace(/^[ \t\n\x0b\x0c\r]+|[ \t\n\x0b\x0c\r]+$/g, ""));
+}
+
 /** `abs(x - int(round(x))) <= 1e-7`, with Python's errors (inf, nan) as false. */
 export function pyIsIntValue(x: number): boolean {
   if (!Number.isFinite(x)) return false;
