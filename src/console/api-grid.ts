@@ -27,7 +27,9 @@ function readManifest(dir: string): ExperimentManifest | undefined {
   try {
     const m = JSON.parse(readFileSync(file, "utf8")) as ExperimentManifest;
     if (m.format !== "hone-experiment/1" || !Array.isArray(m.planned) || typeof m.baseline !== "string") return undefined;
-    return { ...m, planned: m.planned.filter((p) => typeof p === "string" && /^[^/]+\/seed-[0-9]+$/.test(p)) };
+    // A cell × seed is a folder of the experiment's own: "<cell>/seed-<n>", never "../seed-1" (a folder beside it).
+    const own = (p: unknown) => typeof p === "string" && /^[^/\\]+\/seed-[0-9]+$/.test(p) && !/^\.\.?\//.test(p);
+    return { ...m, planned: m.planned.filter(own) };
   } catch {
     return undefined;
   }

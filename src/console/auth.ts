@@ -9,10 +9,10 @@ import { getCookie, setCookie } from "hono/cookie";
  */
 const cookieName = (token: string) => `hone_token_${createHash("sha256").update(token).digest("hex").slice(0, 12)}`;
 
+/** Whether two secrets are equal, in time that tells nothing of either, their lengths included (digests are compared). */
 function same(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
+  const digest = (s: string) => createHash("sha256").update(s).digest();
+  return timingSafeEqual(digest(a), digest(b));
 }
 
 /**
@@ -30,6 +30,33 @@ export function sameSitePath(url: string): string {
 export const isLoopback = (host: string) => host === "127.0.0.1" || host === "::1" || host === "localhost";
 
 /**
+ * Why a request made by another site's page is refused, or null. The console's own pages ask its API from the same
+ * origin, so a browser marks their requests `Sec-Fetch-Site: same-origin` (or `none`: an address typed in) and sends
+ * no `Origin` with a GET. Another site's page (a link, a script's fetch, an EventSource, an image) is refused before
+ * any run is read: it could not read the answer, but it would still make the console compute it, and a cross-site
+ * request carrying an `Origin` that names another host is no request of this console's. Opening a page of the
+ * console from a link elsewhere stays possible: only the API is kept to the console's own pages.
+ */
+export function crossSite(headers: { origin?: string; host?: string; site?: string }, path: string): string | null {
+  const site = headers.site?.toLowerCase();
+  // The browser's own word (a proxy in front may rewrite Host, never this).
+  if (site === "same-origin" || site === "none") return null;
+  if (headers.origin !== undefined) {
+    let host: string | null = null;
+    try {
+      host = new URL(headers.origin).host;
+    } catch {
+      host = null; // "null" (a sandboxed frame, a file), or anything not a URL
+    }
+    if (host === null || host !== (headers.host ?? "").toLowerCase())
+      return `hone view answers only its own pages; this request came from ${JSON.stringify(headers.origin.slice(0, 100))}\n`;
+  }
+  if (path.startsWith("/api/") && site !== undefined)
+    return "hone view's API answers only the console's own pages, not another site's\n";
+  return null;
+}
+
+/**
  * Without a token (loopback binds only) requests must name a loopback Host, which stops DNS-rebinding pages from
  * reading runs through the user's browser. With a token every request must carry it: `Authorization: Bearer`, the
  * cookie set when a page is opened as `/?token=…`, or (for EventSource, which sends no headers) the cookie alone.
@@ -37,6 +64,11 @@ export const isLoopback = (host: string) => host === "127.0.0.1" || host === "::
 export function guard(token: string | undefined): MiddlewareHandler {
   const cookieKey = token ? cookieName(token) : "";
   return async (c, next) => {
+    const foreign = crossSite(
+      { origin: c.req.header("origin"), host: c.req.header("host"), site: c.req.header("sec-fetch-site") },
+      c.req.path,
+    );
+    if (foreign) return c.text(foreign, 403);
     if (!token) {
       const host = (c.req.header("host") ?? "").replace(/:\d+$/, "").replace(/^\[|\]$/g, "");
       if (!isLoopback(host)) return c.text("hone view: this console only answers to 127.0.0.1 or localhost\n", 403);

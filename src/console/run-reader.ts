@@ -9,7 +9,37 @@ import { Lineage, type Placed } from "./lineage.ts";
 type Row = Record<string, unknown>;
 /** How many results a reader keeps (pages of the round table and the lineage are keyed by their offsets). */
 const MEMO_KEYS = 64;
-const parse = <T>(text: string | null, fallback: T): T => (text ? (JSON.parse(text) as T) : fallback);
+/** A JSON column, or `fallback` when it is empty or not JSON (a damaged record spoils its field, not the page). */
+const parse = <T>(text: unknown, fallback: T): T => {
+  if (typeof text !== "string" || !text) return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+};
+/** A JSON list of texts (a candidate's changes): anything else in it written out, a column that is no list `[]`. */
+const texts = (column: unknown): string[] => {
+  const v = parse<unknown>(column, []);
+  return Array.isArray(v) ? v.map((x) => (typeof x === "string" ? x : JSON.stringify(x))) : [];
+};
+
+/*
+ * A run folder may be someone else's, and SQLite keeps whatever a column is given (text in a REAL column, a blob in a
+ * TEXT one, JSON that is not an object). What the runs list and the run page's head send is held to the shapes the
+ * pages draw: one odd row must never leave the list of every run blank.
+ */
+/** A field of a parsed record that should hold an object (`executor`, `learning`…), else `{}`. */
+const field = (v: unknown): Row => (v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Row) : {});
+/** JSON text of an object, else `{}` (not JSON, null, a number, a list). */
+const parseObject = (text: unknown): Row => field(parse<unknown>(text, {}));
+/** A value shown as text: a string as it is, a finite number written out, anything else null. */
+const text = (v: unknown): string | null =>
+  typeof v === "string" ? v : typeof v === "number" && Number.isFinite(v) ? String(v) : null;
+/** A finite number, else null (NaN and ±Infinity are null in JSON anyway; a string or blob is no number). */
+const finite = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
+/** Milliseconds since the epoch of an ISO time from the records, or NaN. */
+const time = (v: unknown) => (typeof v === "string" ? Date.parse(v) : Number.NaN);
 
 /**
  * One run directory's records, read-only. Lists are paginated; whatever needs every candidate (the curve, parents,
@@ -79,35 +109,16 @@ export class RunReader {
     const o = this.cached("overview", () => this.computeOverview());
     if (!o) return null;
     // The clock of a run in progress moves without a commit.
-    const end = o.finished_at ? Date.parse(o.finished_at) : Date.now();
-    return { ...o, cost: { ...o.cost, seconds: (end - Date.parse(o.created_at)) / 1000 } };
+    const end = o.finished_at ? time(o.finished_at) : Date.now();
+    return { ...o, cost: { ...o.cost, seconds: finite((end - time(o.created_at)) / 1000) } };
   }
 
   private computeOverview() {
     const run = this.runRow();
     if (!run) return null;
-    const config = parse<
-      Row & {
-        task?: string;
-        benchmark?: string | { id?: string };
-        executor?: { model?: string };
-        proposer?: { model?: string };
-        /** `hone run` and `hone eval` record the model's name; `hone train` its settings. */
-        model?: string | { model?: string };
-        /** `hone train`'s panel names its benchmark. */
-        panel?: { benchmark?: string };
-        estimator?: { proposer?: { model?: string } };
-        learning?: { mode?: string };
-        method?: string;
-        rounds?: number;
-        proposals?: number;
-        /** What runs made before the rename recorded. */
-        proposalsPerRound?: number;
-        maxEvals?: number;
-      }
-    >(run.config, {});
+    const config = parseObject(run.config);
     // `hone eval` records one measurement: its accuracy is the run's score.
-    const summary = parse<{ best_score?: number; start_score?: number; accuracy?: number }>(run.summary, {});
+    const summary = parseObject(run.summary);
     const progress = this.db
       .prepare(
         `SELECT (SELECT MAX(round) FROM rounds WHERE status = 'finished') AS rounds_done,
@@ -124,37 +135,48 @@ export class RunReader {
     const rounds = this.db
       .prepare("SELECT incumbent_score, best_score FROM rounds WHERE status = 'finished' ORDER BY round")
       .all() as { incumbent_score: number | null; best_score: number | null }[];
+    const kind = text(run.kind) ?? "unknown";
+    // `hone run` and `hone eval` record the model's name; `hone train` its settings; `hone train`'s panel names its
+    // benchmark; runs made before the rename recorded proposalsPerRound.
+    const model = typeof config.model === "string" ? config.model : field(config.model).model;
+    const benchmark = typeof config.benchmark === "string" ? config.benchmark : field(config.benchmark).id;
     return {
-      kind: run.kind,
-      status: run.status,
+      kind,
+      status: text(run.status) ?? "unknown",
       // A QA run's target is its benchmark (hone optimize --benchmark, hone eval's runs say so the same way).
-      task:
-        config.task ??
-        (typeof config.benchmark === "string" ? config.benchmark : config.benchmark?.id) ??
-        config.panel?.benchmark ??
-        null,
-      method: [run.kind, run.kind === "optimize" ? methodName(config.method) : undefined, config.learning?.mode]
+      task: text(config.task) ?? text(benchmark) ?? text(field(config.panel).benchmark),
+      method: [
+        kind,
+        kind === "optimize" ? methodName(text(config.method) ?? undefined) : undefined,
+        text(field(config.learning).mode),
+      ]
         .filter(Boolean)
         .join(" · "),
-      executor: config.executor?.model ?? (typeof config.model === "string" ? config.model : config.model?.model) ?? null,
-      proposer: config.proposer?.model ?? config.estimator?.proposer?.model ?? null,
-      rounds_planned: config.rounds ?? null,
-      rounds_done: progress.rounds_done ?? 0,
-      proposals: config.proposals ?? config.proposalsPerRound ?? null,
-      max_evals: config.maxEvals ?? null,
+      executor: text(field(config.executor).model) ?? text(model),
+      proposer: text(field(config.proposer).model) ?? text(field(field(config.estimator).proposer).model),
+      rounds_planned: finite(config.rounds),
+      rounds_done: finite(progress.rounds_done) ?? 0,
+      proposals: finite(config.proposals) ?? finite(config.proposalsPerRound),
+      max_evals: finite(config.maxEvals),
       // A train epoch records a best only when it promotes: until one does, HEAD is the seed, at its measured score.
       best_score:
-        summary.best_score ??
-        (run.kind === "eval" ? summary.accuracy : undefined) ??
-        progress.best_round_score ??
-        (run.kind === "train" ? progress.start_score : null),
-      start_score: summary.start_score ?? progress.start_score,
+        finite(summary.best_score) ??
+        (kind === "eval" ? finite(summary.accuracy) : null) ??
+        finite(progress.best_round_score) ??
+        (kind === "train" ? finite(progress.start_score) : null),
+      start_score: finite(summary.start_score) ?? finite(progress.start_score),
       rollouts: progress.rollouts,
-      round_scores: rounds.map((r) => [r.incumbent_score, r.best_score]),
+      round_scores: rounds.map((r) => [finite(r.incumbent_score), finite(r.best_score)]),
       direction: this.direction(),
-      cost: { ...calls, seconds: 0 },
-      created_at: run.created_at,
-      finished_at: run.finished_at,
+      cost: {
+        calls: calls.calls,
+        prompt_tokens: finite(calls.prompt_tokens) ?? 0,
+        completion_tokens: finite(calls.completion_tokens) ?? 0,
+        cached: finite(calls.cached) ?? 0,
+        seconds: 0 as number | null,
+      },
+      created_at: text(run.created_at),
+      finished_at: text(run.finished_at),
       config,
     };
   }
@@ -222,7 +244,7 @@ export class RunReader {
     return rows.map(({ parent_commit: _p, ...r }) => ({
       ...r,
       score: seedScores.has(r.id) ? (seedScores.get(r.id) ?? null) : r.score,
-      changed: parse<string[]>(r.changed, []),
+      changed: texts(r.changed),
       parent: lineage.parentOf({ ...r, parent_commit: _p }),
       children: lineage.childCount({ ...r, parent_commit: _p }),
     }));
@@ -333,9 +355,7 @@ export class RunReader {
     const row = this.db.prepare("SELECT identity FROM rollouts WHERE identity IS NOT NULL LIMIT 1").get() as
       | { identity: string }
       | undefined;
-    return parse<{ task?: { direction?: string } }>(row?.identity ?? null, {}).task?.direction === "minimize"
-      ? "minimize"
-      : "maximize";
+    return field(parseObject(row?.identity).task).direction === "minimize" ? "minimize" : "maximize";
   }
 
   candidate(id: string) {
@@ -351,7 +371,7 @@ export class RunReader {
       score: row.status === "seed" ? this.seedScore(row) : row.score,
       parent: this.lineage().parentOf(row),
       spec: parse(row.spec, null),
-      changed: parse<string[]>(row.changed, []),
+      changed: texts(row.changed),
       rollouts: this.db
         .prepare(
           `SELECT id, kind, status, stop_reason, error, start_score, best_score, improved, evals_used, evals_invalid, seconds

@@ -1,6 +1,7 @@
 import { type ReactElement, StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { ErrorPage } from "./components/ErrorPage.tsx";
+import { PageBoundary } from "./components/PageBoundary.tsx";
 import { CandidatePage } from "./pages/Candidate.tsx";
 import { ComparePage } from "./pages/Compare.tsx";
 import { GridPage } from "./pages/Grid.tsx";
@@ -41,7 +42,9 @@ function App() {
         </Link>
         <span className="muted">view</span>
       </header>
-      <main key={path}>{page}</main>
+      <main key={path}>
+        <PageBoundary run={parts?.[0] === "run" && parts[1] && parts.length > 2 ? parts[1] : undefined}>{page}</PageBoundary>
+      </main>
     </>
   );
 }

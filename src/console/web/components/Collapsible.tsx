@@ -1,4 +1,5 @@
 import { useState } from "react";
+import { str } from "../format.ts";
 
 /** The head of a long text: at most `lines` lines and `chars` characters. */
 export function head(text: string, lines: number, chars: number): string {
@@ -31,6 +32,8 @@ export function Collapsible({
   summary?: string;
 }) {
   const [open, setOpen] = useState(false);
+  // A trajectory from someone else's run folder may hold anything where a text belongs.
+  if (typeof text !== "string") text = str(text);
   const short = head(text, lines, chars);
   if (short.length === text.length) return <pre className={className}>{text}</pre>;
   const total = count(text);

@@ -1,3 +1,6 @@
-export function Status({ value }: { value: string }) {
-  return <span className={`status s-${value.replace(/[^a-z_]/gi, "")}`}>{value}</span>;
+import { str } from "../format.ts";
+
+export function Status({ value }: { value: unknown }) {
+  const text = str(value);
+  return <span className={`status s-${text.replace(/[^a-z_]/gi, "")}`}>{text}</span>;
 }

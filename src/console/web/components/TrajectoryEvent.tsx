@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { getJson } from "../api.ts";
-import { score } from "../format.ts";
+import { score, str } from "../format.ts";
 import type { TrajectoryEvent } from "../types.ts";
 import { Collapsible, editSummary, Reasoning } from "./Collapsible.tsx";
 import { Diff } from "./Diff.tsx";
@@ -19,7 +19,13 @@ interface Item {
 }
 
 type Call = { id?: string; function: { name: string; arguments: string } };
-const callsOf = (e: TrajectoryEvent) => (Array.isArray(e.tool_calls) ? (e.tool_calls as Call[]) : []);
+/** An assistant event's tool calls, each with a function name and its arguments as text (whatever the file held). */
+const callsOf = (e: TrajectoryEvent): Call[] =>
+  (Array.isArray(e.tool_calls) ? (e.tool_calls as unknown[]) : []).map((c) => {
+    const call = (c ?? {}) as { id?: unknown; function?: { name?: unknown; arguments?: unknown } };
+    const f = call.function ?? {};
+    return { id: call.id as string | undefined, function: { name: str(f.name), arguments: str(f.arguments) } };
+  });
 
 /**
  * Events in the order they happened, each assistant step with the results of its tool calls (they follow it, an
@@ -155,20 +161,19 @@ function Event({
     case "rollout_start":
       return (
         <div className="note">
-          rollout started · model {s("model")} · budget {s("max_evals")} evaluations · start score{" "}
-          {score(e.start_score as number | null)}
+          rollout started · model {s("model")} · budget {s("max_evals")} evaluations · start score {score(e.start_score)}
         </div>
       );
     case "rollout_end":
       return (
         <div className="note">
-          rollout ended: {s("status")}, {s("stop_reason")} · best {score(e.best_score as number | null)}
+          rollout ended: {s("status")}, {s("stop_reason")} · best {score(e.best_score)}
         </div>
       );
     default:
       return (
         <div className="note">
-          {e.type}: <span className="mono small">{JSON.stringify(e).slice(0, 300)}</span>
+          {str(e.type)}: <span className="mono small">{JSON.stringify(e).slice(0, 300)}</span>
         </div>
       );
   }
@@ -225,8 +230,8 @@ function EvaluationEvent({ e, base }: { e: TrajectoryEvent; base: string }) {
   return (
     <div id={`eval-${index}`} className={`msg evaluation ${e.valid ? "valid" : "invalid"}`} data-testid="event-evaluation">
       <div className="who">
-        evaluation {index} · {e.valid ? <b className="mono">{score(e.score as number)}</b> : <b>invalid</b>}
-        {e.improved ? " · new best" : ""} · {Number(e.seconds ?? 0).toFixed(2)} s
+        evaluation {index} · {e.valid ? <b className="mono">{score(e.score)}</b> : <b>invalid</b>}
+        {e.improved ? " · new best" : ""} · {score(Number(e.seconds ?? 0), 2)} s
       </div>
       {!e.valid && <Collapsible text={String(e.reason ?? "")} lines={4} className="error" />}
       {e.program_file ? (

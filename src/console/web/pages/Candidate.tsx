@@ -3,7 +3,7 @@ import { getJson, runPath, useJson } from "../api.ts";
 import { Diff } from "../components/Diff.tsx";
 import { ErrorPage } from "../components/ErrorPage.tsx";
 import { Status } from "../components/Status.tsx";
-import { duration, score, signed } from "../format.ts";
+import { duration, score, signed, str } from "../format.ts";
 import { candidateUrl, Link, rolloutUrl, runUrl } from "../router.tsx";
 import type { CandidateDetail, CandidateRow, Page } from "../types.ts";
 
@@ -74,7 +74,7 @@ export function CandidatePage({ run, id }: { run: string; id: string }) {
             </tr>
             <tr>
               <th>refusal</th>
-              <td>{data.gate_error ? <pre className="error">{data.gate_error}</pre> : "none"}</td>
+              <td>{data.gate_error ? <pre className="error">{str(data.gate_error)}</pre> : "none"}</td>
             </tr>
             <tr>
               <th>changes</th>

@@ -4,7 +4,7 @@ import { useJson } from "../api.ts";
 import { Chart } from "../components/Chart.tsx";
 import { ErrorPage } from "../components/ErrorPage.tsx";
 import { bestSoFarByRound, carried } from "../curve.ts";
-import { score } from "../format.ts";
+import { score, str } from "../format.ts";
 import { Link, runUrl } from "../router.tsx";
 import type { Round } from "../types.ts";
 
@@ -148,7 +148,14 @@ export function ComparePage({ ids }: { ids: string[] }) {
           </thead>
           <tbody>
             {rows.map(([label, get]) => {
-              const values = data.runs.map((r) => get(r.receipt));
+              // A receipt holds a run folder's records, which may be anyone's: a value of a shape no row expects is "–".
+              const values = data.runs.map((r) => {
+                try {
+                  return str(get(r.receipt));
+                } catch {
+                  return "–";
+                }
+              });
               const differs = new Set(values).size > 1;
               return (
                 <tr key={label} className={differs ? "differs" : ""}>

@@ -4,7 +4,7 @@ import { Collapsible } from "../components/Collapsible.tsx";
 import { ErrorPage } from "../components/ErrorPage.tsx";
 import { Status } from "../components/Status.tsx";
 import { Conversation, source } from "../components/TrajectoryEvent.tsx";
-import { duration, num, score } from "../format.ts";
+import { duration, num, score, str } from "../format.ts";
 import { candidateUrl, Link, runUrl } from "../router.tsx";
 import type { RolloutDetail, Trajectory, TrajectoryEvent } from "../types.ts";
 
@@ -55,11 +55,11 @@ export function RolloutPage({ run, id }: { run: string; id: string }) {
         <Metric label="start" value={score(data.start_score)} />
         <Metric label="best" value={score(data.best_score)} />
         <Metric label="evaluations" value={`${data.evals_used} (${data.evals_invalid} invalid)`} />
-        <Metric label="stop" value={data.error ?? data.stop_reason ?? "–"} />
+        <Metric label="stop" value={str(data.error ?? data.stop_reason ?? "–")} />
         <Metric label="tokens" value={num((data.prompt_tokens ?? 0) + (data.completion_tokens ?? 0))} />
         <Metric label="model calls" value={num(data.model_calls)} />
         <Metric label="time" value={duration(data.seconds ?? 0)} />
-        <Metric label="identity" value={data.identity_digest?.slice(0, 12) ?? "–"} />
+        <Metric label="identity" value={str(data.identity_digest).slice(0, 12) || "–"} />
       </div>
       {data.evaluations.length > 0 && (
         <section>
@@ -82,9 +82,9 @@ export function RolloutPage({ run, id }: { run: string; id: string }) {
                       <a href={`#eval-${e.idx}`}>{e.idx}</a>
                     </td>
                     <td className="r mono">{e.valid ? score(e.score) : <span className="error">invalid</span>}</td>
-                    <td className="small">{e.reason ?? ""}</td>
-                    <td className="r">{e.seconds?.toFixed(2)}</td>
-                    <td className="mono small">{e.program_sha.slice(0, 12)}</td>
+                    <td className="small">{str(e.reason)}</td>
+                    <td className="r">{score(e.seconds, 2)}</td>
+                    <td className="mono small">{str(e.program_sha).slice(0, 12)}</td>
                   </tr>
                 ))}
               </tbody>

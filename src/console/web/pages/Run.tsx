@@ -7,7 +7,7 @@ import { Lineage } from "../components/Lineage.tsx";
 import { Pager } from "../components/Pager.tsx";
 import { Status } from "../components/Status.tsx";
 import { type Curve, carried, curvePoints, runCurve } from "../curve.ts";
-import { duration, num, score, signed, when } from "../format.ts";
+import { duration, num, score, signed, str, when } from "../format.ts";
 import { candidateUrl, Link, usePageInAddress } from "../router.tsx";
 import type { CandidateRow, Page, Round, RunPage as RunData, TaskResults } from "../types.ts";
 
@@ -170,10 +170,10 @@ function TaskTable({ run, version }: { run: string; version: unknown }) {
                 <td className="mono small">{t.task_id}</td>
                 <td>
                   <Status value={t.status} />
-                  {t.error ? <span className="error small"> {t.error.slice(0, 120)}</span> : null}
+                  {t.error ? <span className="error small"> {str(t.error).slice(0, 120)}</span> : null}
                 </td>
                 <td className="r mono">{score(t.score)}</td>
-                <td className="small">{t.answer ? t.answer.slice(0, 200) : "–"}</td>
+                <td className="small">{t.answer ? str(t.answer).slice(0, 200) : "–"}</td>
                 <td className="mono small">{t.extracted ?? "–"}</td>
                 <td className="r mono">{num(t.steps)}</td>
                 <td className="r mono">{num(t.tokens)}</td>
@@ -258,7 +258,7 @@ function RoundTable({ run, rounds, total, version }: { run: string; rounds: Roun
                     <td className="r mono">{signed(c.reward)}</td>
                     <td className="r mono">{signed(c.advantage)}</td>
                     <td className="small">
-                      {c.gate_error ? <span className="error">{c.gate_error.slice(0, 120)}</span> : c.changed.join(", ")}
+                      {c.gate_error ? <span className="error">{str(c.gate_error).slice(0, 120)}</span> : c.changed.join(", ")}
                     </td>
                     <td className="small" data-testid="method-decision" title={c.method_decision?.reason ?? undefined}>
                       {decision(c.method_decision)}
