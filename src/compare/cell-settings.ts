@@ -18,7 +18,8 @@ import { readDataFile } from "../task/qa/readers.ts";
 import { qaFixedCalls } from "./budget.ts";
 import { MAX_SETTING_DEPTH, nestsAtMost } from "./cell.ts";
 import type { Experiment } from "./experiment.ts";
-import type { PlannedCell } from "./plan.ts";
+import { type PlannedCell, planCells } from "./plan.ts";
+import { roundProposals } from "./search.ts";
 
 export type TaskGroup = Experiment["tasks"][number];
 export type MethodEntry = Experiment["methods"][number];
@@ -129,6 +130,7 @@ export function runnableProblems(exp: Experiment, o: RunOptions = {}): { field: 
         message: `benchmarks.${i} (${b.benchmark}): the seed harness on ${train} train questions and the final choice on ${validation} validation questions take ${fixed} evaluator calls, more than the budget's ${exp.budget.size}; raise budget.size or lower the limits`,
       });
   });
+  out.push(...paramProblems(exp));
   exp.tasks.forEach((t, i) => {
     if (t.splits.train.length !== 1)
       out.push({
@@ -141,6 +143,61 @@ export function runnableProblems(exp: Experiment, o: RunOptions = {}): { field: 
         message: "a discovery group has no validation split here: the method sees its train task's rollouts only",
       });
   });
+  return out;
+}
+
+/** A built-in method's params its own schema refuses: found before any cell starts, naming the field. */
+function paramProblems(exp: Experiment): { field: string; message: string }[] {
+  return (exp.methods ?? []).flatMap((m, i) => {
+    if (m.method.includes("/")) return []; // a method given as a program reads its params itself
+    const r = methodByName(m.method).params.safeParse(paramsWithK(m, m.proposals ?? exp.search.proposals));
+    if (r.success) return [];
+    const issues = r.error.issues.map((x) => `${x.path.join(".") || "(top)"}: ${x.message}`).join("; ");
+    return [{ field: `methods.${i}.params`, message: `bad parameters for ${m.method}: ${issues}` }];
+  });
+}
+
+/**
+ * Cells whose budget of evaluator calls cannot buy one round of proposals (K rollouts of max_evals calls, or for a QA
+ * row the seed on train, the choice on validation and K candidates on train): such a search has nothing to run.
+ * Found before anything is written, naming `budget.size`; a QA row without limits is checked when its cell starts.
+ */
+export async function budgetProblems(exp: Experiment): Promise<{ field: string; message: string }[]> {
+  if (exp.budget.unit !== "evaluator_calls") return [];
+  const size = exp.budget.size;
+  const out: { field: string; message: string }[] = [];
+  const seen = new Set<string>();
+  for (const cell of planCells(exp)) {
+    if (seen.has(cell.cell)) continue;
+    seen.add(cell.cell);
+    const { method } = cellEntries(exp, cell);
+    const k = method.proposals ?? exp.search.proposals;
+    const perRound = (s: Pick<OptimizeSettings, "method" | "methodParams" | "proposals">) =>
+      method.method.includes("/") ? k : roundProposals(s);
+    const qi = exp.benchmarks.findIndex((b) => (b.name ?? b.benchmark) === cell.benchmark);
+    if (qi >= 0) {
+      const b = exp.benchmarks[qi] as Experiment["benchmarks"][number];
+      const train = b.splits.train.limit;
+      const validation = b.splits.validation?.limit;
+      if (train === undefined || validation === undefined) continue;
+      const kq = perRound({ method: method.method, methodParams: paramsWithK(method, k), proposals: k });
+      const need = qaFixedCalls(train, validation) + kq * train;
+      if (size >= qaFixedCalls(train, validation) && size < need)
+        out.push({
+          field: "budget.size",
+          message: `${cell.cell}: the seed harness on ${train} train questions, the final choice on ${validation} validation questions and one round of ${kq} candidates on the train questions take ${need} evaluator calls, more than the budget's ${size}; raise budget.size, or lower the limits or proposals`,
+        });
+      continue;
+    }
+    const { settings } = await cellSetup(exp, cell);
+    const kd = perRound(settings);
+    const need = kd * (settings.paired ? 2 : 1) * settings.maxEvals;
+    if (size < need)
+      out.push({
+        field: "budget.size",
+        message: `${cell.cell}: one round of ${kd} proposals takes at least ${need} evaluator calls (${kd}${settings.paired ? " × 2 paired" : ""} rollouts × max_evals ${settings.maxEvals}), more than the budget's ${size}; raise budget.size, or lower search.max_evals or search.proposals`,
+      });
+  }
   return out;
 }
 

@@ -46,6 +46,8 @@ export interface CellSummary {
   gain: Estimate;
   /** The cost of improving, mean per seed. */
   cost: CellCost;
+  /** The seeds that spent more of the budget's unit than the budget (a mean under it can hide one), with what they spent. */
+  over_budget: { seed: number; spent: number }[];
   /** The best-so-far band over seeds on the budget's x-axis (measured by hone on `curve_split`). */
   curve: BandPoint[];
   curve_split: string;
@@ -139,6 +141,7 @@ export function summarizeCell(records: readonly CellRecord[]): CellSummary {
     seed_harness: unscaleEstimate(tInterval(ok ? bases : []), scale),
     gain: unscaleEstimate(tInterval(ok ? gains : []), scale),
     cost: meanCost(recs.map((r) => r.cost)),
+    over_budget: overBudgetSeeds(recs),
     curve: ok
       ? curveBand(
           recs.map((r) => r.curve.points),
@@ -161,6 +164,14 @@ function partialTasks(recs: readonly CellRecord[]): CellSummary["partial"] {
         .map((t) => ({ seed: r.seed, side, task: t.task, reason: t.reason as string })),
     ),
   );
+}
+
+/** Each seed whose spend in the budget's unit went past the budget's size. */
+function overBudgetSeeds(recs: readonly CellRecord[]): CellSummary["over_budget"] {
+  return recs.flatMap((r) => {
+    const spent = ({ ...r.cost } as Record<string, number | undefined>)[r.identity.budget.unit];
+    return spent !== undefined && spent > r.identity.budget.size ? [{ seed: r.seed, spent }] : [];
+  });
 }
 
 function meanCost(costs: readonly CellCost[]): CellCost {

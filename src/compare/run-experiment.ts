@@ -3,16 +3,19 @@
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { eachAtMost } from "../at-most.ts";
-import { configError } from "../errors.ts";
+import { configError, HoneError } from "../errors.ts";
 import { checkSlurmRun } from "../loop/distributed/slurm-script.ts";
 import type { OptimizeEvent } from "../loop/optimize.ts";
+import { heldMessage } from "../loop/run-writer.ts";
 import { redact } from "../model/errors.ts";
 import { oneLine } from "../printable.ts";
 import { urlPassword } from "../secret-url.ts";
 import { writeJsonAtomic } from "../store/atomic.ts";
+import { lockRunDir } from "../store/run-lock.ts";
 import { HONE_VERSION } from "../version.ts";
 import { MAX_SETTING_DEPTH, nestsAtMost } from "./cell.ts";
 import {
+  budgetProblems,
   type CellSettings,
   cellSettings,
   changedSettings,
@@ -58,8 +61,9 @@ export interface ExperimentRunResult {
 }
 
 /** Refuses, before anything is written, what this build cannot run; the first problem names its field. */
-function assertRunnable(exp: Experiment, o: RunOptions): void {
-  const problems = runnableProblems(exp, o);
+async function assertRunnable(exp: Experiment, o: RunOptions): Promise<void> {
+  const early = runnableProblems(exp, o);
+  const problems = early.length > 0 ? early : await budgetProblems(exp);
   const [first, ...rest] = problems;
   if (!first) return;
   const more = rest.map((p) => `\n  ${p.field}: ${p.message}`).join("");
@@ -316,24 +320,58 @@ function recordStarts(out: string, todo: readonly PlannedCell[], want: (c: Plann
 }
 
 export async function runExperiment(exp: Experiment, o: ExperimentRunOptions): Promise<ExperimentRunResult> {
-  assertRunnable(exp, o);
+  await assertRunnable(exp, o);
   const out = resolve(o.out);
   if (o.slurm) checkSlurmRun(o.slurm, out);
-  const log = o.log ?? (() => {});
-  const planned = planCells(exp);
-  assertSameVersion(exp, out, planned);
-  assertFinishedMatch(
-    exp,
-    out,
-    planned.filter((c) => isFinished(out, c)),
-  );
-  const extra = unplannedFinished(out, planned);
-  const memo: DigestMemo = new Map();
-  const settings = new Map<string, CellSettings>();
-  for (const c of [...planned, ...extra]) settings.set(c.dir, await cellSettings(exp, c, memo));
-  const want = (c: PlannedCell) => settings.get(c.dir) as CellSettings;
-  assertSettingsMatch(exp, out, [...planned, ...extra], want);
-  mkdirSync(out, { recursive: true });
+  // An out folder that is there is held before its cells are read (another hone compare may be writing them); a new
+  // one is made, and held, only once the file has passed every check.
+  const held = existsSync(out) ? lockExperiment(out) : undefined;
+  try {
+    const log = o.log ?? (() => {});
+    const planned = planCells(exp);
+    assertSameVersion(exp, out, planned);
+    assertFinishedMatch(
+      exp,
+      out,
+      planned.filter((c) => isFinished(out, c)),
+    );
+    const extra = unplannedFinished(out, planned);
+    const memo: DigestMemo = new Map();
+    const settings = new Map<string, CellSettings>();
+    for (const c of [...planned, ...extra]) settings.set(c.dir, await cellSettings(exp, c, memo));
+    const want = (c: PlannedCell) => settings.get(c.dir) as CellSettings;
+    assertSettingsMatch(exp, out, [...planned, ...extra], want);
+    mkdirSync(out, { recursive: true });
+    const lock = held ?? lockExperiment(out);
+    try {
+      return await runLocked(exp, o, { out, planned, want, log });
+    } finally {
+      if (!held) lock?.release();
+    }
+  } finally {
+    held?.release();
+  }
+}
+
+/**
+ * One `hone compare` at a time on an out folder: a second one (a resume started while the first is still stopping)
+ * would start the same cells, fail on the first one the other holds, and leave a failure record in a cell that is
+ * running. Refused before anything is written, naming the process. A file system that takes no locks runs unguarded
+ * (each cell's run folder is still locked on its own).
+ */
+function lockExperiment(out: string): { release(): void } | undefined {
+  const lock = lockRunDir(out);
+  if ("heldBy" in lock)
+    throw new HoneError("usage", heldMessage(out, lock.heldBy, "before running the experiment again (or choose another --out)"));
+  return "failed" in lock ? undefined : lock;
+}
+
+async function runLocked(
+  exp: Experiment,
+  o: ExperimentRunOptions,
+  g: { out: string; planned: PlannedCell[]; want: (c: PlannedCell) => CellSettings; log: (l: string) => void },
+): Promise<ExperimentRunResult> {
+  const { out, planned, want, log } = g;
   writeJsonAtomic(join(out, EXPERIMENT_FILE), {
     format: "hone-experiment/1",
     name: exp.name,

@@ -94,8 +94,13 @@ const MAX_PENDING_NOTES = 20;
  */
 function overBudget(c: CellSummary): string | undefined {
   const spent = ({ ...c.cost } as Record<string, number | undefined>)[c.budget.unit];
-  if (spent === undefined || !(spent > c.budget.size)) return undefined;
-  return `${c.cell}: spent ${amount(spent)} ${c.budget.unit} a seed on average, more than the budget of ${c.budget.size}: its rounds were not held to the budget (a round's spend in this unit is up to its method)`;
+  if (spent !== undefined && spent > c.budget.size)
+    return `${c.cell}: spent ${amount(spent)} ${c.budget.unit} a seed on average, more than the budget of ${c.budget.size}: its rounds were not held to the budget (a round's spend in this unit is up to its method)`;
+  // A mean within the budget can hide a seed past it (one seed at twice the budget, another at none).
+  const seeds = c.over_budget ?? [];
+  if (seeds.length === 0) return undefined;
+  const which = seeds.map((s) => `${s.seed} (${amount(s.spent)})`).join(", ");
+  return `${c.cell}: seed${seeds.length > 1 ? "s" : ""} ${which} spent more ${c.budget.unit} than the budget of ${c.budget.size}: ${seeds.length > 1 ? "their" : "its"} rounds were not held to the budget (a round's spend in this unit is up to its method)`;
 }
 
 /**

@@ -44,9 +44,13 @@ function signTest(d: readonly number[], alpha: number): { agrees: boolean; says:
   const gained = d.filter((x) => x > 0).length;
   const differ = d.filter((x) => x !== 0).length;
   const p = signTestP(gained, differ);
+  // Two-sided: significant with more questions lost than gained is a disagreement (a few large gains, many losses).
+  const most = 2 * gained > differ;
   return {
-    agrees: p < alpha,
-    says: `${gained} of ${differ} differing questions gained: sign test p = ${fmt(p)} ≥ ${fmt(alpha)}`,
+    agrees: most && p < alpha,
+    says: most
+      ? `${gained} of ${differ} differing questions gained: sign test p = ${fmt(p)} ≥ ${fmt(alpha)}`
+      : `only ${gained} of ${differ} differing questions gained (sign test p = ${fmt(p)})`,
   };
 }
 

@@ -195,6 +195,15 @@ export class MeanWithConfidence implements Criterion {
     const p = signTestP(gained, differ);
     const report = { tasks: used.length, infra, mean_difference: mean, interval: [lo, hi], sign_test_p: p };
     const level = 1 - (this.opts.confidence ?? 0.95);
+    // The two-sided test agrees only when it is significant towards gains: more tasks lost than gained (a few large
+    // gains over many small losses) is significant too, but against the candidate.
+    if (lo > 0 && 2 * gained <= differ)
+      return {
+        decision: "reject",
+        loss: -mean,
+        reason: `the sign test disagrees: only ${gained} of ${differ} differing task(s) gained (p = ${p.toPrecision(3)}), though the mean rose`,
+        report,
+      };
     if (lo > 0 && p >= level)
       return {
         decision: "reject",

@@ -1,0 +1,66 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { hone } from "../helpers/cli.ts";
+import { INITIAL_HARNESS, ROOT, tempDir, write } from "../helpers/fixtures.ts";
+
+// Two experiment files that passed validation and then failed mid-grid: a built-in method's params its schema refuses
+// (exit 2 when the cell started, "bad parameters for greedy", after the other cells had run), and a budget too small
+// for one round of proposals (exit 2 with "optimize(): rounds: a whole number from 1 to 1000", a message naming no
+// field of the file). Both are now refused before anything is written, exit 5, naming the file and the field.
+const file = (methods: string, budget: number, search = "search: { proposals: 1, max_evals: 3, noise_repeats: 1 }") => `name: x
+tasks:
+  - name: packing
+    splits: { train: [circle-packing] }
+harnesses:
+  - name: initial
+    path: ${INITIAL_HARNESS}
+methods:
+${methods}
+seeds: [0]
+budget: { unit: evaluator_calls, size: ${budget} }
+${search}
+`;
+
+async function refused(text: string): Promise<{ stderr: string; out: string }> {
+  const dir = tempDir("hone-probe6-preflight-");
+  write(join(dir, "x.yaml"), text);
+  const out = join(dir, "out");
+  const r = await hone(["compare", join(dir, "x.yaml"), "--out", out], { timeoutMs: 120_000 });
+  expect(r.code, r.stderr).toBe(5);
+  expect(existsSync(out)).toBe(false);
+  return { stderr: r.stderr, out };
+}
+
+describe("hone compare refuses up front what a cell would fail on", () => {
+  it("a built-in method's bad params, naming methods.<i>.params", async () => {
+    const { stderr } = await refused(file("  - method: random\n  - method: greedy\n    params: { bogus: 1 }", 20));
+    expect(stderr).toContain("x.yaml (methods.1.params): bad parameters for greedy:");
+    expect(stderr).toContain('Unrecognized key: "bogus"');
+  });
+
+  it("a budget of evaluator calls smaller than one round of proposals, naming budget.size", async () => {
+    const { stderr } = await refused(file("  - method: random", 5, "search: { proposals: 2, max_evals: 3, noise_repeats: 1 }"));
+    expect(stderr).toContain(
+      "x.yaml (budget.size): packing+initial+random: one round of 2 proposals takes at least 6 evaluator calls (2 rollouts × max_evals 3), more than the budget's 5",
+    );
+  });
+
+  it("a QA row whose budget covers its fixed calls but no round, naming budget.size", async () => {
+    const { stderr } = await refused(`name: q
+benchmarks:
+  - benchmark: gsm8k
+    data_dir: ${join(ROOT, "test", "fixtures", "datasets")}
+    splits: { train: { limit: 4 }, validation: { limit: 2 }, test: { limit: 2 } }
+harnesses:
+  - { name: qa, path: ${join(ROOT, "harnesses", "qa")} }
+methods:
+  - method: random
+seeds: [0]
+budget: { unit: evaluator_calls, size: 10 }
+search: { proposals: 2 }
+`);
+    expect(stderr).toContain("(budget.size): gsm8k+qa+random:");
+    expect(stderr).toContain("take 14 evaluator calls, more than the budget's 10");
+  });
+});
