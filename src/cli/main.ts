@@ -23,6 +23,7 @@ import { registerWorker } from "./commands/worker.ts";
 import { installMkdirGuard } from "./mkdir-guard.ts";
 import { reportError } from "./output.ts";
 import { installStopHandlers, readerGone } from "./shutdown.ts";
+import { checkRequiredOptionsLast, refuseUnknownSubcommands } from "./unknown-command.ts";
 
 // Before any verb makes a folder: Node's own recursive mkdirSync loops forever under /proc (mkdir-guard.ts).
 installMkdirGuard();
@@ -54,6 +55,10 @@ registerWorker(program);
 registerView(program);
 registerRolloutJob(program);
 registerServeOffline(program);
+// `hone tasks shwo`: a mistyped subcommand of a verb that also acts alone is said so, with a suggestion.
+refuseUnknownSubcommands(program);
+// `hone run --taks x`: the mistyped flag is named (with a suggestion) before the required one it left missing.
+checkRequiredOptionsLast(program);
 
 // Every command stops cleanly on SIGINT/SIGTERM, and nothing it started outlives it (shutdown.ts).
 installStopHandlers();

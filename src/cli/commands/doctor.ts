@@ -39,6 +39,12 @@ export function registerDoctor(program: Command): void {
   addModelOptions(cmd).action(async (opts) => {
     const m = modelSettingsFrom(opts);
     if (m.baseUrl && !m.model) throw new HoneError("usage", "--base-url needs --model (the model to check on it)");
+    // A model alone names no endpoint: checking nothing and saying "ready" would read as if it had been checked.
+    if (m.model && !m.baseUrl)
+      throw new HoneError(
+        "usage",
+        `--model ${m.model} needs --base-url (the endpoint that serves it); the built-in offline model needs no endpoint (hone models check --model offline tries it)`,
+      );
     const { doctor } = await import("../doctor.ts");
     const checks = await doctor({
       queue: opts.queue,

@@ -1,10 +1,10 @@
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
 import { CONFIG_TEMPLATES } from "../init-templates.ts";
-import { printJson } from "../output.ts";
+import { printJson, shellWord } from "../output.ts";
 
 const HONE = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 
@@ -12,6 +12,15 @@ const HONE = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 function relPath(from: string, to: string): string {
   const rel = relative(from, to).split("\\").join("/") || ".";
   return /^(\.\.\/){3,}/.test(rel) ? to : rel;
+}
+
+/** Whether a folder is at `path` (false where nothing is, or where it cannot be looked at: mkdir then says why). */
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path, { throwIfNoEntry: false })?.isDirectory() === true;
+  } catch {
+    return false;
+  }
 }
 
 export function registerInit(program: Command): void {
@@ -24,7 +33,13 @@ export function registerInit(program: Command): void {
       const folder = resolve(folderArg ?? ".");
       const targets = CONFIG_TEMPLATES.map((t) => ({ t, path: join(folder, t.file) }));
       const taken = targets.filter((x) => existsSync(x.path)).map((x) => x.path);
-      // Nothing is written unless everything can be.
+      // Nothing is written unless everything can be: --force replaces files, never a folder in a file's place.
+      const folders = targets.filter((x) => isFolder(x.path)).map((x) => x.path);
+      if (folders.length)
+        throw new HoneError(
+          "usage",
+          `${folders.join(", ")} ${folders.length === 1 ? "is a folder" : "are folders"}, where hone init writes a file; move ${folders.length === 1 ? "it" : "them"} away or choose another folder (nothing was written)`,
+        );
       if (taken.length && !opts.force)
         throw new HoneError(
           "usage",
@@ -37,7 +52,7 @@ export function registerInit(program: Command): void {
       else {
         const shown = (p: string) => relative(process.cwd(), p) || p;
         process.stdout.write(
-          `${targets.map(({ t, path }) => `wrote ${shown(path)}  (schemas/${t.schema}; run it: ${t.command.replace(t.file, shown(path))})`).join("\n")}\n`,
+          `${targets.map(({ t, path }) => `wrote ${shown(path)}  (schemas/${t.schema}; run it: ${t.command.replace(t.file, shellWord(shown(path)))})`).join("\n")}\n`,
         );
       }
       process.exitCode = ExitCode.ok;

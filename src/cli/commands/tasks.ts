@@ -1,9 +1,9 @@
-import { relative } from "node:path";
+import { join, relative } from "node:path";
 import type { Command } from "commander";
 import { ExitCode, HoneError } from "../../errors.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
 import type { RegistryEntry } from "../../task/registry.ts";
-import { formatScore, printJson, table } from "../output.ts";
+import { formatScore, printJson, shellWord, table } from "../output.ts";
 
 function summary(t: DiscoveryTask) {
   return {
@@ -131,7 +131,8 @@ export function registerTasks(program: Command): void {
     .action(async (folder: string) => {
       const { scaffoldTask } = await import("../../task/scaffold.ts");
       const dir = scaffoldTask(folder);
-      process.stdout.write(`created ${dir}\n  try it: npx hone evaluate --task ${dir} ${dir}/initial_program.py\n`);
+      const tryIt = `npx hone evaluate --task ${shellWord(dir)} ${shellWord(join(dir, "initial_program.py"))}`;
+      process.stdout.write(`created ${dir}\n  try it: ${tryIt}\n`);
       process.exitCode = ExitCode.ok;
     });
 }
