@@ -7,6 +7,7 @@ import { HoneError } from "../errors.ts";
 import type { RolloutOutcome } from "../runtime/rollout.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
 import type { Evaluation } from "../task/evaluation.ts";
+import { outcomeFromFiles } from "./distributed/job-data.ts";
 import { type Recording, readRecordsFile } from "./recording.ts";
 import { EVALUATOR_FILE } from "./rollout-records.ts";
 import type { Runner } from "./runner.ts";
@@ -21,17 +22,11 @@ const KEPT = (name: string) =>
 /** A rollout's result.json as a worker wrote it, refused unless it has the shape a rollout outcome has. */
 function outcomeIn(dir: string, task: DiscoveryTask): RolloutOutcome {
   const file = join(dir, "result.json");
-  const r = JSON.parse(readFileSync(file, "utf8")) as Partial<RolloutOutcome> | null;
-  const ok =
-    r !== null &&
-    (r.status === "completed" || r.status === "failed") &&
-    typeof r.evaluations?.used === "number" &&
-    typeof r.usage?.model_calls === "number" &&
-    (r.bestScore === undefined || typeof r.bestScore === "number");
-  if (!ok)
-    throw new HoneError("runFailed", `${file}: the remote rollout's result is not a rollout outcome (nothing was written)`);
   const best = join(dir, `best_program${task.programExtension}`);
-  return { ...(r as RolloutOutcome), bestProgram: existsSync(best) ? readFileSync(best, "utf8") : "" };
+  const outcome = outcomeFromFiles(readFileSync(file, "utf8"), existsSync(best) ? readFileSync(best, "utf8") : undefined);
+  if (!outcome)
+    throw new HoneError("runFailed", `${file}: the remote rollout's result is not a rollout outcome (nothing was written)`);
+  return outcome;
 }
 
 /** Runs the rollout as one job of `runner` and moves what it left into `partial`; an infrastructure failure throws. */

@@ -108,7 +108,8 @@ describe("a rollout on Slurm", () => {
     const job = seedRollout(task, "r01-k0", join(runDir, "rollouts", "r01-k0"));
     const results: RolloutJobResult[] = [];
     for await (const r of runner.run([job])) results.push(r);
-    expect(results).toEqual([{ id: "r01-k0" }]);
+    // With its outcome, as the local pool gives it (read from the rollout it wrote).
+    expect(results).toEqual([{ id: "r01-k0", outcome: expect.objectContaining({ evaluations: expect.any(Object) }) }]);
     expect(existsSync(join(job.outDir, "result.json"))).toBe(true);
     const data = JSON.parse(readFileSync(join(runDir, "slurm", "r01-k0", "job.json"), "utf8")) as RolloutJobData;
     expect(data.task.contentHash).toBe(taskContentHash(task));
@@ -190,7 +191,8 @@ describe("a rollout queued for BullMQ workers", () => {
       const job = seedRollout(task, "r01-k0", join(tempDir(), "r01-k0"));
       const results: RolloutJobResult[] = [];
       for await (const r of runner.run([job])) results.push(r);
-      expect(results).toEqual([{ id: "r01-k0" }]);
+      // With its outcome, as the local pool gives it (read from the rollout it wrote).
+      expect(results).toEqual([{ id: "r01-k0", outcome: expect.objectContaining({ evaluations: expect.any(Object) }) }]);
       expect(readEvaluatorFile(job.outDir)).toEqual(await runtimeHere(task));
     } finally {
       await runner.close();

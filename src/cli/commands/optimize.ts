@@ -60,7 +60,8 @@ export function registerOptimize(program: Command): void {
       // Everything comes from the run's hone.db; what may change is still checked by the schema, flag by flag, and
       // any other flag given must agree with what the run was started with.
       optionsFromFlags({ rounds: opts.rounds, concurrency: opts.concurrency, task: "resume" }, undefined);
-      refuseResumeMismatch(opts, storedSettings(resolve(opts.resume), {}), opts.resume);
+      // A queue URL's password was never stored: the URL given again stands in for the stored one.
+      refuseResumeMismatch(opts, storedSettings(resolve(opts.resume), { overrides: { queue: opts.queue } }), opts.resume);
     } else if (opts.task && opts.benchmark)
       throw new HoneError("usage", "--task and --benchmark are exclusive: give a discovery task or a QA benchmark, not both");
     else if (!opts.task && !file?.config.task && !opts.benchmark && !file?.config.benchmark)
@@ -76,7 +77,7 @@ export function registerOptimize(program: Command): void {
     const task =
       opts.resume || benchmark ? undefined : await resolveTask(config.task as string, config.tasks_dir, { check: false });
     const s: OptimizeSettings = opts.resume
-      ? storedSettings(resolve(opts.resume), {})
+      ? storedSettings(resolve(opts.resume), { overrides: { queue: opts.queue } })
       : settingsFromConfig(config, task?.budget.maxEvals ?? 10);
     if (opts.learning === "lora" && !s.learning.lora)
       throw new HoneError("usage", "--learning lora needs learning.lora.trainer_command in --config");

@@ -6,7 +6,15 @@ import { isRecord } from "../../harness/formats/package-reader.ts";
 import { DEFAULT_API_KEY_ENV } from "../../model/openai-compatible.ts";
 import { withoutPassword } from "../../secret-url.ts";
 import { executeJobData, executeQAJobData, WorkerCaches } from "./execute.ts";
-import { isQAJob, packageKey, type QAJobData, type QAJobReturn, type RolloutJobData, type RolloutJobReturn } from "./job-data.ts";
+import {
+  isQAJob,
+  jobDataFault,
+  packageKey,
+  type QAJobData,
+  type QAJobReturn,
+  type RolloutJobData,
+  type RolloutJobReturn,
+} from "./job-data.ts";
 import { QUEUE_NAME } from "./job-queue.ts";
 import { connectionFrom, connectionHint, type QueueConnection, refuseRefusingQueue } from "./queue-connection.ts";
 
@@ -115,18 +123,31 @@ export async function startWorker(o: WorkerOptions): Promise<{ close(graceMs?: n
       if (--active === 0) for (const f of idle.splice(0)) f();
     }
   };
+  const runOne = async (data: RolloutJobData | QAJobData): Promise<RolloutJobReturn | QAJobReturn> => {
+    // A job of another shape (anyone who can write to the queue's Redis can add one) is refused, its fields named.
+    const fault = jobDataFault(data);
+    if (fault) throw new Error(`worker ${name} refuses the job: ${fault}`);
+    if (isQAJob(data)) {
+      o.onEvent?.(`${name} runs QA task ${data.task.id}`);
+      return executeQAJobData(data, caches, name);
+    }
+    o.onEvent?.(`${name} runs ${data.jobId}`);
+    // The rollout's files stay in memory until they travel back.
+    const r = await executeJobData(data, caches, `worker ${name}`);
+    if (r.error) o.onEvent?.(`${name}: ${data.jobId} failed: ${r.error}`);
+    return r.error ? { worker: name, files: {}, error: r.error } : { worker: name, files: r.files, records: r.records };
+  };
   const worker = new Worker<RolloutJobData | QAJobData, RolloutJobReturn | QAJobReturn>(
     QUEUE_NAME,
     (job) =>
       track(async () => {
-        if (isQAJob(job.data)) {
-          o.onEvent?.(`${name} runs QA task ${job.data.task.id}`);
-          return executeQAJobData(job.data, caches, name);
+        try {
+          return await runOne(job.data);
+        } catch (err) {
+          // Said here too: the coordinator that queued the job hears of it, this worker's operator would not.
+          o.onEvent?.(`${name}: queue job ${job.id} failed: ${(err as Error).message}`);
+          throw err;
         }
-        o.onEvent?.(`${name} runs ${job.data.jobId}`);
-        // The rollout's files stay in memory until they travel back.
-        const r = await executeJobData(job.data, caches, `worker ${name}`);
-        return r.error ? { worker: name, files: {}, error: r.error } : { worker: name, files: r.files, records: r.records };
       }),
     {
       connection,

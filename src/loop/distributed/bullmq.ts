@@ -9,6 +9,7 @@ import { asCompleted, type RolloutJob, type RolloutJobResult, type Runner } from
 import {
   honeBuild,
   type JobHarness,
+  outcomeFromFiles,
   placeRollout,
   publicSettings,
   type QAJobData,
@@ -105,7 +106,8 @@ export class BullmqRunner implements Runner {
     } catch (err) {
       throw new Error(`the rollout ${job.id} that came back could not be taken into ${job.outDir}: ${(err as Error).message}`);
     }
-    return { id: job.id };
+    const best = value.files[`best_program${this.o.task.programExtension}`];
+    return { id: job.id, outcome: outcomeFromFiles(value.files["result.json"], best) };
   }
 
   /** The job's records into the run (or beside its files), then its folder. */

@@ -6,6 +6,7 @@ import { contentHash, listFiles } from "../../harness/files.ts";
 import { isRecord } from "../../harness/formats/package-reader.ts";
 import { HONE_VERSION } from "../../measure/identity.ts";
 import type { ModelSettings } from "../../model/resolve.ts";
+import type { RolloutOutcome } from "../../runtime/rollout.ts";
 import { folderFiles } from "../../store/rollout-files.ts";
 import type { TrajectoryEvent } from "../../store/trajectory.ts";
 import type { Evaluation } from "../../task/evaluation.ts";
@@ -150,6 +151,36 @@ export const packageKey = (digest: string) => `package:${digest}`;
 
 export const isQAJob = (d: RolloutJobData | QAJobData): d is QAJobData => (d as QAJobData).kind === "qa";
 
+/**
+ * What is wrong with a queued job's data for a worker to run it, or undefined when it has a rollout's or a QA task's
+ * shape: anyone who can write to the queue's Redis can add a job, and one of another shape is refused with its
+ * field named rather than failing somewhere inside ("Cannot read properties of null").
+ */
+export function jobDataFault(d: unknown): string | undefined {
+  if (!isRecord(d)) return "its data is not an object";
+  const text = (v: unknown) => typeof v === "string";
+  const checks: [string, boolean][] = [
+    ["jobId", text(d.jobId)],
+    ["harness", isRecord(d.harness) || (d.harness === undefined && isRecord(d.harnessFiles))],
+    ["executor.model", isRecord(d.executor) && text(d.executor.model)],
+    ["seed", Number.isFinite(d.seed)],
+  ];
+  if (d.kind === "qa") checks.push(["benchmark", text(d.benchmark)], ["task.id", isRecord(d.task) && text(d.task.id)]);
+  else {
+    const t = isRecord(d.task) ? d.task : {};
+    checks.push(
+      ["task.ref", text(t.ref)],
+      ["task.contentHash", text(t.contentHash)],
+      ["task.tasksDir", t.tasksDir === undefined || t.tasksDir === null || text(t.tasksDir)],
+      ["maxEvals", Number.isInteger(d.maxEvals) && (d.maxEvals as number) >= 0],
+      ["startProgram", text(d.startProgram)],
+      ["startEvaluation", isRecord(d.startEvaluation)],
+    );
+  }
+  const bad = checks.filter(([, ok]) => !ok).map(([field]) => field);
+  return bad.length ? `its data is not a hone ${d.kind === "qa" ? "QA" : "rollout"} job's (${bad.join(", ")})` : undefined;
+}
+
 /** What a worker sends back: the rollout directory's files (result, trajectory, programs) and its records. */
 export interface RolloutJobReturn {
   worker: string;
@@ -205,6 +236,29 @@ export function placeRollout(files: Record<string, string>, outDir: string): voi
  * finds a path absent by throwing, which costs more than the look on a coordinator's path for every job. */
 function removeIfThere(path: string): void {
   if (lstatSync(path, { throwIfNoEntry: false })) rmSync(path, { recursive: true, force: true });
+}
+
+/**
+ * A rollout's outcome as its files give it (result.json's text and its best program's), as the local pool returns it
+ * with each result: a remote runner's results carry it too, so a run's progress shows each rollout's best score
+ * whatever ran it. Undefined when there is no result.json or it does not have a rollout outcome's shape.
+ */
+export function outcomeFromFiles(resultJson: string | undefined, bestProgram: string | undefined): RolloutOutcome | undefined {
+  if (resultJson === undefined) return undefined;
+  let r: unknown;
+  try {
+    r = JSON.parse(resultJson);
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(r)) return undefined;
+  const { job: _job, seed: _seed, ...o } = r as Partial<RolloutOutcome> & { job?: unknown; seed?: unknown };
+  const ok =
+    (o.status === "completed" || o.status === "failed") &&
+    typeof o.evaluations?.used === "number" &&
+    typeof o.usage?.model_calls === "number" &&
+    (o.bestScore === undefined || typeof o.bestScore === "number");
+  return ok ? ({ ...o, bestProgram: bestProgram ?? "" } as RolloutOutcome) : undefined;
 }
 
 /** Settings without anything secret-looking: only model, endpoint, dialect and the key's variable name travel. */

@@ -22,7 +22,25 @@ export interface QueueConnection {
   maxRetriesPerRequest: null;
 }
 
+/** A command-line argument with the credentials of a URL in it hidden: the argument itself, or an `--option=` value. */
+function argumentShown(arg: string): string {
+  const option = /^(--?[^=\s]+=)(.*)$/s.exec(arg);
+  return option ? `${option[1]}${withoutPassword(option[2] as string)}` : withoutPassword(arg);
+}
+
+/**
+ * Takes the password of a queue URL given on the command line (`--queue redis://:pw@host`) out of the process's
+ * title, which any user of the machine reads (`ps`, /proc/<pid>/cmdline) for as long as a worker or a coordinator
+ * runs; `process.argv` keeps it. Nothing changes when no argument carries a credential.
+ */
+export function hideCredentialsFromTitle(argv: readonly string[] = process.argv): void {
+  const shown = argv.map(argumentShown);
+  if (shown.every((arg, i) => arg === argv[i])) return;
+  process.title = [process.argv0, ...process.execArgv, ...shown.slice(1)].join(" ");
+}
+
 export function connectionFrom(url: string): QueueConnection {
+  hideCredentialsFromTitle();
   let u: URL;
   try {
     u = new URL(url);

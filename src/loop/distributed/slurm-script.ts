@@ -96,19 +96,29 @@ function directives(s: SlurmSettings): string {
     .join("\n");
 }
 
+/** Whether `offset` in `text` is where its line's command starts (nothing but blanks before it on that line). */
+const startsLine = (text: string, offset: number) => /(^|\n)[ \t]*$/.test(text.slice(0, offset));
+
 /**
  * The job script: every placeholder filled wherever it appears, nothing in a value read as a replacement pattern.
  * {{output}} is the log's path as an #SBATCH line reads it (quoted), also where a template quoted it itself.
+ * {{command}} is hone's command as words for bash; where it starts a line the shell is replaced by it (`exec`), and
+ * after a wrapper (`srun {{command}}`, `timeout 3600 {{command}}`, `apptainer exec img.sif {{command}}`) it is the
+ * wrapper's arguments as they are: an `exec` there would be the program the wrapper looks for.
  */
 export function jobScript(template: string, s: SlurmSettings, job: { name: string; output: string; argv: string[] }): string {
+  const command = job.argv.map(shellWord).join(" ");
   const values: Record<string, string> = {
     name: job.name,
     output: sbatchPath(job.output, "the job's log"),
     directives: directives(s),
-    command: `exec ${job.argv.map(shellWord).join(" ")}`,
   };
   return template.replace(
     /(["']?)\{\{(name|output|directives|command)\}\}\1/g,
-    (_, quote: string, key: string) => (key === "output" ? values.output : `${quote}${values[key]}${quote}`) as string,
+    (_, quote: string, key: string, offset: number, text: string) => {
+      if (key === "output") return values.output as string;
+      if (key === "command") return `${quote}${quote === "" && startsLine(text, offset) ? "exec " : ""}${command}${quote}`;
+      return `${quote}${values[key]}${quote}`;
+    },
   );
 }

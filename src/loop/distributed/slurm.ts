@@ -17,10 +17,11 @@ import { eachAtMost } from "../../at-most.ts";
 import { HoneError } from "../../errors.ts";
 import { DEFAULT_API_KEY_ENV } from "../../model/openai-compatible.ts";
 import type { ModelSettings } from "../../model/resolve.ts";
+import type { RolloutOutcome } from "../../runtime/rollout.ts";
 import { taskContentHash } from "../../task/content-hash.ts";
 import type { DiscoveryTask } from "../../task/discovery-task.ts";
 import type { RolloutJob, RolloutJobResult, Runner } from "../runner.ts";
-import { toJobData } from "./job-data.ts";
+import { outcomeFromFiles, toJobData } from "./job-data.ts";
 import {
   cancelSlurmJobs,
   FORGOTTEN,
@@ -303,13 +304,26 @@ export class SlurmRunner implements Runner {
   /** A job's end: its rollout when it finished (its folder appears whole at its end), else why not. */
   private ended(id: string, job: RolloutJob, state: string): RolloutJobResult {
     const finished = existsSync(join(job.outDir, "result.json"));
-    if (finished && (mapSlurmState(state) === "completed" || state === FORGOTTEN)) return { id: job.id };
+    if (finished && (mapSlurmState(state) === "completed" || state === FORGOTTEN))
+      return { id: job.id, outcome: this.outcomeOf(job) };
     const tail = logTail(join(this.jobDir(job), "slurm.out"));
     const how =
       state === FORGOTTEN
         ? "is no longer known to Slurm (its controller forgot it, and there is no accounting) and left no result"
         : `ended ${state}`;
     return { id: job.id, error: `Slurm job ${id} ${how}${tail ? `: ${tail}` : ""}` };
+  }
+
+  /** The rollout's outcome as its folder gives it (result.json and its best program), as the local pool returns it. */
+  private outcomeOf(job: RolloutJob): RolloutOutcome | undefined {
+    const read = (name: string) => {
+      try {
+        return readFileSync(join(job.outDir, name), "utf8");
+      } catch {
+        return undefined;
+      }
+    };
+    return outcomeFromFiles(read("result.json"), read(`best_program${this.o.task.programExtension}`));
   }
 
   async close(): Promise<void> {}
