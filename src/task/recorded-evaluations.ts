@@ -41,7 +41,11 @@ export class EvaluationRecords implements EvaluationSink {
     }
   }
   put(key: string, e: Evaluation): void {
-    this.insert.run(key, JSON.stringify(e));
+    this.putText(key, JSON.stringify(e));
+  }
+  /** An evaluation already serialised (a replay's batch serialises each as it is served and writes them later). */
+  putText(key: string, text: string): void {
+    this.insert.run(key, text);
   }
   close(): void {
     if (this.owned) this.db.close();
