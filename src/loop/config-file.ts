@@ -2,6 +2,7 @@ import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs
 import { parse as parseYaml } from "yaml";
 import type * as z from "zod";
 import { configError, zodIssues } from "../errors.ts";
+import { yamlNestedPast } from "../yaml-depth.ts";
 
 /** Far above any options file a person writes (patches written inline included): refused before it is read. */
 const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
@@ -40,9 +41,19 @@ function configText(file: string): string {
   }
 }
 
+/** The deepest an options file nests collections, checked before it is composed (deeper ones exhaust the stack). */
+const MAX_CONFIG_DEPTH = 64;
+
 /** Reads a YAML options file and validates it; every error names the file and the field. */
 export function readConfigFile<T>(file: string, schema: z.ZodType<T>): T {
   const text = configText(file);
+  const deep = yamlNestedPast(text, MAX_CONFIG_DEPTH);
+  if (deep !== undefined)
+    throw configError(
+      file,
+      undefined,
+      `nests mappings and lists more than ${MAX_CONFIG_DEPTH} levels deep (at line ${deep}); an options file nests a few: flatten it`,
+    );
   let raw: unknown;
   try {
     raw = parseYaml(text);

@@ -8,6 +8,7 @@ import { parse as parseYaml } from "yaml";
 import * as z from "zod";
 import { SKILL_NAME } from "../../harness/schema.ts";
 import { type HarnessSpec, SPEC_LIMITS, validateSpec } from "../../harness/spec.ts";
+import { yamlNestedPast } from "../../yaml-depth.ts";
 import type { Archive, Candidate } from "../method.ts";
 import { oriented } from "../rules/sample.ts";
 
@@ -34,8 +35,11 @@ export function componentLimit(component: string): number {
 export function componentFromFiles(files: Record<string, string>, component: string): string | undefined {
   if (component === "system_prompt") {
     let agent: Record<string, unknown>;
+    const text = files["agent.yaml"] ?? "";
+    // Nested past 64 levels: never a harness's, and composing it would exhaust the stack.
+    if (yamlNestedPast(text, 64) !== undefined) return undefined;
     try {
-      agent = (parseYaml(files["agent.yaml"] ?? "") ?? {}) as Record<string, unknown>;
+      agent = (parseYaml(text) ?? {}) as Record<string, unknown>;
     } catch {
       return undefined;
     }

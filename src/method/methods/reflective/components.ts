@@ -1,5 +1,6 @@
 import { parse as parseYaml } from "yaml";
 import { type HarnessSpec, validateSpec } from "../../../harness/spec.ts";
+import { yamlNestedPast } from "../../../yaml-depth.ts";
 
 /**
  * A harness's text components as the reflective methods (GEPA, SkillOpt, ACE) name them: `system_prompt`,
@@ -13,7 +14,8 @@ const FRONTMATTER = /^---\r?\n[\s\S]*?\r?\n---\r?\n?([\s\S]*)$/;
 type Entry = { name?: unknown; yaml_path?: unknown };
 
 function yamlOf(text: string | undefined): Record<string, unknown> | undefined {
-  if (text === undefined) return undefined;
+  // Nested past 64 levels: never a harness's, and composing it would exhaust the stack.
+  if (text === undefined || yamlNestedPast(text, 64) !== undefined) return undefined;
   try {
     const v = parseYaml(text, { maxAliasCount: 50 });
     return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
