@@ -100,3 +100,12 @@ export const queryKeyRedacted = (url: string | undefined) =>
 /** Whether a stored URL had a credential taken out (a resumed run needs it given again). */
 export const passwordRedacted = (url: string | undefined) =>
   url !== undefined && (/^[a-z][a-z0-9+.-]{0,20}:\/\/[^/@\s]*\*\*\*@/i.test(url) || queryKeyRedacted(url));
+
+/**
+ * Why a run started with `url` (as stored: its query's key taken out) cannot be resumed, or undefined when it can:
+ * the key was never stored, so a resumed run would call the endpoint without it.
+ */
+export function keyedUrlResumeProblem(runDir: string, role: string, url: string | undefined, keyEnv: string): string | undefined {
+  if (!queryKeyRedacted(url)) return undefined;
+  return `${runDir} was started with the ${role} at ${url}, whose key in the URL hone never stores, so a resumed run cannot call it: start a new run, with the key in an environment variable (${keyEnv}) rather than in the URL`;
+}

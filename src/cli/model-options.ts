@@ -54,7 +54,7 @@ export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * `--api-key-env`: the name of the variable holding the key. Anything else (most often the key itself, pasted in its
  * place) is refused without being repeated: it would otherwise be printed in messages and stored with the run.
  */
-function keyEnvFrom(value: unknown, flag: string): string | undefined {
+export function keyEnvFrom(value: unknown, flag: string): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value === "string" && ENV_NAME.test(value) && value.length <= 256) return value;
   throw new HoneError(

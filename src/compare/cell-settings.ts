@@ -10,6 +10,7 @@ import type { SlurmSettings } from "../loop/distributed/slurm-script.ts";
 import type { OptimizeSettings } from "../loop/optimize.ts";
 import { optimizeConfigSchema, settingsFromConfig } from "../loop/optimize-config.ts";
 import { methodByName } from "../method/registry.ts";
+import { withoutPassword } from "../secret-url.ts";
 import { resolveTask } from "../task/builtin.ts";
 import { taskContentHash } from "../task/content-hash.ts";
 import type { DiscoveryTask } from "../task/discovery-task.ts";
@@ -160,9 +161,12 @@ function paramProblems(exp: Experiment): { field: string; message: string }[] {
 /**
  * Cells whose budget of evaluator calls cannot buy one round of proposals (K rollouts of max_evals calls, or for a QA
  * row the seed on train, the choice on validation and K candidates on train): such a search has nothing to run.
- * Found before anything is written, naming `budget.size`; a QA row without limits is checked when its cell starts.
+ * Found before anything is written, naming `budget.size`; a QA row by its slices as loaded (`qaSlices`).
  */
-export async function budgetProblems(exp: Experiment): Promise<{ field: string; message: string }[]> {
+export async function budgetProblems(
+  exp: Experiment,
+  qaSlices: (cell: PlannedCell) => Promise<{ train: number; validation: number }>,
+): Promise<{ field: string; message: string }[]> {
   if (exp.budget.unit !== "evaluator_calls") return [];
   const size = exp.budget.size;
   const out: { field: string; message: string }[] = [];
@@ -176,10 +180,8 @@ export async function budgetProblems(exp: Experiment): Promise<{ field: string; 
       method.method.includes("/") ? k : roundProposals(s);
     const qi = exp.benchmarks.findIndex((b) => (b.name ?? b.benchmark) === cell.benchmark);
     if (qi >= 0) {
-      const b = exp.benchmarks[qi] as Experiment["benchmarks"][number];
-      const train = b.splits.train.limit;
-      const validation = b.splits.validation?.limit;
-      if (train === undefined || validation === undefined) continue;
+      // The slices as loaded (a limit only caps one: the file may hold fewer).
+      const { train, validation } = await qaSlices(cell);
       const kq = perRound({ method: method.method, methodParams: paramsWithK(method, k), proposals: k });
       const need = qaFixedCalls(train, validation) + kq * train;
       if (size >= qaFixedCalls(train, validation) && size < need)
@@ -277,10 +279,13 @@ const taskDigest = (memo: DigestMemo, ref: string, dir: string | undefined) =>
     return `${t.id} content ${taskContentHash(t)}`;
   });
 
-/** A model as far as it decides what is measured: not its key's variable, timeouts or streaming. */
+/**
+ * A model as far as it decides what is measured: not its key's variable, timeouts or streaming; its URL as hone writes
+ * one (credentials taken out: the settings are written beside each cell and printed when they differ).
+ */
 const modelPart = (m: Experiment["executor"]) => ({
   model: m.model,
-  base_url: m.base_url,
+  base_url: m.base_url === undefined ? undefined : withoutPassword(m.base_url),
   dialect: m.dialect,
   keep_sampling: m.keep_sampling,
 });

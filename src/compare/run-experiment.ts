@@ -27,6 +27,7 @@ import {
 import type { Experiment } from "./experiment.ts";
 import type { PlannedCell } from "./plan.ts";
 import { planCells, seedDir } from "./plan.ts";
+import { qaCellSetup } from "./qa-cell.ts";
 import { CELL_FAILED_FILE, CELL_FILE } from "./read-cells.ts";
 import { isFinished, runCell, SEED_FOLDER } from "./run-cell.ts";
 
@@ -63,7 +64,7 @@ export interface ExperimentRunResult {
 /** Refuses, before anything is written, what this build cannot run; the first problem names its field. */
 async function assertRunnable(exp: Experiment, o: RunOptions): Promise<void> {
   const early = runnableProblems(exp, o);
-  const problems = early.length > 0 ? early : await budgetProblems(exp);
+  const problems = early.length > 0 ? early : await budgetProblems(exp, async (cell) => (await qaCellSetup(exp, cell, o)).slices);
   const [first, ...rest] = problems;
   if (!first) return;
   const more = rest.map((p) => `\n  ${p.field}: ${p.message}`).join("");

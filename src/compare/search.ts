@@ -106,6 +106,8 @@ async function optimizeCell(o: SearchOptions, cap: number, nextRound: (round: nu
       resume: started,
       // Where the rollouts run is this invocation's choice (a stored queue URL holds no password).
       overrides: { rounds: cap, queue: o.settings.queue, slurm: o.settings.slurm },
+      // Stored without a key in their query: this invocation's URLs stand in for them.
+      endpoints: { executor: o.settings.executor.baseUrl, proposer: o.settings.proposer.baseUrl },
       onEvent: o.onEvent,
       nextRound,
     },

@@ -8,7 +8,7 @@ import { type LoraSettings, resumeAdapter } from "../method/lora.ts";
 import type { CacheMode } from "../model/cache.ts";
 import type { ModelSettings } from "../model/resolve.ts";
 import { checkHarness } from "../sandbox/check.ts";
-import { passwordRedacted, queryKeyRedacted } from "../secret-url.ts";
+import { keyedUrlResumeProblem, passwordRedacted, withoutPassword } from "../secret-url.ts";
 import { candidateOfCommit, lastClosedRound, lastFinishedRound, slotSummaries } from "../store/candidates.ts";
 import { anyRound, type Db, finishRun, openDb, roundRows, runRow } from "../store/db.ts";
 import { recordedHoneVersion } from "../store/receipts.ts";
@@ -149,6 +149,8 @@ export interface OptimizeOptions {
   resume?: boolean;
   /** What a resumed run may change: how long it goes on, how much at once, and where its rollouts run. */
   overrides?: { rounds?: number; concurrency?: number; queue?: string; slurm?: SlurmSettings };
+  /** The endpoints' URLs given again on resume, each used where the stored one is it with its credentials taken out. */
+  endpoints?: { executor?: string; proposer?: string };
   onEvent?: (e: OptimizeEvent) => void;
   /**
    * Told the run's folder as soon as this process holds it, before anything is checked, with what gives it up (a new
@@ -203,12 +205,14 @@ export function storedSettings(runDir: string, o: OptimizeOptions): OptimizeSett
       "usage",
       `${runDir} was started with --queue ${settings.queue}; hone never stores a password: resume it with --queue <the URL with its password>`,
     );
-  for (const role of ["executor", "proposer"] as const)
-    if (queryKeyRedacted(settings[role].baseUrl))
-      throw new HoneError(
-        "usage",
-        `${runDir} was started with the ${role} at ${settings[role].baseUrl}, whose key in the URL hone never stores, so a resumed run cannot call it: start a new run with --out, with the key in an environment variable (--${role}-api-key-env) rather than in the URL`,
-      );
+  for (const role of ["executor", "proposer"] as const) {
+    // The endpoint given again (`hone compare` resuming a cell) stands in for the stored one it was redacted to.
+    const again = o.endpoints?.[role];
+    if (again !== undefined && withoutPassword(again) === settings[role].baseUrl)
+      settings[role] = { ...settings[role], baseUrl: again };
+    const problem = keyedUrlResumeProblem(runDir, role, settings[role].baseUrl, `--${role}-api-key-env`);
+    if (problem) throw new HoneError("usage", problem);
+  }
   return settings;
 }
 

@@ -15,6 +15,7 @@ import {
 } from "../method/criteria.ts";
 import { AgentCliEstimator, type Estimator, LLMEstimator, PatchQueue } from "../method/estimators.ts";
 import type { ProposerTask } from "../method/proposer.ts";
+import { keyedUrlResumeProblem } from "../secret-url.ts";
 import { createRunDb, openDb, runRow } from "../store/db.ts";
 import { HarnessRepo } from "../store/git.ts";
 import { recordedHoneVersion } from "../store/receipts.ts";
@@ -121,6 +122,7 @@ export async function openTrainRun(o: {
       throw new HoneError("usage", `${source} is not a train run (its hone.db holds ${row?.kind ?? "no run"})`);
     if (o.resume) refuseOtherVersion(resolve(source), "resume", recorded);
     c = JSON.parse(row.config) as StoredTrainConfig;
+    if (o.resume) refuseKeyedUrls(resolve(source), c);
   } else if (o.config) c = storedConfig(o.config);
   else throw new HoneError("usage", "give --config train.yaml, or --resume a run directory");
   const held = takeRunDir({
@@ -238,4 +240,16 @@ async function buildTrainRun(
       for (const cl of closers.reverse()) await cl();
     },
   };
+}
+
+/** A train run started with a key in an endpoint's URL cannot be resumed: the key was never stored (secret-url.ts). */
+function refuseKeyedUrls(runDir: string, c: StoredTrainConfig): void {
+  const proposer = c.estimator.kind === "llm" ? c.estimator.proposer.base_url : undefined;
+  for (const [role, url, field] of [
+    ["model", c.model.base_url, "model.api_key_env"],
+    ["proposer", proposer, "estimator.proposer.api_key_env"],
+  ] as const) {
+    const problem = keyedUrlResumeProblem(runDir, role, url, `${field} in train.yaml`);
+    if (problem) throw new HoneError("usage", problem);
+  }
 }

@@ -1,6 +1,8 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { budgetProblems } from "../../src/compare/cell-settings.ts";
+import { readExperiment } from "../../src/compare/experiment.ts";
 import { hone } from "../helpers/cli.ts";
 import { INITIAL_HARNESS, ROOT, tempDir, write } from "../helpers/fixtures.ts";
 
@@ -62,5 +64,30 @@ search: { proposals: 2 }
 `);
     expect(stderr).toContain("(budget.size): gsm8k+qa+random:");
     expect(stderr).toContain("take 14 evaluator calls, more than the budget's 10");
+  });
+
+  it("a QA row is judged by its slices as loaded: a limit above the file's questions is no refusal", async () => {
+    const dir = tempDir("hone-probe6-preflight-");
+    write(
+      join(dir, "q.yaml"),
+      `name: q
+benchmarks:
+  - benchmark: gsm8k
+    data_dir: ${join(ROOT, "test", "fixtures", "datasets")}
+    splits: { train: { limit: 1000 }, validation: { limit: 4 }, test: { limit: 2 } }
+harnesses:
+  - { name: qa, path: ${join(ROOT, "harnesses", "qa")} }
+methods:
+  - method: random
+seeds: [0]
+budget: { unit: evaluator_calls, size: 1100 }
+search: { proposals: 2 }
+`,
+    );
+    const exp = readExperiment(join(dir, "q.yaml"));
+    // 108 train and 4 validation questions as loaded: 112 fixed calls and 216 a round fit 1100.
+    expect(await budgetProblems(exp, async () => ({ train: 108, validation: 4 }))).toEqual([]);
+    const [tight] = await budgetProblems(exp, async () => ({ train: 600, validation: 4 }));
+    expect(tight?.message).toContain("take 1804 evaluator calls, more than the budget's 1100");
   });
 });

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { HoneError } from "../../errors.ts";
+import { keyEnvFrom } from "../model-options.ts";
 import { atStop, stopPolicy } from "../shutdown.ts";
 
 export function registerWorker(program: Command): void {
@@ -37,7 +38,7 @@ export function registerWorker(program: Command): void {
         concurrency: opts.concurrency,
         poolSize: opts.poolSize,
         lockDurationMs: opts.lockDurationMs,
-        apiKeyEnvs: opts.apiKeyEnv,
+        apiKeyEnvs: (opts.apiKeyEnv as string[] | undefined)?.map((name) => keyEnvFrom(name, "api-key-env") as string),
         onEvent: (t) => process.stdout.write(`${t}\n`),
       });
       // Serves until asked to stop; a clean stop exits 0, whatever state Redis is in.
