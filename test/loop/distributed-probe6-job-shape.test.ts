@@ -83,6 +83,10 @@ describe("a worker given a job of another shape", () => {
       expect(await end("no-task", { ...rollout(), task: undefined })).toEqual({
         failed: expect.stringMatching(/refuses the job: its data is not a hone rollout job's \(task\.ref, task\.contentHash\)/),
       });
+      // A coordinator of another hone may shape its jobs otherwise: the other hone is what is named.
+      expect(await end("other-hone", { ...rollout(), task: undefined, hone: { version: "0.0.1", runtime: "x" } })).toEqual({
+        failed: expect.stringMatching(/this hone differs from the coordinator's \(version \S+ here, 0\.0\.1 on the coordinator/),
+      });
       // A job of the right shape for a task this worker has otherwise is still run to its refusal, and said too.
       const other = { ...rollout(), task: { ref: join(ROOT, "tasks", "circle-packing"), contentHash: "0".repeat(64) } };
       const refused = (await end("other-task", other)) as { value?: { error?: string } };

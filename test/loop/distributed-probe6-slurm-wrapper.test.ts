@@ -21,6 +21,8 @@ describe("a job script template that runs {{command}} through a wrapper", () => 
       "#!/bin/bash\nenv HONE_PROBE=1 {{command}}\n",
       "#!/bin/bash\nif true; then {{command}}; fi\n",
       "#!/bin/bash\nnice -n 0 {{command}} && echo done >/dev/null\n",
+      // A wrapper continued on the next line: the command is still its arguments.
+      "#!/bin/bash\nenv \\\n  HONE_PROBE=1 \\\n  {{command}}\n",
     ])
       expect(run(template).split("\n").slice(0, -1)).toEqual(ODD);
   });
@@ -32,6 +34,10 @@ describe("a job script template that runs {{command}} through a wrapper", () => 
     );
     expect(jobScript("srun --ntasks=1 {{command}}\n", {}, { name: "n", output: "/o", argv: ["a b"] })).toBe(
       "srun --ntasks=1 'a b'\n",
+    );
+    // A line ending in an escaped backslash continues nothing: the next line is a command of its own.
+    expect(jobScript("echo \\\\\n{{command}}\n", {}, { name: "n", output: "/o", argv: ["true"] })).toBe(
+      "echo \\\\\nexec 'true'\n",
     );
     // The command still ends the script where it starts its line: nothing after it runs in the job's shell.
     expect(run("{{command}}\necho after\n")).not.toContain("after");

@@ -7,6 +7,8 @@ import { DEFAULT_API_KEY_ENV } from "../../model/openai-compatible.ts";
 import { withoutPassword } from "../../secret-url.ts";
 import { executeJobData, executeQAJobData, WorkerCaches } from "./execute.ts";
 import {
+  currentHoneBuild,
+  honeBuildRefusal,
   isQAJob,
   jobDataFault,
   packageKey,
@@ -126,7 +128,8 @@ export async function startWorker(o: WorkerOptions): Promise<{ close(graceMs?: n
   const runOne = async (data: RolloutJobData | QAJobData): Promise<RolloutJobReturn | QAJobReturn> => {
     // A job of another shape (anyone who can write to the queue's Redis can add one) is refused, its fields named.
     const fault = jobDataFault(data);
-    if (fault) throw new Error(`worker ${name} refuses the job: ${fault}`);
+    // A coordinator of another hone may send jobs of another shape: that difference is the one to name.
+    if (fault) throw new Error(otherHone(data, name) ?? `worker ${name} refuses the job: ${fault}`);
     if (isQAJob(data)) {
       o.onEvent?.(`${name} runs QA task ${data.task.id}`);
       return executeQAJobData(data, caches, name);
@@ -194,4 +197,10 @@ export async function startWorker(o: WorkerOptions): Promise<{ close(graceMs?: n
       packages.close();
     },
   };
+}
+
+/** The refusal of a job from a coordinator running another hone (version or evaluation runtime), if it is one. */
+function otherHone(data: unknown, name: string): string | undefined {
+  const theirs = isRecord(data) ? data.hone : undefined;
+  return theirs === undefined ? undefined : honeBuildRefusal(theirs, currentHoneBuild(), `worker ${name}`);
 }

@@ -96,8 +96,19 @@ function directives(s: SlurmSettings): string {
     .join("\n");
 }
 
-/** Whether `offset` in `text` is where its line's command starts (nothing but blanks before it on that line). */
-const startsLine = (text: string, offset: number) => /(^|\n)[ \t]*$/.test(text.slice(0, offset));
+/**
+ * Whether `offset` in `text` is where a command starts: nothing but blanks before it on its line, and that line no
+ * continuation of the one before (`srun --ntasks=1 \` then `  {{command}}`: the wrapper's arguments go on there).
+ */
+function startsLine(text: string, offset: number): boolean {
+  const before = text.slice(0, offset);
+  const lineStart = before.lastIndexOf("\n") + 1;
+  if (!/^[ \t]*$/.test(before.slice(lineStart))) return false;
+  const previous = before.slice(0, Math.max(0, lineStart - 1)).replace(/\r$/, "");
+  let trailing = 0;
+  while (previous[previous.length - 1 - trailing] === "\\") trailing++;
+  return lineStart === 0 || trailing % 2 === 0;
+}
 
 /**
  * The job script: every placeholder filled wherever it appears, nothing in a value read as a replacement pattern.
