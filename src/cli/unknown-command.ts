@@ -21,7 +21,9 @@ function refuseWordsOf(cmd: Command): void {
     const word = String(cmd.args[0]);
     const names = cmd.commands.map((c) => c.name());
     const near = nearestName(word, names);
-    const hint = near ? `\n(Did you mean ${near}?)` : `\n(the commands of hone ${cmd.name()}: ${names.join(", ")})`;
+    const hint = near
+      ? `\n(Did you mean ${near}?)`
+      : `\n(the commands of hone ${cmd.name()}: ${names.join(", ")}; \`hone ${cmd.name()}\` alone does its own work: see --help)`;
     cmd.error(`error: unknown command '${word}'${hint}`, { code: "commander.unknownCommand" });
   });
 }

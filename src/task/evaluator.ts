@@ -107,7 +107,9 @@ const lastLine = (text: string) => text.trim().split("\n").slice(-1)[0];
 const withHint = (hint: string | undefined) => (hint ? `; ${hint}` : "");
 /** What to do about an error the sandbox caused: a write to a read-only folder, a file outside the task folder. */
 const hintFor = (task: DiscoveryTask, error: string) =>
-  withHint(readOnlyHint(task, error) ?? hiddenPathHint(task, error) ?? (sealed(task) ? tmpFullHint(task, error) : undefined));
+  withHint(readOnlyHint(task, error) ?? hiddenPathHint(task, error) ?? tmpHint(task, error));
+/** An evaluator (or a program or compiler it ran) out of room in its capped /tmp or /dev/shm. */
+const tmpHint = (task: DiscoveryTask, error: string) => (sealed(task) ? tmpFullHint(task, error) : undefined);
 
 // An evaluation's texts carry what a program chose (its exception's message, values the evaluator echoes, its
 // output): they are printed by `hone evaluate`, `hone run` and `hone log`, and must never drive the user's terminal
@@ -160,11 +162,11 @@ function judgeRawExit(task: DiscoveryTask, exit: EvaluatorExit, timeoutSec: numb
   if (exit.code !== 0 || !raw?.metrics || typeof raw.metrics !== "object") {
     const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
     const tail = exit.stderr ? `; stderr ends: ${exit.stderr.slice(-300)}` : "";
-    return invalid(`the evaluator ${how} without a result${tail}`, exit);
+    return invalid(`the evaluator ${how} without a result${tail}${withHint(tmpHint(task, exit.stderr))}`, exit);
   }
   const artifacts = { stderr: exit.stderr || undefined, stdout: exit.stdout || undefined, ...(raw.artifacts ?? {}) };
   const verdict = judgeMetrics(raw.metrics, task.metric, task.metricFallback);
-  if (verdict.reason) verdict.reason += withHint(hiddenPathHint(task, verdict.reason));
+  if (verdict.reason) verdict.reason += withHint(hiddenPathHint(task, verdict.reason) ?? tmpHint(task, verdict.reason));
   return {
     ...verdict,
     metrics: raw.metrics,

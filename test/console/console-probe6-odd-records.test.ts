@@ -125,6 +125,14 @@ describe("a run whose records hold odd values", () => {
     expect(await rollout.page.getByTestId("conversation").innerText()).toContain("an object");
     expect(rollout.errors).toEqual([]);
     await rollout.page.close(); // its event streams with it
+
+    // A blob where a rollout's kind belongs, in the candidate page's rollout table.
+    const candidate = await watch("/run/odd/candidate/r01-k1");
+    await expect.poll(() => candidate.page.locator("h1").innerText(), { timeout: 30_000 }).toContain("r01-k1");
+    await expect.poll(() => candidate.page.locator("tbody tr").count(), { timeout: 30_000 }).toBeGreaterThan(0);
+    expect(await candidate.page.getByTestId("error-page").count()).toBe(0);
+    expect(candidate.errors).toEqual([]);
+    await candidate.page.close();
   });
 
   it("says a page it cannot draw could not be drawn, with the way back, never a blank window", {
@@ -132,8 +140,14 @@ describe("a run whose records hold odd values", () => {
   }, async (ctx) => {
     requireTool(ctx, "chromium");
     if (!haveChromium) return;
-    // A blob where a rollout's kind belongs: no page expects one.
-    const candidate = await watch("/run/odd/candidate/r01-k1");
+    // An answer of the API no page expects (every field the pages draw is guarded, so the API is made to send one).
+    browser ??= await launchChromium();
+    const page = await browser.newPage();
+    await page.route("**/api/runs/odd/candidates/r01-k1*", (route) =>
+      route.fulfill({ status: 200, contentType: "application/json", body: JSON.stringify({ rollouts: 5, status: {} }) }),
+    );
+    await page.goto(`${server.url}/run/odd/candidate/r01-k1`);
+    const candidate = { page };
     const error = candidate.page.getByTestId("error-page");
     await expect.poll(() => error.count(), { timeout: 30_000 }).toBe(1);
     expect(await error.innerText()).toContain("could not be drawn");

@@ -7,6 +7,7 @@ import { evaluateProgram } from "../../src/task/evaluator.ts";
 import { EvaluatorPool } from "../../src/task/evaluator-pool.ts";
 import { bwrapCapsTmpfs, DEFAULT_TMP_MB, helpOffersSize } from "../../src/task/sandbox-layout.ts";
 import { runSealed } from "../../src/task/sealed-command.ts";
+import { findExecutable } from "../../src/which.ts";
 import { hone } from "../helpers/cli.ts";
 import { makeTask, tempDir } from "../helpers/fixtures.ts";
 import { requireTool } from "../helpers/requires.ts";
@@ -75,6 +76,24 @@ describe("the sandbox's /tmp and /dev/shm are capped", () => {
     } finally {
       pool.close();
     }
+  });
+
+  it("an evaluator whose own subprocess (a build, say) ran out of room and that exits without a result is told of tmp_mb", async (ctx) => {
+    requireTool(ctx, "bubblewrap");
+    if (!bwrapCapsTmpfs()) return ctx.skip();
+    const building = `import os, subprocess, sys
+
+def evaluate(program_path):
+    r = subprocess.run([sys.executable, "-c", "open('big', 'wb').write(b'x' * (64 << 20))"], capture_output=True, text=True)
+    sys.stderr.write(r.stderr)
+    sys.stderr.flush()
+    os._exit(3)
+`;
+    const task = loadTaskFolder(makeTask(building, { honeYaml: SMALL }));
+    const e = await evaluateProgram(task, task.seedProgram);
+    expect(e.valid).toBe(false);
+    expect(e.reason).toMatch(/exited with code 3 without a result.*No space left on device/s);
+    expect(e.reason).toMatch(/hold at most 32 MB each .*raise tmp_mb in the task's hone\.yaml/);
   });
 
   it("an evaluator writing past the cap gets ENOSPC: the evaluation fails with the reason, and the pool goes on", async (ctx) => {
@@ -189,7 +208,8 @@ async function doctorWith(help: string): Promise<{ ok: boolean; found: string } 
   const bin = join(tempDir(), "bin");
   mkdirSync(bin);
   writeFileSync(join(bin, "help.txt"), help);
-  const real = "/usr/bin/bwrap";
+  // requireTool has found it on PATH (/usr/bin here; /usr/local/bin or a Nix profile elsewhere).
+  const real = findExecutable("bwrap") as string;
   const refuseSize = helpOffersSize(help)
     ? ""
     : 'for a in "$@"; do if [ "$a" = --size ]; then echo "bwrap: Unknown option --size" >&2; exit 1; fi; done\n';

@@ -3,7 +3,7 @@ import { getJson, runPath, useJson } from "../api.ts";
 import { Diff } from "../components/Diff.tsx";
 import { ErrorPage } from "../components/ErrorPage.tsx";
 import { Status } from "../components/Status.tsx";
-import { duration, score, signed, str } from "../format.ts";
+import { duration, num, score, signed, str } from "../format.ts";
 import { candidateUrl, Link, rolloutUrl, runUrl } from "../router.tsx";
 import type { CandidateDetail, CandidateRow, Page } from "../types.ts";
 
@@ -52,7 +52,7 @@ export function CandidatePage({ run, id }: { run: string; id: string }) {
         </h1>
         <Status value={data.status} />
         <span className="muted">
-          round {data.round}, slot {data.slot} · score <span className="mono">{score(data.score)}</span> · reward{" "}
+          round {str(data.round)}, slot {str(data.slot)} · score <span className="mono">{score(data.score)}</span> · reward{" "}
           <span className="mono">{signed(data.reward)}</span> · advantage <span className="mono">{signed(data.advantage)}</span>
           {data.parent && (
             <>
@@ -151,15 +151,15 @@ export function CandidatePage({ run, id }: { run: string; id: string }) {
                   <td className="nowrap">
                     <Link to={rolloutUrl(run, r.id)}>{r.id}</Link>
                   </td>
-                  <td>{r.kind}</td>
+                  <td>{str(r.kind)}</td>
                   <td>
                     <Status value={r.status} />
                   </td>
-                  <td>{r.error ?? r.stop_reason ?? "–"}</td>
+                  <td>{str(r.error ?? r.stop_reason) || "–"}</td>
                   <td className="r mono">{score(r.start_score)}</td>
                   <td className="r mono">{score(r.best_score)}</td>
                   <td className="r">
-                    {r.evals_used} ({r.evals_invalid} invalid)
+                    {num(r.evals_used)} ({num(r.evals_invalid)} invalid)
                   </td>
                   <td className="r">{duration(r.seconds ?? 0)}</td>
                 </tr>
@@ -197,7 +197,7 @@ function Against({ run, id, parent, onPick }: { run: string; id: string; parent:
       <datalist id="against-options">
         {options.map((c) => (
           <option key={c.id} value={c.id}>
-            {c.status}, {score(c.score)}
+            {str(c.status)}, {score(c.score)}
           </option>
         ))}
       </datalist>
