@@ -3,4 +3,4 @@
  * It goes up with every change to what a run sends, evaluates, decides or hashes, since a run is replayed and resumed
  * only by the version that recorded it (loop/hone-version.ts).
  */
-export const HONE_VERSION = "0.4.0";
+export const HONE_VERSION = "0.5.0";
