@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { lockRunDir, type RunLock } from "../../src/store/run-lock.ts";
 import { hone } from "../helpers/cli.ts";
-import { INITIAL_HARNESS, tempDir, write } from "../helpers/fixtures.ts";
+import { packingExperiment } from "../helpers/experiment.ts";
+import { tempDir, write } from "../helpers/fixtures.ts";
 
 // A second `hone compare` on an out folder another one is writing (a resume started while the first was still
 // stopping) started the same cells, failed on the first one the other held (exit 2 mid-grid) and left a
@@ -14,19 +15,7 @@ describe("one hone compare at a time on an out folder", () => {
     const dir = tempDir("hone-probe6-lock-");
     write(
       join(dir, "x.yaml"),
-      `name: x
-tasks:
-  - name: packing
-    splits: { train: [circle-packing] }
-harnesses:
-  - name: initial
-    path: ${INITIAL_HARNESS}
-methods:
-  - method: random
-seeds: [0]
-budget: { unit: evaluator_calls, size: 15 }
-search: { proposals: 1, max_evals: 3, noise_repeats: 1, concurrency: 1 }
-`,
+      packingExperiment("  - method: random", 15, "search: { proposals: 1, max_evals: 3, noise_repeats: 1, concurrency: 1 }"),
     );
     const out = join(dir, "out");
     mkdirSync(out);

@@ -4,25 +4,13 @@ import { describe, expect, it } from "vitest";
 import { budgetProblems } from "../../src/compare/cell-settings.ts";
 import { readExperiment } from "../../src/compare/experiment.ts";
 import { hone } from "../helpers/cli.ts";
-import { INITIAL_HARNESS, ROOT, tempDir, write } from "../helpers/fixtures.ts";
+import { packingExperiment } from "../helpers/experiment.ts";
+import { ROOT, tempDir, write } from "../helpers/fixtures.ts";
 
 // Two experiment files that passed validation and then failed mid-grid: a built-in method's params its schema refuses
 // (exit 2 when the cell started, "bad parameters for greedy", after the other cells had run), and a budget too small
 // for one round of proposals (exit 2 with "optimize(): rounds: a whole number from 1 to 1000", a message naming no
 // field of the file). Both are now refused before anything is written, exit 5, naming the file and the field.
-const file = (methods: string, budget: number, search = "search: { proposals: 1, max_evals: 3, noise_repeats: 1 }") => `name: x
-tasks:
-  - name: packing
-    splits: { train: [circle-packing] }
-harnesses:
-  - name: initial
-    path: ${INITIAL_HARNESS}
-methods:
-${methods}
-seeds: [0]
-budget: { unit: evaluator_calls, size: ${budget} }
-${search}
-`;
 
 async function refused(text: string): Promise<{ stderr: string; out: string }> {
   const dir = tempDir("hone-probe6-preflight-");
@@ -36,13 +24,15 @@ async function refused(text: string): Promise<{ stderr: string; out: string }> {
 
 describe("hone compare refuses up front what a cell would fail on", () => {
   it("a built-in method's bad params, naming methods.<i>.params", async () => {
-    const { stderr } = await refused(file("  - method: random\n  - method: greedy\n    params: { bogus: 1 }", 20));
+    const { stderr } = await refused(packingExperiment("  - method: random\n  - method: greedy\n    params: { bogus: 1 }", 20));
     expect(stderr).toContain("x.yaml (methods.1.params): bad parameters for greedy:");
     expect(stderr).toContain('Unrecognized key: "bogus"');
   });
 
   it("a budget of evaluator calls smaller than one round of proposals, naming budget.size", async () => {
-    const { stderr } = await refused(file("  - method: random", 5, "search: { proposals: 2, max_evals: 3, noise_repeats: 1 }"));
+    const { stderr } = await refused(
+      packingExperiment("  - method: random", 5, "search: { proposals: 2, max_evals: 3, noise_repeats: 1 }"),
+    );
     expect(stderr).toContain(
       "x.yaml (budget.size): packing+initial+random: one round of 2 proposals takes at least 6 evaluator calls (2 rollouts × max_evals 3), more than the budget's 5",
     );

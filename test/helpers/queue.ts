@@ -40,6 +40,14 @@ export async function fileRedis(db: number): Promise<{ url: string; stop: () => 
   return { url: `redis://127.0.0.1:${port}`, stop: () => stopped(redis) };
 }
 
+/** A test's own redis-server on a free loopback port that requires `password`: its port, and the process to stop. */
+export async function passwordRedis(password: string): Promise<{ port: number; redis: ChildProcess }> {
+  const port = await freePort();
+  const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
+  const redis = await started("redis-server", [...args, "--requirepass", password], /Ready to accept connections/);
+  return { port, redis };
+}
+
 /** Starts a process and resolves once a line of its output matches `ready`. */
 export function started(cmd: string, args: string[], ready: RegExp): Promise<ChildProcess> {
   const child = spawn(cmd, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });

@@ -8,7 +8,7 @@ import { JobQueue } from "../../src/loop/distributed/job-queue.ts";
 import { refuseRefusingQueue } from "../../src/loop/distributed/queue-connection.ts";
 import { hone } from "../helpers/cli.ts";
 import { tempDir } from "../helpers/fixtures.ts";
-import { freePort, started, stopped } from "../helpers/queue.ts";
+import { passwordRedis, stopped } from "../helpers/queue.ts";
 import { missing, requireTool } from "../helpers/requires.ts";
 
 // A Redis that answers but refuses hone's connection: a wrong password, none where one is required, a database
@@ -23,9 +23,7 @@ let port = 0;
 
 beforeAll(async () => {
   if (missing("redis-server")) return;
-  port = await freePort();
-  const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
-  redis = await started("redis-server", [...args, "--requirepass", PASSWORD], /Ready to accept connections/);
+  ({ port, redis } = await passwordRedis(PASSWORD));
 }, 30_000);
 
 afterAll(async () => {

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ROOT } from "../helpers/fixtures.ts";
-import { freePort, started, stopped } from "../helpers/queue.ts";
+import { passwordRedis, stopped } from "../helpers/queue.ts";
 import { missing, requireTool } from "../helpers/requires.ts";
 
 // A queue URL's password given on the command line (`hone worker --queue redis://:pw@host`) stood in the process's
@@ -16,9 +16,7 @@ let port = 0;
 
 beforeAll(async () => {
   if (missing("redis-server")) return;
-  port = await freePort();
-  const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
-  redis = await started("redis-server", [...args, "--requirepass", PASSWORD], /Ready to accept connections/);
+  ({ port, redis } = await passwordRedis(PASSWORD));
 }, 30_000);
 
 afterAll(async () => {

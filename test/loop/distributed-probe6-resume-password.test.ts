@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { hone, optimizeArgs } from "../helpers/cli.ts";
 import { ROOT, tempDir } from "../helpers/fixtures.ts";
-import { freePort, started, stopped } from "../helpers/queue.ts";
+import { passwordRedis, started, stopped } from "../helpers/queue.ts";
 import { missing, requireTool } from "../helpers/requires.ts";
 
 // A run on a queue whose Redis wants a password stores the URL without it, and asks for the URL again on --resume.
@@ -18,9 +18,8 @@ let url = "";
 
 beforeAll(async () => {
   if (missing("redis-server")) return;
-  const port = await freePort();
-  const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
-  procs.push(await started("redis-server", [...args, "--requirepass", PASSWORD], /Ready to accept connections/));
+  const { port, redis } = await passwordRedis(PASSWORD);
+  procs.push(redis);
   url = `redis://:${PASSWORD}@127.0.0.1:${port}`;
   procs.push(await started(process.execPath, [join(ROOT, "bin", "hone.js"), "worker", "--queue", url], / ready on /));
 }, 90_000);
