@@ -26,6 +26,9 @@ const paramName = (pair: string): string => {
   }
 };
 
+/** Whether a query's `name=value` pair carries a credential (its value is secret). */
+const isSecretPair = (pair: string) => pair.includes("=") && SECRET_PARAM.test(paramName(pair));
+
 /** The query's parameters as written (`name=value` pairs and where they are), for those whose values are secret. */
 function secretPairs(url: string): { pair: string; value: string }[] {
   const at = url.indexOf("?");
@@ -33,7 +36,7 @@ function secretPairs(url: string): { pair: string; value: string }[] {
   const query = url.slice(at + 1).replace(/#.*$/, "");
   return query
     .split("&")
-    .filter((pair) => pair.includes("=") && SECRET_PARAM.test(paramName(pair)))
+    .filter(isSecretPair)
     .map((pair) => ({ pair, value: pair.slice(pair.indexOf("=") + 1) }))
     .filter((p) => p.value !== "" && p.value !== REDACTED);
 }
@@ -53,7 +56,7 @@ export function withoutPassword(text: string): string {
   const [query = "", ...fragment] = noUser.slice(at + 1).split("#");
   const shown = query
     .split("&")
-    .map((pair) => (pair.includes("=") && SECRET_PARAM.test(paramName(pair)) ? `${pair.split("=")[0]}=${REDACTED}` : pair))
+    .map((pair) => (isSecretPair(pair) ? `${pair.split("=")[0]}=${REDACTED}` : pair))
     .join("&");
   return `${noUser.slice(0, at + 1)}${[shown, ...fragment].join("#")}`;
 }
